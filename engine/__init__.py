@@ -1,0 +1,79 @@
+"""Attention Explorer's engine: every number the app shows, in pure, stateless NumPy.
+
+No Streamlit, Plotly or pandas here; randomness only from explicit seeds; the same
+inputs give bit-identical outputs. Row convention (tokens are rows, as in the papers)
+unless a module says otherwise; :mod:`engine.book` holds the textbook's column
+convention.
+
+Dimension vocabulary, used in every docstring and shape comment:
+
+========  ==============================================================
+n         tokens in the sequence (self-attention: n_q = n_k = n)
+n_q       queries (rows of the attention matrix)
+n_k       keys and values (columns of the attention matrix)
+d_model   features per token in the residual stream
+n_heads   attention heads
+d_head    features per head, d_model // n_heads
+d_k       features of a query or key (d_head inside multi-head attention)
+d_v       features of a value
+N, D      the book's names for n and d_model (column convention)
+========  ==============================================================
+"""
+
+from engine import book
+from engine.attention import (
+    AttentionResult,
+    MultiHeadResult,
+    attention_loop,
+    causal_mask,
+    merge_heads,
+    multi_head_attention,
+    scaled_dot_product_attention,
+    softmax,
+    split_heads,
+)
+from engine.positional import (
+    learned_positional_encoding,
+    position_similarity,
+    rotary_embedding,
+    sinusoidal_positional_encoding,
+)
+from engine.saturation import (
+    SaturationStats,
+    entropy_bits,
+    saturation,
+    saturation_sweep,
+    softmax_jacobian_norm,
+)
+from engine.tokenize import MAX_TOKENS, Tokenization, TokenizerUnavailableError, tokenize
+from engine.toy import ToyRun, run_toy, token_embeddings, toy_weights
+
+__all__ = [
+    "MAX_TOKENS",
+    "AttentionResult",
+    "MultiHeadResult",
+    "SaturationStats",
+    "Tokenization",
+    "TokenizerUnavailableError",
+    "ToyRun",
+    "attention_loop",
+    "book",
+    "causal_mask",
+    "entropy_bits",
+    "learned_positional_encoding",
+    "merge_heads",
+    "multi_head_attention",
+    "position_similarity",
+    "rotary_embedding",
+    "run_toy",
+    "saturation",
+    "saturation_sweep",
+    "scaled_dot_product_attention",
+    "sinusoidal_positional_encoding",
+    "softmax",
+    "softmax_jacobian_norm",
+    "split_heads",
+    "token_embeddings",
+    "tokenize",
+    "toy_weights",
+]

@@ -1,0 +1,285 @@
+"""Scaled dot-product and multi-head attention in the row convention of the papers.
+
+Follows Vaswani et al. (2017), "Attention Is All You Need", section 3.2: tokens are
+rows, ``Attention(Q, K, V) = softmax(Q Kᵀ · scale) V`` with ``scale = 1/√d_k``.
+The textbook's column convention lives in :mod:`engine.book`; both give the same
+numbers up to a transpose.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import numpy as np
+
+from engine.positional import rotary_embedding
+
+__all__ = [
+    "AttentionResult",
+    "MultiHeadResult",
+    "attention_loop",
+    "causal_mask",
+    "merge_heads",
+    "multi_head_attention",
+    "scaled_dot_product_attention",
+    "softmax",
+    "split_heads",
+]
+
+
+def softmax(x, axis=-1):
+    r"""Numerically stable softmax along ``axis``.
+
+    .. math:: \operatorname{softmax}(x)_i = \frac{e^{x_i - m}}{\sum_j e^{x_j - m}},
+              \quad m = \max_j x_j
+
+    Subtracting the maximum changes nothing mathematically (it cancels between
+    numerator and denominator) but keeps every exponent <= 0, so ``exp`` never
+    overflows and the largest term is exactly 1, so the denominator is >= 1.
+
+    A slice that is entirely ``-inf`` (a query whose every key is masked) has no
+    valid distribution; it returns all zeros rather than ``0/0 = NaN``, so a fully
+    masked row contributes nothing to the output instead of poisoning it.
+
+    Parameters
+    ----------
+    x : ndarray of any shape, real; ``-inf`` marks excluded entries
+    axis : int
+
+    Returns
+    -------
+    ndarray of the same shape and a floating dtype; slices sum to 1 (or are all 0)
+    """
+    x = np.asarray(x)
+    if not np.issubdtype(x.dtype, np.floating):
+        x = x.astype(np.float64)
+    m = np.max(x, axis=axis, keepdims=True)
+    m = np.where(np.isfinite(m), m, 0.0)  # all -inf slice: shift by 0, exp gives 0s
+    e = np.exp(x - m)
+    total = np.sum(e, axis=axis, keepdims=True)
+    return np.divide(e, total, out=np.zeros_like(e), where=total > 0)
+
+
+class AttentionResult(NamedTuple):
+    """Every stage of scaled dot-product attention, in the order the app draws them.
+
+    Shapes use ``...`` for any leading batch or head dimensions.
+
+    Attributes
+    ----------
+    scores : ndarray of shape (..., n_q, n_k)
+        Raw dot products ``q · kᵀ``.
+    scaled : ndarray of shape (..., n_q, n_k)
+        ``scores · scale``.
+    masked : ndarray of shape (..., n_q, n_k)
+        ``scaled`` with disallowed entries set to ``-inf``.
+    weights : ndarray of shape (..., n_q, n_k)
+        Softmax of ``masked`` over keys; each row sums to 1 (0 if fully masked).
+    output : ndarray of shape (..., n_q, d_v)
+        ``weights @ v``.
+    scale : float
+        The factor that multiplied the dot products.
+    """
+
+    scores: np.ndarray
+    scaled: np.ndarray
+    masked: np.ndarray
+    weights: np.ndarray
+    output: np.ndarray
+    scale: float
+
+
+def scaled_dot_product_attention(q, k, v, mask=None, scale=None):
+    r"""Scaled dot-product attention (Vaswani et al. 2017, eq. 1).
+
+    .. math:: \operatorname{Attention}(Q, K, V) =
+              \operatorname{softmax}\!\left(s\,QK^\top + M\right)V,
+              \quad s = 1/\sqrt{d_k}\ \text{by default}
+
+    where ``M`` is 0 where the mask allows attention and ``-inf`` elsewhere.
+
+    Parameters
+    ----------
+    q : ndarray of shape (..., n_q, d_k)
+    k : ndarray of shape (..., n_k, d_k)
+    v : ndarray of shape (..., n_k, d_v)
+    mask : bool ndarray broadcastable to (..., n_q, n_k), optional
+        True where the query may attend to the key.
+    scale : float, optional
+        Factor that multiplies ``q · kᵀ``; default ``1/√d_k``.
+
+    Returns
+    -------
+    AttentionResult
+    """
+    q, k, v = np.asarray(q), np.asarray(k), np.asarray(v)
+    d_k = q.shape[-1]
+    if k.shape[-1] != d_k:
+        raise ValueError(f"q and k need the same last dimension d_k, got {d_k} and {k.shape[-1]}")
+    if k.shape[-2] != v.shape[-2]:
+        raise ValueError(
+            f"k and v need the same number of keys, got {k.shape[-2]} and {v.shape[-2]}"
+        )
+    if scale is None:
+        scale = 1.0 / np.sqrt(d_k)
+    scale = float(scale)
+    scores = q @ np.swapaxes(k, -1, -2)  # [..., n_q, d_k] @ [..., d_k, n_k] -> [..., n_q, n_k]
+    scaled = scores * scale
+    masked = scaled if mask is None else np.where(np.asarray(mask, dtype=bool), scaled, -np.inf)
+    weights = softmax(masked, axis=-1)
+    output = weights @ v  # [..., n_q, n_k] @ [..., n_k, d_v] -> [..., n_q, d_v]
+    return AttentionResult(scores, scaled, masked, weights, output, scale)
+
+
+def attention_loop(q, k, v, mask=None, scale=None):
+    """The same attention written one query and one key at a time, as the textbook builds it.
+
+    Slow on purpose: it is the oracle the matrix form is tested against, and the
+    code the app shows beside the matrix form.
+
+    Parameters
+    ----------
+    q : ndarray of shape (n_q, d_k)
+    k : ndarray of shape (n_k, d_k)
+    v : ndarray of shape (n_k, d_v)
+    mask : bool ndarray of shape (n_q, n_k), optional
+    scale : float, optional
+
+    Returns
+    -------
+    weights : ndarray of shape (n_q, n_k)
+    output : ndarray of shape (n_q, d_v)
+    """
+    n_q, d_k = q.shape
+    n_k = k.shape[0]
+    scale = 1.0 / np.sqrt(d_k) if scale is None else float(scale)
+    weights = np.zeros((n_q, n_k))
+    output = np.zeros((n_q, v.shape[1]))
+    for i in range(n_q):
+        row = [
+            float(q[i] @ k[j]) * scale if mask is None or mask[i, j] else -np.inf
+            for j in range(n_k)
+        ]
+        weights[i] = softmax(np.array(row))
+        for j in range(n_k):
+            output[i] += weights[i, j] * v[j]
+    return weights, output
+
+
+def causal_mask(n):
+    """Lower-triangular mask: query ``i`` may attend to key ``j`` only when ``j <= i``.
+
+    Returns
+    -------
+    bool ndarray of shape (n, n)
+    """
+    return np.tril(np.ones((n, n), dtype=bool))
+
+
+def split_heads(x, n_heads):
+    """Cut the feature columns into ``n_heads`` equal, contiguous groups.
+
+    Head ``h`` gets columns ``h*d_head:(h+1)*d_head``.
+
+    Parameters
+    ----------
+    x : ndarray of shape (n, d_model)
+    n_heads : int, a divisor of d_model
+
+    Returns
+    -------
+    ndarray of shape (n_heads, n, d_head)
+    """
+    n, d_model = x.shape
+    _check_heads(d_model, n_heads)
+    return x.reshape(n, n_heads, d_model // n_heads).transpose(1, 0, 2)  # -> [n_heads, n, d_head]
+
+
+def merge_heads(x):
+    """Concatenate heads back along the features, in head order; inverse of :func:`split_heads`.
+
+    Parameters
+    ----------
+    x : ndarray of shape (n_heads, n, d_head)
+
+    Returns
+    -------
+    ndarray of shape (n, n_heads * d_head)
+    """
+    n_heads, n, d_head = x.shape
+    return x.transpose(1, 0, 2).reshape(n, n_heads * d_head)  # -> [n, d_model]
+
+
+def _check_heads(d_model, n_heads):
+    if not isinstance(n_heads, int | np.integer) or n_heads < 1:
+        raise ValueError(f"n_heads must be a positive integer, got {n_heads!r}")
+    if d_model % n_heads:
+        raise ValueError(
+            f"n_heads={n_heads} does not divide d_model={d_model}: "
+            f"each head needs an equal share of the {d_model} features"
+        )
+
+
+class MultiHeadResult(NamedTuple):
+    """Multi-head attention with every intermediate.
+
+    Attributes
+    ----------
+    q, k, v : ndarray of shape (n_heads, n, d_head)
+        Per-head projections (after rotary encoding, when it is on).
+    heads : AttentionResult
+        Each field has a leading ``n_heads`` dimension.
+    concat : ndarray of shape (n, d_model)
+        Head outputs concatenated in head order.
+    output : ndarray of shape (n, d_model)
+        ``concat @ w_o``.
+    """
+
+    q: np.ndarray
+    k: np.ndarray
+    v: np.ndarray
+    heads: AttentionResult
+    concat: np.ndarray
+    output: np.ndarray
+
+    @property
+    def weights(self):
+        """Attention weights of every head, shape (n_heads, n, n)."""
+        return self.heads.weights
+
+
+def multi_head_attention(x, w_q, w_k, w_v, w_o, n_heads, mask=None, scale=None, rotary=False):
+    r"""Multi-head self-attention (Vaswani et al. 2017, section 3.2.2).
+
+    .. math:: \operatorname{MultiHead}(X) = \operatorname{Concat}(\text{head}_1, \dots,
+              \text{head}_h)\,W^O,\quad \text{head}_i =
+              \operatorname{Attention}(XW^Q_i, XW^K_i, XW^V_i)
+
+    ``W^Q_i`` is the ``i``-th block of ``d_head`` columns of ``w_q`` (likewise K, V).
+
+    Parameters
+    ----------
+    x : ndarray of shape (n, d_model)
+    w_q, w_k, w_v, w_o : ndarray of shape (d_model, d_model), applied as ``x @ w``
+    n_heads : int, a divisor of d_model
+    mask : bool ndarray broadcastable to (n, n), optional
+    scale : float, optional; default ``1/√d_head``
+    rotary : bool
+        Rotate each head's queries and keys by their position (RoPE) before the
+        dot products.
+
+    Returns
+    -------
+    MultiHeadResult
+    """
+    x = np.asarray(x)
+    d_model = x.shape[-1]
+    _check_heads(d_model, n_heads)
+    q = split_heads(x @ w_q, n_heads)  # [n, d_model] -> [n_heads, n, d_head]
+    k = split_heads(x @ w_k, n_heads)
+    v = split_heads(x @ w_v, n_heads)
+    if rotary:
+        q, k = rotary_embedding(q), rotary_embedding(k)
+    heads = scaled_dot_product_attention(q, k, v, mask=mask, scale=scale)
+    concat = merge_heads(heads.output)  # [n_heads, n, d_head] -> [n, d_model]
+    return MultiHeadResult(q, k, v, heads, concat, concat @ w_o)

@@ -1,0 +1,131 @@
+"""How saturated a softmax is: the numbers behind "watch the softmax saturate".
+
+As the scale that multiplies ``q · kᵀ`` grows, each row of weights moves from uniform
+towards one-hot on its largest score. Entropy falls from ``log₂ n_k`` to 0, the
+largest weight rises to 1, the effective number of attended keys ``2^H`` falls from
+``n_k`` to 1, and the softmax Jacobian ``diag(p) − p pᵀ`` shrinks to zero — which is
+why unscaled dot products in high dimensions starve training of gradient
+(Vaswani et al. 2017, footnote 4; UDL book, section 12.3.3).
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import numpy as np
+
+from engine.attention import softmax
+
+__all__ = [
+    "SaturationStats",
+    "entropy_bits",
+    "saturation",
+    "saturation_sweep",
+    "softmax_jacobian_norm",
+]
+
+
+def entropy_bits(p, axis=-1):
+    r"""Shannon entropy of each distribution, in bits: :math:`H = -\sum_j p_j \log_2 p_j`.
+
+    ``0 · log 0`` counts as 0, so masked keys (weight exactly 0) add nothing.
+
+    Parameters
+    ----------
+    p : ndarray of shape (..., n_k), rows summing to 1
+
+    Returns
+    -------
+    ndarray of shape (...)
+    """
+    p = np.asarray(p, dtype=float)
+    logs = np.log2(p, out=np.zeros_like(p), where=p > 0)
+    return np.maximum(-np.sum(p * logs, axis=axis), 0.0)  # clamp -0.0 and round-off below 0
+
+
+def softmax_jacobian_norm(p, axis=-1):
+    r"""Frobenius norm of the softmax Jacobian ``J = diag(p) − p pᵀ`` of each row.
+
+    .. math:: \lVert J \rVert_F^2 = \sum_j p_j^2 - 2\sum_j p_j^3 + \Bigl(\sum_j p_j^2\Bigr)^2
+
+    Equal to ``√(n−1)/n`` for a uniform row over ``n`` keys and 0 for a one-hot row.
+
+    Parameters
+    ----------
+    p : ndarray of shape (..., n_k)
+
+    Returns
+    -------
+    ndarray of shape (...)
+    """
+    p = np.asarray(p, dtype=float)
+    s2 = np.sum(p**2, axis=axis)
+    s3 = np.sum(p**3, axis=axis)
+    return np.sqrt(np.maximum(s2 - 2.0 * s3 + s2**2, 0.0))
+
+
+class SaturationStats(NamedTuple):
+    """Per-row saturation of a weights matrix; each array has shape (...,) (one per query).
+
+    Attributes
+    ----------
+    entropy : entropy in bits
+    max_weight : the largest weight in the row
+    effective_tokens : ``2^entropy``, the number of keys a uniform row with that
+        entropy would spread over
+    jacobian_norm : Frobenius norm of ``diag(p) − p pᵀ``
+    """
+
+    entropy: np.ndarray
+    max_weight: np.ndarray
+    effective_tokens: np.ndarray
+    jacobian_norm: np.ndarray
+
+
+def saturation(weights):
+    """Saturation statistics of each row of ``weights``.
+
+    Parameters
+    ----------
+    weights : ndarray of shape (..., n_q, n_k)
+
+    Returns
+    -------
+    SaturationStats with arrays of shape (..., n_q)
+    """
+    weights = np.asarray(weights, dtype=float)
+    entropy = entropy_bits(weights)
+    return SaturationStats(
+        entropy=entropy,
+        max_weight=np.max(weights, axis=-1),
+        effective_tokens=np.exp2(entropy),
+        jacobian_norm=softmax_jacobian_norm(weights),
+    )
+
+
+def saturation_sweep(scores, scales, mask=None):
+    """Mean saturation over the query rows of ``softmax(scale · scores)`` for each scale.
+
+    Rows that the mask leaves with no key are left out of the means.
+
+    Parameters
+    ----------
+    scores : ndarray of shape (n_q, n_k)
+        Raw dot products ``q · kᵀ``.
+    scales : ndarray of shape (n_s,)
+    mask : bool ndarray of shape (n_q, n_k), optional
+
+    Returns
+    -------
+    SaturationStats with arrays of shape (n_s,)
+    """
+    scores = np.asarray(scores, dtype=float)
+    scales = np.asarray(scales, dtype=float)
+    scaled = scales[:, None, None] * scores[None]  # [n_s, 1, 1] * [1, n_q, n_k] -> [n_s, n_q, n_k]
+    if mask is not None:
+        scaled = np.where(mask, scaled, -np.inf)
+        live = np.any(mask, axis=-1)
+    else:
+        live = np.ones(scores.shape[0], dtype=bool)
+    stats = saturation(softmax(scaled)[:, live])  # -> fields of shape [n_s, n_live]
+    return SaturationStats(*(field.mean(axis=-1) for field in stats))
