@@ -20,7 +20,16 @@ from engine.positional import (
     sinusoidal_positional_encoding,
 )
 
-__all__ = ["ToyRun", "ToyWeights", "positional_table", "run_toy", "token_embeddings", "toy_weights"]
+__all__ = [
+    "ToyRun",
+    "ToyWeights",
+    "permutation_error",
+    "random_permutation",
+    "positional_table",
+    "run_toy",
+    "token_embeddings",
+    "toy_weights",
+]
 
 
 def _token_rng(token, seed):
@@ -152,3 +161,43 @@ def run_toy(tokens, d_model, n_heads, seed, scale=None, causal=False, pe="none")
         mask,
         attention,
     )
+
+
+def permutation_error(tokens, permutation, d_model, n_heads, seed, pe="none"):
+    r"""How far self-attention is from permutation-equivariant on these tokens.
+
+    .. math:: \max \lvert \operatorname{Sa}[P X] - P \operatorname{Sa}[X] \rvert
+
+    Without positional encoding (and without a causal mask, which is itself a
+    statement about order) this is zero up to round-off: shuffling the tokens only
+    shuffles the outputs (UDL book, section 12.4.1). Any positional encoding breaks it.
+
+    Parameters
+    ----------
+    tokens : list of str, length n
+    permutation : sequence of int, a permutation of ``range(n)``; token ``i`` of the
+        shuffled text is ``tokens[permutation[i]]``
+    (the rest as in :func:`run_toy`)
+
+    Returns
+    -------
+    float
+    """
+    permutation = np.asarray(permutation)
+    original = run_toy(tokens, d_model, n_heads, seed, pe=pe).attention.output
+    shuffled = [tokens[i] for i in permutation]
+    permuted = run_toy(shuffled, d_model, n_heads, seed, pe=pe).attention.output
+    return float(np.max(np.abs(permuted - original[permutation])))
+
+
+def random_permutation(n, seed):
+    """A seeded shuffle of ``range(n)`` that moves at least one token when ``n >= 2``.
+
+    Returns
+    -------
+    ndarray of shape (n,), int
+    """
+    permutation = np.random.default_rng(int(seed)).permutation(n)
+    if n >= 2 and np.array_equal(permutation, np.arange(n)):
+        permutation = np.roll(permutation, 1)
+    return permutation

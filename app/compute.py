@@ -1,0 +1,145 @@
+"""Cached calls into the engine, keyed on the small inputs that determine them.
+
+Caches key on text, seed and sizes, never on arrays: Streamlit hashes only a sample of
+a large array, so two different arrays could share a key. Results are shared between
+sessions (``cache_resource``), so their arrays are made read-only.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import streamlit as st
+
+import engine
+from engine import book
+from engine.positional import ENCODINGS, position_similarity, sinusoidal_positional_encoding
+from engine.tokenize import TokenizerUnavailableError
+from engine.toy import permutation_error, positional_table, random_permutation
+
+_TTL = 3600
+
+
+def _freeze(value):
+    """Mark an array, or every array in a (nested) tuple, read-only in place; return it."""
+    if isinstance(value, np.ndarray):
+        value.flags.writeable = False
+    elif isinstance(value, tuple):
+        for item in value:
+            _freeze(item)
+    return value
+
+
+@st.cache_data(max_entries=256, ttl=_TTL, show_spinner=False)
+def tokenize(text, tokenizer):
+    """Tokens of ``text``; falls back to BPE when WordPiece's files are missing.
+
+    Returns
+    -------
+    tokenization : engine.Tokenization
+    notice : str or None, a message when the tokenizer had to fall back
+    """
+    try:
+        return engine.tokenize(text, tokenizer), None
+    except TokenizerUnavailableError as error:
+        return engine.tokenize(text, "bpe"), f"{error} Using the byte-level BPE meanwhile."
+
+
+@st.cache_resource(max_entries=32, ttl=_TTL, show_spinner=False)
+def toy(text, tokenizer, seed, d_model, heads, scale, causal, pe):
+    """One run of the toy layer on ``text``; None when the text has no tokens."""
+    tokens = tokenize(text, tokenizer)[0].tokens
+    if not tokens:
+        return None
+    return _freeze(engine.run_toy(tokens, d_model, heads, seed, scale=scale, causal=causal, pe=pe))
+
+
+@st.cache_resource(max_entries=32, ttl=_TTL, show_spinner=False)
+def saturation_curve(text, tokenizer, seed, d_model, heads, causal, pe, head, n_points=97):
+    """Mean saturation of one head's rows over a log-spaced sweep of the scale.
+
+    Returns
+    -------
+    scales : ndarray of shape (n_points,)
+    stats : engine.SaturationStats with arrays of shape (n_points,)
+    """
+    run = toy(text, tokenizer, seed, d_model, heads, None, causal, pe)
+    scales = np.geomspace(1e-3, 1e3, n_points)
+    stats = engine.saturation_sweep(run.attention.heads.scores[head], scales, run.mask)
+    return _freeze((scales, stats))
+
+
+@st.cache_resource(show_spinner=False)
+def book_exercise():
+    """The notebook's set-up and every result the book page shows."""
+    X, params = book.notebook_setup()
+    all_x = [X[:, [n]] for n in range(X.shape[1])]
+    return {
+        "X": X,
+        "params": params,
+        "loop": book.self_attention_loop(all_x, **params),
+        "matrix": book.self_attention_stages(X, **params),
+        "loop_scaled": book.self_attention_loop(all_x, **params, scaled=True),
+        "matrix_scaled": book.self_attention_stages(X, **params, scaled=True),
+    }
+
+
+@st.cache_resource(max_entries=64, ttl=_TTL, show_spinner=False)
+def encoding_table(kind, n_positions, d_model, seed):
+    """The table the page draws for an encoding, shape (n_positions, d_model).
+
+    Rotary adds nothing to X; its table shows the cos/sin of the rotation angles
+    ``p·θ_i``, which follow the sinusoidal pattern.
+    """
+    if kind == "rotary":
+        return _freeze(sinusoidal_positional_encoding(n_positions, d_model))
+    return _freeze(positional_table(kind, n_positions, d_model, seed))
+
+
+@st.cache_resource(max_entries=64, ttl=_TTL, show_spinner=False)
+def encoding_similarity(kind, n_positions, d_model, seed):
+    """Cosine similarity between the positions of :func:`encoding_table`."""
+    return _freeze(position_similarity(encoding_table(kind, n_positions, d_model, seed)))
+
+
+@st.cache_data(max_entries=64, ttl=_TTL, show_spinner=False)
+def permutation_demo(text, tokenizer, seed, d_model, heads, shuffle_seed):
+    """Shuffle the tokens and measure max |Sa[PX] − P Sa[X]| under every encoding.
+
+    Returns
+    -------
+    dict with "permutation" (list of int) and "table" (DataFrame, one row per encoding)
+    """
+    tokens = tokenize(text, tokenizer)[0].tokens
+    permutation = random_permutation(len(tokens), shuffle_seed)
+    rows = []
+    for kind in ENCODINGS:
+        error = permutation_error(tokens, permutation, d_model, heads, seed, pe=kind)
+        rows.append(
+            {
+                "positional encoding": kind,
+                "max |Sa[PX] − P·Sa[X]|": error,
+                "outputs just permute?": "yes" if error < 1e-9 else "no",
+            }
+        )
+    return {"permutation": permutation.tolist(), "table": pd.DataFrame(rows)}
+
+
+@st.cache_data(max_entries=8, show_spinner=False)
+def book_permutation(permutation):
+    """The notebook's self-attention on permuted inputs against its permuted outputs.
+
+    Returns
+    -------
+    dict with "permuted_output" Sa[XP], "output_permuted" Sa[X]P (each D × N) and
+    "difference", their largest absolute difference
+    """
+    X, params = book.notebook_setup()
+    order = list(permutation)
+    permuted_output = book.self_attention(X[:, order], **params)
+    output_permuted = book.self_attention(X, **params)[:, order]
+    return {
+        "permuted_output": permuted_output,
+        "output_permuted": output_permuted,
+        "difference": float(np.max(np.abs(permuted_output - output_permuted))),
+    }

@@ -1,0 +1,147 @@
+"""The shared controls and the messages every page shows the same way.
+
+Each widget's key is its entry in :data:`app.state.CONTROLS`; values live in session
+state and survive page switches (``persist_state="session"``).
+"""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from app import compute, state
+from engine.positional import ENCODINGS
+from engine.tokenize import MAX_TOKENS, available_tokenizers
+
+_PERSIST = {"persist_state": "session"}
+
+
+def sidebar():
+    """The controls every page shares, in the sidebar."""
+    with st.sidebar:
+        st.text_area(
+            "Text",
+            key="text",
+            height=150,
+            max_chars=state.MAX_TEXT_CHARS,
+            help=f"Any text; the model reads its first {MAX_TOKENS} tokens.",
+            **_PERSIST,
+        )
+        st.selectbox(
+            "Tokenizer",
+            available_tokenizers(),
+            key="tokenizer",
+            format_func=state.TOKENIZER_LABELS.get,
+            **_PERSIST,
+        )
+        st.selectbox(
+            "Positional encoding",
+            ENCODINGS,
+            key="pe",
+            format_func=state.PE_LABELS.get,
+            **_PERSIST,
+        )
+        st.toggle(
+            "Causal mask",
+            key="causal",
+            help="Each token sees only itself and earlier ones.",
+            **_PERSIST,
+        )
+        st.select_slider(
+            "d_model (features per token)", state.D_MODEL_CHOICES, key="d_model", **_PERSIST
+        )
+        st.select_slider(
+            "Heads", state.divisors(st.session_state["d_model"]), key="heads", **_PERSIST
+        )
+        st.number_input(
+            "Seed (embeddings and weights)",
+            min_value=0,
+            max_value=state.SEED_MAX,
+            step=1,
+            key="seed",
+            **_PERSIST,
+        )
+
+
+def scale_slider():
+    """The logarithmic scale slider, with 1/√d_k and "no scaling" named on it."""
+    d_model, heads = st.session_state["d_model"], st.session_state["heads"]
+    default = state.default_scale(d_model, heads)
+    d_k = d_model // heads
+
+    def label(value):
+        if value == default:
+            return f"{value:.4g} = 1/√{d_k} (default)"
+        if value == 1.0:
+            return "1 (no scaling)"
+        return f"{value:.4g}"
+
+    st.select_slider(
+        "Scale s in softmax(s · q·kᵀ)",
+        state.scale_options(d_model, heads),
+        key="scale",
+        format_func=label,
+        help="Logarithmic. Small scales flatten every row toward uniform; large scales "
+        "make each row one-hot on its largest score.",
+        **_PERSIST,
+    )
+
+
+def url_warnings(new_warnings):
+    """Show what was wrong with the link the session opened, until dismissed."""
+    if new_warnings:
+        st.session_state["_url_warnings"] = new_warnings
+    pending = st.session_state.get("_url_warnings", [])
+    if pending:
+        st.warning("\n\n".join(pending), icon="⚠️")
+        if st.button("Dismiss", key="dismiss_url_warnings"):
+            st.session_state["_url_warnings"] = []
+            st.rerun()
+
+
+def toy_run():
+    """The toy layer for the current controls, with the token notices every page shows.
+
+    Stops the page with a hint when the text has no tokens.
+    """
+    values = state.current()
+    tokenization, notice = compute.tokenize(values["text"], values["tokenizer"])
+    if notice:
+        st.info(notice)
+    if tokenization.truncated:
+        st.warning(
+            f"This text has {MAX_TOKENS + tokenization.truncated:,} tokens; the page shows the "
+            f"first {MAX_TOKENS} and leaves the other {tokenization.truncated:,} out."
+        )
+    if not tokenization.tokens:
+        st.info("Type some text in the sidebar to see its tokens.")
+        st.stop()
+    run = compute.toy(**state.model_inputs(values))
+    return tokenization, run
+
+
+def head_picker(key, n_heads):
+    """A head selector when there is more than one head; returns the head index."""
+    if n_heads == 1:
+        return 0
+    if st.session_state.get(key, 0) >= n_heads:
+        st.session_state[key] = 0
+    return st.select_slider("Head", range(n_heads), key=key, **_PERSIST)
+
+
+def token_picker(key, labels, prefer=None, label="Query token"):
+    """Pick a token by position; starts on the first token matching ``prefer``.
+
+    Returns the token's index.
+    """
+    if st.session_state.get(key) is not None and st.session_state[key] >= len(labels):
+        del st.session_state[key]
+    if key not in st.session_state:
+        lowered = [text.lower() for text in labels]
+        st.session_state[key] = lowered.index(prefer) if prefer in lowered else 0
+    return st.selectbox(
+        label,
+        range(len(labels)),
+        key=key,
+        format_func=lambda i: f"{i}: {labels[i]}",
+        **_PERSIST,
+    )

@@ -1,0 +1,58 @@
+"""The equations the pages render beside their figures (``st.latex``), in both conventions.
+
+Rows: the papers' convention (Vaswani et al. 2017), tokens are the rows of X (n × d).
+Columns: the book's convention (UDL eqs. 12.6–12.9), inputs are the columns of X (D × N),
+with Ω = Wᵀ and Q, K, V transposed.
+"""
+
+PROJECTIONS = {
+    "rows": r"Q = X W_Q,\quad K = X W_K,\quad V = X W_V \qquad X \in \mathbb{R}^{n \times d}",
+    "columns": r"\mathbf{Q} = \boldsymbol\Omega_q \mathbf{X},\quad \mathbf{K} = \boldsymbol\Omega_k"
+    r" \mathbf{X},\quad \mathbf{V} = \boldsymbol\Omega_v \mathbf{X} \qquad \mathbf{X} \in"
+    r" \mathbb{R}^{D \times N},\ \boldsymbol\Omega = W^\top \quad\text{(book eq. 12.6, }"
+    r"\boldsymbol\beta = 0\text{)}",
+}
+
+WEIGHT_NAMES = {
+    "rows": ("W_Q", "W_K", "W_V"),
+    "columns": ("Ω_q = W_Qᵀ", "Ω_k = W_Kᵀ", "Ω_v = W_Vᵀ"),
+}
+
+ATTENTION = (
+    r"\operatorname{Attention}(Q, K, V) = \operatorname{softmax}\!\left(s \cdot Q K^\top\right)"
+    r" V, \qquad s = \tfrac{1}{\sqrt{d_k}}\ \text{by default (Vaswani et al. 2017, eq. 1)}"
+)
+SOFTMAX = (
+    r"a_{ij} = \frac{e^{s\,q_i \cdot k_j - m_i}}{\sum_{j'} e^{s\,q_i \cdot k_{j'} - m_i}},"
+    r"\quad m_i = \max_j s\, q_i \cdot k_j \quad\text{(subtracting } m_i \text{ keeps exp finite)}"
+)
+SATURATION = (
+    r"H_i = -\sum_j a_{ij}\log_2 a_{ij},\qquad n_\text{eff} = 2^{H_i},"
+    r"\qquad \lVert J_i \rVert_F = \lVert \operatorname{diag}(a_i) - a_i a_i^\top \rVert_F"
+)
+CAUSAL = (
+    r"\operatorname{softmax}\!\left(s\,QK^\top + M\right),\qquad M_{ij} ="
+    r" \begin{cases} 0 & j \le i \\ -\infty & j > i \end{cases}"
+)
+SINUSOIDAL = (
+    r"PE_{p,\,2i} = \sin\!\left(p / 10000^{2i/d}\right),\qquad PE_{p,\,2i+1} ="
+    r" \cos\!\left(p / 10000^{2i/d}\right) \quad\text{(Vaswani et al. 2017, §3.5)}"
+)
+ROTARY = (
+    r"\begin{pmatrix} q_{2i} \\ q_{2i+1} \end{pmatrix} \mapsto \begin{pmatrix} \cos p\theta_i"
+    r" & -\sin p\theta_i \\ \sin p\theta_i & \cos p\theta_i \end{pmatrix} \begin{pmatrix}"
+    r" q_{2i} \\ q_{2i+1} \end{pmatrix},\quad \theta_i = 10000^{-2i/d}\quad\text{(RoFormer, §3.4)}"
+)
+PERMUTATION = (
+    r"\operatorname{Sa}[PX] = P\,\operatorname{Sa}[X]"
+    r"\ \text{ for every permutation } P \text{ (no positions)}"
+)
+MULTI_HEAD = (
+    r"\operatorname{MultiHead}(X) = \operatorname{Concat}(\text{head}_1, \dots, \text{head}_h)\,"
+    r"W_O,\quad \text{head}_i = \operatorname{Attention}(X W_Q^{(i)}, X W_K^{(i)}, X W_V^{(i)})"
+)
+BOOK_SA = (
+    r"\mathbf{Sa}[\mathbf{X}] = \mathbf{V}\cdot\mathbf{Softmax}\!\left[\mathbf{K}^T\mathbf{Q}"
+    r"\right]\quad\text{(12.8)},\qquad \mathbf{Sa}[\mathbf{X}] = \mathbf{V}\cdot"
+    r"\mathbf{Softmax}\!\left[\frac{\mathbf{K}^T\mathbf{Q}}{\sqrt{D_q}}\right]\quad\text{(12.9)}"
+)

@@ -1,0 +1,60 @@
+"""Attention Explorer's entry point: the page router and the frame every page shares.
+
+Run with ``streamlit run app/main.py``. URL paths are part of the product: a shared
+link opens the same page with the same controls.
+"""
+
+import streamlit as st
+
+from app import controls, state
+
+st.set_page_config(page_title="Attention Explorer", page_icon="🔍", layout="wide")
+
+PAGES = [
+    st.Page(
+        "../pages/home.py",
+        title="Tokens → Q, K, V",
+        icon=":material/token:",
+        url_path="home",
+        default=True,
+    ),
+    st.Page(
+        "../pages/attention.py",
+        title="Attention & scaling",
+        icon=":material/grid_on:",
+        url_path="attention",
+    ),
+    st.Page(
+        "../pages/causal_mask.py",
+        title="Causal mask",
+        icon=":material/change_history:",
+        url_path="causal-mask",
+    ),
+    st.Page(
+        "../pages/positional_encoding.py",
+        title="Positional encoding",
+        icon=":material/linear_scale:",
+        url_path="positional-encoding",
+    ),
+    st.Page(
+        "../pages/multi_head.py",
+        title="Multi-head",
+        icon=":material/view_module:",
+        url_path="multi-head",
+    ),
+    st.Page(
+        "../pages/book.py",
+        title="The book's exercise",
+        icon=":material/menu_book:",
+        url_path="book",
+    ),
+]
+
+url_warnings = state.load_url()
+state.reconcile()
+page = st.navigation(PAGES)
+st.sidebar.title("Attention Explorer")
+controls.sidebar()
+controls.url_warnings(url_warnings)
+page.run()
+state.write_url()

@@ -1,0 +1,344 @@
+"""The app's shared state: every control's key, default and URL form, registered once.
+
+Each shared widget uses exactly its key here, and its value is mirrored in the URL so a
+copied link reproduces the view on any page. Values arriving from a URL are parsed and
+checked; a bad one falls back to the default and leaves a warning for the page to show.
+Everything here but :func:`load_url`, :func:`reconcile` and :func:`write_url` is pure.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import streamlit as st
+
+from engine.positional import ENCODINGS
+from engine.tokenize import available_tokenizers
+
+DEFAULT_TEXT = (
+    "The restaurant refused to serve me a ham sandwich because it only cooks vegetarian "
+    "food. In the end, they just gave me two slices of bread. Their ambiance was just as "
+    "good as the food and service."
+)
+#: Longer texts still run, but are left out of links (browsers and servers cap URL length).
+MAX_URL_TEXT = 2000
+#: Characters read from the text box; beyond this the rest is ignored, with a message.
+MAX_TEXT_CHARS = 100_000
+D_MODEL_CHOICES = (4, 8, 12, 16, 24, 32, 48, 64, 96, 128, 192, 256, 384, 512, 768)
+MAX_HEADS = 16
+SEED_MAX = 2**32 - 1
+TOKENIZER_LABELS = {
+    "wordpiece": "WordPiece (MiniLM)",
+    "bpe": "Byte-level BPE",
+    "words": "Words and punctuation",
+}
+PE_LABELS = {
+    "none": "None",
+    "sinusoidal": "Sinusoidal",
+    "learned": "Learned (seeded)",
+    "rotary": "Rotary (RoPE)",
+}
+CONVENTIONS = ("rows", "columns")
+
+#: Scale grid: quarter-octave steps from 2⁻¹⁰ ≈ 0.001 to 2¹⁰ = 1024; 1 ("no scaling")
+#: and every 1/√d_k with d_k a power of two lie on it.
+SCALE_GRID = tuple(float(2.0 ** (i / 4)) for i in range(-40, 41))
+SCALE_MIN, SCALE_MAX = SCALE_GRID[0], SCALE_GRID[-1]
+
+
+def default_tokenizer():
+    """WordPiece when MiniLM is installed, else the shipped BPE."""
+    return available_tokenizers()[0]
+
+
+def divisors(d_model):
+    """Head counts the slider offers: divisors of d_model up to :data:`MAX_HEADS`."""
+    return tuple(h for h in range(1, min(d_model, MAX_HEADS) + 1) if d_model % h == 0)
+
+
+def default_scale(d_model, heads):
+    """1/√d_k with d_k = d_model / heads, the scale of Vaswani et al."""
+    return 1.0 / math.sqrt(d_model // heads)
+
+
+def scale_options(d_model, heads):
+    """The scale slider's stops: :data:`SCALE_GRID` plus this d_k's default."""
+    return tuple(sorted({*SCALE_GRID, default_scale(d_model, heads)}))
+
+
+def nearest(options, value):
+    """The option closest to ``value`` on a log scale."""
+    return min(options, key=lambda option: abs(math.log(option) - math.log(value)))
+
+
+# --- parsing URL values: each returns the value or raises ValueError -------------------
+
+
+def _parse_int(text, low, high):
+    value = float(text)  # accepts "16", "16.0", "1e3"; rejects "abc"
+    if not math.isfinite(value) or value != int(value) or not low <= value <= high:
+        raise ValueError
+    return int(value)
+
+
+def _parse_bool(text):
+    lowered = text.strip().lower()
+    if lowered in ("1", "true", "on", "yes"):
+        return True
+    if lowered in ("0", "false", "off", "no"):
+        return False
+    raise ValueError
+
+
+def _parse_choice(choices):
+    def parse(text):
+        if text not in choices:
+            raise ValueError
+        return text
+
+    return parse
+
+
+def _parse_scale(text):
+    value = float(text)
+    if not math.isfinite(value) or not SCALE_MIN <= value <= SCALE_MAX:
+        raise ValueError
+    return value
+
+
+def _parse_text(text):
+    if len(text) > MAX_URL_TEXT:
+        raise ValueError
+    return text
+
+
+@dataclass(frozen=True)
+class Control:
+    """One piece of shared state: its widget key, default, and URL parser.
+
+    ``default`` is a value or a function of the other values (the scale's default
+    depends on d_model and heads).
+    """
+
+    key: str
+    default: Any
+    parse: Callable[[str], Any]
+    describe: str
+
+    def default_for(self, values):
+        """The default, given the other controls' current values."""
+        return self.default(values) if callable(self.default) else self.default
+
+
+def _registry():
+    tokenizers = available_tokenizers()
+    return {
+        control.key: control
+        for control in (
+            Control(
+                "text", DEFAULT_TEXT, _parse_text, f"text of at most {MAX_URL_TEXT} characters"
+            ),
+            Control(
+                "tokenizer",
+                tokenizers[0],
+                _parse_choice(tokenizers),
+                "one of " + ", ".join(tokenizers),
+            ),
+            Control("seed", 0, lambda t: _parse_int(t, 0, SEED_MAX), f"an integer 0–{SEED_MAX}"),
+            Control(
+                "d_model",
+                16,
+                lambda t: _parse_int(t, 1, max(D_MODEL_CHOICES)),
+                "one of " + ", ".join(map(str, D_MODEL_CHOICES)),
+            ),
+            Control("heads", 1, lambda t: _parse_int(t, 1, MAX_HEADS), "a divisor of d_model"),
+            Control(
+                "scale",
+                lambda v: default_scale(v["d_model"], v["heads"]),
+                _parse_scale,
+                f"a number from {SCALE_MIN:g} to {SCALE_MAX:g}",
+            ),
+            Control("causal", False, _parse_bool, "0 or 1"),
+            Control("pe", "none", _parse_choice(ENCODINGS), "one of " + ", ".join(ENCODINGS)),
+            Control(
+                "convention", "rows", _parse_choice(CONVENTIONS), "one of " + ", ".join(CONVENTIONS)
+            ),
+        )
+    }
+
+
+CONTROLS = _registry()
+
+
+def format_value(key, value):
+    """A value as it is written in the URL."""
+    if isinstance(value, bool):
+        return "1" if value else "0"
+    if isinstance(value, float):
+        return repr(value)
+    return str(value)
+
+
+def parse_query(query, controls=CONTROLS):
+    """Turn URL parameters into control values, with a warning for each bad one.
+
+    Pure: takes the query as a mapping of key to str or list of str, returns the
+    values it accepted and the warnings. Repeated keys take the last value; unknown
+    keys are named in a warning; values that fail their parser, or that break a rule
+    between controls (heads must divide d_model), fall back to the default.
+
+    Returns
+    -------
+    values : dict of key -> value, for the keys given and accepted
+    warnings : list of str
+    """
+    values, warnings = {}, []
+    for key, raw in query.items():
+        text = raw[-1] if isinstance(raw, list | tuple) else raw
+        control = controls.get(key)
+        if control is None:
+            if key not in EXTRA_PARAMS:
+                warnings.append(f"Ignored the unknown link parameter “{_clip(key)}”.")
+            continue
+        try:
+            values[key] = control.parse(str(text))
+        except (ValueError, OverflowError):
+            warnings.append(
+                f"Ignored {key}=“{_clip(str(text))}” from the link: {key} must be "
+                f"{control.describe}. Using the default instead."
+            )
+    if "d_model" in values and values["d_model"] not in D_MODEL_CHOICES:
+        warnings.append(
+            f"Ignored d_model={values.pop('d_model')} from the link: it must be "
+            f"{controls['d_model'].describe}. Using the default instead."
+        )
+    d_model = values.get("d_model", controls["d_model"].default)
+    if "heads" in values and values["heads"] not in divisors(d_model):
+        warnings.append(
+            f"Ignored heads={values.pop('heads')} from the link: it must divide "
+            f"d_model={d_model}. Using the default instead."
+        )
+    return values, warnings
+
+
+#: Parameters that belong to other features, left alone here.
+EXTRA_PARAMS = frozenset({"present", "step"})
+
+
+def _clip(text, limit=40):
+    return md_escape(text if len(text) <= limit else text[:limit] + "…")
+
+
+def md_escape(text):
+    """Backslash-escape every ASCII punctuation mark, so text shows as typed in Markdown.
+
+    Streamlit's messages (``st.warning`` and friends) render Markdown, LaTeX (``$``) and
+    colour directives (``:red[…]``); escaped, user text is shown, never interpreted.
+    """
+    return "".join("\\" + ch if ch in _MD_SPECIAL else ch for ch in str(text))
+
+
+_MD_SPECIAL = frozenset("\\`*_{}[]()#+-.!|<>~$:&=\"'^%@;,/?")
+
+
+def reconcile_values(values, previous_dk=None):
+    """Make the values consistent with each other; pure.
+
+    heads snaps to a divisor of d_model; the scale follows the default 1/√d_k when d_k
+    changes and the scale was that default; any other scale snaps to the slider's
+    nearest stop.
+
+    Returns
+    -------
+    values : dict, a new dict
+    d_k : int, the d_k the values now imply
+    """
+    values = dict(values)
+    allowed = divisors(values["d_model"])
+    if values["heads"] not in allowed:
+        values["heads"] = max(h for h in allowed if h <= values["heads"])
+    d_k = values["d_model"] // values["heads"]
+    if (
+        previous_dk is not None
+        and previous_dk != d_k
+        and math.isclose(values["scale"], 1.0 / math.sqrt(previous_dk))
+    ):
+        values["scale"] = 1.0 / math.sqrt(d_k)
+    values["scale"] = nearest(scale_options(values["d_model"], values["heads"]), values["scale"])
+    return values, d_k
+
+
+def url_params(values, controls=CONTROLS):
+    """The URL parameters for ``values``: only those that differ from their defaults."""
+    params = {}
+    for key, control in controls.items():
+        value = values[key]
+        default = control.default_for(values)
+        same = (
+            math.isclose(value, default)
+            if isinstance(value, float) and isinstance(default, float)
+            else value == default
+        )
+        if same or (key == "text" and len(value) > MAX_URL_TEXT):
+            continue
+        params[key] = format_value(key, value)
+    return params
+
+
+# --- the Streamlit side ----------------------------------------------------------------
+
+
+def current():
+    """The shared values as they stand in this session."""
+    return {key: st.session_state[key] for key in CONTROLS}
+
+
+def load_url():
+    """Once per session: fill session state from the URL and the defaults.
+
+    Returns the warnings to show (only on the session's first run).
+    """
+    if st.session_state.get("_state_loaded"):
+        return []
+    values, warnings = parse_query({key: st.query_params.get_all(key) for key in st.query_params})
+    resolved = {}
+    for key, control in CONTROLS.items():
+        if key != "scale":
+            resolved[key] = values.get(key, control.default)
+    resolved["scale"] = values.get("scale", CONTROLS["scale"].default_for(resolved))
+    for key, value in resolved.items():
+        st.session_state[key] = value
+    st.session_state["_state_loaded"] = True
+    return warnings
+
+
+def reconcile():
+    """Before any widget is drawn: keep heads and scale consistent with d_model."""
+    values, d_k = reconcile_values(current(), st.session_state.get("_scale_dk"))
+    for key, value in values.items():
+        if st.session_state[key] != value:
+            st.session_state[key] = value
+    st.session_state["_scale_dk"] = d_k
+
+
+def write_url():
+    """Mirror the shared values into the URL, keeping other features' parameters."""
+    wanted = url_params(current())
+    for key in list(st.query_params):
+        stale = key not in wanted if key in CONTROLS else key not in EXTRA_PARAMS
+        if stale:
+            del st.query_params[key]
+    for key, value in wanted.items():
+        if st.query_params.get(key) != value:
+            st.query_params[key] = value
+
+
+def model_inputs(values):
+    """The controls that determine a toy run, as keyword arguments for ``compute.toy``."""
+    return {
+        key: values[key]
+        for key in ("text", "tokenizer", "seed", "d_model", "heads", "scale", "causal", "pe")
+    }

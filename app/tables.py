@@ -1,0 +1,98 @@
+"""Tables the pages show and export: pandas frames with token labels, built from engine arrays."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+import engine
+
+
+def saturation_tables(weights, labels):
+    """Saturation of each query row, and its mean, as tables.
+
+    Parameters
+    ----------
+    weights : ndarray of shape (n, n)
+    labels : sequence of n str
+
+    Returns
+    -------
+    summary : DataFrame, one row of means
+    per_row : DataFrame, one row per query token
+    """
+    stats = engine.saturation(weights)
+    per_row = pd.DataFrame(
+        {
+            "query": list(labels),
+            "entropy (bits)": stats.entropy,
+            "largest weight": stats.max_weight,
+            "effective tokens": stats.effective_tokens,
+            "‖Jacobian‖": stats.jacobian_norm,
+        }
+    )
+    summary = per_row.drop(columns="query").mean().to_frame().T
+    summary.insert(0, "uniform would be", f"{len(labels)} tokens")
+    return summary, per_row
+
+
+def matrix_frame(matrix, row_labels, col_labels):
+    """A matrix with its labels, ready to show or to save as CSV.
+
+    Repeated labels are kept as they are; pandas allows duplicate index labels.
+    """
+    return pd.DataFrame(matrix, index=list(row_labels), columns=list(col_labels))
+
+
+def head_entropy(weights):
+    """Mean entropy and effective tokens of each head's rows.
+
+    Parameters
+    ----------
+    weights : ndarray of shape (n_heads, n, n)
+
+    Returns
+    -------
+    DataFrame, one row per head
+    """
+    stats = engine.saturation(weights)
+    return pd.DataFrame(
+        {
+            "head": range(weights.shape[0]),
+            "mean entropy (bits)": stats.entropy.mean(axis=-1),
+            "mean effective tokens": stats.effective_tokens.mean(axis=-1),
+            "mean largest weight": stats.max_weight.mean(axis=-1),
+        }
+    )
+
+
+def book_comparison(exercise, scaled=False):
+    """The notebook's outputs by loop and by matrix (and, unscaled, as the book prints them).
+
+    Parameters
+    ----------
+    exercise : dict from ``app.compute.book_exercise``
+    scaled : bool
+
+    Returns
+    -------
+    DataFrame, one row per output x′ₙ and source, with the largest difference
+    """
+    suffix = "_scaled" if scaled else ""
+    loop = np.hstack(exercise["loop" + suffix][1])  # N columns of [D, 1] -> [D, N]
+    matrix = exercise["matrix" + suffix].X_prime
+    sources = {"loop": loop, "matrix": matrix}
+    if not scaled:
+        sources["book prints"] = engine.book.NOTEBOOK_X_PRIME
+    rows = []
+    for n in range(matrix.shape[1]):
+        for name, values in sources.items():
+            rows.append(
+                {
+                    "output": f"x′{n}",
+                    "source": name,
+                    **{f"d{i}": values[i, n] for i in range(matrix.shape[0])},
+                    "max |Δ| to matrix": float(np.max(np.abs(values[:, n] - matrix[:, n]))),
+                }
+            )
+    return pd.DataFrame(rows)

@@ -1,0 +1,78 @@
+"""Attention: raw scores, scaling, softmax, weights and output, with the scale as a live control."""
+
+import streamlit as st
+
+from app import compute, controls, equations, figures, state, tables
+
+st.title("Scores → softmax → weights → output")
+st.latex(equations.ATTENTION)
+st.caption(
+    "Drag the scale: small values flatten every row toward uniform, large ones make each "
+    "row one-hot on its largest score. The panel below measures it."
+)
+
+tokenization, run = controls.toy_run()
+labels = tokenization.labels
+head = controls.head_picker("attention_head", run.attention.weights.shape[0])
+
+
+@st.fragment
+def scaled_view():
+    """The scale slider and every figure it alone drives, rerun together."""
+    controls.scale_slider()
+    values = state.current()
+    heads = compute.toy(**state.model_inputs(values)).attention.heads
+    scores, scaled = heads.scores[head], heads.scaled[head]
+    weights, output = heads.weights[head], heads.output[head]
+
+    left, right = st.columns(2)
+    left.plotly_chart(figures.scores_heatmap(scores, labels, "Raw scores q·kᵀ"), key="att_raw")
+    right.plotly_chart(
+        figures.scores_heatmap(heads.masked[head], labels, f"Scaled scores × {heads.scale:.4g}"),
+        key="att_scaled",
+    )
+    left, right = st.columns(2)
+    left.plotly_chart(
+        figures.attention_heatmap(weights, labels, scores=scores, scaled=scaled),
+        key="att_weights",
+    )
+    right.plotly_chart(
+        figures.matrix_heatmap(
+            output,
+            labels,
+            [f"f{i}" for i in range(output.shape[1])],
+            "Output = weights · V",
+            x_title="feature",
+            y_title="token",
+        ),
+        key="att_output",
+    )
+
+    st.subheader("Saturation")
+    st.latex(equations.SATURATION)
+    scales, sweep = compute.saturation_curve(
+        values["text"],
+        values["tokenizer"],
+        values["seed"],
+        values["d_model"],
+        values["heads"],
+        values["causal"],
+        values["pe"],
+        head,
+    )
+    default = state.default_scale(values["d_model"], values["heads"])
+    st.plotly_chart(
+        figures.saturation_figure(scales, sweep, heads.scale, default), key="att_saturation"
+    )
+    summary, per_row = tables.saturation_tables(weights, labels)
+    st.dataframe(summary, hide_index=True)
+    with st.expander("Per query row"):
+        st.dataframe(per_row, hide_index=True)
+
+    st.subheader("One query's row")
+    query = controls.token_picker("attention_query", labels, prefer="it")
+    st.plotly_chart(figures.weights_bar(weights[query], labels, labels[query]), key="att_bar")
+    state.write_url()
+
+
+scaled_view()

@@ -1,0 +1,54 @@
+"""Causal mask: what each token may see, and what masking does to the weights."""
+
+import streamlit as st
+
+import engine
+from app import compute, controls, equations, figures, state
+
+st.title("The causal mask")
+st.latex(equations.CAUSAL)
+st.caption(
+    "A decoder writes one token at a time, so a token may only attend to itself and to the "
+    "tokens before it. Masked scores become −∞ and the softmax turns them into exactly 0."
+    " The sidebar's “Causal mask” switch applies the mask on every page."
+)
+
+tokenization, run = controls.toy_run()
+labels = tokenization.labels
+head = controls.head_picker("causal_head", run.attention.weights.shape[0])
+values = state.current()
+masked = compute.toy(**state.model_inputs(values | {"causal": True})).attention.heads
+unmasked = compute.toy(**state.model_inputs(values | {"causal": False})).attention.heads
+
+left, right = st.columns(2)
+left.plotly_chart(figures.mask_heatmap(engine.causal_mask(len(labels)), labels), key="causal_mask")
+right.plotly_chart(
+    figures.scores_heatmap(masked.masked[head], labels, "Masked scaled scores"),
+    key="causal_scores",
+)
+left, right = st.columns(2)
+left.plotly_chart(
+    figures.attention_heatmap(
+        masked.weights[head],
+        labels,
+        "Weights with the mask",
+        scores=masked.scores[head],
+        scaled=masked.scaled[head],
+    ),
+    key="causal_weights_masked",
+)
+right.plotly_chart(
+    figures.attention_heatmap(
+        unmasked.weights[head],
+        labels,
+        "Weights without the mask",
+        scores=unmasked.scores[head],
+        scaled=unmasked.scaled[head],
+    ),
+    key="causal_weights_unmasked",
+)
+
+st.subheader("What each token can see")
+query = controls.token_picker("causal_query", labels)
+st.text("Visible with the mask: " + " ".join(labels[: query + 1]))
+st.text(f"Hidden by the mask: {len(labels) - query - 1} later tokens")

@@ -1,0 +1,60 @@
+"""Multi-head attention: split Q, K, V into heads, attend per head, concatenate, mix with W_O."""
+
+import streamlit as st
+
+from app import controls, equations, figures, tables
+
+st.title("Multi-head attention")
+st.latex(equations.MULTI_HEAD)
+st.caption(
+    "Each head gets its own slice of the Q, K and V columns, attends on its own, and the "
+    "heads' outputs are joined side by side and mixed by W_O. Set the number of heads in "
+    "the sidebar (it must divide d_model)."
+)
+
+tokenization, run = controls.toy_run()
+labels = tokenization.labels
+mha = run.attention
+n_heads, n, d_head = mha.q.shape
+features = [f"f{i}" for i in range(run.q.shape[1])]
+
+st.metric("Heads × features per head", f"{n_heads} × {d_head} = {n_heads * d_head}")
+st.plotly_chart(
+    figures.matrix_heatmap(
+        run.q,
+        labels,
+        features,
+        "Q, with each head's columns marked",
+        x_title="feature",
+        y_title="token",
+        column_groups=n_heads,
+    ),
+    key="mh_q",
+)
+entropy = tables.head_entropy(mha.weights)
+st.plotly_chart(
+    figures.heads_heatmaps(
+        mha.weights, labels, stat=[f"{bits:.2f} bits" for bits in entropy["mean entropy (bits)"]]
+    ),
+    key="mh_heads",
+)
+st.dataframe(entropy, hide_index=True)
+left, right = st.columns(2)
+left.plotly_chart(
+    figures.matrix_heatmap(
+        mha.concat,
+        labels,
+        features,
+        "Concat(head outputs)",
+        x_title="feature",
+        y_title="token",
+        column_groups=n_heads,
+    ),
+    key="mh_concat",
+)
+right.plotly_chart(
+    figures.matrix_heatmap(
+        mha.output, labels, features, "Output = Concat · W_O", x_title="feature", y_title="token"
+    ),
+    key="mh_output",
+)
