@@ -16,7 +16,7 @@ labels = tokenization.labels
 
 st.subheader(f"{len(labels)} tokens")
 st.dataframe(
-    pd.DataFrame({"token": labels, "id": tokenization.ids}).T,
+    pd.DataFrame({"token": labels, "id": tokenization.ids}).astype(str).T,
     hide_index=False,
     width="stretch",
 )
