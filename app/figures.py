@@ -59,8 +59,16 @@ def _layout(fig, title, n_rows, n_cols, x_title, y_title):
         height=int(min(max(side, 320), 900)),
         margin={"l": 10, "r": 10, "t": 50, "b": 10},
     )
-    fig.update_xaxes(title_text=x_title, side="bottom", tickangle=-60, type="category")
-    fig.update_yaxes(title_text=y_title, autorange="reversed", type="category")
+    every = max(1, max(n_rows, n_cols) // 64)  # every label up to 64 tokens, then thinned
+    fig.update_xaxes(
+        title_text=x_title, tickangle=-60, type="category", dtick=every if n_cols > 1 else None
+    )
+    fig.update_yaxes(
+        title_text=y_title,
+        autorange="reversed",
+        type="category",
+        dtick=every if n_rows > 1 else None,
+    )
     return fig
 
 

@@ -305,10 +305,14 @@ def load_url():
         return []
     values, warnings = parse_query({key: st.query_params.get_all(key) for key in st.query_params})
     resolved = {}
-    for key, control in CONTROLS.items():
-        if key != "scale":
-            resolved[key] = values.get(key, control.default)
-    resolved["scale"] = values.get("scale", CONTROLS["scale"].default_for(resolved))
+    for key, control in CONTROLS.items():  # the link wins, then what the session has
+        if key in values:
+            resolved[key] = values[key]
+        elif key in st.session_state:
+            resolved[key] = st.session_state[key]
+        elif key != "scale":
+            resolved[key] = control.default
+    resolved.setdefault("scale", CONTROLS["scale"].default_for(resolved))
     for key, value in resolved.items():
         st.session_state[key] = value
     st.session_state["_state_loaded"] = True

@@ -1,0 +1,161 @@
+"""Figure builders, tested without Streamlit: labels, scales, cell text, compact data."""
+
+import json
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+import engine
+from app import figures, tables
+
+LABELS = ["the", "cat", "sat", "on", "the", "mat"]
+
+
+def weights_for(labels, seed=0):
+    rng = np.random.default_rng(seed)
+    return engine.softmax(rng.standard_normal((len(labels), len(labels))))
+
+
+@given(st.lists(st.text(max_size=30), max_size=40))
+def test_axis_labels_are_distinct_and_carry_no_markup(labels):
+    out = figures.axis_labels(labels)
+    assert len(out) == len(labels)
+    assert len(set(out)) == len(out)
+    for label in out:
+        assert "<" not in label
+        assert ">" not in label
+        assert len(label.rstrip("\u200b")) <= figures.LABEL_MAX_CHARS + 10  # escapes add length
+
+
+def test_repeated_tokens_keep_their_own_rows():
+    fig = figures.attention_heatmap(weights_for(LABELS), LABELS)
+    assert list(fig.data[0].x).count("the") == 1
+    assert len(set(fig.data[0].x)) == len(LABELS)
+
+
+def test_weights_use_a_fixed_zero_to_one_scale_and_float32():
+    fig = figures.attention_heatmap(weights_for(LABELS) * 0.5, LABELS)
+    trace = fig.data[0]
+    assert (trace.zmin, trace.zmax) == (0.0, 1.0)
+    assert trace.z.dtype == np.float32
+    assert fig.layout.yaxis.autorange == "reversed"  # first query on top
+
+
+def test_hover_names_tokens_and_gives_scores():
+    w = weights_for(LABELS)
+    scores = np.arange(36.0).reshape(6, 6)
+    fig = figures.attention_heatmap(w, LABELS, scores=scores, scaled=scores / 2)
+    trace = fig.data[0]
+    assert trace.customdata.shape == (6, 6, 2)
+    np.testing.assert_array_equal(trace.customdata[..., 0], scores.astype(np.float32))
+    for part in ("query %{y}", "key %{x}", "raw score", "scaled score", "weight"):
+        assert part in trace.hovertemplate
+
+
+def test_scores_are_diverging_and_centred():
+    scores = np.array([[1.0, -3.0], [2.0, 0.5]])
+    trace = figures.matrix_heatmap(scores, ["a", "b"], ["a", "b"], "s").data[0]
+    assert trace.zmid == 0.0
+    assert trace.zmin == -3.0
+    assert trace.zmax == 3.0
+
+
+def test_cell_text_only_for_small_matrices():
+    small = figures.attention_heatmap(weights_for(LABELS), LABELS).data[0]
+    assert small.text is not None
+    assert len(small.text) == 6
+    big_labels = [f"t{i}" for i in range(figures.CELL_TEXT_MAX + 1)]
+    big = figures.attention_heatmap(weights_for(big_labels), big_labels).data[0]
+    assert big.text is None
+
+
+def test_masked_scores_show_minus_infinity():
+    masked = np.where(engine.causal_mask(3), 1.0, -np.inf)
+    fig = figures.scores_heatmap(masked, ["a", "b", "c"], "masked")
+    trace = fig.data[0]
+    assert np.isnan(trace.z[0, 2])
+    assert trace.z[2, 0] == 1.0
+    assert trace.text[0][2] == "−∞"
+    assert any("−∞" in a.text for a in fig.layout.annotations)
+
+
+def test_transpose_swaps_axes_and_titles():
+    m = np.arange(6.0).reshape(2, 3)
+    fig = figures.matrix_heatmap(
+        m, ["r0", "r1"], ["c0", "c1", "c2"], "m", x_title="feature", y_title="token", transpose=True
+    )
+    assert fig.data[0].z.shape == (3, 2)
+    assert list(fig.data[0].y) == ["c0", "c1", "c2"]
+    assert fig.layout.xaxis.title.text == "token"
+
+
+def test_column_groups_draw_head_boundaries():
+    fig = figures.matrix_heatmap(
+        np.zeros((3, 8)), list("abc"), list("abcdefgh"), "Q", column_groups=4
+    )
+    xs = sorted(shape.x0 for shape in fig.layout.shapes)
+    assert xs == [1.5, 3.5, 5.5]
+
+
+def test_one_panel_per_head():
+    run = engine.run_toy(LABELS, 16, 4, 0)
+    fig = figures.heads_heatmaps(run.attention.weights, LABELS, stat=["a", "b", "c", "d"])
+    assert len(fig.data) == 4
+    assert sum(trace.showscale for trace in fig.data) == 1
+
+
+def test_saturation_figure_marks_the_current_scale():
+    run = engine.run_toy(LABELS, 16, 1, 0)
+    scales = np.geomspace(1e-3, 1e3, 13)
+    stats = engine.saturation_sweep(run.attention.heads.scores[0], scales)
+    fig = figures.saturation_figure(scales, stats, 2.0, 0.25)
+    assert len(fig.data) == 3
+    assert {shape.x0 for shape in fig.layout.shapes} == {2.0, 0.25}
+    assert fig.layout.xaxis.type == "log"
+
+
+def test_bar_chart_of_one_row():
+    w = weights_for(LABELS)
+    fig = figures.weights_bar(w[2], LABELS, LABELS[2])
+    np.testing.assert_allclose(fig.data[0].y, w[2].astype(np.float32))
+    assert "sat" in fig.layout.title.text
+
+
+def test_mask_heatmap_shows_the_triangle():
+    fig = figures.mask_heatmap(engine.causal_mask(4), list("abcd"))
+    np.testing.assert_array_equal(fig.data[0].z, np.tril(np.ones((4, 4), dtype=np.float32)))
+
+
+def test_figures_serialise_compactly():
+    labels = [f"t{i}" for i in range(64)]
+    fig = figures.attention_heatmap(weights_for(labels), labels)
+    spec = json.loads(fig.to_json())
+    z = spec["data"][0]["z"]
+    assert z["dtype"] == "f4"  # sent as base64 float32, not a list of decimals
+    assert len(fig.to_json()) < 64 * 64 * 4 * 1.5 + 20_000
+
+
+def test_user_text_never_becomes_markup_in_a_figure():
+    payload = ["<script>alert(1)</script>", "<img src=x onerror=alert(2)>", "a&b"]
+    spec = json.loads(figures.attention_heatmap(weights_for(payload), payload).to_json())
+    labels = spec["data"][0]["x"] + spec["data"][0]["y"]
+    assert all("<" not in label and ">" not in label for label in labels)
+    assert any(label.startswith("&lt;script&gt;alert(1)") for label in labels)  # shown as text
+
+
+def test_saturation_tables_label_rows():
+    w = weights_for(LABELS)
+    summary, per_row = tables.saturation_tables(w, LABELS)
+    assert list(per_row["query"]) == LABELS
+    assert per_row["entropy (bits)"].between(0, np.log2(6) + 1e-9).all()
+    assert summary["largest weight"].iloc[0] == pytest.approx(w.max(axis=1).mean())
+
+
+def test_head_entropy_per_head():
+    run = engine.run_toy(LABELS, 16, 4, 0)
+    table = tables.head_entropy(run.attention.weights)
+    assert len(table) == 4
+    expected = engine.saturation(run.attention.weights).entropy.mean(axis=-1)
+    np.testing.assert_allclose(table["mean entropy (bits)"], expected)

@@ -1,0 +1,213 @@
+"""Every page through Streamlit's AppTest: renders, reacts to its controls, survives bad input."""
+
+import base64
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from app import state
+from engine import book
+
+ROOT = Path(__file__).resolve().parent.parent
+MAIN = str(ROOT / "app" / "main.py")
+PAGES = ["home", "attention", "causal_mask", "positional_encoding", "multi_head", "book"]
+
+
+def open_app(page="home", query=None, **session):
+    at = AppTest.from_file(MAIN, default_timeout=60)
+    at.query_params.update(query or {})
+    for key, value in session.items():
+        at.session_state[key] = value
+    at.run()
+    if page != "home":
+        at.switch_page(f"../pages/{page}.py").run()
+    return at
+
+
+def charts(at):
+    """The Plotly figures the run sent, by their key, decoded from the element protos."""
+    return {c.proto.id.rsplit("-", 1)[-1]: json.loads(c.proto.spec) for c in at.get("plotly_chart")}
+
+
+def decode(array):
+    """A Plotly typed array (base64 with its dtype) or plain list, as a NumPy array."""
+    if isinstance(array, dict):
+        data = np.frombuffer(base64.b64decode(array["bdata"]), dtype=array["dtype"])
+        shape = array.get("shape")
+        if isinstance(shape, str):
+            shape = [int(part) for part in shape.split(",")]
+        return data.reshape(shape) if shape else data
+    return np.asarray(array, dtype=float)
+
+
+def messages(at, kind):
+    return [m.value for m in getattr(at, kind)]
+
+
+@pytest.mark.parametrize("page", PAGES)
+def test_every_page_renders_figures_without_exception(page):
+    at = open_app(page)
+    assert not at.exception
+    assert len(charts(at)) >= 1
+
+
+def test_scale_slider_changes_the_scaled_scores_and_weights():
+    at = open_app("attention")
+    before = charts(at)
+    assert at.select_slider(key="scale").value == pytest.approx(0.25)
+    at.select_slider(key="scale").set_value(4.0).run()
+    after = charts(at)
+    raw_before, raw_after = (decode(c["att_raw"]["data"][0]["z"]) for c in (before, after))
+    np.testing.assert_array_equal(raw_before, raw_after)  # raw scores do not depend on the scale
+    scaled_before, scaled_after = (decode(c["att_scaled"]["data"][0]["z"]) for c in (before, after))
+    np.testing.assert_allclose(scaled_after, scaled_before * 16, rtol=1e-5, atol=1e-5)
+    w_before, w_after = (decode(c["att_weights"]["data"][0]["z"]) for c in (before, after))
+    assert w_after.max(axis=1).mean() > w_before.max(axis=1).mean()  # sharper rows
+    assert at.query_params["scale"] == "4.0"
+
+
+def test_weights_rows_sum_to_one_on_screen():
+    at = open_app("attention")
+    w = decode(charts(at)["att_weights"]["data"][0]["z"])
+    np.testing.assert_allclose(w.sum(axis=1), 1.0, atol=1e-5)
+    assert w.shape == (43, 43)  # the default passage in WordPiece, without [CLS]/[SEP]
+
+
+def test_link_sets_the_controls():
+    query = {"d_model": "32", "heads": "4", "causal": "1", "pe": "sinusoidal", "scale": "1.0"}
+    at = open_app("attention", {**query, "text": "the cat sat on the mat"})
+    assert not at.exception
+    assert not messages(at, "warning")
+    assert at.sidebar.select_slider(key="d_model").value == 32
+    assert at.sidebar.select_slider(key="heads").value == 4
+    assert at.sidebar.toggle(key="causal").value is True
+    assert at.select_slider(key="scale").value == 1.0
+    w = decode(charts(at)["att_weights"]["data"][0]["z"])
+    assert w.shape == (6, 6)
+    assert np.all(np.triu(w, k=1) == 0)  # causal
+    assert at.query_params["d_model"] == "32"
+
+
+def test_bad_link_values_give_defaults_and_a_warning():
+    at = open_app("attention", {"scale": "abc", "heads": "0", "d_model": "-3", "junk": "1"})
+    assert not at.exception
+    warning = " ".join(messages(at, "warning"))
+    for key in ("scale", "heads", "d_model", "junk"):
+        assert key in warning
+    assert at.sidebar.select_slider(key="d_model").value == 16
+    assert at.select_slider(key="scale").value == pytest.approx(0.25)
+    assert "junk" not in at.query_params
+
+
+def test_warning_can_be_dismissed():
+    at = open_app("home", {"seed": "banana"})
+    assert messages(at, "warning")
+    at.button(key="dismiss_url_warnings").click().run()
+    assert not messages(at, "warning")
+
+
+@pytest.mark.parametrize("text", ["", "   \n\t  "])
+def test_empty_text_gives_a_hint(text):
+    at = open_app("attention", text=text)
+    assert not at.exception
+    assert any("Type some text" in m for m in messages(at, "info"))
+
+
+def test_single_token():
+    at = open_app("attention", text="it")
+    assert not at.exception
+    assert decode(charts(at)["att_weights"]["data"][0]["z"]).tolist() == [[1.0]]
+
+
+def test_long_text_is_cut_at_512_tokens_with_a_message():
+    at = open_app("home", text="word " * 700, tokenizer="words")
+    assert not at.exception
+    assert any("700 tokens" in m and "512" in m for m in messages(at, "warning"))
+    assert decode(charts(at)["home_Q"]["data"][0]["z"]).shape[0] == 512
+
+
+def test_changing_d_model_snaps_heads_and_keeps_scale_default():
+    at = open_app("multi_head", {"d_model": "16", "heads": "8"})
+    at.sidebar.select_slider(key="d_model").set_value(12).run()
+    assert not at.exception
+    assert at.sidebar.select_slider(key="heads").value == 6
+    assert at.session_state["scale"] == pytest.approx(1 / np.sqrt(2))
+
+
+def test_controls_survive_a_page_switch():
+    at = open_app("attention")
+    at.select_slider(key="scale").set_value(2.0).run()
+    at.sidebar.toggle(key="causal").set_value(True).run()
+    at.switch_page("../pages/causal_mask.py").run()
+    at.switch_page("../pages/attention.py").run()
+    assert at.select_slider(key="scale").value == 2.0
+    assert at.sidebar.toggle(key="causal").value is True
+
+
+def test_convention_switch_transposes_the_figures():
+    at = open_app("home", text="a b c", tokenizer="words")
+    rows = decode(charts(at)["home_x"]["data"][0]["z"])
+    at.segmented_control(key="convention").set_value("columns").run()
+    cols = decode(charts(at)["home_x"]["data"][0]["z"])
+    np.testing.assert_array_equal(cols, rows.T)
+    assert rows.shape == (3, 16)
+
+
+def test_multi_head_page_draws_one_panel_per_head():
+    at = open_app("multi_head", {"heads": "4"})
+    spec = charts(at)["mh_heads"]
+    assert len(spec["data"]) == 4
+
+
+def test_causal_page_compares_masked_and_unmasked():
+    at = open_app("causal_mask", text="one two three four", tokenizer="words")
+    figs = charts(at)
+    masked = decode(figs["causal_weights_masked"]["data"][0]["z"])
+    unmasked = decode(figs["causal_weights_unmasked"]["data"][0]["z"])
+    above = np.triu_indices(4, 1)
+    assert np.all(masked[above] == 0)
+    assert np.all(unmasked[above] > 0)
+    scores = figs["causal_scores"]["data"][0]["text"]
+    assert scores[0][3] == "−∞"
+
+
+def test_positional_page_answers_the_permutation_question():
+    at = open_app("positional_encoding", {"pe": "sinusoidal"}, text="the cat sat on a mat")
+    table = at.dataframe[0].value
+    verdict = dict(zip(table["positional encoding"], table["outputs just permute?"], strict=True))
+    assert verdict == {"none": "yes", "sinusoidal": "no", "learned": "no", "rotary": "no"}
+
+
+def test_book_page_matches_the_printed_values():
+    at = open_app("book")
+    table = at.dataframe[0].value
+    matrix = table[table["source"] == "matrix"][["d0", "d1", "d2", "d3"]].to_numpy()
+    np.testing.assert_allclose(matrix, book.NOTEBOOK_X_PRIME.T, atol=1e-6)
+    assert table["max |Δ| to matrix"].max() < 1e-6
+    assert "e-" in at.metric[0].value  # Sa[XP] = Sa[X]P to round-off
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "<script>alert(1)</script> <img src=x onerror=alert(2)>",
+        "**bold** $x^2$ :red[colour] [link](javascript:alert(3))",
+        "😀 你好世界 مرحبا بالعالم e\u0301 \x00\x07 tab\there",
+    ],
+)
+def test_hostile_text_renders_as_text(text):
+    at = open_app("causal_mask", text=text)
+    assert not at.exception
+    assert len(charts(at)) >= 3
+    for md in at.markdown:
+        assert "<script" not in md.value
+        assert "<img" not in md.value
+
+
+def test_text_too_long_for_a_link_stays_out_of_the_url():
+    at = open_app("home", text="a " * (state.MAX_URL_TEXT))
+    assert not at.exception
+    assert "text" not in at.query_params

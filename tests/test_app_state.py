@@ -1,0 +1,164 @@
+"""The shared state's pure half: URL parsing, defaults, consistency rules, escaping."""
+
+import math
+import re
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from app import state
+
+
+def test_good_link_values_are_accepted():
+    query = {
+        "d_model": "32",
+        "heads": "4",
+        "scale": "1.0",
+        "causal": "1",
+        "pe": "rotary",
+        "seed": "7",
+        "text": "Hello there",
+        "tokenizer": "words",
+        "convention": "columns",
+    }
+    values, warnings = state.parse_query(query)
+    assert warnings == []
+    assert values == {
+        "d_model": 32,
+        "heads": 4,
+        "scale": 1.0,
+        "causal": True,
+        "pe": "rotary",
+        "seed": 7,
+        "text": "Hello there",
+        "tokenizer": "words",
+        "convention": "columns",
+    }
+
+
+@pytest.mark.parametrize(
+    ("key", "raw"),
+    [
+        ("scale", "abc"),
+        ("scale", "nan"),
+        ("scale", "inf"),
+        ("scale", "-1"),
+        ("scale", "1e400"),
+        ("scale", "0"),
+        ("heads", "0"),
+        ("heads", "-1"),
+        ("heads", "3"),  # does not divide the default d_model of 16
+        ("heads", "1.5"),
+        ("d_model", "-3"),
+        ("d_model", "17"),
+        ("d_model", "99999999999999999999999999"),
+        ("seed", "-1"),
+        ("seed", "1e400"),
+        ("seed", str(2**64)),
+        ("causal", "maybe"),
+        ("pe", "<script>"),
+        ("tokenizer", "gpt9"),
+        ("convention", "diagonal"),
+        ("text", "x" * (state.MAX_URL_TEXT + 1)),
+    ],
+)
+def test_bad_link_values_fall_back_with_a_warning(key, raw):
+    values, warnings = state.parse_query({key: raw})
+    assert key not in values
+    assert len(warnings) == 1
+    assert key in warnings[0]
+
+
+def test_unknown_and_repeated_keys():
+    values, warnings = state.parse_query({"bogus": "1", "seed": ["3", "5"], "present": "1"})
+    assert values == {"seed": 5}  # the last of a repeated key wins
+    assert len(warnings) == 1
+    assert "bogus" in warnings[0]
+
+
+def test_heads_are_checked_against_the_links_d_model():
+    assert state.parse_query({"d_model": "24", "heads": "3"}) == ({"d_model": 24, "heads": 3}, [])
+    values, warnings = state.parse_query({"d_model": "32", "heads": "3"})
+    assert values == {"d_model": 32}
+    assert "divide" in warnings[0]
+
+
+def defaults():
+    values = {key: c.default for key, c in state.CONTROLS.items() if key != "scale"}
+    values["scale"] = state.CONTROLS["scale"].default_for(values)
+    return values
+
+
+def test_defaults_make_an_empty_link():
+    assert state.url_params(defaults()) == {}
+
+
+@given(
+    d_model=st.sampled_from(state.D_MODEL_CHOICES),
+    seed=st.integers(0, state.SEED_MAX),
+    causal=st.booleans(),
+    scale=st.sampled_from(state.SCALE_GRID),
+    pe=st.sampled_from(["none", "sinusoidal", "learned", "rotary"]),
+    text=st.text(max_size=60),
+    data=st.data(),
+)
+def test_link_round_trip(d_model, seed, causal, scale, pe, text, data):
+    heads = data.draw(st.sampled_from(state.divisors(d_model)))
+    values = defaults() | {
+        "d_model": d_model,
+        "heads": heads,
+        "seed": seed,
+        "causal": causal,
+        "scale": scale,
+        "pe": pe,
+        "text": text,
+    }
+    parsed, warnings = state.parse_query(state.url_params(values))
+    assert warnings == []
+    for key, value in values.items():
+        got = parsed.get(key, state.CONTROLS[key].default_for(values))
+        assert got == pytest.approx(value) if isinstance(value, float) else got == value
+
+
+def test_reconcile_snaps_heads_to_a_divisor():
+    values, d_k = state.reconcile_values(defaults() | {"d_model": 12, "heads": 8})
+    assert values["heads"] == 6
+    assert d_k == 2
+
+
+def test_scale_follows_its_default_when_d_k_changes():
+    start = defaults()  # d_model 16, 1 head: scale 1/4
+    assert start["scale"] == 0.25
+    values, d_k = state.reconcile_values(start | {"d_model": 64}, previous_dk=16)
+    assert d_k == 64
+    assert values["scale"] == 0.125
+
+
+def test_a_chosen_scale_stays_when_d_k_changes():
+    values, _ = state.reconcile_values(defaults() | {"d_model": 64, "scale": 2.0}, previous_dk=16)
+    assert values["scale"] == 2.0
+
+
+def test_scale_snaps_to_the_nearest_stop():
+    values, _ = state.reconcile_values(defaults() | {"scale": 0.3})
+    assert values["scale"] in state.scale_options(16, 1)
+    assert math.isclose(values["scale"], 2 ** (-7 / 4))
+
+
+def test_scale_grid_holds_no_scaling_and_power_of_two_defaults():
+    assert 1.0 in state.SCALE_GRID
+    for d_k in (1, 2, 4, 8, 16, 32, 64, 128, 256, 512):
+        assert any(math.isclose(s, 1 / math.sqrt(d_k)) for s in state.SCALE_GRID)
+    assert state.SCALE_MIN <= 1e-3
+    assert state.SCALE_MAX >= 1e3
+
+
+@given(st.text())
+def test_md_escape_leaves_no_live_markup(text):
+    escaped = state.md_escape(text)
+    # removing the escapes gives the text back
+    assert re.sub(r"\\(.)", r"\1", escaped, flags=re.DOTALL) == text
+    # and every special character is escaped
+    unescaped = re.sub(r"\\.", "", escaped, flags=re.DOTALL)
+    assert not any(ch in "*_`[]<>$:#|~" for ch in unescaped)
