@@ -13,6 +13,7 @@ import streamlit as st
 
 import engine
 from engine import book
+from engine.layers import encoder_layer, toy_encoder_weights
 from engine.positional import ENCODINGS, position_similarity, sinusoidal_positional_encoding
 from engine.tokenize import TokenizerUnavailableError
 from engine.toy import permutation_error, positional_table, random_permutation
@@ -52,6 +53,14 @@ def toy(text, tokenizer, seed, d_model, heads, scale, causal, pe):
     if not tokens:
         return None
     return _freeze(engine.run_toy(tokens, d_model, heads, seed, scale=scale, causal=causal, pe=pe))
+
+
+@st.cache_resource(max_entries=16, ttl=_TTL, show_spinner=False)
+def encoder(text, tokenizer, seed, d_model, heads, causal, pe, norm_first, d_ff):
+    """One toy encoder layer on the current sentence (positions added to X; RoPE not applied)."""
+    run = toy(text, tokenizer, seed, d_model, heads, None, causal, pe)
+    weights = toy_encoder_weights(d_model, d_ff, seed)
+    return _freeze(encoder_layer(run.x, weights, heads, mask=run.mask, norm_first=norm_first))
 
 
 @st.cache_resource(max_entries=32, ttl=_TTL, show_spinner=False)

@@ -56,3 +56,10 @@ BOOK_SA = (
     r"\right]\quad\text{(12.8)},\qquad \mathbf{Sa}[\mathbf{X}] = \mathbf{V}\cdot"
     r"\mathbf{Softmax}\!\left[\frac{\mathbf{K}^T\mathbf{Q}}{\sqrt{D_q}}\right]\quad\text{(12.9)}"
 )
+ENCODER = {
+    "post": r"h = \operatorname{LN}\big(x + \operatorname{MHA}(x)\big),\qquad y ="
+    r" \operatorname{LN}\big(h + \operatorname{FFN}(h)\big),\qquad \operatorname{FFN}(h) ="
+    r" \max(0, hW_1 + b_1)W_2 + b_2",
+    "pre": r"h = x + \operatorname{MHA}\big(\operatorname{LN}(x)\big),\qquad y = h +"
+    r" \operatorname{FFN}\big(\operatorname{LN}(h)\big)",
+}

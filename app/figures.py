@@ -344,3 +344,29 @@ def encoding_curves(pe, dims):
         margin={"l": 10, "r": 10, "t": 50, "b": 10},
     )
     return fig
+
+
+def stream_norms_figure(stream_norms, update_norms, labels):
+    """Per-token norms of the residual stream at each stage and of each sub-layer's update.
+
+    Parameters
+    ----------
+    stream_norms : ndarray of shape (3, n), input / after attention / after FFN
+    update_norms : ndarray of shape (2, n), attention and FFN updates
+    labels : sequence of n str
+    """
+    axis = axis_labels(labels)
+    fig = make_subplots(
+        rows=1, cols=2, subplot_titles=["‖residual stream‖", "‖what each sub-layer adds‖"]
+    )
+    for name, values in zip(("input", "after attention", "after FFN"), stream_norms, strict=True):
+        fig.add_trace(
+            go.Scatter(x=axis, y=np.asarray(values, np.float32), mode="lines+markers", name=name),
+            row=1,
+            col=1,
+        )
+    for name, values in zip(("attention update", "FFN update"), update_norms, strict=True):
+        fig.add_trace(go.Bar(x=axis, y=np.asarray(values, np.float32), name=name), row=1, col=2)
+    fig.update_xaxes(type="category", tickangle=-60)
+    fig.update_layout(height=380, margin={"l": 10, "r": 10, "t": 50, "b": 10}, barmode="group")
+    return fig

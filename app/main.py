@@ -43,6 +43,12 @@ PAGES = [
         url_path="multi-head",
     ),
     st.Page(
+        "../pages/encoder_layer.py",
+        title="Encoder layer",
+        icon=":material/layers:",
+        url_path="encoder-layer",
+    ),
+    st.Page(
         "../pages/book.py",
         title="The book's exercise",
         icon=":material/menu_book:",

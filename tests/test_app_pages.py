@@ -13,7 +13,15 @@ from engine import book
 
 ROOT = Path(__file__).resolve().parent.parent
 MAIN = str(ROOT / "app" / "main.py")
-PAGES = ["home", "attention", "causal_mask", "positional_encoding", "multi_head", "book"]
+PAGES = [
+    "home",
+    "attention",
+    "causal_mask",
+    "positional_encoding",
+    "multi_head",
+    "encoder_layer",
+    "book",
+]
 
 
 def open_app(page="home", query=None, **session):
@@ -211,3 +219,14 @@ def test_text_too_long_for_a_link_stays_out_of_the_url():
     at = open_app("home", text="a " * (state.MAX_URL_TEXT))
     assert not at.exception
     assert "text" not in at.query_params
+
+
+def test_encoder_page_switches_layernorm_placement():
+    at = open_app("encoder_layer", text="the cat sat on the mat", tokenizer="words")
+    assert not at.exception
+    post = decode(charts(at)["enc_output"]["data"][0]["z"])
+    np.testing.assert_allclose(post.mean(axis=1), 0.0, atol=1e-5)  # post-LN output is normalised
+    at.segmented_control(key="encoder_norm").set_value("pre").run()
+    pre = decode(charts(at)["enc_output"]["data"][0]["z"])
+    assert not np.allclose(pre, post)
+    assert np.abs(pre.mean(axis=1)).max() > 1e-3  # pre-LN leaves the stream un-normalised

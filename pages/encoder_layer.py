@@ -1,0 +1,82 @@
+"""Encoder layer: attention → add & norm → feed-forward → add & norm, post-LN or pre-LN."""
+
+import streamlit as st
+
+from app import compute, controls, equations, figures, state
+
+st.title("One encoder layer")
+st.caption(
+    "Attention mixes information between tokens; the feed-forward network then transforms "
+    "each token on its own. Each sub-layer adds its result to the residual stream, and "
+    "LayerNorm keeps the stream's scale in check — after the addition (post-LN, the "
+    "original transformer) or before the sub-layer (pre-LN, most models today)."
+)
+
+tokenization, run = controls.toy_run()
+labels = tokenization.labels
+values = state.current()
+norm = st.segmented_control(
+    "LayerNorm placement",
+    ("post", "pre"),
+    key="encoder_norm",
+    required=True,
+    default="post",
+    format_func={"post": "Post-LN (Vaswani et al.)", "pre": "Pre-LN"}.get,
+    persist_state="session",
+)
+st.latex(equations.ENCODER[norm])
+d_ff = 4 * values["d_model"]
+if values["pe"] == "rotary":
+    st.info("This page adds positions to X; rotary encoding is shown on the attention pages.")
+layer = compute.encoder(
+    values["text"],
+    values["tokenizer"],
+    values["seed"],
+    values["d_model"],
+    values["heads"],
+    values["causal"],
+    values["pe"],
+    norm == "pre",
+    d_ff,
+)
+
+st.plotly_chart(
+    figures.stream_norms_figure(layer.stream_norms, layer.update_norms, labels), key="enc_norms"
+)
+features = [f"f{i}" for i in range(values["d_model"])]
+left, right = st.columns(2)
+left.plotly_chart(
+    figures.matrix_heatmap(
+        layer.attention_update,
+        labels,
+        features,
+        "Attention sub-layer's update",
+        x_title="feature",
+        y_title="token",
+    ),
+    key="enc_attention_update",
+)
+right.plotly_chart(
+    figures.matrix_heatmap(
+        layer.ffn_update,
+        labels,
+        features,
+        f"Feed-forward update (d_ff = {d_ff})",
+        x_title="feature",
+        y_title="token",
+    ),
+    key="enc_ffn_update",
+)
+left, right = st.columns(2)
+left.plotly_chart(
+    figures.matrix_heatmap(
+        layer.streams[0], labels, features, "Input X", x_title="feature", y_title="token"
+    ),
+    key="enc_input",
+)
+right.plotly_chart(
+    figures.matrix_heatmap(
+        layer.output, labels, features, "Layer output", x_title="feature", y_title="token"
+    ),
+    key="enc_output",
+)
