@@ -55,7 +55,8 @@ def softmax(x, axis=-1):
         x = x.astype(np.float64)
     m = np.max(x, axis=axis, keepdims=True)
     m = np.where(np.isfinite(m), m, 0.0)  # all -inf slice: shift by 0, exp gives 0s
-    e = np.exp(x - m)
+    with np.errstate(over="ignore"):  # x - m <= 0 can only overflow to -inf, and exp(-inf) = 0
+        e = np.exp(x - m)
     total = np.sum(e, axis=axis, keepdims=True)
     return np.divide(e, total, out=np.zeros_like(e), where=total > 0)
 

@@ -50,6 +50,10 @@ def softmax_jacobian_norm(p, axis=-1):
 
     Equal to ``√(n−1)/n`` for a uniform row over ``n`` keys and 0 for a one-hot row.
 
+    Computed as :math:`\sum_j p_j^2\bigl((1-p_j)^2 + \sum_{k \ne j} p_k^2\bigr)`: the
+    closed form above subtracts numbers near 1 and loses everything once a row is
+    nearly one-hot (it returns 0 where the norm is 5e-9), the very regime this measures.
+
     Parameters
     ----------
     p : ndarray of shape (..., n_k)
@@ -58,10 +62,18 @@ def softmax_jacobian_norm(p, axis=-1):
     -------
     ndarray of shape (...)
     """
-    p = np.asarray(p, dtype=float)
-    s2 = np.sum(p**2, axis=axis)
-    s3 = np.sum(p**3, axis=axis)
-    return np.sqrt(np.maximum(s2 - 2.0 * s3 + s2**2, 0.0))
+    p = np.moveaxis(np.asarray(p, dtype=float), axis, -1)
+    if p.shape[-1] == 0:
+        return np.zeros(p.shape[:-1])
+    is_top = np.arange(p.shape[-1]) == np.argmax(p, axis=-1)[..., None]  # [..., n_k]
+    rest = np.where(is_top, 0.0, p)  # every weight but the largest
+    # 1 − p_j and Σ_{k≠j} p_k² without cancellation: for the largest weight, sum the
+    # others; any other weight is at most 1/2, so subtracting it loses nothing.
+    complement = np.where(is_top, np.sum(rest, axis=-1, keepdims=True), 1.0 - p)
+    others_sq = np.where(
+        is_top, np.sum(rest**2, axis=-1, keepdims=True), np.sum(p**2, axis=-1, keepdims=True) - p**2
+    )
+    return np.sqrt(np.sum(p**2 * (complement**2 + others_sq), axis=-1))
 
 
 class SaturationStats(NamedTuple):
