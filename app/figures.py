@@ -370,3 +370,20 @@ def stream_norms_figure(stream_norms, update_norms, labels):
     fig.update_xaxes(type="category", tickangle=-60)
     fig.update_layout(height=380, margin={"l": 10, "r": 10, "t": 50, "b": 10}, barmode="group")
     return fig
+
+
+def token_ids_figure(labels, ids):
+    """The tokens and their vocabulary ids as a table, one row per token."""
+    fig = go.Figure(
+        go.Table(
+            header={"values": ["position", "token", "id"], "align": "left"},
+            cells={
+                "values": [list(range(len(labels))), axis_labels(labels), list(ids)],
+                "align": "left",
+            },
+        )
+    )
+    fig.update_layout(
+        height=min(120 + 26 * len(labels), 700), margin={"l": 0, "r": 0, "t": 10, "b": 0}
+    )
+    return fig

@@ -6,11 +6,12 @@ link opens the same page with the same controls.
 
 import streamlit as st
 
-from app import controls, state
+from app import controls, render, state
 
 st.set_page_config(page_title="Attention Explorer", page_icon="🔍", layout="wide")
 
 PAGES = [
+    st.Page("../pages/tour.py", title="Guided tour", icon=":material/school:", url_path="tour"),
     st.Page(
         "../pages/home.py",
         title="Tokens → Q, K, V",
@@ -59,8 +60,10 @@ PAGES = [
 url_warnings = state.load_url()
 state.reconcile()
 page = st.navigation(PAGES)
+render.presentation_frame()
 st.sidebar.title("Attention Explorer")
 controls.sidebar()
+render.sidebar_tools()
 controls.url_warnings(url_warnings)
 page.run()
-state.write_url()
+state.write_url(keep_step=page.url_path == "tour")

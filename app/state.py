@@ -328,11 +328,12 @@ def reconcile():
     st.session_state["_scale_dk"] = d_k
 
 
-def write_url():
-    """Mirror the shared values into the URL, keeping other features' parameters."""
+def write_url(keep_step=False):
+    """Mirror the shared values into the URL, keeping presentation mode (and the tour's step)."""
     wanted = url_params(current())
+    keep = {"present", "step"} if keep_step else {"present"}
     for key in list(st.query_params):
-        stale = key not in wanted if key in CONTROLS else key not in EXTRA_PARAMS
+        stale = key not in wanted if key in CONTROLS else key not in keep
         if stale:
             del st.query_params[key]
     for key, value in wanted.items():

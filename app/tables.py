@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import html
+
 import numpy as np
 import pandas as pd
 
@@ -96,3 +98,29 @@ def book_comparison(exercise, scaled=False):
                 }
             )
     return pd.DataFrame(rows)
+
+
+def _plain(labels):
+    """Axis labels as the user typed them: escapes undone, de-duplicating marks removed."""
+    return [html.unescape(str(label)).rstrip("\u200b") for label in labels]
+
+
+def has_matrix(fig):
+    """Whether the figure draws data that :func:`figure_csv` can export."""
+    return any(trace.type == "heatmap" for trace in fig.data)
+
+
+def figure_csv(fig):
+    """The matrices behind a figure's heatmaps as CSV, token labels on rows and columns.
+
+    A figure with several heatmaps (one per head) stacks them, the panel's name in the
+    first column. Masked (−∞) cells are empty.
+    """
+    frames = []
+    heatmaps = [trace for trace in fig.data if trace.type == "heatmap"]
+    for i, trace in enumerate(heatmaps):
+        frame = matrix_frame(trace.z, _plain(trace.y), _plain(trace.x))
+        if len(heatmaps) > 1:
+            frame.insert(0, "panel", f"panel {i}")
+        frames.append(frame)
+    return pd.concat(frames).to_csv(float_format="%.6g")  # the figure holds float32

@@ -2,7 +2,7 @@
 
 import streamlit as st
 
-from app import compute, controls, equations, figures, state, tables
+from app import compute, controls, equations, figures, render, state, tables
 
 st.title("Scores → softmax → weights → output")
 st.latex(equations.ATTENTION)
@@ -26,17 +26,20 @@ def scaled_view():
     weights, output = heads.weights[head], heads.output[head]
 
     left, right = st.columns(2)
-    left.plotly_chart(figures.scores_heatmap(scores, labels, "Raw scores q·kᵀ"), key="att_raw")
-    right.plotly_chart(
+    render.chart(left, figures.scores_heatmap(scores, labels, "Raw scores q·kᵀ"), key="att_raw")
+    render.chart(
+        right,
         figures.scores_heatmap(heads.masked[head], labels, f"Scaled scores × {heads.scale:.4g}"),
         key="att_scaled",
     )
     left, right = st.columns(2)
-    left.plotly_chart(
+    render.chart(
+        left,
         figures.attention_heatmap(weights, labels, scores=scores, scaled=scaled),
         key="att_weights",
     )
-    right.plotly_chart(
+    render.chart(
+        right,
         figures.matrix_heatmap(
             output,
             labels,
@@ -61,8 +64,8 @@ def scaled_view():
         head,
     )
     default = state.default_scale(values["d_model"], values["heads"])
-    st.plotly_chart(
-        figures.saturation_figure(scales, sweep, heads.scale, default), key="att_saturation"
+    render.chart(
+        st, figures.saturation_figure(scales, sweep, heads.scale, default), key="att_saturation"
     )
     summary, per_row = tables.saturation_tables(weights, labels)
     st.dataframe(summary, hide_index=True)
@@ -71,7 +74,7 @@ def scaled_view():
 
     st.subheader("One query's row")
     query = controls.token_picker("attention_query", labels, prefer="it")
-    st.plotly_chart(figures.weights_bar(weights[query], labels, labels[query]), key="att_bar")
+    render.chart(st, figures.weights_bar(weights[query], labels, labels[query]), key="att_bar")
     state.write_url()
 
 

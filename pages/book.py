@@ -5,7 +5,7 @@ import itertools
 
 import streamlit as st
 
-from app import compute, equations, figures, tables
+from app import compute, equations, figures, render, tables
 from engine import book
 
 st.title("The book's exercise (UDL notebook 12.1)")
@@ -27,7 +27,8 @@ st.caption(
     "Scaling by 1/√D_q (eq. 12.9) softens it."
 )
 left, right = st.columns(2)
-left.plotly_chart(
+render.chart(
+    left,
     figures.matrix_heatmap(
         exercise["matrix"].attention,
         inputs,
@@ -39,7 +40,8 @@ left.plotly_chart(
     ),
     key="book_attention",
 )
-right.plotly_chart(
+render.chart(
+    right,
     figures.matrix_heatmap(
         exercise["matrix_scaled"].attention,
         inputs,
@@ -66,11 +68,15 @@ permutation = st.selectbox(
 )
 check = compute.book_permutation(permutation)
 left, right = st.columns(2)
-left.plotly_chart(
-    figures.matrix_heatmap(check["permuted_output"], dims, inputs, "Sa[X P]"), key="book_perm_a"
+render.chart(
+    left,
+    figures.matrix_heatmap(check["permuted_output"], dims, inputs, "Sa[X P]"),
+    key="book_perm_a",
 )
-right.plotly_chart(
-    figures.matrix_heatmap(check["output_permuted"], dims, inputs, "Sa[X] P"), key="book_perm_b"
+render.chart(
+    right,
+    figures.matrix_heatmap(check["output_permuted"], dims, inputs, "Sa[X] P"),
+    key="book_perm_b",
 )
 st.metric("max |Sa[XP] − Sa[X]P|", f"{check['difference']:.2e}")
 st.caption("Yes: permuting the inputs permutes the outputs the same way, to round-off.")

@@ -3,7 +3,7 @@
 import streamlit as st
 
 import engine
-from app import compute, controls, equations, figures, state
+from app import compute, controls, equations, figures, render, state
 
 st.title("The causal mask")
 st.latex(equations.CAUSAL)
@@ -21,13 +21,15 @@ masked = compute.toy(**state.model_inputs(values | {"causal": True})).attention.
 unmasked = compute.toy(**state.model_inputs(values | {"causal": False})).attention.heads
 
 left, right = st.columns(2)
-left.plotly_chart(figures.mask_heatmap(engine.causal_mask(len(labels)), labels), key="causal_mask")
-right.plotly_chart(
+render.chart(left, figures.mask_heatmap(engine.causal_mask(len(labels)), labels), key="causal_mask")
+render.chart(
+    right,
     figures.scores_heatmap(masked.masked[head], labels, "Masked scaled scores"),
     key="causal_scores",
 )
 left, right = st.columns(2)
-left.plotly_chart(
+render.chart(
+    left,
     figures.attention_heatmap(
         masked.weights[head],
         labels,
@@ -37,7 +39,8 @@ left.plotly_chart(
     ),
     key="causal_weights_masked",
 )
-right.plotly_chart(
+render.chart(
+    right,
     figures.attention_heatmap(
         unmasked.weights[head],
         labels,

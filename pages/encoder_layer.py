@@ -2,7 +2,7 @@
 
 import streamlit as st
 
-from app import compute, controls, equations, figures, state
+from app import compute, controls, equations, figures, render, state
 
 st.title("One encoder layer")
 st.caption(
@@ -40,12 +40,13 @@ layer = compute.encoder(
     d_ff,
 )
 
-st.plotly_chart(
-    figures.stream_norms_figure(layer.stream_norms, layer.update_norms, labels), key="enc_norms"
+render.chart(
+    st, figures.stream_norms_figure(layer.stream_norms, layer.update_norms, labels), key="enc_norms"
 )
 features = [f"f{i}" for i in range(values["d_model"])]
 left, right = st.columns(2)
-left.plotly_chart(
+render.chart(
+    left,
     figures.matrix_heatmap(
         layer.attention_update,
         labels,
@@ -56,7 +57,8 @@ left.plotly_chart(
     ),
     key="enc_attention_update",
 )
-right.plotly_chart(
+render.chart(
+    right,
     figures.matrix_heatmap(
         layer.ffn_update,
         labels,
@@ -68,13 +70,15 @@ right.plotly_chart(
     key="enc_ffn_update",
 )
 left, right = st.columns(2)
-left.plotly_chart(
+render.chart(
+    left,
     figures.matrix_heatmap(
         layer.streams[0], labels, features, "Input X", x_title="feature", y_title="token"
     ),
     key="enc_input",
 )
-right.plotly_chart(
+render.chart(
+    right,
     figures.matrix_heatmap(
         layer.output, labels, features, "Layer output", x_title="feature", y_title="token"
     ),

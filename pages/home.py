@@ -3,7 +3,7 @@
 import pandas as pd
 import streamlit as st
 
-from app import controls, equations, figures, state
+from app import controls, equations, figures, render, state
 
 st.title("Tokens → Q, K, V")
 st.caption(
@@ -33,7 +33,8 @@ columns = convention == "columns"
 st.latex(equations.PROJECTIONS[convention])
 
 features = [f"f{i}" for i in range(run.x.shape[1])]
-st.plotly_chart(
+render.chart(
+    st,
     figures.matrix_heatmap(
         run.x,
         labels,
@@ -48,13 +49,15 @@ st.plotly_chart(
 weight_cols = st.columns(3)
 names = equations.WEIGHT_NAMES[convention]
 for col, name, w, part in zip(weight_cols, names, run.weights[:3], "qkv", strict=True):
-    col.plotly_chart(
+    render.chart(
+        col,
         figures.matrix_heatmap(w, features, features, name, transpose=columns),
         key=f"home_w{part}",
     )
 proj_cols = st.columns(3)
 for col, name, m in zip(proj_cols, ("Q", "K", "V"), (run.q, run.k, run.v), strict=True):
-    col.plotly_chart(
+    render.chart(
+        col,
         figures.matrix_heatmap(
             m,
             labels,

@@ -2,7 +2,7 @@
 
 import streamlit as st
 
-from app import controls, equations, figures, tables
+from app import controls, equations, figures, render, tables
 
 st.title("Multi-head attention")
 st.latex(equations.MULTI_HEAD)
@@ -19,7 +19,8 @@ n_heads, n, d_head = mha.q.shape
 features = [f"f{i}" for i in range(run.q.shape[1])]
 
 st.metric("Heads × features per head", f"{n_heads} × {d_head} = {n_heads * d_head}")
-st.plotly_chart(
+render.chart(
+    st,
     figures.matrix_heatmap(
         run.q,
         labels,
@@ -32,7 +33,8 @@ st.plotly_chart(
     key="mh_q",
 )
 entropy = tables.head_entropy(mha.weights)
-st.plotly_chart(
+render.chart(
+    st,
     figures.heads_heatmaps(
         mha.weights, labels, stat=[f"{bits:.2f} bits" for bits in entropy["mean entropy (bits)"]]
     ),
@@ -40,7 +42,8 @@ st.plotly_chart(
 )
 st.dataframe(entropy, hide_index=True)
 left, right = st.columns(2)
-left.plotly_chart(
+render.chart(
+    left,
     figures.matrix_heatmap(
         mha.concat,
         labels,
@@ -52,7 +55,8 @@ left.plotly_chart(
     ),
     key="mh_concat",
 )
-right.plotly_chart(
+render.chart(
+    right,
     figures.matrix_heatmap(
         mha.output, labels, features, "Output = Concat · W_O", x_title="feature", y_title="token"
     ),

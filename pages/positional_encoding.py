@@ -2,7 +2,7 @@
 
 import streamlit as st
 
-from app import compute, controls, equations, figures, state
+from app import compute, controls, equations, figures, render, state
 
 st.title("Positional encoding")
 st.caption(
@@ -23,7 +23,8 @@ n_positions = st.slider(
 )
 table = compute.encoding_table(values["pe"], n_positions, d_model, values["seed"])
 left, right = st.columns(2)
-left.plotly_chart(
+render.chart(
+    left,
     figures.matrix_heatmap(
         table,
         range(n_positions),
@@ -34,7 +35,8 @@ left.plotly_chart(
     ),
     key="pe_table",
 )
-right.plotly_chart(
+render.chart(
+    right,
     figures.matrix_heatmap(
         compute.encoding_similarity(values["pe"], n_positions, d_model, values["seed"]),
         range(n_positions),
@@ -45,7 +47,8 @@ right.plotly_chart(
     ),
     key="pe_similarity",
 )
-st.plotly_chart(
+render.chart(
+    st,
     figures.encoding_curves(
         compute.encoding_table("sinusoidal", n_positions, d_model, 0), range(0, min(d_model, 8), 2)
     ),
@@ -61,10 +64,11 @@ st.subheader("Effect on attention")
 head = controls.head_picker("pe_head", run.attention.weights.shape[0])
 without = compute.toy(**state.model_inputs(values | {"pe": "none"})).attention.weights[head]
 left, right = st.columns(2)
-left.plotly_chart(
-    figures.attention_heatmap(without, labels, "Weights without positions"), key="pe_without"
+render.chart(
+    left, figures.attention_heatmap(without, labels, "Weights without positions"), key="pe_without"
 )
-right.plotly_chart(
+render.chart(
+    right,
     figures.attention_heatmap(
         run.attention.weights[head], labels, f"Weights with {state.PE_LABELS[values['pe']].lower()}"
     ),

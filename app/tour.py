@@ -1,0 +1,186 @@
+"""The guided tour: each step a few sentences of explanation and one live figure.
+
+Steps are data: a title, the text, the page to explore further, and a function from the
+current controls to the figure, built from the same cached engine calls and figure
+builders as the pages themselves.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import plotly.graph_objects as go
+
+from app import compute, figures, state
+
+
+@dataclass(frozen=True)
+class Step:
+    """One stop of the tour."""
+
+    title: str
+    text: str
+    page: str  # the page script to explore further, as st.page_link takes it
+    figure: Callable[[dict], go.Figure]
+
+
+def _run(values, **changes):
+    return compute.toy(**state.model_inputs(values | changes))
+
+
+def _labels(values):
+    return compute.tokenize(values["text"], values["tokenizer"])[0].labels
+
+
+def _features(n):
+    return [f"f{i}" for i in range(n)]
+
+
+def _tokens(values):
+    tokenization = compute.tokenize(values["text"], values["tokenizer"])[0]
+    return figures.token_ids_figure(tokenization.labels, tokenization.ids)
+
+
+def _qkv(values):
+    run = _run(values)
+    return figures.matrix_heatmap(
+        run.q,
+        _labels(values),
+        _features(run.q.shape[1]),
+        "Queries Q = X W_Q",
+        x_title="feature",
+        y_title="token",
+    )
+
+
+def _scores(values):
+    heads = _run(values).attention.heads
+    return figures.scores_heatmap(heads.scores[0], _labels(values), "Raw scores q·kᵀ")
+
+
+def _saturation(values):
+    scales, stats = compute.saturation_curve(
+        values["text"],
+        values["tokenizer"],
+        values["seed"],
+        values["d_model"],
+        values["heads"],
+        values["causal"],
+        values["pe"],
+        0,
+    )
+    default = state.default_scale(values["d_model"], values["heads"])
+    return figures.saturation_figure(scales, stats, values["scale"], default)
+
+
+def _weights(values):
+    heads = _run(values).attention.heads
+    return figures.attention_heatmap(
+        heads.weights[0], _labels(values), scores=heads.scores[0], scaled=heads.scaled[0]
+    )
+
+
+def _causal(values):
+    heads = _run(values, causal=True).attention.heads
+    return figures.attention_heatmap(heads.weights[0], _labels(values), "Weights with the mask")
+
+
+def _positions(values):
+    n = len(_labels(values))
+    table = compute.encoding_table("sinusoidal", max(n, 2), values["d_model"], values["seed"])
+    return figures.matrix_heatmap(
+        table,
+        range(table.shape[0]),
+        _features(table.shape[1]),
+        "Sinusoidal positions × dimensions",
+        x_title="dimension",
+        y_title="position",
+    )
+
+
+def _multi_head(values):
+    heads = max(h for h in state.divisors(values["d_model"]) if h <= 4)
+    run = _run(values, heads=heads, scale=state.default_scale(values["d_model"], heads))
+    return figures.heads_heatmaps(run.attention.weights, _labels(values))
+
+
+STEPS = (
+    Step(
+        "1 · Text becomes tokens",
+        "A model never sees letters. A tokenizer cuts the text into pieces it knows — whole "
+        "words, or fragments such as “##ian” — and gives each piece a number. Everything "
+        "after this step works on those pieces.",
+        "../pages/home.py",
+        _tokens,
+    ),
+    Step(
+        "2 · Each token asks, offers and carries",
+        "Every token becomes a vector, and three learned matrices turn that vector into a "
+        "query (what am I looking for?), a key (what do I contain?) and a value (what will "
+        "I hand over?). Here are the queries, one row per token.",
+        "../pages/home.py",
+        _qkv,
+    ),
+    Step(
+        "3 · Scores: how well each query matches each key",
+        "Each query is compared with every key by a dot product. Row i, column j says how "
+        "much token i's question matches token j's answer. Large and positive means a "
+        "good match.",
+        "../pages/attention.py",
+        _scores,
+    ),
+    Step(
+        "4 · Scaling, and a softmax that can saturate",
+        "The scores are multiplied by a scale — 1/√d_k by default — before the softmax. "
+        "Too small a scale and every token attends to everything equally; too large and "
+        "each row collapses onto one key and learning stalls. The curves measure it; the "
+        "red line is the current scale.",
+        "../pages/attention.py",
+        _saturation,
+    ),
+    Step(
+        "5 · Weights: each row is a budget of 1",
+        "The softmax turns each row of scores into positive weights that add up to one. "
+        "Token i's output is the weighted average of all the values, with these weights.",
+        "../pages/attention.py",
+        _weights,
+    ),
+    Step(
+        "6 · The causal mask",
+        "A model that writes text must not peek at words it has not written yet. The mask "
+        "sets those scores to −∞ before the softmax, so their weights are exactly zero: "
+        "everything above the diagonal disappears.",
+        "../pages/causal_mask.py",
+        _causal,
+    ),
+    Step(
+        "7 · Where is each token?",
+        "Attention alone ignores order: shuffle the words and the outputs just shuffle. "
+        "Adding a positional encoding — here the sinusoidal one, a different wave per "
+        "dimension — gives every position its own signature.",
+        "../pages/positional_encoding.py",
+        _positions,
+    ),
+    Step(
+        "8 · Several heads at once",
+        "Instead of one attention pattern, the features are split between heads, each "
+        "with its own small queries and keys. Each head can follow a different relation; "
+        "their outputs are joined and mixed again.",
+        "../pages/multi_head.py",
+        _multi_head,
+    ),
+)
+
+
+def parse_step(raw):
+    """The tour step from the URL, 1-based; returns (step, warning or None)."""
+    if raw is None:
+        return 1, None
+    try:
+        step = int(raw)
+    except ValueError:
+        step = 0
+    if 1 <= step <= len(STEPS):
+        return step, None
+    return 1, f"There is no tour step “{state.md_escape(str(raw)[:20])}”; starting at step 1."

@@ -1,0 +1,89 @@
+"""The guided tour, the presentation mode and the export set-up, through AppTest."""
+
+import json
+from pathlib import Path
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from app import tour
+
+MAIN = str(Path(__file__).resolve().parent.parent / "app" / "main.py")
+
+
+def open_tour(step=None, **query):
+    at = AppTest.from_file(MAIN, default_timeout=60).run()
+    at.switch_page("../pages/tour.py")
+    at.query_params.update(query)
+    if step is not None:
+        at.query_params["step"] = str(step)
+    return at.run()
+
+
+def titles(at):
+    return [t.value for t in at.main.title]
+
+
+def test_tour_walks_forward_and_back_with_the_step_in_the_url():
+    at = open_tour()
+    assert titles(at) == [tour.STEPS[0].title]
+    for step in range(2, len(tour.STEPS) + 1):
+        at.button(key="tour_next").click().run()
+        assert not at.exception
+        assert titles(at) == [tour.STEPS[step - 1].title]
+        assert at.query_params["step"] == str(step)
+        assert at.get("plotly_chart")
+    assert any("End of the tour" in s.value for s in at.success)
+    at.button(key="tour_back").click().run()
+    assert at.query_params["step"] == str(len(tour.STEPS) - 1)
+
+
+def test_a_link_opens_its_step():
+    at = open_tour(step=5)
+    assert titles(at) == [tour.STEPS[4].title]
+
+
+@pytest.mark.parametrize("raw", ["0", "99", "two", "-1"])
+def test_a_bad_step_starts_at_the_beginning_with_a_warning(raw):
+    at = open_tour(step=raw)
+    assert not at.exception
+    assert titles(at) == [tour.STEPS[0].title]
+    assert any("tour step" in w.value for w in at.warning)
+
+
+def test_parse_step():
+    assert tour.parse_step(None) == (1, None)
+    assert tour.parse_step("3") == (3, None)
+    step, warning = tour.parse_step("<b>9</b>")
+    assert step == 1
+    assert "<b>" not in warning
+
+
+def test_presentation_mode_hides_controls_and_can_be_left():
+    at = open_tour(step=4, present="1")
+    assert not at.exception
+    assert any("display: none" in h.proto.body for h in at.get("html"))
+    assert not at.get("download_button")
+    at.button(key="leave_presentation").click().run()
+    assert "present" not in at.query_params
+    assert not at.get("html")
+
+
+def test_charts_export_print_resolution_images_named_after_settings():
+    at = AppTest.from_file(MAIN, default_timeout=60).run()
+    at.switch_page("../pages/attention.py").run()
+    chart = next(c for c in at.get("plotly_chart") if c.proto.id.endswith("att_weights"))
+    options = json.loads(chart.proto.config)["toImageButtonOptions"]
+    assert options["scale"] >= 3
+    assert options["format"] == "png"
+    assert options["filename"].startswith("attention-explorer_att_weights_d16-h1-s0.25")
+    at.sidebar.selectbox(key="export_format").set_value("svg").run()
+    chart = next(c for c in at.get("plotly_chart") if c.proto.id.endswith("att_weights"))
+    assert json.loads(chart.proto.config)["toImageButtonOptions"]["format"] == "svg"
+
+
+def test_every_heatmap_offers_csv():
+    at = AppTest.from_file(MAIN, default_timeout=60).run()
+    at.switch_page("../pages/attention.py").run()
+    keys = {b.proto.id.rsplit("-", 1)[-1] for b in at.get("download_button")}
+    assert {"att_raw_csv", "att_scaled_csv", "att_weights_csv", "att_output_csv"} <= keys
