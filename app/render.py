@@ -65,9 +65,14 @@ def chart(container, fig, key):
     values = state.current()
     filename = f"attention-explorer_{key}_{settings_slug(values)}"
     if presenting():
-        fig.update_layout(font={"size": PRESENT_FONT}, template="simple_white")
-        if fig.layout.height:
-            fig.update_layout(height=max(fig.layout.height, 560))
+        rows = max(
+            (len(t.y) for t in fig.data if t.type == "heatmap" and t.y is not None), default=0
+        )
+        fig.update_layout(
+            font={"size": PRESENT_FONT},
+            template="simple_white",
+            height=max(fig.layout.height or 0, 560, 24 * rows + 240),
+        )
     config = {
         "displaylogo": False,
         "toImageButtonOptions": {
