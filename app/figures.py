@@ -20,6 +20,8 @@ DIVERGING_SCALE = "RdBu_r"
 MASK_SCALE = [[0.0, "#d9d9d9"], [1.0, "#2c7bb6"]]
 #: Matrices with at most this many rows and columns get their values written in the cells.
 CELL_TEXT_MAX = 16
+#: Feature axes wider than this are cropped when drawn (d_model runs to 768).
+FEATURE_LIMIT = 128
 LABEL_MAX_CHARS = 18
 _ZERO_WIDTH = "\u200b"
 
@@ -83,6 +85,8 @@ def matrix_heatmap(
     y_title="",
     transpose=False,
     column_groups=1,
+    max_rows=None,
+    max_cols=None,
 ):
     """A labelled heatmap of any matrix: embeddings, weights, Q, K, V, outputs.
 
@@ -96,8 +100,15 @@ def matrix_heatmap(
         Draw the transpose (the book's column convention), swapping labels and titles.
     column_groups : int
         Mark this many equal groups of columns (the heads' slices) with dividing lines.
+    max_rows, max_cols : int, optional
+        Draw only the first rows or columns (before any transpose), and say so in the
+        title: a 768-feature axis would send megabytes per rerun and show nothing more.
     """
     z = np.asarray(matrix, dtype=np.float32)
+    width = z.shape[1] // column_groups
+    title += _cropped_note(z.shape, max_rows, max_cols)
+    z = z[:max_rows, :max_cols]
+    row_labels, col_labels = list(row_labels)[:max_rows], list(col_labels)[:max_cols]
     if transpose:
         z, row_labels, col_labels = z.T, col_labels, row_labels
         x_title, y_title = y_title, x_title
@@ -120,10 +131,19 @@ def matrix_heatmap(
         **colour,
     )
     fig = _layout(go.Figure(trace), title, *z.shape, x_title, y_title)
-    width = z.shape[1] // column_groups
     for g in range(1, column_groups):
-        fig.add_vline(x=g * width - 0.5, line={"color": "black", "width": 2})
+        if g * width < z.shape[1]:
+            fig.add_vline(x=g * width - 0.5, line={"color": "black", "width": 2})
     return fig
+
+
+def _cropped_note(shape, max_rows, max_cols):
+    notes = [
+        f"first {limit} of {size} {name}"
+        for size, limit, name in ((shape[0], max_rows, "rows"), (shape[1], max_cols, "columns"))
+        if limit is not None and size > limit
+    ]
+    return f" ({', '.join(notes)})" if notes else ""
 
 
 def attention_heatmap(weights, labels, title="Attention weights", *, scores=None, scaled=None):
@@ -278,7 +298,7 @@ def weights_bar(row, labels, query_label):
     return fig
 
 
-def saturation_figure(scales, stats, current_scale, default_scale):
+def saturation_figure(scales, stats, current_scale, default_scale, rows=None):
     """Entropy, largest weight and effective tokens against the scale (log axis).
 
     Parameters
@@ -286,6 +306,7 @@ def saturation_figure(scales, stats, current_scale, default_scale):
     scales : ndarray of shape (n_s,)
     stats : engine.SaturationStats with arrays of shape (n_s,)
     current_scale, default_scale : float, marked with vertical lines
+    rows : int, optional, how many query rows the means are over
     """
     panels = (
         ("entropy (bits)", stats.entropy),
@@ -309,7 +330,10 @@ def saturation_figure(scales, stats, current_scale, default_scale):
         fig.add_vline(x=default_scale, line={"color": "#7f7f7f", "dash": "dot"}, row=1, col=i)
     fig.update_xaxes(type="log", title_text="scale")
     fig.update_layout(
-        title={"text": "Mean over query rows — red: current scale, dotted: 1/√d_k", "x": 0.0},
+        title={
+            "text": f"Mean over {rows or 'all'} query rows — red: current scale, dotted: 1/√d_k",
+            "x": 0.0,
+        },
         showlegend=False,
         height=300,
         margin={"l": 10, "r": 10, "t": 70, "b": 10},
@@ -386,4 +410,189 @@ def token_ids_figure(labels, ids):
     fig.update_layout(
         height=min(120 + 26 * len(labels), 700), margin={"l": 0, "r": 0, "t": 10, "b": 0}
     )
+    return fig
+
+
+#: Colour of each cost series: softmax warm, linear cool; causal a darker shade.
+COST_COLOURS = {
+    "softmax": "#d6604d",
+    "softmax, causal": "#b2182b",
+    "linear": "#4393c3",
+    "linear, causal": "#2166ac",
+}
+
+
+def cost_figure(rows, title="Measured cost against n"):
+    """Wall time and peak memory against n on log-log axes, with n² and n guide lines.
+
+    The guides are dashed, through each family's largest measurement: the softmax
+    points should run parallel to n², the linear ones to n.
+
+    Parameters
+    ----------
+    rows : sequence of dict with "method", "n", "seconds", "peak_bytes"
+        (as :func:`app.cost.measure_cost` returns)
+    """
+    fig = make_subplots(rows=1, cols=2, subplot_titles=["wall time (ms)", "peak memory (MiB)"])
+    methods = list(dict.fromkeys(row["method"] for row in rows))
+    panels = (("seconds", 1e3, "ms"), ("peak_bytes", 2.0**-20, "MiB"))
+    for col, (field, unit, unit_name) in enumerate(panels, start=1):
+        for method in methods:
+            mine = sorted((r for r in rows if r["method"] == method), key=lambda r: r["n"])
+            fig.add_trace(
+                go.Scatter(
+                    x=np.array([r["n"] for r in mine], dtype=np.float32),
+                    y=np.array([r[field] * unit for r in mine], dtype=np.float32),
+                    mode="lines+markers",
+                    name=method,
+                    legendgroup=method,
+                    showlegend=col == 1,
+                    line={"color": COST_COLOURS.get(method)},
+                    hovertemplate=f"{method}<br>n %{{x}}<br>%{{y:.3g}} {unit_name}<extra></extra>",
+                ),
+                row=1,
+                col=col,
+            )
+        for family, power in (("softmax", 2), ("linear", 1)):
+            mine = [r for r in rows if r["method"].startswith(family)]
+            if not mine:
+                continue
+            anchor = max(mine, key=lambda r: (r["n"], r[field]))
+            n = np.array(sorted({r["n"] for r in rows}), dtype=np.float64)
+            guide = anchor[field] * unit * (n / anchor["n"]) ** power
+            fig.add_trace(
+                go.Scatter(
+                    x=n.astype(np.float32),
+                    y=guide.astype(np.float32),
+                    mode="lines",
+                    name=f"∝ n{'²' if power == 2 else ''}",
+                    legendgroup=f"guide{power}",
+                    showlegend=col == 1,
+                    line={"color": "#7f7f7f", "dash": "dash" if power == 2 else "dot", "width": 1},
+                    hoverinfo="skip",
+                ),
+                row=1,
+                col=col,
+            )
+    fig.update_xaxes(type="log", title_text="n (tokens)")
+    fig.update_yaxes(type="log")
+    fig.update_layout(
+        title={"text": title, "x": 0.0},
+        height=400,
+        margin={"l": 10, "r": 10, "t": 70, "b": 10},
+    )
+    return fig
+
+
+#: Attention over an image: transparent where a patch gets nothing, opaque yellow at the
+#: row's largest weight, so the picture shows through everywhere else.
+OVERLAY_SCALE = [
+    [0.0, "rgba(68, 1, 84, 0)"],
+    [0.5, "rgba(33, 145, 140, 0.55)"],
+    [1.0, "rgba(253, 231, 37, 0.9)"],
+]
+
+
+def image_figure(image, patch, grid, selected=None, overlay=None, title=""):
+    """An image with its patch grid, a query patch outlined, and optionally attention on top.
+
+    Parameters
+    ----------
+    image : uint8 ndarray of shape (H, W, 3)
+    patch : int, patch side in pixels
+    grid : tuple (n_rows, n_cols); the grid covers the top-left n_rows·patch × n_cols·patch
+    selected : tuple (row, col), optional, the patch to outline
+    overlay : ndarray of shape (n_rows·patch, n_cols·patch), optional
+        Weights per pixel; drawn from transparent (0) to opaque (the largest weight).
+    title : str
+    """
+    image = np.asarray(image, dtype=np.uint8)
+    n_rows, n_cols = grid
+    fig = go.Figure(go.Image(z=image, hoverinfo="skip"))
+    if overlay is not None:
+        z = np.asarray(overlay, dtype=np.float32)
+        top = float(z.max()) if z.size and z.max() > 0 else 1.0
+        fig.add_trace(
+            go.Heatmap(
+                z=z,
+                x=np.arange(z.shape[1]),
+                y=np.arange(z.shape[0]),
+                colorscale=OVERLAY_SCALE,
+                zmin=0.0,
+                zmax=top,
+                colorbar={"thickness": 12, "title": {"text": "weight"}},
+                hovertemplate="pixel (%{x}, %{y})<br>weight %{z:.4f}<extra></extra>",
+            )
+        )
+    xs, ys = [], []
+    for c in range(n_cols + 1):  # vertical lines, separated by None
+        xs += [c * patch - 0.5, c * patch - 0.5, None]
+        ys += [-0.5, n_rows * patch - 0.5, None]
+    for r in range(n_rows + 1):
+        xs += [-0.5, n_cols * patch - 0.5, None]
+        ys += [r * patch - 0.5, r * patch - 0.5, None]
+    fig.add_trace(
+        go.Scatter(
+            x=xs,
+            y=ys,
+            mode="lines",
+            line={"color": "rgba(255, 255, 255, 0.45)", "width": 1},
+            hoverinfo="skip",
+            showlegend=False,
+        )
+    )
+    if selected is not None:
+        r, c = selected
+        fig.add_shape(
+            type="rect",
+            x0=c * patch - 0.5,
+            x1=(c + 1) * patch - 0.5,
+            y0=r * patch - 0.5,
+            y1=(r + 1) * patch - 0.5,
+            line={"color": "#ff00ff", "width": 3},
+        )
+    height, width = image.shape[:2]
+    fig.update_xaxes(showticklabels=False, range=[-0.5, width - 0.5], showgrid=False)
+    fig.update_yaxes(
+        showticklabels=False,
+        range=[height - 0.5, -0.5],
+        scaleanchor="x",
+        showgrid=False,
+    )
+    fig.update_layout(
+        title={"text": title, "x": 0.0},
+        height=460,
+        margin={"l": 10, "r": 10, "t": 50, "b": 10},
+    )
+    return fig
+
+
+def patch_attention_heatmap(weights, grid, selected=None, title="Attention between patches"):
+    """The full patch × patch attention matrix, on a 0 to largest-weight scale.
+
+    Rows and columns are patches in raster order, labelled ``row,col``. Over many
+    patches the weights are small, so the scale runs to the largest weight, not to 1.
+
+    Parameters
+    ----------
+    weights : ndarray of shape (n_patches, n_patches)
+    grid : tuple (n_rows, n_cols)
+    selected : int, optional, the query patch's index, marked by a horizontal line
+    """
+    z = np.asarray(weights, dtype=np.float32)
+    n_rows, n_cols = grid
+    labels = [f"{r},{c}" for r in range(n_rows) for c in range(n_cols)]
+    trace = go.Heatmap(
+        z=z,
+        x=labels,
+        y=labels,
+        colorscale=WEIGHTS_SCALE,
+        zmin=0.0,
+        zmax=float(z.max()) if z.size else 1.0,
+        colorbar={"thickness": 12},
+        hovertemplate="query patch %{y}<br>key patch %{x}<br>weight %{z:.4f}<extra></extra>",
+    )
+    fig = _layout(go.Figure(trace), title, *z.shape, "key patch (row,col)", "query patch")
+    if selected is not None:
+        fig.add_hline(y=selected, line={"color": "#ff00ff", "width": 1})
     return fig

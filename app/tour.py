@@ -51,6 +51,7 @@ def _qkv(values):
         "Queries Q = X W_Q",
         x_title="feature",
         y_title="token",
+        max_cols=figures.FEATURE_LIMIT,
     )
 
 
@@ -60,7 +61,7 @@ def _scores(values):
 
 
 def _saturation(values):
-    scales, stats = compute.saturation_curve(
+    scales, stats, rows = compute.saturation_curve(
         values["text"],
         values["tokenizer"],
         values["seed"],
@@ -71,7 +72,7 @@ def _saturation(values):
         0,
     )
     default = state.default_scale(values["d_model"], values["heads"])
-    return figures.saturation_figure(scales, stats, values["scale"], default)
+    return figures.saturation_figure(scales, stats, values["scale"], default, rows)
 
 
 def _weights(values):
@@ -96,6 +97,7 @@ def _positions(values):
         "Sinusoidal positions × dimensions",
         x_title="dimension",
         y_title="position",
+        max_cols=figures.FEATURE_LIMIT,
     )
 
 

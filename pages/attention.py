@@ -47,13 +47,14 @@ def scaled_view():
             "Output = weights · V",
             x_title="feature",
             y_title="token",
+            max_cols=figures.FEATURE_LIMIT,
         ),
         key="att_output",
     )
 
     st.subheader("Saturation")
     st.latex(equations.SATURATION)
-    scales, sweep = compute.saturation_curve(
+    scales, sweep, rows = compute.saturation_curve(
         values["text"],
         values["tokenizer"],
         values["seed"],
@@ -65,7 +66,9 @@ def scaled_view():
     )
     default = state.default_scale(values["d_model"], values["heads"])
     render.chart(
-        st, figures.saturation_figure(scales, sweep, heads.scale, default), key="att_saturation"
+        st,
+        figures.saturation_figure(scales, sweep, heads.scale, default, rows),
+        key="att_saturation",
     )
     summary, per_row = tables.saturation_tables(weights, labels)
     st.dataframe(summary, hide_index=True)

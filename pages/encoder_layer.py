@@ -54,6 +54,7 @@ render.chart(
         "Attention sub-layer's update",
         x_title="feature",
         y_title="token",
+        max_cols=figures.FEATURE_LIMIT,
     ),
     key="enc_attention_update",
 )
@@ -66,6 +67,7 @@ render.chart(
         f"Feed-forward update (d_ff = {d_ff})",
         x_title="feature",
         y_title="token",
+        max_cols=figures.FEATURE_LIMIT,
     ),
     key="enc_ffn_update",
 )
@@ -73,14 +75,26 @@ left, right = st.columns(2)
 render.chart(
     left,
     figures.matrix_heatmap(
-        layer.streams[0], labels, features, "Input X", x_title="feature", y_title="token"
+        layer.streams[0],
+        labels,
+        features,
+        "Input X",
+        x_title="feature",
+        y_title="token",
+        max_cols=figures.FEATURE_LIMIT,
     ),
     key="enc_input",
 )
 render.chart(
     right,
     figures.matrix_heatmap(
-        layer.output, labels, features, "Layer output", x_title="feature", y_title="token"
+        layer.output,
+        labels,
+        features,
+        "Layer output",
+        x_title="feature",
+        y_title="token",
+        max_cols=figures.FEATURE_LIMIT,
     ),
     key="enc_output",
 )

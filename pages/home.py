@@ -43,6 +43,7 @@ render.chart(
         x_title="feature",
         y_title="token",
         transpose=columns,
+        max_cols=figures.FEATURE_LIMIT,
     ),
     key="home_x",
 )
@@ -51,7 +52,15 @@ names = equations.WEIGHT_NAMES[convention]
 for col, name, w, part in zip(weight_cols, names, run.weights[:3], "qkv", strict=True):
     render.chart(
         col,
-        figures.matrix_heatmap(w, features, features, name, transpose=columns),
+        figures.matrix_heatmap(
+            w,
+            features,
+            features,
+            name,
+            transpose=columns,
+            max_rows=figures.FEATURE_LIMIT,
+            max_cols=figures.FEATURE_LIMIT,
+        ),
         key=f"home_w{part}",
     )
 proj_cols = st.columns(3)
@@ -66,6 +75,7 @@ for col, name, m in zip(proj_cols, ("Q", "K", "V"), (run.q, run.k, run.v), stric
             x_title="feature",
             y_title="token",
             transpose=columns,
+            max_cols=figures.FEATURE_LIMIT,
         ),
         key=f"home_{name}",
     )

@@ -29,6 +29,7 @@ render.chart(
         x_title="feature",
         y_title="token",
         column_groups=n_heads,
+        max_cols=figures.FEATURE_LIMIT,
     ),
     key="mh_q",
 )
@@ -52,13 +53,20 @@ render.chart(
         x_title="feature",
         y_title="token",
         column_groups=n_heads,
+        max_cols=figures.FEATURE_LIMIT,
     ),
     key="mh_concat",
 )
 render.chart(
     right,
     figures.matrix_heatmap(
-        mha.output, labels, features, "Output = Concat · W_O", x_title="feature", y_title="token"
+        mha.output,
+        labels,
+        features,
+        "Output = Concat · W_O",
+        x_title="feature",
+        y_title="token",
+        max_cols=figures.FEATURE_LIMIT,
     ),
     key="mh_output",
 )

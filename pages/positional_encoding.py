@@ -32,6 +32,7 @@ render.chart(
         f"{state.PE_LABELS[values['pe']]} table (positions × dimensions)",
         x_title="dimension",
         y_title="position",
+        max_cols=figures.FEATURE_LIMIT,
     ),
     key="pe_table",
 )

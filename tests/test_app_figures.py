@@ -159,3 +159,12 @@ def test_head_entropy_per_head():
     assert len(table) == 4
     expected = engine.saturation(run.attention.weights).entropy.mean(axis=-1)
     np.testing.assert_allclose(table["mean entropy (bits)"], expected)
+
+
+def test_wide_feature_axes_are_cropped_and_say_so():
+    m = np.arange(10 * 300, dtype=float).reshape(10, 300)
+    fig = figures.matrix_heatmap(m, range(10), range(300), "Q", max_cols=128)
+    assert fig.data[0].z.shape == (10, 128)
+    assert "first 128 of 300 columns" in fig.layout.title.text
+    narrow = figures.matrix_heatmap(m[:, :100], range(10), range(100), "Q", max_cols=128)
+    assert narrow.layout.title.text == "Q"
