@@ -1,0 +1,108 @@
+"""Numerical extremes through the pages: no NaN or inf reaches the screen.
+
+The only non-finite cells allowed are the masked (−∞) scores, which the figures draw as
+blank cells (NaN) and label "−∞".
+"""
+
+import base64
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from app import state
+
+MAIN = str(Path(__file__).resolve().parent.parent / "app" / "main.py")
+ALL_PAGES = [
+    "home",
+    "attention",
+    "causal_mask",
+    "positional_encoding",
+    "multi_head",
+    "encoder_layer",
+]
+
+
+def run_page(page, query=None, **session):
+    at = AppTest.from_file(MAIN, default_timeout=120)
+    at.query_params.update(query or {})
+    for key, value in session.items():
+        at.session_state[key] = value
+    at.run()
+    if page != "home":
+        at.switch_page(f"../pages/{page}.py").run()
+    assert not at.exception, [e.value for e in at.exception]
+    return at
+
+
+def arrays(node):
+    """Every typed array in a Plotly spec, decoded."""
+    if isinstance(node, dict):
+        if "bdata" in node and "dtype" in node:
+            yield np.frombuffer(base64.b64decode(node["bdata"]), dtype=node["dtype"])
+        else:
+            for value in node.values():
+                yield from arrays(value)
+    elif isinstance(node, list):
+        for value in node:
+            yield from arrays(value)
+
+
+def non_finite_cells(at):
+    """Count of non-finite numbers per chart, except blank (masked) score cells."""
+    found = {}
+    for chart in at.get("plotly_chart"):
+        spec = json.loads(chart.proto.spec)
+        masked_ok = any("−∞" in a.get("text", "") for a in spec["layout"].get("annotations", []))
+        bad = 0
+        for array in arrays(spec):
+            if array.dtype.kind == "f":
+                bad += int(np.sum(np.isinf(array)))
+                if not masked_ok:
+                    bad += int(np.sum(np.isnan(array)))
+        found[chart.proto.id.rsplit("-", 1)[-1]] = bad
+    return {key: bad for key, bad in found.items() if bad}
+
+
+@pytest.mark.parametrize("scale", [state.SCALE_MIN, state.SCALE_MAX, 1.0])
+@pytest.mark.parametrize("causal", ["0", "1"])
+def test_scale_extremes_stay_finite(scale, causal):
+    at = run_page("attention", {"scale": repr(scale), "causal": causal})
+    assert non_finite_cells(at) == {}
+
+
+def test_largest_scale_gives_one_hot_rows():
+    at = run_page("attention", {"scale": repr(state.SCALE_MAX)})
+    chart = next(c for c in at.get("plotly_chart") if c.proto.id.endswith("att_weights"))
+    weights = next(arrays(json.loads(chart.proto.spec)["data"][0]["z"]))
+    assert weights.max() == pytest.approx(1.0, abs=1e-3)
+
+
+@pytest.mark.parametrize("page", ALL_PAGES)
+def test_d_k_of_one(page):
+    at = run_page(page, {"d_model": "4", "heads": "4", "pe": "rotary"})
+    assert non_finite_cells(at) == {}
+
+
+@pytest.mark.parametrize("page", ALL_PAGES)
+def test_a_single_token(page):
+    at = run_page(page, {"causal": "1", "pe": "sinusoidal"}, text="restaurant", tokenizer="words")
+    assert non_finite_cells(at) == {}
+
+
+@pytest.mark.parametrize("page", ["attention", "multi_head", "causal_mask"])
+def test_512_tokens_and_12_heads(page):
+    text = " ".join(f"word{i}" for i in range(600))
+    query = {"d_model": "768", "heads": "12", "causal": "1", "pe": "learned"}
+    at = run_page(page, query, text=text, tokenizer="words")
+    assert non_finite_cells(at) == {}
+    assert any("512" in w.value for w in at.warning)
+
+
+def test_huge_inputs_do_not_overflow():
+    # d_model 768 with learned positions has entries of several units; scale 1024 on
+    # scores in the hundreds would overflow a naive exp.
+    at = run_page("attention", {"d_model": "768", "scale": repr(state.SCALE_MAX), "pe": "learned"})
+    assert non_finite_cells(at) == {}
