@@ -5,7 +5,8 @@ For each (d_model, n_heads) with n_heads dividing d_model, times
 ``time.perf_counter``) and prints the log-log slope between consecutive n: about 1
 while the O(n·d_model²) projections dominate, tending to 2 once the O(n²·d_model)
 score matrix does. BLAS threads share the cores with everything else running, so
-the load average is printed beside the table: read timings under load with care.
+the load average is printed beside the table; on a busy machine multi-threaded BLAS
+stalls waiting for its own threads, and ``OPENBLAS_NUM_THREADS=1`` gives steadier numbers.
 Usage: ``python benchmarks/bench_engine.py [--quick]``.
 """
 
@@ -56,7 +57,11 @@ def main():
     header = " ".join(f"{f'n={n}':>10}" for n in n_tokens)
     slopes = " ".join(f"{f'{a}->{b}':>9}" for a, b in itertools.pairwise(n_tokens))
     print("multi_head_attention, median wall time in ms; slope = d log t / d log n")
-    print(f"{os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.2f} at start")
+    threads = os.environ.get("OPENBLAS_NUM_THREADS", "default")
+    load = os.getloadavg()[0]
+    print(
+        f"{os.cpu_count()} CPUs, OPENBLAS_NUM_THREADS={threads}, load average {load:.2f} at start"
+    )
     print(f"{'d_model':>7} {'heads':>5} {header}   {slopes}")
     total = time.perf_counter()
     for d_model, n_heads in configs:
