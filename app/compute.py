@@ -7,16 +7,21 @@ sessions (``cache_resource``), so their arrays are made read-only.
 
 from __future__ import annotations
 
+import hashlib
+
 import numpy as np
 import pandas as pd
 import streamlit as st
 
 import engine
+from app import cost, images
 from engine import book
+from engine.efficient import attention_patterns, pattern_errors
 from engine.layers import encoder_layer, toy_encoder_weights
 from engine.positional import ENCODINGS, position_similarity, sinusoidal_positional_encoding
 from engine.tokenize import TokenizerUnavailableError
 from engine.toy import permutation_error, positional_table, random_permutation
+from engine.vision import run_vision
 
 _TTL = 3600
 #: Query rows the saturation sweep averages at most.
@@ -161,3 +166,129 @@ def book_permutation(permutation):
         "output_permuted": output_permuted,
         "difference": float(np.max(np.abs(permuted_output - output_permuted))),
     }
+
+
+@st.cache_resource(max_entries=32, ttl=_TTL, show_spinner=False)
+def efficient_patterns(
+    text, tokenizer, seed, d_model, heads, scale, causal, pe, head, window, stride
+):
+    """Full softmax, linear attention and the sparse patterns on one head of the toy run.
+
+    Returns
+    -------
+    tuple of engine.efficient.Pattern, full softmax first
+    """
+    attention = toy(text, tokenizer, seed, d_model, heads, scale, causal, pe).attention
+    patterns = attention_patterns(
+        attention.q[head],
+        attention.k[head],
+        attention.v[head],
+        window,
+        stride,
+        causal=causal,
+        scale=attention.heads.scale,
+    )
+    return _freeze(patterns)
+
+
+@st.cache_data(max_entries=32, ttl=_TTL, show_spinner=False)
+def efficient_errors(
+    text, tokenizer, seed, d_model, heads, scale, causal, pe, head, window, stride
+):
+    """Each pattern's distance from full softmax, as a table (one row per pattern)."""
+    patterns = efficient_patterns(
+        text, tokenizer, seed, d_model, heads, scale, causal, pe, head, window, stride
+    )
+    return pd.DataFrame(
+        [
+            {
+                "pattern": row.name,
+                "pairs computed": row.density,
+                "mean |ΔA|": row.weights_mae,
+                "max |ΔA|": row.weights_max,
+                "mean |Δ output|": row.output_mae,
+                "max |Δ output|": row.output_max,
+                "‖Δ output‖ / ‖output‖": row.output_relative,
+            }
+            for row in pattern_errors(patterns)
+        ]
+    )
+
+
+def _cost_record(rows, machine):
+    table = pd.DataFrame(
+        [
+            {"method": method, "time slope": fit["time"], "memory slope": fit["memory"]}
+            for method, fit in cost.slopes(rows).items()
+        ]
+    )
+    return {"rows": rows, "machine": machine, "slopes": table}
+
+
+@st.cache_data(show_spinner=False)
+def cost_reference():
+    """The measurement shipped in ``assets/efficient_cost.json``, or None without the file.
+
+    Returns
+    -------
+    dict with "rows" (list of dict), "machine" (str), "slopes" (DataFrame), or None
+    """
+    record = cost.load_reference()
+    return None if record is None else _cost_record(record["rows"], record["machine"])
+
+
+@st.cache_data(show_spinner="Measuring on this machine (about ten seconds)…")
+def cost_measurement():
+    """A fresh, bounded measurement, taken once per server and shared by every session.
+
+    Softmax runs to n = 4096 (its (n, n) intermediates take about 0.6 GB there), its
+    causal form to 2048; linear attention to 8192.
+
+    Returns
+    -------
+    dict as :func:`cost_reference`
+    """
+    rows = cost.measure_cost(max_n={"softmax": 4096, "softmax, causal": 2048})
+    return _cost_record(rows, "this server, just now")
+
+
+@st.cache_resource(show_spinner=False)
+def sample_image():
+    """The shipped sample image, uint8 (224, 224, 3), read-only."""
+    return _freeze(images.load_sample())
+
+
+@st.cache_data(max_entries=16, ttl=_TTL, show_spinner=False)
+def _decoded_upload(digest, _data):
+    try:
+        return images.load_upload(_data), None
+    except images.ImageRejectedError as error:
+        return None, str(error)
+
+
+def uploaded_image(data):
+    """Check and decode uploaded bytes, cached on their SHA-256 (never on the array).
+
+    Returns
+    -------
+    source : str, the digest, to key :func:`vision_run` on
+    image : uint8 ndarray of shape (H, W, 3), or None when rejected
+    problem : str or None, the message to show when rejected
+    """
+    digest = hashlib.sha256(data).hexdigest()
+    image, problem = _decoded_upload(digest, data)
+    return digest, image, problem
+
+
+@st.cache_resource(max_entries=16, ttl=_TTL, show_spinner=False)
+def vision_run(source, patch, d_model, seed, position, tied, _image):
+    """Self-attention over the patches of the image named by ``source``.
+
+    ``source`` ("sample" or an upload's digest) is the cache key; ``_image`` must be
+    the image it names and is not hashed.
+
+    Returns
+    -------
+    engine.vision.VisionRun
+    """
+    return _freeze(run_vision(_image, patch, d_model, seed, position, tied))

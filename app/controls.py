@@ -145,3 +145,18 @@ def token_picker(key, labels, prefer=None, label="Query token"):
         format_func=lambda i: f"{i}: {labels[i]}",
         **_PERSIST,
     )
+
+
+def bounded_slider(label, key, low, high, default, **kwargs):
+    """An integer slider whose range follows the data; a stale value is clamped into it.
+
+    With ``low == high`` there is nothing to choose (Streamlit refuses such a slider):
+    the value is shown as a caption and returned.
+    """
+    if high <= low:
+        st.caption(f"{label}: {low}")
+        return low
+    value = min(max(st.session_state.get(key, default), low), high)
+    if st.session_state.get(key) != value:
+        st.session_state[key] = value
+    return st.slider(label, low, high, key=key, **_PERSIST, **kwargs)

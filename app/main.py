@@ -44,6 +44,15 @@ PAGES = [
         url_path="multi-head",
     ),
     st.Page(
+        "../pages/efficient.py",
+        title="Efficient attention",
+        icon=":material/speed:",
+        url_path="efficient",
+    ),
+    st.Page(
+        "../pages/vision.py", title="Vision patches", icon=":material/image:", url_path="vision"
+    ),
+    st.Page(
         "../pages/encoder_layer.py",
         title="Encoder layer",
         icon=":material/layers:",

@@ -32,6 +32,7 @@ from engine.attention import (
     softmax,
     split_heads,
 )
+from engine.efficient import linear_attention
 from engine.positional import (
     learned_positional_encoding,
     position_similarity,
@@ -61,6 +62,7 @@ __all__ = [
     "causal_mask",
     "entropy_bits",
     "learned_positional_encoding",
+    "linear_attention",
     "merge_heads",
     "multi_head_attention",
     "position_similarity",

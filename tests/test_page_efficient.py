@@ -1,0 +1,160 @@
+"""The efficient-attention page through AppTest, its figure builder, and the cost measurement."""
+
+import base64
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from app import cost, figures
+
+MAIN = str(Path(__file__).resolve().parent.parent / "app" / "main.py")
+PATTERN_KEYS = ("full", "linear", "sliding", "strided", "fixed")
+
+
+def open_page(**session):
+    at = AppTest.from_file(MAIN, default_timeout=60)
+    for key, value in session.items():
+        at.session_state[key] = value
+    at.run()
+    return at.switch_page("../pages/efficient.py").run()
+
+
+def charts(at):
+    return {c.proto.id.rsplit("-", 1)[-1]: json.loads(c.proto.spec) for c in at.get("plotly_chart")}
+
+
+def decode(array):
+    if isinstance(array, dict):
+        data = np.frombuffer(base64.b64decode(array["bdata"]), dtype=array["dtype"])
+        shape = array.get("shape")
+        if isinstance(shape, str):
+            shape = [int(part) for part in shape.split(",")]
+        return data.reshape(shape) if shape else data
+    return np.asarray(array, dtype=float)
+
+
+def weights(at):
+    return {key: decode(charts(at)[f"efficient_{key}"]["data"][0]["z"]) for key in PATTERN_KEYS}
+
+
+@pytest.fixture(scope="module")
+def page():
+    return open_page()
+
+
+def test_page_renders_every_pattern_the_table_and_the_cost_plot(page):
+    assert not page.exception
+    shown = charts(page)
+    assert {f"efficient_{key}" for key in PATTERN_KEYS} <= set(shown)
+    assert "efficient_cost" in shown  # the measurement shipped in assets/
+    table = page.dataframe[0].value
+    assert list(table["pattern"]) == [
+        "full softmax",
+        "linear (elu + 1)",
+        "sliding window",
+        "strided",
+        "fixed blocks",
+    ]
+    assert table.iloc[0, 1:].tolist() == [1.0, 0, 0, 0, 0, 0]  # full softmax against itself
+    assert (table["mean |Δ output|"].iloc[1:] > 0).all()
+
+
+def test_every_pattern_on_screen_has_rows_summing_to_one(page):
+    for key, z in weights(page).items():
+        assert z.shape == (43, 43), key
+        np.testing.assert_allclose(z.sum(axis=1), 1.0, atol=1e-5, err_msg=key)
+
+
+def test_window_slider_changes_only_the_window_pattern():
+    at = open_page()
+    before = weights(at)
+    at.slider(key="efficient_window").set_value(1).run()
+    after = weights(at)
+    assert not at.exception
+    np.testing.assert_array_equal(before["full"], after["full"])
+    np.testing.assert_array_equal(before["strided"], after["strided"])
+    i, j = np.indices(after["sliding"].shape)
+    assert np.all(after["sliding"][np.abs(i - j) > 1] == 0)
+    assert not np.array_equal(before["sliding"], after["sliding"])
+
+
+def test_stride_slider_changes_the_strided_and_fixed_patterns():
+    at = open_page()
+    before = weights(at)
+    at.slider(key="efficient_stride").set_value(10).run()
+    after = weights(at)
+    assert not np.array_equal(before["strided"], after["strided"])
+    assert not np.array_equal(before["fixed"], after["fixed"])
+    np.testing.assert_array_equal(before["sliding"], after["sliding"])
+
+
+def test_causal_switch_applies_to_every_pattern():
+    at = open_page()
+    at.sidebar.toggle(key="causal").set_value(True).run()
+    assert not at.exception
+    for key, z in weights(at).items():
+        assert np.all(np.triu(z, k=1) == 0), key
+
+
+def test_a_single_token_leaves_nothing_to_slide():
+    at = open_page(text="it")
+    assert not at.exception
+    assert not at.slider  # window 0..0 and stride 1..1 are captions, not sliders
+    for z in weights(at).values():
+        assert z.tolist() == [[1.0]]
+
+
+def test_measure_cost_rows_and_slopes():
+    rows = cost.measure_cost(
+        (32, 64, 128), d=8, methods=("softmax", "linear, causal"), max_n={"softmax": 64}
+    )
+    assert [(row["method"], row["n"]) for row in rows] == [
+        ("softmax", 32),
+        ("linear, causal", 32),
+        ("softmax", 64),
+        ("linear, causal", 64),
+        ("linear, causal", 128),
+    ]
+    assert all(row["seconds"] > 0 and row["peak_bytes"] > 0 for row in rows)
+    fitted = cost.slopes(rows, n_min=32)
+    assert set(fitted) == {"softmax", "linear, causal"}
+
+
+def test_fit_slope_recovers_a_power_law():
+    n = np.array([256, 512, 1024, 2048])
+    assert cost.fit_slope(n, 3e-9 * n**2.0) == pytest.approx(2.0)
+    assert np.isnan(cost.fit_slope([64], [1.0]))
+
+
+def test_peak_bytes_sees_numpy_allocations():
+    assert cost.peak_bytes(lambda: np.ones(1_000_000)) >= 8_000_000
+
+
+def test_shipped_measurement_covers_64_to_8192_for_every_method():
+    record = cost.load_reference()
+    assert record is not None
+    for method in cost.METHODS:
+        assert [row["n"] for row in record["rows"] if row["method"] == method] == list(
+            cost.N_VALUES
+        )
+    assert cost.load_reference(Path("/nonexistent/cost.json")) is None
+
+
+def test_cost_figure_is_log_log_with_reference_slopes():
+    rows = [
+        {"method": m, "n": n, "seconds": n**p * 1e-6, "peak_bytes": n**p}
+        for m, p in (("softmax", 2), ("linear", 1))
+        for n in (64, 128, 256)
+    ]
+    fig = figures.cost_figure(rows)
+    assert fig.layout.xaxis.type == "log"
+    assert fig.layout.yaxis2.type == "log"
+    guides = {trace.name: np.asarray(trace.y) for trace in fig.data if trace.name.startswith("∝")}
+    assert set(guides) == {"∝ n²", "∝ n"}
+    softmax_time = next(t for t in fig.data if t.name == "softmax")  # the first panel's
+    square_guide = next(t for t in fig.data if t.name == "∝ n²")
+    # the n² guide passes through every softmax point of this exact power law
+    np.testing.assert_allclose(np.asarray(softmax_time.y), np.asarray(square_guide.y), rtol=1e-5)

@@ -1,0 +1,227 @@
+"""The vision page through AppTest, its figure builders, and the upload checks."""
+
+import base64
+import io
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+from PIL import Image
+from streamlit.testing.v1 import AppTest
+
+from app import figures, images
+
+MAIN = str(Path(__file__).resolve().parent.parent / "app" / "main.py")
+
+
+def open_page():
+    at = AppTest.from_file(MAIN, default_timeout=60).run()
+    return at.switch_page("../pages/vision.py").run()
+
+
+def charts(at):
+    return {c.proto.id.rsplit("-", 1)[-1]: json.loads(c.proto.spec) for c in at.get("plotly_chart")}
+
+
+def decode(array):
+    if isinstance(array, dict):
+        data = np.frombuffer(base64.b64decode(array["bdata"]), dtype=array["dtype"])
+        shape = array.get("shape")
+        if isinstance(shape, str):
+            shape = [int(part) for part in shape.split(",")]
+        return data.reshape(shape) if shape else data
+    return np.asarray(array, dtype=float)
+
+
+def patch_weights(at):
+    return decode(charts(at)["vision_weights"]["data"][0]["z"])
+
+
+def overlay(at):
+    return decode(charts(at)["vision_overlay"]["data"][1]["z"])
+
+
+def encoded(array, fmt="PNG"):
+    buffer = io.BytesIO()
+    Image.fromarray(array).save(buffer, fmt)
+    return buffer.getvalue()
+
+
+def noise(height, width, seed=0, channels=3):
+    shape = (height, width, channels) if channels > 1 else (height, width)
+    return np.random.default_rng(seed).integers(0, 256, shape, dtype=np.uint8)
+
+
+def upload(at, name, data, mime="image/png"):
+    at.button_group(key="vision_source").set_value("Upload").run()
+    return at.file_uploader(key="vision_upload").set_value((name, data, mime)).run()
+
+
+def test_page_renders_the_sample_with_its_patches():
+    at = open_page()
+    assert not at.exception
+    assert {"vision_grid", "vision_overlay", "vision_weights"} <= set(charts(at))
+    weights = patch_weights(at)
+    assert weights.shape == (196, 196)  # 224 px in 16 px patches: 14 × 14
+    np.testing.assert_allclose(weights.sum(axis=1), 1.0, atol=1e-5)
+    assert overlay(at).shape == (224, 224)
+
+
+def test_patch_slider_changes_the_grid():
+    at = open_page()
+    at.select_slider(key="vision_patch").set_value(32).run()
+    assert not at.exception
+    assert patch_weights(at).shape == (49, 49)
+    at.select_slider(key="vision_patch").set_value(28).run()
+    assert patch_weights(at).shape == (64, 64)
+
+
+def test_query_sliders_move_the_overlay_to_that_patchs_row():
+    at = open_page()
+    before = overlay(at)
+    at.slider(key="vision_row").set_value(10).run()
+    at.slider(key="vision_col").set_value(11).run()
+    after = overlay(at)
+    assert not np.array_equal(before, after)
+    weights = patch_weights(at)
+    np.testing.assert_allclose(after[::16, ::16].ravel(), weights[10 * 14 + 11], rtol=1e-6)
+    assert "(10, 11)" in charts(at)["vision_overlay"]["layout"]["title"]["text"]
+
+
+def test_query_sliders_are_clamped_when_the_grid_shrinks():
+    at = open_page()
+    at.slider(key="vision_row").set_value(13).run()
+    at.select_slider(key="vision_patch").set_value(56).run()
+    assert not at.exception
+    assert at.slider(key="vision_row").value == 3
+
+
+def test_tied_keys_and_positions_change_the_attention():
+    at = open_page()
+    base = patch_weights(at)
+    at.toggle(key="vision_tied").set_value(False).run()
+    untied = patch_weights(at)
+    at.selectbox(key="vision_position").set_value("none").run()
+    no_position = patch_weights(at)
+    assert not np.allclose(base, untied)
+    assert not np.allclose(untied, no_position)
+
+
+def test_a_non_image_upload_gives_a_clear_message():
+    at = upload(open_page(), "notes.png", b"not an image")
+    assert not at.exception
+    errors = " ".join(e.value for e in at.error)
+    assert "not a PNG" in errors
+    assert "sample image instead" in errors
+    assert patch_weights(at).shape == (196, 196)  # still the sample
+
+
+def test_an_oversized_upload_gives_a_clear_message():
+    big = encoded(noise(1400, 1400))  # incompressible: about 5.6 MB
+    assert len(big) > images.MAX_BYTES
+    at = upload(open_page(), "big.png", big)
+    assert not at.exception
+    assert any("limit is 5 MB" in e.value for e in at.error)
+
+
+def test_a_real_upload_is_shrunk_and_used():
+    at = upload(open_page(), "photo.jpg", encoded(noise(300, 600), "JPEG"), "image/jpeg")
+    assert not at.exception
+    assert not at.error
+    assert any("Used at 256×128 pixels" in c.value for c in at.caption)
+    assert patch_weights(at).shape == (8 * 16, 8 * 16)  # 128/16 rows × 256/16 columns
+
+
+# --- the upload checks on their own ---------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("data", "message"),
+    [
+        (b"not an image", "not a PNG, JPEG or WebP"),
+        (b"", "empty"),
+        (b"GIF89a" + bytes(40), "not a PNG, JPEG or WebP"),
+        (b"\x00" * (images.MAX_BYTES + 1), "limit is 5 MB"),
+    ],
+)
+def test_bad_bytes_are_rejected_with_a_message(data, message):
+    with pytest.raises(images.ImageRejectedError, match=message):
+        images.load_upload(data)
+
+
+def test_truncated_png_is_rejected():
+    data = encoded(noise(64, 64))
+    with pytest.raises(images.ImageRejectedError, match="damaged or truncated"):
+        images.load_upload(data[: len(data) // 2])
+
+
+@pytest.mark.parametrize(("width", "height"), [(4097, 20), (20, 5000)])
+def test_too_many_pixels_on_a_side_is_refused_before_decoding(width, height):
+    data = encoded(np.zeros((height, width, 3), dtype=np.uint8))
+    with pytest.raises(images.ImageRejectedError, match="limit is 4,096×4,096"):
+        images.load_upload(data)
+
+
+def test_a_decompression_bomb_is_refused():
+    data = encoded(np.zeros((4100, 4100), dtype=np.uint8))  # small file, 16.8 million pixels
+    with pytest.raises(images.ImageRejectedError, match="4,096"):
+        images.load_upload(data)
+
+
+def test_tiny_or_sliver_images_are_refused():
+    with pytest.raises(images.ImageRejectedError, match="at least 16"):
+        images.load_upload(encoded(noise(10, 10)))
+    with pytest.raises(images.ImageRejectedError, match="at least 16"):
+        images.load_upload(encoded(noise(20, 2000)))
+
+
+@pytest.mark.parametrize(
+    ("array", "fmt", "shape"),
+    [
+        (noise(100, 300), "PNG", (85, 256, 3)),
+        (noise(40, 40, channels=1), "PNG", (40, 40, 3)),
+        (noise(64, 32, channels=4), "PNG", (64, 32, 3)),
+        (noise(512, 512), "JPEG", (256, 256, 3)),
+        (noise(50, 80), "WEBP", (50, 80, 3)),
+    ],
+)
+def test_good_images_come_back_as_rgb_within_the_working_size(array, fmt, shape):
+    pixels = images.load_upload(encoded(array, fmt))
+    assert pixels.shape == shape
+    assert pixels.dtype == np.uint8
+
+
+def test_transparency_is_flattened_onto_white():
+    clear = np.zeros((20, 20, 4), dtype=np.uint8)  # fully transparent black
+    assert np.all(images.load_upload(encoded(clear)) == 255)
+
+
+def test_patch_sizes_leave_a_grid():
+    assert images.patch_sizes((224, 224, 3)) == [8, 12, 14, 16, 28, 32, 56]
+    assert images.patch_sizes((16, 300, 3)) == [8]
+
+
+# --- figure builders ------------------------------------------------------------------------
+
+
+def test_image_figure_draws_the_grid_the_query_and_the_overlay():
+    image = noise(32, 48)
+    overlay_map = np.kron(np.arange(6, dtype=float).reshape(2, 3), np.ones((16, 16)))
+    fig = figures.image_figure(image, 16, (2, 3), (1, 2), overlay_map, "t")
+    kinds = [trace.type for trace in fig.data]
+    assert kinds == ["image", "heatmap", "scatter"]
+    assert fig.data[1].zmax == 5.0
+    assert np.asarray(fig.data[1].z).dtype == np.float32
+    rect = fig.layout.shapes[0]
+    assert (rect.x0, rect.x1, rect.y0, rect.y1) == (31.5, 47.5, 15.5, 31.5)
+    assert len([x for x in fig.data[2].x if x is None]) == (3 + 1) + (2 + 1)  # grid lines
+    assert [t.type for t in figures.image_figure(image, 16, (2, 3)).data] == ["image", "scatter"]
+
+
+def test_patch_attention_heatmap_labels_patches_by_row_and_column():
+    weights = np.full((6, 6), 1 / 6)
+    fig = figures.patch_attention_heatmap(weights, (2, 3), selected=4)
+    assert list(fig.data[0].x) == ["0,0", "0,1", "0,2", "1,0", "1,1", "1,2"]
+    assert fig.data[0].zmax == pytest.approx(1 / 6)
+    assert np.asarray(fig.data[0].z).dtype == np.float32
