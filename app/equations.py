@@ -68,7 +68,6 @@ LINEAR_ATTENTION = (
     r"\quad \operatorname{sim} = e^{s\, q\cdot k}\ \text{(softmax)}\ \text{or}\ \phi(q)\cdot\phi(k)"
     r" \ \Rightarrow\ V'_i = \frac{\phi(q_i)^\top \big(\sum_j \phi(k_j) v_j^\top\big)}"
     r"{\phi(q_i)^\top \sum_j \phi(k_j)},\quad \phi(x) = \operatorname{elu}(x) + 1"
-    r"\quad\text{(Katharopoulos et al. 2020, §3.2)}"
 )
 SPARSE_PATTERNS = (
     r"\text{window: } |i - j| \le w,\qquad \text{strided: } |i - j| \le l \ \lor\ "
@@ -77,6 +76,5 @@ SPARSE_PATTERNS = (
 )
 PATCH_EMBEDDING = (
     r"z_0 = [\,x_p^1 E;\ x_p^2 E;\ \dots;\ x_p^N E\,] + E_{pos},\quad E \in"
-    r" \mathbb{R}^{(P^2 C) \times D},\quad N = HW/P^2\quad\text{(Dosovitskiy et al. 2020, eq. 1,"
-    r" without the class token)}"
+    r" \mathbb{R}^{(P^2 C) \times D},\quad N = HW/P^2"
 )

@@ -11,7 +11,8 @@ st.title("Self-attention over image patches")
 st.latex(equations.PATCH_EMBEDDING)
 st.caption(
     "The Vision Transformer cuts an image into P×P patches, flattens each one, projects it "
-    "to d_model features and adds its position; from then on the patches are tokens. "
+    "to d_model features and adds its position (Dosovitskiy et al. 2020, eq. 1, here without "
+    "the class token); from then on the patches are tokens. "
     "Projections are random but seeded (the sidebar's d_model and seed), as in the toy text "
     "model: the picture shows the mechanism, not what a trained ViT has learned."
 )
