@@ -596,3 +596,172 @@ def patch_attention_heatmap(weights, grid, selected=None, title="Attention betwe
     if selected is not None:
         fig.add_hline(y=selected, line={"color": "#ff00ff", "width": 1})
     return fig
+
+
+#: The model view's thumbnails are pooled to at most this many rows and columns.
+THUMBNAIL_MAX = 48
+
+
+def _pool(matrix, size):
+    """Block-average a square matrix down to at most ``size`` × ``size`` (display only)."""
+    n = matrix.shape[-1]
+    if n <= size:
+        return matrix
+    edges = np.linspace(0, n, size + 1).round().astype(int)
+    rows = np.add.reduceat(matrix, edges[:-1], axis=-2) / np.diff(edges)[:, None]
+    return np.add.reduceat(rows, edges[:-1], axis=-1) / np.diff(edges)[None, :]
+
+
+def model_view_figure(attentions, selected=None):
+    """Every head of every layer as a thumbnail: the layers × heads grid.
+
+    Thumbnails are block-averaged to at most :data:`THUMBNAIL_MAX` tokens a side and
+    sent as 8-bit levels (weight × 255), which keeps the grid under a megabyte even at
+    512 tokens; the head view shows any head in full.
+
+    Parameters
+    ----------
+    attentions : ndarray of shape (n_layers, n_heads, n, n)
+    selected : (int, int), optional, the (layer, head) to outline
+    """
+    n_layers, n_heads = attentions.shape[:2]
+    fig = make_subplots(
+        rows=n_layers,
+        cols=n_heads,
+        horizontal_spacing=0.008,
+        vertical_spacing=0.012,
+        row_titles=[f"L{layer}" for layer in range(n_layers)],
+        column_titles=[f"H{head}" for head in range(n_heads)],
+    )
+    for layer in range(n_layers):
+        for head in range(n_heads):
+            levels = np.round(_pool(np.asarray(attentions[layer, head]), THUMBNAIL_MAX) * 255)
+            fig.add_trace(
+                go.Heatmap(
+                    z=levels.astype(np.uint8),
+                    colorscale=WEIGHTS_SCALE,
+                    zmin=0,
+                    zmax=255,
+                    showscale=False,
+                    hovertemplate=f"layer {layer}, head {head}<extra></extra>",
+                ),
+                row=layer + 1,
+                col=head + 1,
+            )
+    fig.update_xaxes(showticklabels=False)
+    fig.update_yaxes(showticklabels=False, autorange="reversed")
+    if selected is not None:
+        layer, head = selected
+        axis = layer * n_heads + head + 1
+        suffix = "" if axis == 1 else str(axis)
+        fig.add_shape(
+            type="rect",
+            xref=f"x{suffix} domain",
+            yref=f"y{suffix} domain",
+            x0=-0.04,
+            x1=1.04,
+            y0=-0.04,
+            y1=1.04,
+            line={"color": "#d62728", "width": 3},
+        )
+    fig.update_layout(height=90 * n_layers + 60, margin={"l": 30, "r": 10, "t": 40, "b": 10})
+    return fig
+
+
+def head_grid_figure(grid, query_label, key_label):
+    """Weight from one query token to one key token in every (layer, head).
+
+    Parameters
+    ----------
+    grid : ndarray of shape (n_layers, n_heads)
+    query_label, key_label : str
+    """
+    query, key = axis_labels([query_label, key_label])
+    z = np.asarray(grid, dtype=np.float32)
+    fig = go.Figure(
+        go.Heatmap(
+            z=z,
+            x=[f"H{h}" for h in range(z.shape[1])],
+            y=[f"L{layer}" for layer in range(z.shape[0])],
+            text=[[f"{v:.2f}" for v in row] for row in z],
+            texttemplate="%{text}",
+            colorscale=WEIGHTS_SCALE,
+            zmin=0.0,
+            zmax=1.0,
+            hovertemplate="%{y} %{x}<br>weight %{z:.4f}<extra></extra>",
+            colorbar={"thickness": 12},
+        )
+    )
+    fig.update_layout(
+        title={"text": f"How much “{query}” attends to “{key}”, in every head", "x": 0.0},
+        height=330,
+        margin={"l": 10, "r": 10, "t": 50, "b": 10},
+    )
+    fig.update_yaxes(autorange="reversed")
+    return fig
+
+
+def neuron_view_figure(stages, k, labels, query_label):
+    """One query against every key, stage by stage: k, q⊙k, q·k, scaled, softmax.
+
+    Parameters
+    ----------
+    stages : engine.attention.QueryStages for the query
+    k : ndarray of shape (n, d_head), the keys
+    labels : sequence of n str
+    query_label : str
+    """
+    k, product = np.asarray(k), np.asarray(stages.product)
+    dots, scaled, weights, scale = stages.scores, stages.scaled, stages.weights, stages.scale
+    axis = axis_labels(labels)
+    fig = make_subplots(
+        rows=1,
+        cols=4,
+        shared_yaxes=True,
+        column_widths=[0.32, 0.32, 0.18, 0.18],
+        horizontal_spacing=0.015,
+        subplot_titles=["keys k", "q ⊙ k", "q · k and scaled", "softmax"],
+    )
+    limit = float(max(np.abs(k).max(), np.abs(product).max(), 1e-12))
+    for col, z in ((1, k), (2, product)):
+        fig.add_trace(
+            go.Heatmap(
+                z=z.astype(np.float32),
+                y=axis,
+                colorscale=DIVERGING_SCALE,
+                zmid=0.0,
+                zmin=-limit,
+                zmax=limit,
+                showscale=col == 1,
+                colorbar={"thickness": 10, "x": 0.64},
+                hovertemplate="key %{y}<br>feature %{x}<br>%{z:.3f}<extra></extra>",
+            ),
+            row=1,
+            col=col,
+        )
+    for name, values in (("q·k", dots), (f"× {scale:.3g}", scaled)):
+        fig.add_trace(
+            go.Bar(x=values.astype(np.float32), y=axis, orientation="h", name=name),
+            row=1,
+            col=3,
+        )
+    fig.add_trace(
+        go.Bar(
+            x=weights.astype(np.float32),
+            y=axis,
+            orientation="h",
+            name="weight",
+            marker={"color": weights, "colorscale": WEIGHTS_SCALE, "cmin": 0, "cmax": 1},
+        ),
+        row=1,
+        col=4,
+    )
+    fig.update_yaxes(type="category", autorange="reversed", dtick=1)
+    fig.update_layout(
+        title={"text": f"Neuron view: query “{axis_labels([query_label])[0]}”", "x": 0.0},
+        barmode="group",
+        showlegend=False,
+        height=max(360, 16 * len(labels) + 120),
+        margin={"l": 10, "r": 10, "t": 70, "b": 10},
+    )
+    return fig

@@ -56,11 +56,12 @@ def settings_slug(values):
     )
 
 
-def chart(container, fig, key):
+def chart(container, fig, key, csv=True):
     """Draw ``fig`` in ``container`` with export set up; offer its matrix as CSV.
 
     ``key`` names the chart in the page (it is also the widget key and the start of the
-    exported file names).
+    exported file names). ``csv=False`` for figures whose data are not the numbers
+    themselves (pooled, quantised thumbnails).
     """
     values = state.current()
     filename = f"attention-explorer_{key}_{settings_slug(values)}"
@@ -82,7 +83,7 @@ def chart(container, fig, key):
         },
     }
     container.plotly_chart(fig, key=key, config=config)
-    if not presenting() and tables.has_matrix(fig):
+    if csv and not presenting() and tables.has_matrix(fig):
         container.download_button(
             "CSV",
             data=lambda: tables.figure_csv(fig),

@@ -17,10 +17,12 @@ from engine.positional import rotary_embedding
 __all__ = [
     "AttentionResult",
     "MultiHeadResult",
+    "QueryStages",
     "attention_loop",
     "causal_mask",
     "merge_heads",
     "multi_head_attention",
+    "query_stages",
     "scaled_dot_product_attention",
     "softmax",
     "split_heads",
@@ -284,3 +286,42 @@ def multi_head_attention(x, w_q, w_k, w_v, w_o, n_heads, mask=None, scale=None, 
     heads = scaled_dot_product_attention(q, k, v, mask=mask, scale=scale)
     concat = merge_heads(heads.output)  # [n_heads, n, d_head] -> [n, d_model]
     return MultiHeadResult(q, k, v, heads, concat, concat @ w_o)
+
+
+class QueryStages(NamedTuple):
+    """One query against every key, stage by stage (the neuron view).
+
+    Attributes
+    ----------
+    product : ndarray of shape (n_k, d_k), ``q ⊙ k_j`` for each key
+    scores : ndarray of shape (n_k,), ``q · k_j``, the row sums of ``product``
+    scaled : ndarray of shape (n_k,)
+    weights : ndarray of shape (n_k,)
+    scale : float
+    """
+
+    product: np.ndarray
+    scores: np.ndarray
+    scaled: np.ndarray
+    weights: np.ndarray
+    scale: float
+
+
+def query_stages(q, k, scale=None):
+    r"""Every stage of one row of attention, down to the elementwise products.
+
+    .. math:: a_j = \operatorname{softmax}_j\Bigl(s \sum_f q_f\, k_{j,f}\Bigr)
+
+    Parameters
+    ----------
+    q : ndarray of shape (d_k,)
+    k : ndarray of shape (n_k, d_k)
+    scale : float, optional; default ``1/√d_k``
+
+    Returns
+    -------
+    QueryStages
+    """
+    q, k = np.asarray(q), np.asarray(k)
+    row = scaled_dot_product_attention(q[None, :], k, k, scale=scale)  # values unused
+    return QueryStages(k * q, row.scores[0], row.scaled[0], row.weights[0], row.scale)
