@@ -1,0 +1,112 @@
+"""Time the NumPy MiniLM forward pass against PyTorch eager on the same machine.
+
+Runs the engine's :func:`engine.bert.run_ids` on the app's default passage (45 tokens)
+and on 256 tokens, alternating with Hugging Face transformers' ``BertModel`` (CPU, eager
+attention, ``output_attentions=True`` so both return every attention map) when torch and
+transformers are importable, and prints the medians and their ratio::
+
+    python benchmarks/bench_bert.py [--runs 60]
+
+``OPENBLAS_NUM_THREADS=1`` pins both engines to one thread, which gives steadier numbers
+on a busy machine.
+"""
+
+import argparse
+import os
+import platform
+import statistics
+import time
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+
+import numpy as np
+
+from engine.bert import load_minilm, run_ids
+
+DEFAULT_TEXT = (
+    "The restaurant refused to serve me a ham sandwich because it only cooks vegetarian "
+    "food. In the end, they just gave me two slices of bread. Their ambiance was just as "
+    "good as the food and service."
+)
+LONG_TOKENS = 256
+
+
+def load_reference(folder):
+    try:
+        import torch
+        from transformers import BertModel
+    except ImportError as missing:
+        print(f"PyTorch comparison skipped: {missing}")
+        return None
+    model = BertModel.from_pretrained(folder, local_files_only=True, attn_implementation="eager")
+    model.eval()
+    if "OPENBLAS_NUM_THREADS" in os.environ:  # give both engines the same number of threads
+        torch.set_num_threads(int(os.environ["OPENBLAS_NUM_THREADS"]))
+
+    def forward(ids):
+        with torch.inference_mode():
+            return model(torch.tensor([ids]), output_attentions=True)
+
+    print(f"torch {torch.__version__}, {torch.get_num_threads()} threads")
+    return forward
+
+
+def cases(model):
+    ids = model.tokenizer.encode(DEFAULT_TEXT).ids
+    body = model.tokenizer.encode(DEFAULT_TEXT, add_special_tokens=False).ids
+    repeated = (body * (LONG_TOKENS // len(body) + 1))[: LONG_TOKENS - 2]
+    return {"default passage": ids, f"{LONG_TOKENS} tokens": [ids[0], *repeated, ids[-1]]}
+
+
+def median_ms(timings):
+    return statistics.median(timings) * 1e3
+
+
+def time_once(forward, ids):
+    start = time.perf_counter()
+    forward(ids)
+    return time.perf_counter() - start
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--runs", type=int, default=60, help="timed runs per case and engine")
+    parser.add_argument("--warmup", type=int, default=5)
+    args = parser.parse_args()
+
+    model = load_minilm()
+    reference = load_reference(model.folder)
+    print(
+        f"numpy {np.__version__}, {platform.processor() or platform.machine()}, "
+        f"OPENBLAS_CORETYPE={os.environ.get('OPENBLAS_CORETYPE', '(unset)')}, "
+        f"OPENBLAS_NUM_THREADS={os.environ.get('OPENBLAS_NUM_THREADS', '(unset)')}"
+    )
+
+    def numpy_forward(ids):
+        return run_ids(model, ids)
+
+    print(f"\n{'case':<16} {'tokens':>6} {'numpy ms':>9} {'torch ms':>9} {'numpy/torch':>11}")
+    for name, ids in cases(model).items():
+        engines = {"numpy": numpy_forward}
+        if reference is not None:
+            engines["torch"] = reference
+        for forward in engines.values():
+            for _ in range(args.warmup):
+                forward(ids)
+        timings = {engine: [] for engine in engines}
+        for _ in range(args.runs):  # alternate, so drifts in machine load hit both alike
+            for engine, forward in engines.items():
+                timings[engine].append(time_once(forward, ids))
+        numpy_ms = median_ms(timings["numpy"])
+        if reference is None:
+            print(f"{name:<16} {len(ids):>6} {numpy_ms:>9.2f} {'-':>9} {'-':>11}")
+            continue
+        torch_ms = median_ms(timings["torch"])
+        print(
+            f"{name:<16} {len(ids):>6} {numpy_ms:>9.2f} {torch_ms:>9.2f} "
+            f"{numpy_ms / torch_ms:>11.2f}"
+        )
+
+
+if __name__ == "__main__":
+    main()

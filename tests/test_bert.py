@@ -1,0 +1,299 @@
+"""Tests for engine.bert: parity with the reference BertModel, tokenization, properties.
+
+The golden file ``tests/data/minilm_golden.npz`` holds what Hugging Face transformers'
+``BertModel`` (PyTorch, eager attention) computed for three texts, with token ids from
+transformers' pure-Python WordPiece; ``scripts/make_bert_golden.py`` wrote it. Every
+other expectation here is a property (rows sum to 1, tokens cover the text, ...).
+"""
+
+import math
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from engine.attention import softmax
+from engine.bert import (
+    ModelUnavailableError,
+    TooLongError,
+    attention_rollout,
+    erf,
+    gelu,
+    load_minilm,
+    rank_heads,
+    run,
+    run_ids,
+)
+from engine.resources import MINILM_INSTALL_HINT, minilm_dir
+
+pytestmark = pytest.mark.skipif(
+    minilm_dir() is None, reason=f"all-MiniLM-L6-v2 is not installed ({MINILM_INSTALL_HINT})"
+)
+
+GOLDEN = Path(__file__).parent / "data" / "minilm_golden.npz"
+NAMES = ("accents", "restaurant", "long")
+ATTENTION_ATOL = 1e-4
+HIDDEN_ATOL = 1e-4  # last hidden state entries reach about 6; measured differences ~4e-6
+
+
+@pytest.fixture(scope="module")
+def model():
+    return load_minilm()
+
+
+@pytest.fixture(scope="module")
+def golden():
+    with np.load(GOLDEN) as data:
+        return {key: data[key] for key in data.files}
+
+
+@pytest.fixture(scope="module")
+def runs(model, golden):
+    return {name: run(model, str(golden[f"{name}/text"])) for name in NAMES}
+
+
+def _arrays(tree):
+    for value in tree.values():
+        if isinstance(value, np.ndarray):
+            yield value
+        elif isinstance(value, tuple):
+            for item in value:
+                yield from _arrays(item)
+        else:
+            yield from _arrays(value)
+
+
+# Parity with the reference implementation
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_attentions_match_reference(runs, golden, name):
+    rows = golden[f"{name}/query_rows"]
+    ours = runs[name].attentions[:, :, rows]
+    reference = golden[f"{name}/attentions"]
+    assert ours.shape == reference.shape
+    np.testing.assert_allclose(ours, reference, rtol=0, atol=ATTENTION_ATOL)
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_last_hidden_state_matches_reference(runs, golden, name):
+    reference = golden[f"{name}/last_hidden_state"]
+    np.testing.assert_allclose(runs[name].hidden_states[-1], reference, rtol=0, atol=HIDDEN_ATOL)
+
+
+def test_long_text_is_long(golden):
+    assert len(golden["long/ids"]) >= 128
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_ids_match_reference_tokenizer(runs, golden, name):
+    np.testing.assert_array_equal(runs[name].ids, golden[f"{name}/ids"])
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_run_ids_equals_run(model, runs, name):
+    from_ids = run_ids(model, runs[name].ids)
+    np.testing.assert_array_equal(from_ids.attentions, runs[name].attentions)
+    assert from_ids.tokens == runs[name].tokens
+
+
+def test_it_restaurant_head_matches_reference(runs, golden):
+    tokens = runs["restaurant"].tokens
+    it, restaurant = tokens.index("it"), tokens.index("restaurant")
+    ours = rank_heads(runs["restaurant"].attentions, it, restaurant)
+    reference = rank_heads(golden["restaurant/attentions"], it, restaurant)
+    print(f"'it' -> 'restaurant': layer {ours[0].layer}, head {ours[0].head}, {ours[0].weight:.4f}")
+    assert (ours[0].layer, ours[0].head) == (reference[0].layer, reference[0].head)
+    assert ours[0].weight == pytest.approx(reference[0].weight, abs=ATTENTION_ATOL)
+
+
+# Tokenization
+
+
+def test_special_tokens_at_the_ends(runs):
+    for result in runs.values():
+        assert result.tokens[0] == "[CLS]"
+        assert result.tokens[-1] == "[SEP]"
+        assert "[CLS]" not in result.tokens[1:-1]
+        assert "[SEP]" not in result.tokens[1:-1]
+
+
+@pytest.mark.parametrize("text", ["Café", "CAFÉ", "cafe\u0301"])
+def test_uncased_and_accents_stripped(model, text):
+    assert run(model, text).tokens == ["[CLS]", "cafe", "[SEP]"]
+
+
+def test_rare_word_splits_into_pieces(model):
+    word = "antidisestablishmentarianism"
+    pieces = run(model, word).tokens[1:-1]
+    assert len(pieces) > 1
+    assert not pieces[0].startswith("##")
+    assert all(piece.startswith("##") for piece in pieces[1:])
+    assert "".join(piece.removeprefix("##") for piece in pieces) == word
+
+
+@pytest.mark.parametrize("text", ["Tokenization of Zürich", "  two   spaces, café!  "])
+def test_labels_are_the_text_each_token_covers(model, text):
+    result = run(model, text)
+    assert result.labels[0] == "[CLS]"
+    assert result.labels[-1] == "[SEP]"
+    assert result.offsets[0] == result.offsets[-1] == (0, 0)
+    starts = [start for start, _ in result.offsets[1:-1]]
+    assert starts == sorted(starts)
+    for label, (start, end) in zip(result.labels[1:-1], result.offsets[1:-1], strict=True):
+        assert label
+        assert label == text[start:end]
+
+
+def test_empty_text_runs_cls_and_sep(model):
+    result = run(model, "")
+    assert result.tokens == ["[CLS]", "[SEP]"]
+    c = model.config
+    assert result.attentions.shape == (c.n_layers, c.n_heads, 2, 2)
+    np.testing.assert_allclose(result.attentions.sum(axis=-1), 1, atol=1e-6)
+
+
+# The 512-position cap
+
+
+def _text_of(model, n_tokens):
+    word = "hello"
+    assert len(model.tokenizer.encode(word, add_special_tokens=False).ids) == 1
+    return " ".join([word] * n_tokens)
+
+
+def test_longest_text_that_fits_runs(model):
+    result = run(model, _text_of(model, 510))
+    assert len(result.tokens) == 512
+    assert result.attentions.shape == (6, 12, 512, 512)
+    assert np.isfinite(result.hidden_states).all()
+
+
+def test_one_token_too_many_raises_clear_error(model):
+    with pytest.raises(TooLongError, match=r"513 tokens.*at most 512 \(510 plus") as caught:
+        run(model, _text_of(model, 511))
+    assert isinstance(caught.value, ValueError)
+    assert (caught.value.n_tokens, caught.value.limit) == (513, 512)
+
+
+def test_run_ids_caps_too(model):
+    with pytest.raises(TooLongError):
+        run_ids(model, [101] * 513)
+
+
+@pytest.mark.parametrize("ids", [[], [-1], [30522]])
+def test_run_ids_rejects_bad_ids(model, ids):
+    with pytest.raises(ValueError, match="token"):
+        run_ids(model, ids)
+
+
+# Loading
+
+
+def test_weights_are_read_only_float32_contiguous(model):
+    arrays = list(_arrays(model.params))
+    assert len(arrays) == 5 + 12 * model.config.n_layers
+    for array in arrays:
+        assert array.dtype == np.float32
+        assert array.flags.c_contiguous
+        assert not array.flags.writeable
+    with pytest.raises(ValueError, match="read-only"):
+        model.params["wte"][0, 0] = 1.0
+
+
+def test_params_cannot_be_replaced(model):
+    with pytest.raises(TypeError):
+        model.params["wte"] = None
+
+
+def test_qkv_is_fused(model):
+    c = model.config
+    for block in model.params["blocks"]:
+        assert block["qkv"]["w"].shape == (c.d_model, 3 * c.d_model)
+
+
+def test_missing_files_say_how_to_install(tmp_path):
+    with pytest.raises(ModelUnavailableError, match=MINILM_INSTALL_HINT):
+        load_minilm(tmp_path)
+
+
+def test_load_from_explicit_path_matches_default(model):
+    again = load_minilm(model.folder)
+    np.testing.assert_array_equal(again.params["wpe"], model.params["wpe"])
+
+
+# Properties of one forward pass
+
+
+def test_shapes_and_dtypes(runs, model):
+    c = model.config
+    for result in runs.values():
+        n = len(result.tokens)
+        assert result.attentions.shape == (c.n_layers, c.n_heads, n, n)
+        assert result.hidden_states.shape == (c.n_layers + 1, n, c.d_model)
+        assert result.queries.shape == result.keys.shape == (c.n_layers, c.n_heads, n, c.d_head)
+        for array in (result.attentions, result.hidden_states, result.queries, result.keys):
+            assert array.dtype == np.float32
+
+
+def test_attention_rows_sum_to_one(runs):
+    for result in runs.values():
+        assert (result.attentions >= 0).all()
+        np.testing.assert_allclose(result.attentions.sum(axis=-1), 1, atol=1e-5)
+
+
+def test_queries_and_keys_reproduce_attention(runs):
+    for result in runs.values():
+        d_head = result.queries.shape[-1]
+        scores = result.queries @ result.keys.swapaxes(-1, -2) / math.sqrt(d_head)
+        np.testing.assert_allclose(softmax(scores), result.attentions, atol=1e-6)
+
+
+def test_erf_matches_math_erf():
+    x = np.linspace(-6, 6, 200_001, dtype=np.float32)
+    reference = np.array([math.erf(float(value)) for value in x])
+    approx = erf(x)
+    assert approx.dtype == np.float32
+    assert np.abs(approx - reference).max() < 5e-7
+
+
+def test_gelu_is_exact_erf_form_in_float32():
+    x = np.linspace(-8, 8, 20_001, dtype=np.float32)
+    reference = np.array([0.5 * v * (1 + math.erf(v / math.sqrt(2))) for v in x.tolist()])
+    y = gelu(x)
+    assert y.dtype == np.float32
+    np.testing.assert_allclose(y, reference, rtol=0, atol=2e-6)
+
+
+# Rollout and the head finder
+
+
+def test_rollout_rows_sum_to_one(runs):
+    for result in runs.values():
+        cumulative = attention_rollout(result.attentions, cumulative=True)
+        assert cumulative.shape == result.attentions.shape[:1] + result.attentions.shape[2:]
+        np.testing.assert_allclose(cumulative.sum(axis=-1), 1, atol=1e-5)
+        np.testing.assert_array_equal(attention_rollout(result.attentions), cumulative[-1])
+
+
+def test_rollout_multiplies_layer_by_layer(runs):
+    attentions = runs["restaurant"].attentions.astype(np.float64)
+    n = attentions.shape[-1]
+    expected = np.eye(n)
+    for layer in attentions:
+        expected = 0.5 * (layer.mean(axis=0) + np.eye(n)) @ expected
+    np.testing.assert_allclose(attention_rollout(attentions), expected, atol=1e-12)
+
+
+def test_rank_heads_lists_every_head_once_descending(runs):
+    result = runs["restaurant"]
+    n_layers, n_heads = result.attentions.shape[:2]
+    ranked = rank_heads(result.attentions, 3, 1)
+    assert len(ranked) == n_layers * n_heads == 72
+    assert {(h.layer, h.head) for h in ranked} == {
+        (layer, head) for layer in range(n_layers) for head in range(n_heads)
+    }
+    weights = [h.weight for h in ranked]
+    assert weights == sorted(weights, reverse=True)
+    for h in ranked:
+        assert h.weight == result.attentions[h.layer, h.head, 3, 1]
