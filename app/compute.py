@@ -15,7 +15,7 @@ import streamlit as st
 
 import engine
 from app import cost, images
-from engine import book
+from engine import book, seq2seq
 from engine.efficient import attention_patterns, pattern_errors
 from engine.layers import encoder_layer, toy_encoder_weights
 from engine.positional import ENCODINGS, position_similarity, sinusoidal_positional_encoding
@@ -292,3 +292,46 @@ def vision_run(source, patch, d_model, seed, position, tied, _image):
     engine.vision.VisionRun
     """
     return _freeze(run_vision(_image, patch, d_model, seed, position, tied))
+
+
+@st.cache_resource(ttl=_TTL, show_spinner=False)
+def _translator(path):
+    """The trained date translator in ``path``; raises when it is missing or corrupt.
+
+    Failures are raised, not returned, so they are not cached: a model trained while the
+    app runs is picked up on the next rerun.
+    """
+    return seq2seq.load_translator(path)
+
+
+def translator():
+    """The date translator (weights read-only, shared by every session).
+
+    Returns
+    -------
+    model : engine.seq2seq.Translator, or None
+    problem : str or None, why there is no model
+    """
+    try:
+        return _translator(str(seq2seq.TRANSLATOR_PATH)), None
+    except (seq2seq.TranslatorUnavailableError, seq2seq.CorruptWeightsError) as error:
+        return None, str(error)
+
+
+@st.cache_resource(max_entries=64, ttl=_TTL, show_spinner=False)
+def _translation(source_text):
+    return _freeze(seq2seq.translate(translator()[0], source_text))
+
+
+def translation(source_text):
+    """Greedy translation of ``source_text`` with every step's attention, keyed on the text.
+
+    Returns
+    -------
+    translation : engine.seq2seq.Translation, or None
+    problem : str or None, why the source cannot be read
+    """
+    try:
+        return _translation(source_text), None
+    except seq2seq.UnreadableSourceError as error:
+        return None, str(error)

@@ -44,6 +44,12 @@ PAGES = [
         url_path="multi-head",
     ),
     st.Page(
+        "../pages/decoder.py",
+        title="Decoder & cross-attention",
+        icon=":material/translate:",
+        url_path="decoder",
+    ),
+    st.Page(
         "../pages/efficient.py",
         title="Efficient attention",
         icon=":material/speed:",

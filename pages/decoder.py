@@ -1,0 +1,156 @@
+"""Decoder & cross-attention: a trained date translator, decoded one token at a time."""
+
+import streamlit as st
+
+import engine
+from app import compute, controls, figures, state
+from engine import seq2seq
+
+DEFAULT_SOURCE = "the third of march 2021"
+EXAMPLES = (
+    "the third of march 2021",
+    "march twenty-first 1999",
+    "thirty-first of december 2099",
+    "the first of january 1900",
+    "september eleventh 1973",
+    "the twenty-ninth of february 2024",
+)
+MASKED_SELF_ATTENTION = (
+    r"\operatorname{MaskedSelfAttention}(Y) = \operatorname{softmax}\!\left("
+    r"\frac{(YW_Q)(YW_K)^\top}{\sqrt{d_k}} + M\right) Y W_V,\qquad M_{ij} = \begin{cases}"
+    r" 0 & j \le i \\ -\infty & j > i \end{cases}"
+)
+CROSS_ATTENTION = (
+    r"\operatorname{CrossAttention}(Y, H) = \operatorname{softmax}\!\left("
+    r"\frac{(YW_Q)(HW_K)^\top}{\sqrt{d_k}}\right) H W_V"
+)
+GREEDY = (
+    r"y_{t} = \arg\max_{w}\, p(w \mid y_{<t}, x),\qquad y_0 = \langle s \rangle,"
+    r"\quad \text{stop at } \langle /s \rangle \quad\text{(Vaswani et al. 2017, §3.1–3.2.3)}"
+)
+
+st.title("The decoder: masked self-attention and cross-attention")
+st.caption(
+    "A small encoder–decoder transformer, trained by this project to turn spelled-out dates "
+    "into ISO form. It writes one character at a time: each step reads everything written "
+    "so far through masked self-attention, and the source sentence through cross-attention."
+)
+
+model, problem = compute.translator()
+if model is None:
+    st.warning(state.md_escape(problem))
+    st.code(seq2seq.TRAIN_COMMAND, language="bash")
+    st.stop()
+
+
+def use_example():
+    """Copy the picked example into the source box."""
+    st.session_state["decoder_source"] = st.session_state["decoder_example"]
+
+
+st.session_state.setdefault("decoder_source", DEFAULT_SOURCE)
+left, right = st.columns([3, 2])
+left.text_input(
+    "Source: a date in words",
+    key="decoder_source",
+    max_chars=300,
+    help="Day words “first” to “thirty-first”, month names, a year from 1900 to 2099.",
+    persist_state="session",
+)
+right.selectbox("Examples", EXAMPLES, index=None, key="decoder_example", on_change=use_example)
+
+translation, problem = compute.translation(st.session_state["decoder_source"])
+if translation is None:
+    st.info(problem + " Type a date such as “the third of march 2021”.")
+    st.stop()
+if translation.unknown:
+    st.warning(
+        "The model never saw "
+        + ", ".join(f"“{state.md_escape(word)}”" for word in translation.unknown)
+        + f" in training: it reads them as {state.md_escape(seq2seq.UNK)}, so the "
+        "translation below is a guess."
+    )
+
+st.subheader("Translation")
+st.text("Source words:  " + "  ".join(translation.source))
+st.code(translation.text or "(nothing)", language=None)
+if not translation.finished:
+    st.caption("Decoding stopped at the length limit before the end token.")
+
+st.subheader("Step through the decoding")
+st.latex(GREEDY)
+n_steps = len(translation.steps)
+if st.session_state.setdefault("decoder_step", 1) > n_steps:
+    st.session_state["decoder_step"] = n_steps
+step_number = st.slider(
+    "Decoding step", 1, max(n_steps, 2), key="decoder_step", persist_state="session"
+)
+step = translation.steps[step_number - 1]
+st.text(
+    f"Step {step_number}: the decoder reads  {' '.join(step.inputs)}  →  writes  "
+    f"{step.token}  (p = {step.probability:.3f})"
+)
+
+layer_column, head_column = st.columns(2)
+with layer_column:
+    layer = st.radio(
+        "Layer",
+        range(model.config.n_layers),
+        horizontal=True,
+        key="decoder_layer",
+        persist_state="session",
+    )
+with head_column:
+    head = controls.head_picker("decoder_head", model.config.n_heads)
+
+labels = list(step.inputs)
+mask_column, self_column = st.columns([1, 2])
+mask_column.plotly_chart(
+    figures.mask_heatmap(engine.causal_mask(len(labels)), labels, "The mask at this step"),
+    key="decoder_mask",
+)
+self_column.plotly_chart(
+    figures.attention_heatmap(
+        step.self_attention[layer, head],
+        labels,
+        f"Masked self-attention, layer {layer}, head {head}",
+    ),
+    key="decoder_self",
+)
+st.latex(MASKED_SELF_ATTENTION)
+
+st.subheader("Cross-attention: target × source")
+st.latex(CROSS_ATTENTION)
+st.caption(
+    "Y holds the decoder's t positions (the queries), H the encoder's output for the source "
+    "words (the keys and values), so the weights form a t × n_src matrix, with no mask. "
+    "Each row is a decoder position; each column a source word. "
+    "The last row is the one whose output picks the next character: while the model writes "
+    "the year it should look at the year, then at the month, then at the day."
+)
+st.plotly_chart(
+    figures.matrix_heatmap(
+        step.cross_attention[layer, head],
+        labels,
+        translation.source,
+        f"Cross-attention at step {step_number}, layer {layer}, head {head}",
+        diverging=False,
+        x_title="source word (key)",
+        y_title="decoder input (query)",
+    ),
+    key="decoder_cross",
+)
+with st.expander("The whole alignment: the last step, averaged over heads", expanded=True):
+    final = translation.steps[-1]
+    st.plotly_chart(
+        figures.matrix_heatmap(
+            final.cross_attention[layer].mean(axis=0),
+            list(final.inputs),
+            translation.source,
+            f"Mean over heads, layer {layer}",
+            diverging=False,
+            x_title="source word (key)",
+            y_title="decoder input (query)",
+        ),
+        key="decoder_alignment",
+    )
