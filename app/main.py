@@ -10,67 +10,81 @@ from app import controls, render, state
 
 st.set_page_config(page_title="Attention Explorer", page_icon="🔍", layout="wide")
 
-PAGES = [
-    st.Page("../pages/tour.py", title="Guided tour", icon=":material/school:", url_path="tour"),
-    st.Page(
-        "../pages/home.py",
-        title="Tokens → Q, K, V",
-        icon=":material/token:",
-        url_path="home",
-        default=True,
-    ),
-    st.Page(
-        "../pages/attention.py",
-        title="Attention & scaling",
-        icon=":material/grid_on:",
-        url_path="attention",
-    ),
-    st.Page(
-        "../pages/causal_mask.py",
-        title="Causal mask",
-        icon=":material/change_history:",
-        url_path="causal-mask",
-    ),
-    st.Page(
-        "../pages/positional_encoding.py",
-        title="Positional encoding",
-        icon=":material/linear_scale:",
-        url_path="positional-encoding",
-    ),
-    st.Page(
-        "../pages/multi_head.py",
-        title="Multi-head",
-        icon=":material/view_module:",
-        url_path="multi-head",
-    ),
-    st.Page(
-        "../pages/decoder.py",
-        title="Decoder & cross-attention",
-        icon=":material/translate:",
-        url_path="decoder",
-    ),
-    st.Page(
-        "../pages/efficient.py",
-        title="Efficient attention",
-        icon=":material/speed:",
-        url_path="efficient",
-    ),
-    st.Page(
-        "../pages/vision.py", title="Vision patches", icon=":material/image:", url_path="vision"
-    ),
-    st.Page(
-        "../pages/encoder_layer.py",
-        title="Encoder layer",
-        icon=":material/layers:",
-        url_path="encoder-layer",
-    ),
-    st.Page(
-        "../pages/book.py",
-        title="The book's exercise",
-        icon=":material/menu_book:",
-        url_path="book",
-    ),
-]
+PAGES = {
+    "Start here": [
+        st.Page("../pages/tour.py", title="Guided tour", icon=":material/school:", url_path="tour"),
+        st.Page(
+            "../pages/home.py",
+            title="Tokens → Q, K, V",
+            icon=":material/token:",
+            url_path="home",
+            default=True,
+        ),
+    ],
+    "One attention layer": [
+        st.Page(
+            "../pages/attention.py",
+            title="Attention & scaling",
+            icon=":material/grid_on:",
+            url_path="attention",
+        ),
+        st.Page(
+            "../pages/causal_mask.py",
+            title="Causal mask",
+            icon=":material/change_history:",
+            url_path="causal-mask",
+        ),
+        st.Page(
+            "../pages/positional_encoding.py",
+            title="Positional encoding",
+            icon=":material/linear_scale:",
+            url_path="positional-encoding",
+        ),
+        st.Page(
+            "../pages/multi_head.py",
+            title="Multi-head",
+            icon=":material/view_module:",
+            url_path="multi-head",
+        ),
+    ],
+    "Beyond one layer": [
+        st.Page(
+            "../pages/encoder_layer.py",
+            title="Encoder layer",
+            icon=":material/layers:",
+            url_path="encoder-layer",
+        ),
+        st.Page(
+            "../pages/decoder.py",
+            title="Decoder & cross-attention",
+            icon=":material/translate:",
+            url_path="decoder",
+        ),
+        st.Page(
+            "../pages/efficient.py",
+            title="Efficient attention",
+            icon=":material/speed:",
+            url_path="efficient",
+        ),
+        st.Page(
+            "../pages/vision.py", title="Vision patches", icon=":material/image:", url_path="vision"
+        ),
+    ],
+    "Real weights, and the book": [
+        st.Page(
+            "../pages/pretrained.py",
+            title="Pretrained MiniLM",
+            icon=":material/neurology:",
+            url_path="pretrained",
+        ),
+        st.Page(
+            "../pages/book.py",
+            title="The book's exercise",
+            icon=":material/menu_book:",
+            url_path="book",
+        ),
+    ],
+}
 
 url_warnings = state.load_url()
 state.reconcile()

