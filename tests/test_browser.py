@@ -1,0 +1,195 @@
+"""The real app in headless Chromium: every page draws, the scale slider works from the
+keyboard, links restore and validate state, and typed text never becomes markup.
+
+Fixtures (the server, the browser, a fresh page) are in ``conftest.py``.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from urllib.parse import parse_qs, urlsplit
+
+import pytest
+
+pytestmark = pytest.mark.browser
+
+#: Every page's URL path, read from the router so a new page is tested as soon as it exists.
+URL_PATHS = re.findall(
+    r'url_path="([^"]+)"', (Path(__file__).parents[1] / "app/main.py").read_text()
+)
+INJECTION = "<img src=x onerror=alert(1)><script>alert(2)</script>"
+
+# True once the script has run and every Plotly chart on the page has drawn its svg.
+_SETTLED = """() => {
+    const app = document.querySelector('[data-testid="stApp"]');
+    if (!app || app.dataset.testScriptState !== 'notRunning'
+        || app.dataset.testConnectionState !== 'CONNECTED') return false;
+    const charts = document.querySelectorAll('[data-testid="stPlotlyChart"]');
+    return charts.length > 0
+        && [...charts].every(c => c.querySelector('.js-plotly-plot .main-svg'));
+}"""
+
+# What a chart shows: its traces' data and its title, as JSON.
+_CHART_STATE = r"""(key) => {
+    const plot = document.querySelector(`.st-key-${key} .js-plotly-plot`);
+    const z = plot.data[0].z;
+    return JSON.stringify({
+        z: z && z.bdata !== undefined ? z.bdata : z,
+        y: plot.data[0].y && plot.data[0].y.bdata,
+        // Streamlit's theme wraps the title in <b> again on every redraw.
+        title: plot.layout.title.text.replace(/<\/?b>/g, ''),
+        shapes: plot.layout.shapes,
+    });
+}"""
+
+
+def open_app(page, url):
+    """Go to ``url`` and wait until the script has finished and every chart is drawn."""
+    page.goto(url)
+    page.wait_for_function(_SETTLED, polling=100)
+
+
+def wait_settled(page):
+    page.wait_for_timeout(300)  # let the rerun the last input triggered begin
+    page.wait_for_function(_SETTLED, polling=100)
+
+
+def assert_healthy(page):
+    """No Python exception shown, no uncaught JavaScript error, and a chart with content."""
+    exceptions = page.locator('[data-testid="stException"]')
+    assert exceptions.count() == 0, exceptions.all_inner_texts()
+    assert page.errors == []
+    marks = ".heatmaplayer image, .cartesianlayer .trace path, .table .cell-text"
+    drawn = page.locator(f".js-plotly-plot .main-svg :is({marks})")
+    assert drawn.count() > 0
+
+
+def chart(page, key):
+    return page.evaluate(_CHART_STATE, key)
+
+
+def z_shape(page, key):
+    return page.evaluate(
+        """(key) => {
+            const z = document.querySelector(`.st-key-${key} .js-plotly-plot`)._fullData[0].z;
+            return [z.length, z[0].length];
+        }""",
+        key,
+    )
+
+
+def slider(page, key):
+    return page.locator(f".st-key-{key}").get_by_role("slider")
+
+
+def query(page):
+    return {key: values[-1] for key, values in parse_qs(urlsplit(page.url).query).items()}
+
+
+def test_router_lists_the_pages_we_test(page, app_url):
+    open_app(page, app_url)
+    links = page.locator('[data-testid="stSidebarNavLink"]')
+    paths = {urlsplit(link.get_attribute("href")).path.strip("/") for link in links.all()}
+    assert paths - {""} <= set(URL_PATHS)
+    assert len(links.all()) == len(URL_PATHS)
+
+
+@pytest.mark.parametrize("path", ["", *URL_PATHS])
+def test_page_draws_without_errors(page, app_url, path):
+    open_app(page, f"{app_url}/{path}")
+    assert_healthy(page)
+    assert page.locator('[data-testid="stSidebar"] textarea').count() == 1
+
+
+def test_scale_slider_moves_with_the_keyboard(page, app_url):
+    open_app(page, app_url + "/attention")
+    scale = slider(page, "scale")
+    assert scale.get_attribute("aria-valuetext").endswith("= 1/√16 (default)")
+    raw_before = chart(page, "att_raw")
+    scaled_before, weights_before = chart(page, "att_scaled"), chart(page, "att_weights")
+
+    scale.focus()
+    page.keyboard.press("ArrowRight")
+    page.wait_for_url(re.compile(r"[?&]scale="))
+    wait_settled(page)
+
+    expected = 2.0 ** (-7 / 4)  # the grid stop after 1/√16 = 2^(-8/4)
+    assert float(query(page)["scale"]) == pytest.approx(expected)
+    assert scale.get_attribute("aria-valuetext") == f"{expected:.4g}"
+    assert f"× {expected:.4g}" in page.locator(".st-key-att_scaled .gtitle").text_content()
+    assert chart(page, "att_scaled") != scaled_before
+    assert chart(page, "att_weights") != weights_before
+    assert chart(page, "att_raw") == raw_before  # q·kᵀ does not depend on the scale
+    assert_healthy(page)
+
+
+def test_link_sets_the_controls_and_the_figures(page, app_url):
+    open_app(
+        page,
+        app_url + "/attention?d_model=32&heads=4&causal=1&pe=sinusoidal&scale=1.0"
+        "&text=Hello%20world%20it%20is",
+    )
+    assert_healthy(page)
+    assert page.locator('[data-testid="stAlert"]').count() == 0
+    assert page.locator(".st-key-text textarea").input_value() == "Hello world it is"
+    assert page.locator(".st-key-causal input[role=switch]").is_checked()
+    assert page.locator(".st-key-pe input[role=combobox]").input_value() == "Sinusoidal"
+    assert slider(page, "d_model").get_attribute("aria-valuetext") == "32"
+    assert slider(page, "heads").get_attribute("aria-valuetext") == "4"
+    assert slider(page, "scale").get_attribute("aria-valuetext") == "1 (no scaling)"
+    assert page.locator(".st-key-attention_head").count() == 1  # four heads: a head picker
+
+    assert z_shape(page, "att_weights") == [4, 4]
+    assert z_shape(page, "att_output") == [4, 8]  # d_head = 32 / 4
+    assert "× 1" in page.locator(".st-key-att_scaled .gtitle").text_content()
+    weights = page.evaluate(
+        "() => Array.from(document.querySelector('.st-key-att_weights .js-plotly-plot')"
+        "._fullData[0].z, row => Array.from(row))"
+    )
+    for i, row in enumerate(weights):  # causal: no weight on a later token
+        assert all(w == 0 for w in row[i + 1 :])
+        assert sum(row) == pytest.approx(1, abs=1e-5)
+
+
+def test_bad_link_values_warn_and_fall_back(page, app_url):
+    open_app(page, app_url + "/attention?scale=abc&heads=0&d_model=-3")
+    assert_healthy(page)
+    warning = page.locator('[data-testid="stAlertContentWarning"]')
+    assert warning.count() == 1
+    text = warning.inner_text()
+    for fragment in ("scale=“abc”", "heads=“0”", "d_model=“-3”"):
+        assert fragment in text
+    assert slider(page, "d_model").get_attribute("aria-valuetext") == "16"
+    assert slider(page, "heads").get_attribute("aria-valuetext") == "1"
+
+
+def test_typed_markup_stays_text(page, app_url):
+    dialogs = []
+
+    def record(dialog):
+        dialogs.append(dialog.message)
+        dialog.dismiss()
+
+    page.on("dialog", record)
+    open_app(page, app_url + "/attention")
+    box = page.locator(".st-key-text textarea")
+    box.fill(INJECTION)
+    box.press("Control+Enter")
+    page.wait_for_url(re.compile(r"[?&]text="))
+    wait_settled(page)
+    page.wait_for_timeout(500)  # time for an injected handler to fire, if there were one
+
+    assert dialogs == []
+    assert query(page)["text"] == INJECTION
+    injected = page.evaluate(
+        """() => ({
+            images: document.querySelectorAll('img[src="x"]').length,
+            scripts: [...document.querySelectorAll('script')]
+                .filter(s => s.textContent.includes('alert(')).length,
+        })"""
+    )
+    assert injected == {"images": 0, "scripts": 0}
+    ticks = [tick.text_content() for tick in page.locator(".st-key-att_weights .xtick").all()]
+    assert any("<" in tick for tick in ticks)  # the markup is drawn as plain text
+    assert_healthy(page)
