@@ -1,0 +1,616 @@
+"""Latency of one keyboard step of the scale slider on /attention, against a trivial app.
+
+Both apps are served at once (the real one, ``app/main.py``, and
+``benchmarks/trivial_app.py``: one select_slider driving one 2×2 heatmap) and driven by
+one headless Chromium, alternating a step of one with a step of the other, so both see
+the same machine load.
+
+"Repainted" is decided in the page. At the key press (a capturing keydown listener)
+``performance.now()`` is recorded. From then on, every animation frame takes a
+fingerprint of each chart: the DOM node that draws it (Streamlit remounts a chart
+whose spec or config changed), the data arrays it was given, and what it drew (its
+heatmap images, trace and shape paths, title). Once the rerun has finished (the
+``script_finished`` message arrived) and the socket has been quiet for 400 ms, the step
+ends at the frame after the last change of any chart that changed: the moment the
+last changed chart was on screen. A step is one arrow key on the focused slider thumb
+(right through the default passage, then back left at 512 tokens).
+
+An instrumented WebSocket stamps each message the page sends and receives, which
+splits a step into: press → widget value sent → first reply → last reply → painted.
+The bytes per rerun are the WebSocket frames Playwright saw arrive after the press.
+
+The same is then done with 512 tokens of text (typed into the sidebar's text box;
+links carry at most 2000 characters).
+
+Run: ``python benchmarks/bench_slider.py [--steps 30] [--long-steps 15]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import os
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.error
+import urllib.request
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+from playwright.sync_api import sync_playwright
+
+ROOT = Path(__file__).resolve().parents[1]
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+TARGET_RATIO = 1.5
+LONG_TEXT = " ".join(
+    [
+        "The restaurant refused to serve me a ham sandwich because it only cooks "
+        "vegetarian food. In the end, they just gave me two slices of bread.",
+        "The animal did not cross the street because it was too tired, and the river "
+        "bank was closed after the storm flooded the road.",
+        "Attention lets every token look at every other token and decide how much of "
+        "each to take, weighing queries against keys.",
+    ]
+    * 7
+)
+
+# Installed before any page script: stamps WebSocket traffic, and the step timer.
+INSTRUMENT = r"""
+(() => {
+    const log = [];
+    const size = d => d.byteLength ?? d.size ?? d.length ?? 0;
+    const Native = window.WebSocket;
+    const send = Native.prototype.send;
+    Native.prototype.send = function (data) {
+        log.push(['send', performance.now(), size(data)]);
+        return send.call(this, data);
+    };
+    window.WebSocket = class extends Native {
+        constructor(...args) {
+            super(...args);
+            this.addEventListener('message', e => {
+                const t = performance.now();
+                const fields = e.data instanceof ArrayBuffer ? topFields(e.data) : [];
+                log.push(['recv', t, size(e.data), fields.join(',')]);
+                if (fields.includes(SCRIPT_FINISHED)) log.push(['finished', t, 0]);
+            });
+        }
+    };
+    // The field numbers at the top level of a protobuf message (a ForwardMsg).
+    const SCRIPT_FINISHED = 6;
+    const topFields = buffer => {
+        const b = new Uint8Array(buffer);
+        let i = 0;
+        const varint = () => {
+            let x = 0, m = 1, c;
+            do { c = b[i++]; x += (c & 0x7f) * m; m *= 128; } while (c & 0x80 && i < b.length);
+            return x;
+        };
+        const out = [];
+        while (i < b.length) {
+            const tag = varint(), wire = tag & 7;
+            if (wire === 0) varint();
+            else if (wire === 2) { const n = varint(); i += n; }  // not i += varint()
+            else if (wire === 1) i += 8;
+            else if (wire === 5) i += 4;
+            else break;
+            out.push(Math.floor(tag / 8));
+        }
+        return out;
+    };
+    // A chart's state: which DOM node draws it (Streamlit remounts a chart whose spec
+    // changed), the data it was given, and what it drew.
+    const nodeIds = new WeakMap();
+    let nextId = 0;
+    const nodeId = n => nodeIds.get(n) ?? (nodeIds.set(n, ++nextId), nextId);
+    const hash = s => s.length + ':' + s.slice(0, 64) + s.slice(-96);
+    const arrays = trace => ['x', 'y', 'z', 'customdata']
+        .map(k => trace[k]?.bdata ?? '').join('/');
+    const fingerprint = plot => [
+        nodeId(plot),
+        ...(plot.data || []).map(arrays),
+        ...[...plot.querySelectorAll('image')].map(i => hash(i.getAttribute('href') || '')),
+        ...[...plot.querySelectorAll('.cartesianlayer .trace path, .shapelayer path')]
+            .map(p => p.getAttribute('d')),
+        ...[...plot.querySelectorAll('.gtitle')].map(t => t.textContent),
+    ].join('|');
+    const charts = () => {
+        const out = {};
+        for (const plot of document.querySelectorAll('.js-plotly-plot')) {
+            const holder = plot.closest('[class*="st-key-"]');
+            const key = holder && [...holder.classList].find(c => c.startsWith('st-key-'));
+            if (key && plot.querySelector('.main-svg')) out[key.slice(7)] = fingerprint(plot);
+        }
+        return out;
+    };
+    window.__bench = {
+        log,
+        charts,
+        // Before a key press: note every chart's state, then on each animation frame
+        // note when a chart last changed and the frame after it (when it was on screen).
+        arm() {
+            this.before = charts();
+            this.start = log.length;
+            this.t0 = null;
+            this.shownAt = {};
+            document.addEventListener('keydown', () => { this.t0 = performance.now(); },
+                                      {capture: true, once: true});
+            let previous = this.before, pending = [];
+            const run = ++this.run;
+            const tick = now => {
+                if (run !== this.run) return;
+                for (const key of pending) this.shownAt[key] = now;
+                const current = charts();
+                pending = Object.keys(current).filter(k => current[k] !== previous[k]);
+                previous = current;
+                requestAnimationFrame(tick);
+            };
+            requestAnimationFrame(tick);
+        },
+        run: 0,
+        // Every chart's figure as Plotly was given it (typed arrays left as base64).
+        specs() {
+            const strip = (k, v) => (k === '_inputArray' ? undefined : v);
+            const out = {};
+            for (const plot of document.querySelectorAll('.js-plotly-plot')) {
+                const holder = plot.closest('[class*="st-key-"]');
+                const key = holder && [...holder.classList].find(c => c.startsWith('st-key-'));
+                if (key) out[key.slice(7)] = JSON.stringify({
+                    data: plot.data, layout: plot.layout, width: plot._fullLayout.width,
+                }, strip);
+            }
+            return out;
+        },
+        // After the rerun has settled: when was the last changed chart on screen?
+        result() {
+            this.run++;
+            const now = charts();
+            const changed = Object.keys(now).filter(k => now[k] !== this.before[k]).sort();
+            const missing = changed.filter(k => !(k in this.shownAt));
+            return {
+                t0: this.t0,
+                t1: Math.max(...changed.map(k => this.shownAt[k] ?? Infinity)),
+                changed,
+                missing,
+                events: log.slice(this.start),
+            };
+        },
+        // Since arm(): has a script run finished, and how long has the socket been quiet?
+        status() {
+            const events = log.slice(this.start ?? 0);
+            const last = events.filter(e => e[0] === 'recv' || e[0] === 'send').at(-1);
+            return {
+                ran: events.some(e => e[0] === 'finished'),
+                quiet: last ? performance.now() - last[1] : Infinity,
+            };
+        },
+    };
+})();
+"""
+
+_IDLE = """() => {
+    const app = document.querySelector('[data-testid="stApp"]');
+    const charts = document.querySelectorAll('[data-testid="stPlotlyChart"]');
+    return app && app.dataset.testScriptState === 'notRunning' && charts.length > 0
+        && [...charts].every(c => c.querySelector('.js-plotly-plot .main-svg'));
+}"""
+
+
+def free_port():
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+@contextlib.contextmanager
+def serve(script):
+    """``streamlit run script`` on a free port; yields the base URL."""
+    port = free_port()
+    command = [
+        sys.executable,
+        "-m",
+        "streamlit",
+        "run",
+        str(script),
+        "--server.headless",
+        "true",
+        "--server.port",
+        str(port),
+        "--browser.gatherUsageStats",
+        "false",
+        "--server.fileWatcherType",
+        "none",
+    ]
+    url = f"http://localhost:{port}"
+    with tempfile.TemporaryFile() as log:
+        server = subprocess.Popen(command, cwd=ROOT, stdout=log, stderr=subprocess.STDOUT)
+        try:
+            deadline = time.monotonic() + 90
+            while True:
+                with (
+                    contextlib.suppress(OSError, urllib.error.URLError),
+                    urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as reply,
+                ):
+                    if reply.status == 200:
+                        break
+                if server.poll() is not None or time.monotonic() > deadline:
+                    log.seek(0)
+                    raise RuntimeError(f"{script} did not start:\n{log.read().decode()[-3000:]}")
+                time.sleep(0.25)
+            yield url
+        finally:
+            server.terminate()
+            try:
+                server.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                server.kill()
+                server.wait()
+
+
+@dataclass
+class Target:
+    """One app in one browser page, and what its steps measured."""
+
+    name: str
+    page: object
+    slider_key: str
+    key: str = "ArrowRight"
+    received: int = 0
+    charts: Counter = field(default_factory=Counter)
+    steps: list = field(default_factory=list)
+
+    def open(self, url):
+        """Load the app and count the bytes its WebSocket receives."""
+        self.page.on("websocket", self._watch)
+        self.page.goto(url)
+        self.settle()  # arm() never ran: counts from the page's first event
+
+    def _watch(self, ws):
+        def count(payload):
+            self.received += len(payload)
+
+        ws.on("framereceived", count)
+
+    def settle(self, quiet_ms=400, timeout=300):
+        """Wait until a rerun since the last arm() has finished and the socket is quiet."""
+        deadline = time.monotonic() + timeout
+        while True:
+            status = self.page.evaluate("window.__bench.status()")
+            if status["ran"] and status["quiet"] >= quiet_ms and self.page.evaluate(_IDLE):
+                return
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"{self.name}: no finished rerun after {timeout} s")
+            time.sleep(0.05)
+
+    def press(self):
+        """Focus the slider, arm the timer, press the key; return the byte count before."""
+        self.page.bring_to_front()
+        thumb = self.page.locator(f".st-key-{self.slider_key}").get_by_role("slider")
+        end = "max" if self.key == "ArrowRight" else "min"
+        if thumb.get_attribute("value") == thumb.get_attribute(end):
+            raise RuntimeError(f"{self.name}: the slider is at its {end}; use fewer steps")
+        thumb.focus()
+        self.page.evaluate("window.__bench.arm()")
+        before = self.received
+        self.page.keyboard.press(self.key)
+        return before
+
+    def step(self, record=True):
+        """One step: press, settle, and note when the last chart it changed was on screen.
+
+        Records the times, the bytes received and which charts changed.
+        """
+        before = self.press()
+        self.settle()
+        result = self.page.evaluate("window.__bench.result()")
+        if not result["changed"] or result["missing"]:
+            raise RuntimeError(f"{self.name}: no repaint seen: {result['changed']=}")
+        if not record:
+            return
+        t0, t1 = result["t0"], result["t1"]
+        sends = [t for kind, t, *_ in result["events"] if kind == "send" and t >= t0]
+        replies = [
+            t
+            for kind, t, *_ in result["events"]
+            if kind == "recv" and sends and sends[0] <= t <= t1
+        ]
+        self.charts[", ".join(result["changed"])] += 1
+        self.steps.append(
+            {
+                "ms": t1 - t0,
+                "bytes": self.received - before,
+                "sent": (sends[0] - t0) if sends else float("nan"),
+                "first": (replies[0] - t0) if replies else float("nan"),
+                "last": (replies[-1] - t0) if replies else float("nan"),
+            }
+        )
+
+    def tokens(self):
+        """Rows of the attention weights chart: the tokens the page shows."""
+        return self.page.evaluate(
+            """() => {
+                const plot = document.querySelector('.st-key-att_weights .js-plotly-plot');
+                return plot ? plot._fullData[0].z.length : null;
+            }"""
+        )
+
+
+def run_alternating(targets, steps):
+    for i in range(steps):
+        order = targets if i % 2 == 0 else targets[::-1]
+        for target in order:
+            target.step()
+
+
+def summary(target, baseline=None):
+    ms = np.array([s["ms"] for s in target.steps])
+    median = float(np.median(ms))
+    row = {
+        "case": target.name,
+        "n": len(ms),
+        "median": median,
+        "p90": float(np.percentile(ms, 90)),
+        "ratio": median / float(np.median([s["ms"] for s in baseline.steps])) if baseline else 1.0,
+        "kb": statistics.median(s["bytes"] for s in target.steps) / 1024,
+    }
+    for part in ("sent", "first", "last"):
+        row[part] = float(np.nanmedian([s[part] for s in target.steps]))
+    return row
+
+
+def print_table(rows):
+    header = (
+        f"{'case':<34} {'steps':>5} {'median ms':>9} {'p90 ms':>7} {'ratio':>6} "
+        f"{'KB/rerun':>9} {'sent':>6} {'1st msg':>7} {'last msg':>8}"
+    )
+    print(header)
+    print("-" * len(header))
+    for r in rows:
+        print(
+            f"{r['case']:<34} {r['n']:>5} {r['median']:>9.0f} {r['p90']:>7.0f} "
+            f"{r['ratio']:>6.2f} {r['kb']:>9.1f} {r['sent']:>6.0f} {r['first']:>7.0f} "
+            f"{r['last']:>8.0f}"
+        )
+    print(
+        "sent / 1st msg / last msg: median ms from the key press until the page sent the "
+        "widget value, got the first reply, got the last reply before the repaint."
+    )
+
+
+# Drawing each chart alone, with the plotly.js that the plotly package ships (the page's
+# bundle does not expose its copy): a fresh newPlot (what a remount costs) and a react
+# from the chart's previous state (what an update in place would cost).
+_DRAW = """async ([before, after, repeats]) => {
+    const parse = s => JSON.parse(s);
+    const median = xs => xs.sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+    const out = {};
+    for (const key of Object.keys(after)) {
+        const a = parse(after[key]), b = parse(before[key] ?? after[key]);
+        const div = document.createElement('div');
+        div.style.width = a.width + 'px';
+        document.body.appendChild(div);
+        const fresh = [], react = [];
+        for (let i = 0; i < repeats; i++) {
+            Plotly.purge(div);
+            let t = performance.now();
+            await Plotly.newPlot(div, a.data, a.layout);
+            fresh.push(performance.now() - t);
+            await Plotly.newPlot(div, b.data, b.layout);
+            t = performance.now();
+            await Plotly.react(div, a.data, a.layout);
+            react.push(performance.now() - t);
+        }
+        Plotly.purge(div);
+        div.remove();
+        out[key] = [median(fresh), median(react), after[key].length];
+    }
+    return out;
+}"""
+
+
+def profile_client(browser, before, after, repeats=5):
+    """Milliseconds to draw each chart afresh and to update it in place; spec sizes."""
+    import plotly
+
+    page = browser.new_page(viewport={"width": 1400, "height": 1000})
+    page.set_content("<html><body></body></html>")
+    page.add_script_tag(path=str(Path(plotly.__file__).parent / "package_data" / "plotly.min.js"))
+    timings = page.evaluate(_DRAW, [before, after, repeats])
+    page.close()
+    return timings
+
+
+def profile_server(text=None, runs=3):
+    """Per-rerun milliseconds of the server's parts, timed by wrapping them in AppTest.
+
+    Wraps every public function of ``app.figures``, ``app.tables``, ``app.compute`` and
+    ``app.render``, ``plotly.io.to_json`` and Streamlit's ``plotly_chart`` and
+    ``dataframe``; runs /attention (the whole script: AppTest has no fragment reruns),
+    moving the scale one stop per run.
+    """
+    import functools
+    import importlib
+
+    import plotly.io
+    from streamlit.delta_generator import DeltaGenerator
+    from streamlit.testing.v1 import AppTest
+
+    spent, calls = Counter(), Counter()
+
+    def wrap(owner, name, label):
+        original = getattr(owner, name)
+
+        @functools.wraps(original)
+        def timed(*args, **kwargs):
+            start = time.perf_counter()
+            try:
+                return original(*args, **kwargs)
+            finally:
+                spent[label] += time.perf_counter() - start
+                calls[label] += 1
+
+        setattr(owner, name, timed)
+        return original
+
+    undo = []
+    for module_name in ("app.figures", "app.tables", "app.compute", "app.render"):
+        with contextlib.suppress(ImportError):
+            module = importlib.import_module(module_name)
+            for name, obj in list(vars(module).items()):
+                public = not name.startswith("_") and not isinstance(obj, type)
+                if public and callable(obj) and getattr(obj, "__module__", None) == module_name:
+                    undo.append((module, name, wrap(module, name, f"{module_name}.{name}")))
+    for owner, name, label in (
+        (plotly.io, "to_json", "plotly.io.to_json"),
+        (DeltaGenerator, "plotly_chart", "st.plotly_chart (with to_json)"),
+        (DeltaGenerator, "dataframe", "st.dataframe"),
+    ):
+        undo.append((owner, name, wrap(owner, name, label)))
+    try:
+        at = AppTest.from_file(str(ROOT / "app" / "main.py"), default_timeout=600)
+        at.run()
+        at.switch_page("../pages/attention.py").run()
+        if text is not None:
+            at.text_area(key="text").set_value(text).run()
+        spent.clear()
+        calls.clear()
+        total = 0.0
+        for _ in range(runs):
+            scale = at.select_slider(key="scale")
+            scale.set_value(scale.value * 2**0.25)
+            start = time.perf_counter()
+            at.run()
+            total += time.perf_counter() - start
+        if at.exception:
+            raise RuntimeError(at.exception[0].value)
+    finally:
+        for owner, name, original in undo:
+            setattr(owner, name, original)
+    parts = {
+        label: (seconds * 1000 / runs, calls[label] // runs) for label, seconds in spent.items()
+    }
+    return total * 1000 / runs, parts
+
+
+def print_profiles(server, client):
+    for label, (total, parts) in server.items():
+        print(f"server, {label}: whole script {total:.0f} ms per rerun (AppTest); inclusive parts:")
+        for name, (ms, n) in sorted(parts.items(), key=lambda kv: -kv[1][0]):
+            if ms >= 1:
+                print(f"  {ms:8.1f} ms  {n:3d}×  {name}")
+    for label, charts in client.items():
+        fresh = sum(t[0] for t in charts.values())
+        react = sum(t[1] for t in charts.values())
+        print(
+            f"client, {label}: drawing every chart afresh {fresh:.0f} ms, updating in place "
+            f"{react:.0f} ms (plotly.js alone, no Streamlit)"
+        )
+        for key, (ms_fresh, ms_react, size) in charts.items():
+            print(
+                f"  {key:<16} newPlot {ms_fresh:7.1f} ms  react {ms_react:7.1f} ms  "
+                f"spec {size / 1024:8.1f} KB"
+            )
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--steps", type=int, default=30, help="timed steps per app (default)")
+    parser.add_argument("--long-steps", type=int, default=15, help="timed steps at 512 tokens")
+    parser.add_argument("--warmup", type=int, default=2)
+    parser.add_argument(
+        "--no-profile", action="store_true", help="skip timing the server's and client's parts"
+    )
+    args = parser.parse_args()
+    client = {}
+    load_before = os.getloadavg()
+
+    with (
+        serve(ROOT / "app" / "main.py") as app_url,
+        serve(ROOT / "benchmarks" / "trivial_app.py") as trivial_url,
+        sync_playwright() as playwright,
+    ):
+        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        pages = []
+        for _ in range(2):
+            context = browser.new_context(viewport={"width": 1400, "height": 1000})
+            context.add_init_script(INSTRUMENT)
+            pages.append(context.new_page())
+        app = Target("attention page, default passage", pages[0], "scale")
+        trivial = Target("trivial app (1 slider, 2×2 heatmap)", pages[1], "value")
+        app.open(app_url + "/attention")
+        trivial.open(trivial_url)
+        for target in (app, trivial):
+            for _ in range(args.warmup):
+                target.step(record=False)
+        n_default = app.tokens()
+        run_alternating([app, trivial], args.steps - 1)
+        before = app.page.evaluate("window.__bench.specs()")
+        run_alternating([app, trivial], 1)
+        if not args.no_profile:
+            after = app.page.evaluate("window.__bench.specs()")
+            client[f"{n_default} tokens"] = profile_client(browser, before, after)
+        rows = [summary(trivial), summary(app, trivial)]
+        rows[1]["case"] = f"attention page, {n_default} tokens"
+
+        box = app.page.locator(".st-key-text textarea")
+        box.fill(LONG_TEXT)
+        app.page.evaluate("window.__bench.arm()")
+        box.press("Control+Enter")
+        app.settle()
+        app.steps, trivial.steps = [], []
+        default_charts, app.charts = app.charts, Counter()
+        app.key = "ArrowLeft"  # back down from where the first phase left the scale
+        for _ in range(args.warmup):
+            app.step(record=False)
+        n_long = app.tokens()
+        run_alternating([app, trivial], args.long_steps - 1)
+        before = app.page.evaluate("window.__bench.specs()")
+        run_alternating([app, trivial], 1)
+        if not args.no_profile:
+            after = app.page.evaluate("window.__bench.specs()")
+            client[f"{n_long} tokens"] = profile_client(browser, before, after)
+        rows += [summary(trivial), summary(app, trivial)]
+        rows[2]["case"] = "trivial app (same phase)"
+        rows[3]["case"] = f"attention page, {n_long} tokens"
+        browser.close()
+
+    print()
+    print(
+        f"load average (1 min) before / after: {load_before[0]:.1f} / {os.getloadavg()[0]:.1f} "
+        f"on {os.cpu_count()} CPUs"
+    )
+    print_table(rows)
+    print()
+    for label, charts in (("default passage", default_charts), ("512 tokens", app.charts)):
+        for names, count in charts.most_common():
+            print(f"charts repainted per step, {label}: {names} ({count} steps)")
+    if not args.no_profile:
+        server = {
+            f"{n_default} tokens": profile_server(),
+            f"{n_long} tokens": profile_server(LONG_TEXT),
+        }
+        print()
+        print_profiles(server, client)
+    print()
+    ratio = rows[1]["ratio"]
+    verdict = "meets" if ratio <= TARGET_RATIO else "misses"
+    print(f"default passage: median ratio {ratio:.2f} {verdict} the target ≤ {TARGET_RATIO}")
+
+
+if __name__ == "__main__":
+    main()
