@@ -1,0 +1,159 @@
+"""Screenshots of every page of the app, for the README: ``assets/screenshots/<page>.png``.
+
+Serves ``app/main.py`` on a free port, opens each page the router lists in headless
+Chromium (Debian's ``/usr/bin/chromium``) at the default settings, waits until the script
+has finished and every chart is drawn, grows the window to the height of the page's
+content (Streamlit scrolls inside its own container, so a "full page" shot of the
+document would stop at the window), and saves the shot. A shot larger than
+``--max-kb`` is reduced to a 256-colour palette, which keeps the figures legible.
+
+Run: ``python scripts/screenshots.py [--out assets/screenshots] [--width 1280]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import io
+import re
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.error
+import urllib.request
+from pathlib import Path
+
+from PIL import Image
+from playwright.sync_api import sync_playwright
+
+ROOT = Path(__file__).resolve().parents[1]
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+MAX_HEIGHT = 8000
+
+_SETTLED = """() => {
+    const app = document.querySelector('[data-testid="stApp"]');
+    if (!app || app.dataset.testScriptState !== 'notRunning') return false;
+    const charts = document.querySelectorAll('[data-testid="stPlotlyChart"]');
+    return [...charts].every(c => c.querySelector('.js-plotly-plot .main-svg'));
+}"""
+
+_CONTENT_HEIGHT = """() => {
+    const block = document.querySelector('[data-testid="stMainBlockContainer"]');
+    const sidebar = document.querySelector('[data-testid="stSidebarUserContent"]');
+    const bottom = el => el ? el.getBoundingClientRect().top + el.scrollHeight : 0;
+    return Math.ceil(Math.max(bottom(block), bottom(sidebar)));
+}"""
+
+
+def page_paths():
+    """Every page's URL path, read from the router."""
+    return re.findall(r'url_path="([^"]+)"', (ROOT / "app" / "main.py").read_text())
+
+
+def free_port():
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+@contextlib.contextmanager
+def serve(script):
+    """``streamlit run script`` on a free port; yields the base URL."""
+    port = free_port()
+    command = [
+        sys.executable,
+        "-m",
+        "streamlit",
+        "run",
+        str(script),
+        "--server.headless",
+        "true",
+        "--server.port",
+        str(port),
+        "--browser.gatherUsageStats",
+        "false",
+        "--server.fileWatcherType",
+        "none",
+    ]
+    url = f"http://localhost:{port}"
+    with tempfile.TemporaryFile() as log:
+        server = subprocess.Popen(command, cwd=ROOT, stdout=log, stderr=subprocess.STDOUT)
+        try:
+            deadline = time.monotonic() + 90
+            while True:
+                with (
+                    contextlib.suppress(OSError, urllib.error.URLError),
+                    urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as reply,
+                ):
+                    if reply.status == 200:
+                        break
+                if server.poll() is not None or time.monotonic() > deadline:
+                    log.seek(0)
+                    raise RuntimeError(f"{script} did not start:\n{log.read().decode()[-3000:]}")
+                time.sleep(0.25)
+            yield url
+        finally:
+            server.terminate()
+            try:
+                server.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                server.kill()
+                server.wait()
+
+
+def settle(page):
+    page.wait_for_timeout(300)
+    page.wait_for_function(_SETTLED, polling=100, timeout=180_000)
+    page.wait_for_timeout(700)  # Streamlit fades elements in
+
+
+def compact_png(png, max_kb):
+    """The PNG as is when small enough, else reduced to a 256-colour palette."""
+    if len(png) <= max_kb * 1024:
+        return png
+    image = Image.open(io.BytesIO(png)).convert("RGB")
+    out = io.BytesIO()
+    image.quantize(colors=256, method=Image.Quantize.MEDIANCUT).save(out, "PNG", optimize=True)
+    return out.getvalue()
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--out", type=Path, default=ROOT / "assets" / "screenshots")
+    parser.add_argument("--width", type=int, default=1280)
+    parser.add_argument("--max-kb", type=int, default=500)
+    parser.add_argument("pages", nargs="*", help="URL paths (default: every page)")
+    args = parser.parse_args()
+    args.out.mkdir(parents=True, exist_ok=True)
+
+    with serve(ROOT / "app" / "main.py") as url, sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        context = browser.new_context(viewport={"width": args.width, "height": 900})
+        page = context.new_page()
+        for path in args.pages or page_paths():
+            page.set_viewport_size({"width": args.width, "height": 900})
+            page.goto(f"{url}/{path}")
+            settle(page)
+            height = min(page.evaluate(_CONTENT_HEIGHT) + 40, MAX_HEIGHT)
+            page.set_viewport_size({"width": args.width, "height": height})
+            settle(page)
+            png = compact_png(page.screenshot(), args.max_kb)
+            target = args.out / f"{path}.png"
+            target.write_bytes(png)
+            print(f"{target.relative_to(ROOT)}: {args.width}×{height}, {len(png) / 1024:.0f} KB")
+        browser.close()
+
+
+if __name__ == "__main__":
+    main()
