@@ -1,0 +1,216 @@
+"""A lecture hall on one server: concurrent browser sessions moving sliders and switching pages.
+
+Each session is its own browser context (its own Streamlit session), types its own
+sentence with a marker word only it uses, then loops for the given time: a step of the
+scale slider, a switch to another page, now and then a toggle. Every action is timed
+from the input until the script has finished and every chart has drawn. After each
+action the session checks its page: no exception element, no uncaught script error, and
+its own marker — never another session's — in the drawn token labels.
+
+``python benchmarks/load.py`` runs the full benchmark (25 sessions, 60 s) against a
+server it starts; the test suite runs a small variant through :func:`run_load`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import random
+import statistics
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from harness import CHROMIUM, CHROMIUM_ARGS, RssSampler, serve_app
+
+#: True once the script has run and every Plotly chart on the page has drawn its svg.
+SETTLED = """() => {
+    const app = document.querySelector('[data-testid="stApp"]');
+    if (!app || app.dataset.testScriptState !== 'notRunning'
+        || app.dataset.testConnectionState !== 'CONNECTED') return false;
+    const charts = document.querySelectorAll('[data-testid="stPlotlyChart"]');
+    return charts.length > 0
+        && [...charts].every(c => c.querySelector('.js-plotly-plot .main-svg'));
+}"""
+
+#: Every token label drawn on the page's heatmaps.
+LABELS = """() => [...document.querySelectorAll('.js-plotly-plot')]
+    .flatMap(p => (p.data || []).flatMap(t => Array.isArray(t.x) ? t.x : []))
+    .map(String)"""
+
+SCALED_TITLE = ".st-key-att_scaled .gtitle"
+TITLE_CHANGED = """(before) => {
+    const title = document.querySelector('.st-key-att_scaled .gtitle');
+    return title !== null && title.textContent !== before;
+}"""
+
+PAGES = ("attention", "causal-mask", "multi-head", "positional-encoding", "encoder-layer")
+ACTION_TIMEOUT_MS = 60_000
+
+
+@dataclass
+class SessionLog:
+    """What one session did and saw."""
+
+    marker: str
+    latencies: list = field(default_factory=list)
+    errors: list = field(default_factory=list)
+    foreign: set = field(default_factory=set)
+    saw_own: bool = False  # proves the label check can see markers at all
+
+
+@dataclass
+class LoadResult:
+    """The whole run."""
+
+    sessions: list
+    seconds: float
+    peak_rss_mb: float
+
+    @property
+    def latencies(self):
+        """Every interaction's latency in ms, sorted."""
+        return sorted(ms for s in self.sessions for ms in s.latencies)
+
+    @property
+    def errors(self):
+        """Every failed interaction, exception shown, or script error."""
+        return [error for s in self.sessions for error in s.errors]
+
+    @property
+    def leaks(self):
+        """Sessions that saw another session's marker, with what they saw."""
+        return [(s.marker, sorted(s.foreign)) for s in self.sessions if s.foreign]
+
+    def percentile(self, q):
+        """The ``q`` quantile of the latencies, in ms."""
+        data = self.latencies
+        return data[min(len(data) - 1, int(q * len(data)))] if data else float("nan")
+
+    def report(self):
+        """The figures, one per line."""
+        data = self.latencies
+        return "\n".join(
+            [
+                f"sessions            {len(self.sessions)}",
+                f"duration            {self.seconds:.0f} s",
+                f"interactions        {len(data)}",
+                f"errors              {len(self.errors)}",
+                f"cross-session leaks {len(self.leaks)}",
+                f"latency p50         {statistics.median(data):.0f} ms" if data else "",
+                f"latency p95         {self.percentile(0.95):.0f} ms",
+                f"latency max         {max(data, default=float('nan')):.0f} ms",
+                f"server peak RSS     {self.peak_rss_mb:.0f} MB",
+            ]
+        )
+
+
+async def _timed(page, log, action):
+    start = time.perf_counter()
+    try:
+        await action()
+        await page.wait_for_timeout(150)  # let the rerun the input triggered begin
+        await page.wait_for_function(SETTLED, polling=50, timeout=ACTION_TIMEOUT_MS)
+    except Exception as error:  # a timeout or a closed page is a failed interaction
+        log.errors.append(f"{log.marker}: {type(error).__name__}: {str(error)[:200]}")
+        return
+    log.latencies.append((time.perf_counter() - start) * 1000 - 150)
+    if await page.locator('[data-testid="stException"]').count():
+        log.errors.append(f"{log.marker}: an exception is shown on {page.url}")
+    labels = await page.evaluate(LABELS)
+    log.saw_own = log.saw_own or log.marker in labels
+    log.foreign.update(label for label in labels if label.startswith("zq") and label != log.marker)
+
+
+async def _session(browser, url, index, seconds, rng):
+    marker = f"zq{index:02d}x"  # a word no other session types
+    log = SessionLog(marker)
+    context = await browser.new_context(viewport={"width": 1280, "height": 900})
+    page = await context.new_page()
+    page.on("pageerror", lambda error: log.errors.append(f"{marker}: page error {error}"))
+    text = f"The restaurant {marker} refused because it only cooks vegetarian food."
+    await _timed(page, log, lambda: page.goto(f"{url}/attention?text={text}&tokenizer=words"))
+    deadline = time.monotonic() + seconds  # the clock starts once this session has loaded
+    while time.monotonic() < deadline:
+        choice = rng.random()
+        if choice < 0.5 and "/attention" in page.url:
+            thumb = page.locator(".st-key-scale").get_by_role("slider")
+
+            async def step(thumb=thumb):
+                # A fragment rerun does not flip the app's script state, so wait for the
+                # scaled-scores title (it names the scale) to change instead.
+                before = await page.locator(SCALED_TITLE).text_content()
+                position, top = (
+                    int(await thumb.input_value()),
+                    int(await thumb.get_attribute("max")),
+                )
+                key = rng.choice(["ArrowRight", "ArrowLeft"])
+                key = "ArrowLeft" if position == top else "ArrowRight" if position == 0 else key
+                await thumb.press(key)
+                await page.wait_for_function(
+                    TITLE_CHANGED, arg=before, polling=50, timeout=ACTION_TIMEOUT_MS
+                )
+
+            await _timed(page, log, step)
+        elif choice < 0.85:
+            target = rng.choice(PAGES)
+
+            async def switch(target=target):
+                await page.locator(f'[data-testid="stSidebarNav"] a[href$="/{target}"]').click()
+
+            await _timed(page, log, switch)
+        else:
+            toggle = page.locator(".st-key-causal label")
+            await _timed(page, log, toggle.click)
+    await context.close()
+    return log
+
+
+async def _run(url, n_sessions, seconds, seed):
+    from playwright.async_api import async_playwright
+
+    async with async_playwright() as playwright:
+        browser = await playwright.chromium.launch(
+            executable_path=str(CHROMIUM), args=CHROMIUM_ARGS
+        )
+        sessions = await asyncio.gather(
+            *(
+                _session(browser, url, i, seconds, random.Random(seed + i))
+                for i in range(n_sessions)
+            )
+        )
+        await browser.close()
+    return sessions
+
+
+def run_load(url, server_pid, n_sessions, seconds, seed=0):
+    """Run ``n_sessions`` concurrent sessions against ``url``, each ``seconds`` after loading.
+
+    Returns
+    -------
+    LoadResult
+    """
+    with RssSampler(server_pid) as rss:
+        start = time.monotonic()
+        sessions = asyncio.run(_run(url, n_sessions, seconds, seed))
+        elapsed = time.monotonic() - start
+    return LoadResult(sessions, elapsed, rss.peak_mb)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sessions", type=int, default=25)
+    parser.add_argument("--seconds", type=float, default=60)
+    args = parser.parse_args()
+    root = Path(__file__).resolve().parents[1]
+    with serve_app(root / "app" / "main.py") as (url, pid):
+        result = run_load(url, pid, args.sessions, args.seconds)
+    print(result.report())
+    for error in result.errors[:20]:
+        print("error:", error)
+    for marker, seen in result.leaks:
+        print(f"leak: session {marker} saw {seen}")
+
+
+if __name__ == "__main__":
+    main()
