@@ -1,9 +1,10 @@
 """Time the NumPy MiniLM forward pass against PyTorch eager on the same machine.
 
 Runs the engine's :func:`engine.bert.run_ids` on the app's default passage (45 tokens)
-and on 256 tokens, alternating with Hugging Face transformers' ``BertModel`` (CPU, eager
-attention, ``output_attentions=True`` so both return every attention map) when torch and
-transformers are importable, and prints the medians and their ratio::
+and on 256 tokens, alternating (in blocks, see :data:`BLOCK`) with Hugging Face
+transformers' ``BertModel`` (CPU, eager attention, ``output_attentions=True`` so both
+return every attention map) when torch and transformers are importable, and prints the
+medians and their ratio::
 
     python benchmarks/bench_bert.py [--runs 60]
 
@@ -29,6 +30,13 @@ DEFAULT_TEXT = (
     "good as the food and service."
 )
 LONG_TOKENS = 256
+#: Runs in a row per engine before switching. Each engine's worker threads keep spinning
+#: for a while after a call (OpenBLAS's for about 2**28 cycles, ~0.1 s); timed run by run
+#: in turns, the two pools fight over the cores and both look 5-10 times slower. So the
+#: engines alternate in blocks, after a pause that lets the other pool fall asleep and one
+#: untimed run.
+BLOCK = 5
+SETTLE_S = 0.3
 
 
 def load_reference(folder):
@@ -94,9 +102,11 @@ def main():
             for _ in range(args.warmup):
                 forward(ids)
         timings = {engine: [] for engine in engines}
-        for _ in range(args.runs):  # alternate, so drifts in machine load hit both alike
+        for _ in range(max(args.runs // BLOCK, 1)):  # alternate: load drifts hit both alike
             for engine, forward in engines.items():
-                timings[engine].append(time_once(forward, ids))
+                time.sleep(SETTLE_S)
+                forward(ids)
+                timings[engine].extend(time_once(forward, ids) for _ in range(BLOCK))
         numpy_ms = median_ms(timings["numpy"])
         if reference is None:
             print(f"{name:<16} {len(ids):>6} {numpy_ms:>9.2f} {'-':>9} {'-':>11}")

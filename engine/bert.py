@@ -299,8 +299,9 @@ def attention(q, k, v):  # [n_heads, n, d_head] x3 -> [n_heads, n, d_head], [n_h
     output : ndarray of shape (n_heads, n, d_head)
     weights : ndarray of shape (n_heads, n, n)
     """
-    scale = q.shape[-1] ** -0.5  # a Python float, so float32 stays float32
-    weights = softmax((q @ k.swapaxes(-1, -2)) * scale)  # -> [n_heads, n, n]
+    scores = q @ k.swapaxes(-1, -2)  # [.., n, d_head] @ [.., d_head, n] -> [n_heads, n, n]
+    scores *= q.shape[-1] ** -0.5  # in place; a Python float keeps float32 float32
+    weights = softmax(scores)
     return weights @ v, weights  # [n_heads, n, n] @ [n_heads, n, d_head] -> [n_heads, n, d_head]
 
 
