@@ -12,12 +12,15 @@ from urllib.parse import parse_qs, urlsplit
 
 import pytest
 
+from app import state
+
 pytestmark = pytest.mark.browser
 
 #: Every page's URL path, read from the router so a new page is tested as soon as it exists.
 URL_PATHS = re.findall(
     r'url_path="([^"]+)"', (Path(__file__).parents[1] / "app/main.py").read_text()
 )
+D_MODEL, HEADS = state.CONTROLS["d_model"].default, state.CONTROLS["heads"].default
 INJECTION = "<img src=x onerror=alert(1)><script>alert(2)</script>"
 
 # True once the script has run and every Plotly chart on the page has drawn its svg.
@@ -105,7 +108,9 @@ def test_page_draws_without_errors(page, app_url, path):
 def test_scale_slider_moves_with_the_keyboard(page, app_url):
     open_app(page, app_url + "/attention")
     scale = slider(page, "scale")
-    assert scale.get_attribute("aria-valuetext").endswith("= 1/√16 (default)")
+    assert scale.get_attribute("aria-valuetext").endswith("(default)")
+    options, default = state.scale_options(D_MODEL, HEADS), state.default_scale(D_MODEL, HEADS)
+    expected = options[options.index(default) + 1]  # one stop up from 1/√d_k
     raw_before = chart(page, "att_raw")
     scaled_before, weights_before = chart(page, "att_scaled"), chart(page, "att_weights")
 
@@ -114,7 +119,6 @@ def test_scale_slider_moves_with_the_keyboard(page, app_url):
     page.wait_for_url(re.compile(r"[?&]scale="))
     wait_settled(page)
 
-    expected = 2.0 ** (-7 / 4)  # the grid stop after 1/√16 = 2^(-8/4)
     assert float(query(page)["scale"]) == pytest.approx(expected)
     assert scale.get_attribute("aria-valuetext") == f"{expected:.4g}"
     assert f"× {expected:.4g}" in page.locator(".st-key-att_scaled .gtitle").text_content()
@@ -160,8 +164,8 @@ def test_bad_link_values_warn_and_fall_back(page, app_url):
     text = warning.inner_text()
     for fragment in ("scale=“abc”", "heads=“0”", "d_model=“-3”"):
         assert fragment in text
-    assert slider(page, "d_model").get_attribute("aria-valuetext") == "16"
-    assert slider(page, "heads").get_attribute("aria-valuetext") == "1"
+    assert slider(page, "d_model").get_attribute("aria-valuetext") == str(D_MODEL)
+    assert slider(page, "heads").get_attribute("aria-valuetext") == str(HEADS)
 
 
 def test_typed_markup_stays_text(page, app_url):
