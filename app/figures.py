@@ -20,6 +20,8 @@ DIVERGING_SCALE = "RdBu_r"
 MASK_SCALE = [[0.0, "#d9d9d9"], [1.0, "#2c7bb6"]]
 #: Matrices with at most this many rows and columns get their values written in the cells.
 CELL_TEXT_MAX = 16
+#: Weights heatmaps carry the raw and scaled scores for hovering up to this many tokens.
+HOVER_SCORES_MAX = 128
 #: Feature axes wider than this are cropped when drawn (d_model runs to 768).
 FEATURE_LIMIT = 128
 LABEL_MAX_CHARS = 18
@@ -150,7 +152,9 @@ def attention_heatmap(weights, labels, title="Attention weights", *, scores=None
     """Attention weights (rows: queries, columns: keys) on a fixed 0–1 scale.
 
     Hovering a cell names the query and key tokens and gives the raw score, the scaled
-    score and the weight, when ``scores`` and ``scaled`` are given.
+    score and the weight, when ``scores`` and ``scaled`` are given and the matrix has at
+    most :data:`HOVER_SCORES_MAX` tokens (above that the two extra matrices would triple
+    what every rerun sends; the scores have their own heatmaps).
 
     Parameters
     ----------
@@ -161,7 +165,7 @@ def attention_heatmap(weights, labels, title="Attention weights", *, scores=None
     z = np.asarray(weights, dtype=np.float32)
     hover = "query %{y}<br>key %{x}<br>"
     customdata = None
-    if scores is not None and scaled is not None:
+    if scores is not None and scaled is not None and max(z.shape) <= HOVER_SCORES_MAX:
         customdata = np.stack([scores, scaled], axis=-1).astype(np.float32)
         hover += "raw score %{customdata[0]:.3f}<br>scaled score %{customdata[1]:.3f}<br>"
     text = _cell_text(z)
@@ -291,7 +295,7 @@ def weights_bar(row, labels, query_label):
     fig.update_layout(
         title={"text": f"What “{axis_labels([query_label])[0]}” attends to", "x": 0.0},
         yaxis={"range": [0, 1], "title": "weight"},
-        xaxis={"tickangle": -60, "type": "category"},
+        xaxis={"tickangle": -60, "type": "category", "dtick": max(1, len(row) // 64)},
         height=340,
         margin={"l": 10, "r": 10, "t": 50, "b": 10},
     )
@@ -314,6 +318,7 @@ def saturation_figure(scales, stats, current_scale, default_scale, rows=None):
         ("effective tokens", stats.effective_tokens),
     )
     fig = make_subplots(rows=1, cols=3, subplot_titles=[name for name, _ in panels])
+    markers = []
     for i, (name, values) in enumerate(panels, start=1):
         fig.add_trace(
             go.Scatter(
@@ -326,8 +331,16 @@ def saturation_figure(scales, stats, current_scale, default_scale, rows=None):
             row=1,
             col=i,
         )
-        fig.add_vline(x=current_scale, line={"color": "#d62728", "width": 2}, row=1, col=i)
-        fig.add_vline(x=default_scale, line={"color": "#7f7f7f", "dash": "dot"}, row=1, col=i)
+        axis = "" if i == 1 else str(i)
+        for x, line in (
+            (current_scale, {"color": "#d62728", "width": 2}),
+            (default_scale, {"color": "#7f7f7f", "dash": "dot"}),
+        ):  # one list of shapes: add_vline per panel costs a layout pass each
+            markers.append(
+                {"type": "line", "x0": x, "x1": x, "xref": f"x{axis}", "y0": 0, "y1": 1,
+                 "yref": f"y{axis} domain", "line": line}
+            )  # fmt: skip
+    fig.update_layout(shapes=markers)
     fig.update_xaxes(type="log", title_text="scale")
     fig.update_layout(
         title={

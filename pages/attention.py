@@ -14,6 +14,17 @@ st.caption(
 tokenization, run = controls.toy_run()
 labels = tokenization.labels
 head = controls.head_picker("attention_head", run.attention.weights.shape[0])
+left, right = st.columns(2)
+render.chart(
+    left,
+    figures.scores_heatmap(run.attention.heads.scores[head], labels, "Raw scores q·kᵀ"),
+    key="att_raw",
+)
+right.latex(equations.SOFTMAX)
+right.caption(
+    "The raw scores do not depend on the scale; everything below the slider does, and "
+    "redraws as it moves."
+)
 
 
 @st.fragment
@@ -26,20 +37,19 @@ def scaled_view():
     weights, output = heads.weights[head], heads.output[head]
 
     left, right = st.columns(2)
-    render.chart(left, figures.scores_heatmap(scores, labels, "Raw scores q·kᵀ"), key="att_raw")
     render.chart(
-        right,
+        left,
         figures.scores_heatmap(heads.masked[head], labels, f"Scaled scores × {heads.scale:.4g}"),
         key="att_scaled",
+    )
+    render.chart(
+        right,
+        figures.attention_heatmap(weights, labels, scores=scores, scaled=scaled),
+        key="att_weights",
     )
     left, right = st.columns(2)
     render.chart(
         left,
-        figures.attention_heatmap(weights, labels, scores=scores, scaled=scaled),
-        key="att_weights",
-    )
-    render.chart(
-        right,
         figures.matrix_heatmap(
             output,
             labels,
@@ -75,9 +85,9 @@ def scaled_view():
     with st.expander("Per query row"):
         st.dataframe(per_row, hide_index=True)
 
-    st.subheader("One query's row")
-    query = controls.token_picker("attention_query", labels, prefer="it")
-    render.chart(st, figures.weights_bar(weights[query], labels, labels[query]), key="att_bar")
+    with right:
+        query = controls.token_picker("attention_query", labels, prefer="it")
+        render.chart(st, figures.weights_bar(weights[query], labels, labels[query]), key="att_bar")
     state.write_url()
 
 
