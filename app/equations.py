@@ -78,3 +78,16 @@ PATCH_EMBEDDING = (
     r"z_0 = [\,x_p^1 E;\ x_p^2 E;\ \dots;\ x_p^N E\,] + E_{pos},\quad E \in"
     r" \mathbb{R}^{(P^2 C) \times D},\quad N = HW/P^2"
 )
+DECODER_SELF_ATTENTION = (
+    r"\operatorname{MaskedSelfAttention}(Y) = \operatorname{softmax}\!\left("
+    r"\frac{(YW_Q)(YW_K)^\top}{\sqrt{d_k}} + M\right) Y W_V,\qquad M_{ij} = \begin{cases}"
+    r" 0 & j \le i \\ -\infty & j > i \end{cases}"
+)
+CROSS_ATTENTION = (
+    r"\operatorname{CrossAttention}(Y, H) = \operatorname{softmax}\!\left("
+    r"\frac{(YW_Q)(HW_K)^\top}{\sqrt{d_k}}\right) H W_V"
+)
+GREEDY_DECODING = (
+    r"y_{t} = \arg\max_{w}\, p(w \mid y_{<t}, x),\qquad y_0 = \langle s \rangle,"
+    r"\quad \text{stop at } \langle /s \rangle \quad\text{(Vaswani et al. 2017, §3.1–3.2.3)}"
+)

@@ -507,6 +507,11 @@ class DecodingStep(NamedTuple):
     self_attention: np.ndarray
     cross_attention: np.ndarray
 
+    @property
+    def mean_cross_attention(self):
+        """Cross-attention averaged over heads, shape (n_layers, t, n_src): the alignment."""
+        return self.cross_attention.mean(axis=1)
+
 
 class Translation(NamedTuple):
     """A greedy translation and everything the decoder page draws.

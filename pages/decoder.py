@@ -3,7 +3,7 @@
 import streamlit as st
 
 import engine
-from app import compute, controls, figures, state
+from app import compute, controls, equations, figures, render, state
 from engine import seq2seq
 
 DEFAULT_SOURCE = "the third of march 2021"
@@ -15,20 +15,6 @@ EXAMPLES = (
     "september eleventh 1973",
     "the twenty-ninth of february 2024",
 )
-MASKED_SELF_ATTENTION = (
-    r"\operatorname{MaskedSelfAttention}(Y) = \operatorname{softmax}\!\left("
-    r"\frac{(YW_Q)(YW_K)^\top}{\sqrt{d_k}} + M\right) Y W_V,\qquad M_{ij} = \begin{cases}"
-    r" 0 & j \le i \\ -\infty & j > i \end{cases}"
-)
-CROSS_ATTENTION = (
-    r"\operatorname{CrossAttention}(Y, H) = \operatorname{softmax}\!\left("
-    r"\frac{(YW_Q)(HW_K)^\top}{\sqrt{d_k}}\right) H W_V"
-)
-GREEDY = (
-    r"y_{t} = \arg\max_{w}\, p(w \mid y_{<t}, x),\qquad y_0 = \langle s \rangle,"
-    r"\quad \text{stop at } \langle /s \rangle \quad\text{(Vaswani et al. 2017, §3.1–3.2.3)}"
-)
-
 st.title("The decoder: masked self-attention and cross-attention")
 st.caption(
     "A small encoder–decoder transformer, trained by this project to turn spelled-out dates "
@@ -61,7 +47,7 @@ right.selectbox("Examples", EXAMPLES, index=None, key="decoder_example", on_chan
 
 translation, problem = compute.translation(st.session_state["decoder_source"])
 if translation is None:
-    st.info(problem + " Type a date such as “the third of march 2021”.")
+    st.info(state.md_escape(problem) + " Type a date such as “the third of march 2021”.")
     st.stop()
 if translation.unknown:
     st.warning(
@@ -78,7 +64,7 @@ if not translation.finished:
     st.caption("Decoding stopped at the length limit before the end token.")
 
 st.subheader("Step through the decoding")
-st.latex(GREEDY)
+st.latex(equations.GREEDY_DECODING)
 n_steps = len(translation.steps)
 if st.session_state.setdefault("decoder_step", 1) > n_steps:
     st.session_state["decoder_step"] = n_steps
@@ -105,11 +91,13 @@ with head_column:
 
 labels = list(step.inputs)
 mask_column, self_column = st.columns([1, 2])
-mask_column.plotly_chart(
+render.chart(
+    mask_column,
     figures.mask_heatmap(engine.causal_mask(len(labels)), labels, "The mask at this step"),
     key="decoder_mask",
 )
-self_column.plotly_chart(
+render.chart(
+    self_column,
     figures.attention_heatmap(
         step.self_attention[layer, head],
         labels,
@@ -117,10 +105,10 @@ self_column.plotly_chart(
     ),
     key="decoder_self",
 )
-st.latex(MASKED_SELF_ATTENTION)
+st.latex(equations.DECODER_SELF_ATTENTION)
 
 st.subheader("Cross-attention: target × source")
-st.latex(CROSS_ATTENTION)
+st.latex(equations.CROSS_ATTENTION)
 st.caption(
     "Y holds the decoder's t positions (the queries), H the encoder's output for the source "
     "words (the keys and values), so the weights form a t × n_src matrix, with no mask. "
@@ -128,7 +116,8 @@ st.caption(
     "The last row is the one whose output picks the next character: while the model writes "
     "the year it should look at the year, then at the month, then at the day."
 )
-st.plotly_chart(
+render.chart(
+    st,
     figures.matrix_heatmap(
         step.cross_attention[layer, head],
         labels,
@@ -142,9 +131,10 @@ st.plotly_chart(
 )
 with st.expander("The whole alignment: the last step, averaged over heads", expanded=True):
     final = translation.steps[-1]
-    st.plotly_chart(
+    render.chart(
+        st,
         figures.matrix_heatmap(
-            final.cross_attention[layer].mean(axis=0),
+            final.mean_cross_attention[layer],
             list(final.inputs),
             translation.source,
             f"Mean over heads, layer {layer}",
