@@ -36,32 +36,16 @@ from __future__ import annotations
 import argparse
 import contextlib
 import os
-import socket
 import statistics
-import subprocess
-import sys
-import tempfile
 import time
-import urllib.error
-import urllib.request
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
-from playwright.sync_api import sync_playwright
+from harness import chromium, serve_app
 
 ROOT = Path(__file__).resolve().parents[1]
-CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
 TARGET_RATIO = 1.5
 LONG_TEXT = " ".join(
     [
@@ -231,57 +215,6 @@ INSTRUMENT = r"""
     };
 })();
 """
-
-
-def free_port():
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
-@contextlib.contextmanager
-def serve(script):
-    """``streamlit run script`` on a free port; yields the base URL."""
-    port = free_port()
-    command = [
-        sys.executable,
-        "-m",
-        "streamlit",
-        "run",
-        str(script),
-        "--server.headless",
-        "true",
-        "--server.port",
-        str(port),
-        "--browser.gatherUsageStats",
-        "false",
-        "--server.fileWatcherType",
-        "none",
-    ]
-    url = f"http://localhost:{port}"
-    with tempfile.TemporaryFile() as log:
-        server = subprocess.Popen(command, cwd=ROOT, stdout=log, stderr=subprocess.STDOUT)
-        try:
-            deadline = time.monotonic() + 90
-            while True:
-                with (
-                    contextlib.suppress(OSError, urllib.error.URLError),
-                    urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as reply,
-                ):
-                    if reply.status == 200:
-                        break
-                if server.poll() is not None or time.monotonic() > deadline:
-                    log.seek(0)
-                    raise RuntimeError(f"{script} did not start:\n{log.read().decode()[-3000:]}")
-                time.sleep(0.25)
-            yield url
-        finally:
-            server.terminate()
-            try:
-                server.wait(timeout=15)
-            except subprocess.TimeoutExpired:
-                server.kill()
-                server.wait()
 
 
 @dataclass
@@ -599,11 +532,11 @@ def main():
     load_before = os.getloadavg()
 
     with (
-        serve(ROOT / "app" / "main.py") as app_url,
-        serve(ROOT / "benchmarks" / "trivial_app.py") as trivial_url,
-        sync_playwright() as playwright,
+        serve_app(ROOT / "app" / "main.py") as (app_url, _),
+        # from the root too, so both servers read the project's .streamlit/config.toml
+        serve_app(ROOT / "benchmarks" / "trivial_app.py", cwd=ROOT) as (trivial_url, _),
+        chromium() as browser,
     ):
-        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
         pages = []
         for _ in range(2):
             context = browser.new_context(viewport={"width": 1400, "height": 1000})
@@ -630,7 +563,6 @@ def main():
             )
             phase[0]["case"] = "trivial app (same phase)"
             rows += phase
-        browser.close()
 
     print()
     print(

@@ -1,8 +1,9 @@
-"""What the browser tests and the benchmarks share: the app on a local server, Chromium, RSS.
+"""What the browser tests, benchmarks and screenshots share: the app served, Chromium, RSS.
 
 The server is ``streamlit run app/main.py`` as a subprocess on a free port; Chromium is
 Debian's package, driven by Playwright with its executable path (Playwright's own
-browser download is never used).
+browser download is never used). Playwright is imported only by the functions that
+drive the browser, so the tests can import this module, and skip, without it.
 """
 
 from __future__ import annotations
@@ -30,6 +31,16 @@ CHROMIUM_ARGS = [
 ]
 SERVER_START_TIMEOUT = 90.0
 
+#: True once the script has run and every Plotly chart on the page has drawn its svg.
+SETTLED = """() => {
+    const app = document.querySelector('[data-testid="stApp"]');
+    if (!app || app.dataset.testScriptState !== 'notRunning'
+        || app.dataset.testConnectionState !== 'CONNECTED') return false;
+    const charts = document.querySelectorAll('[data-testid="stPlotlyChart"]');
+    return charts.length > 0
+        && [...charts].every(c => c.querySelector('.js-plotly-plot .main-svg'));
+}"""
+
 
 class ServerError(RuntimeError):
     """The server did not come up; the message ends with its log."""
@@ -52,8 +63,19 @@ def healthy(url):
 
 
 @contextlib.contextmanager
-def serve_app(script, *options):
+def serve_app(script, *options, cwd=None):
     """Run ``streamlit run script`` on a free port until the block ends.
+
+    Parameters
+    ----------
+    script : str or Path
+        The Streamlit script.
+    *options : str
+        More command-line options for ``streamlit run``, e.g.
+        ``"--client.showErrorDetails", "full"``.
+    cwd : str or Path, optional
+        Where the server starts, which decides the ``.streamlit/config.toml`` it reads;
+        by default the project root for ``app/main.py``, else the script's folder.
 
     Yields
     ------
@@ -72,7 +94,8 @@ def serve_app(script, *options):
     ]  # fmt: skip
     url = f"http://localhost:{port}"
     with tempfile.TemporaryFile() as log:
-        cwd = script.parent.parent if script.parent.name == "app" else script.parent
+        if cwd is None:
+            cwd = script.parent.parent if script.parent.name == "app" else script.parent
         server = subprocess.Popen(command, cwd=cwd, stdout=log, stderr=subprocess.STDOUT)
         try:
             deadline = time.monotonic() + SERVER_START_TIMEOUT
@@ -90,6 +113,30 @@ def serve_app(script, *options):
             except subprocess.TimeoutExpired:
                 server.kill()
                 server.wait()
+
+
+def launch_chromium(playwright):
+    """Launch the system Chromium, headless, from a sync or an async Playwright.
+
+    Returns
+    -------
+    Browser, or with the async API an awaitable of one
+    """
+    return playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+
+
+@contextlib.contextmanager
+def chromium():
+    """Headless Chromium under Playwright's sync API until the block ends; yields the Browser."""
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        browser = launch_chromium(playwright)
+        try:
+            yield browser
+        finally:
+            with contextlib.suppress(Exception):  # already gone if the driver died first
+                browser.close()
 
 
 def rss_mb(pid):

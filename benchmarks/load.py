@@ -21,17 +21,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from harness import CHROMIUM, CHROMIUM_ARGS, RssSampler, serve_app
-
-#: True once the script has run and every Plotly chart on the page has drawn its svg.
-SETTLED = """() => {
-    const app = document.querySelector('[data-testid="stApp"]');
-    if (!app || app.dataset.testScriptState !== 'notRunning'
-        || app.dataset.testConnectionState !== 'CONNECTED') return false;
-    const charts = document.querySelectorAll('[data-testid="stPlotlyChart"]');
-    return charts.length > 0
-        && [...charts].every(c => c.querySelector('.js-plotly-plot .main-svg'));
-}"""
+from harness import SETTLED, RssSampler, launch_chromium, serve_app
 
 #: Every token label drawn on the page's heatmaps.
 LABELS = """() => [...document.querySelectorAll('.js-plotly-plot')]
@@ -170,9 +160,7 @@ async def _run(url, n_sessions, seconds, seed):
     from playwright.async_api import async_playwright
 
     async with async_playwright() as playwright:
-        browser = await playwright.chromium.launch(
-            executable_path=str(CHROMIUM), args=CHROMIUM_ARGS
-        )
+        browser = await launch_chromium(playwright)
         sessions = await asyncio.gather(
             *(
                 _session(browser, url, i, seconds, random.Random(seed + i))

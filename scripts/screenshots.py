@@ -13,32 +13,19 @@ Run: ``python scripts/screenshots.py [--out assets/screenshots] [--width 1280]``
 from __future__ import annotations
 
 import argparse
-import contextlib
 import io
 import re
-import socket
-import subprocess
 import sys
-import tempfile
-import time
-import urllib.error
-import urllib.request
 from pathlib import Path
 
 from PIL import Image
-from playwright.sync_api import sync_playwright
 
 ROOT = Path(__file__).resolve().parents[1]
-CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
+# The server and Chromium come from benchmarks/harness.py, as in the browser tests and the
+# benchmarks (pytest puts that folder on sys.path); run as a file, this script does it here.
+sys.path.insert(0, str(ROOT / "benchmarks"))
+from harness import chromium, serve_app  # noqa: E402
+
 MAX_HEIGHT = 8000
 
 _SETTLED = """() => {
@@ -59,57 +46,6 @@ _CONTENT_HEIGHT = """() => {
 def page_paths():
     """Every page's URL path, read from the router."""
     return re.findall(r'url_path="([^"]+)"', (ROOT / "app" / "main.py").read_text())
-
-
-def free_port():
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
-@contextlib.contextmanager
-def serve(script):
-    """``streamlit run script`` on a free port; yields the base URL."""
-    port = free_port()
-    command = [
-        sys.executable,
-        "-m",
-        "streamlit",
-        "run",
-        str(script),
-        "--server.headless",
-        "true",
-        "--server.port",
-        str(port),
-        "--browser.gatherUsageStats",
-        "false",
-        "--server.fileWatcherType",
-        "none",
-    ]
-    url = f"http://localhost:{port}"
-    with tempfile.TemporaryFile() as log:
-        server = subprocess.Popen(command, cwd=ROOT, stdout=log, stderr=subprocess.STDOUT)
-        try:
-            deadline = time.monotonic() + 90
-            while True:
-                with (
-                    contextlib.suppress(OSError, urllib.error.URLError),
-                    urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as reply,
-                ):
-                    if reply.status == 200:
-                        break
-                if server.poll() is not None or time.monotonic() > deadline:
-                    log.seek(0)
-                    raise RuntimeError(f"{script} did not start:\n{log.read().decode()[-3000:]}")
-                time.sleep(0.25)
-            yield url
-        finally:
-            server.terminate()
-            try:
-                server.wait(timeout=15)
-            except subprocess.TimeoutExpired:
-                server.kill()
-                server.wait()
 
 
 def settle(page):
@@ -137,8 +73,7 @@ def main():
     args = parser.parse_args()
     args.out.mkdir(parents=True, exist_ok=True)
 
-    with serve(ROOT / "app" / "main.py") as url, sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+    with serve_app(ROOT / "app" / "main.py") as (url, _), chromium() as browser:
         context = browser.new_context(viewport={"width": args.width, "height": 900})
         page = context.new_page()
         for path in args.pages or page_paths():
@@ -152,7 +87,6 @@ def main():
             target = args.out / f"{path}.png"
             target.write_bytes(png)
             print(f"{target.relative_to(ROOT)}: {args.width}×{height}, {len(png) / 1024:.0f} KB")
-        browser.close()
 
 
 if __name__ == "__main__":

@@ -4,36 +4,19 @@ The Streamlit server starts once per test session, as a subprocess on a free por
 is stopped when the session ends. Chromium is Debian's package (``/usr/bin/chromium``),
 driven by Playwright; Playwright's own browser download is never used. Without that
 browser the browser tests are skipped, unless the environment variable ``CI`` is set:
-on CI a missing browser is a broken set-up, so the tests fail loudly instead.
+on CI a missing browser is a broken set-up, so the tests fail loudly instead. The server
+and the browser are started by ``benchmarks/harness.py``, as in the benchmarks.
 """
 
 from __future__ import annotations
 
-import contextlib
 import os
-import socket
-import subprocess
-import sys
-import tempfile
-import time
-import urllib.error
-import urllib.request
 from pathlib import Path
 
 import pytest
+from harness import CHROMIUM, chromium, serve_app
 
 ROOT = Path(__file__).resolve().parents[1]
-CHROMIUM = Path("/usr/bin/chromium")
-CHROMIUM_ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
-SERVER_START_TIMEOUT = 90.0
 
 
 def _unavailable(reason):
@@ -41,21 +24,6 @@ def _unavailable(reason):
     if os.environ.get("CI"):
         pytest.fail(f"{reason} (CI is set, so the browser tests may not be skipped)")
     pytest.skip(reason)
-
-
-def free_port():
-    """A TCP port nobody is listening on right now."""
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
-def _healthy(url):
-    try:
-        with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as response:
-            return response.status == 200
-    except (OSError, urllib.error.URLError):
-        return False
 
 
 @pytest.fixture(scope="session")
@@ -73,59 +41,16 @@ def chromium_executable():
 @pytest.fixture(scope="session")
 def app_url(chromium_executable):
     """The base URL of the app, served by ``streamlit run app/main.py`` for the session."""
-    port = free_port()
-    command = [
-        sys.executable,
-        "-m",
-        "streamlit",
-        "run",
-        str(ROOT / "app" / "main.py"),
-        "--server.headless",
-        "true",
-        "--server.port",
-        str(port),
-        "--browser.gatherUsageStats",
-        "false",
-        "--server.fileWatcherType",
-        "none",
-        "--client.showErrorDetails",
-        "full",  # a failing test shows the traceback, not the redacted notice
-    ]
-    url = f"http://localhost:{port}"
-    with tempfile.TemporaryFile() as log:
-        server = subprocess.Popen(command, cwd=ROOT, stdout=log, stderr=subprocess.STDOUT)
-        try:
-            deadline = time.monotonic() + SERVER_START_TIMEOUT
-            while not _healthy(url):
-                if server.poll() is not None or time.monotonic() > deadline:
-                    log.seek(0)
-                    tail = log.read()[-4000:].decode(errors="replace")
-                    pytest.fail(f"the Streamlit server did not come up on {url}:\n{tail}")
-                time.sleep(0.25)
-            yield url
-        finally:
-            server.terminate()
-            try:
-                server.wait(timeout=15)
-            except subprocess.TimeoutExpired:
-                server.kill()
-                server.wait()
+    # A failing test shows the traceback, not the redacted notice.
+    with serve_app(ROOT / "app" / "main.py", "--client.showErrorDetails", "full") as (url, _):
+        yield url
 
 
 @pytest.fixture(scope="session")
 def browser(chromium_executable):
-    """One headless Chromium for the whole session."""
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as playwright:
-        chromium = playwright.chromium.launch(
-            executable_path=chromium_executable, args=CHROMIUM_ARGS
-        )
-        try:
-            yield chromium
-        finally:
-            with contextlib.suppress(Exception):
-                chromium.close()
+    """One headless Chromium (the one ``chromium_executable`` checked) for the whole session."""
+    with chromium() as launched:
+        yield launched
 
 
 @pytest.fixture

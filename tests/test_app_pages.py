@@ -1,18 +1,12 @@
 """Every page through Streamlit's AppTest: renders, reacts to its controls, survives bad input."""
 
-import base64
-import json
-from pathlib import Path
-
 import numpy as np
 import pytest
-from streamlit.testing.v1 import AppTest
+from apptest_support import chart_z, charts, decode, messages, open_app
 
 from app import state
 from engine import book
 
-ROOT = Path(__file__).resolve().parent.parent
-MAIN = str(ROOT / "app" / "main.py")
 PAGES = [
     "home",
     "attention",
@@ -22,37 +16,6 @@ PAGES = [
     "encoder_layer",
     "book",
 ]
-
-
-def open_app(page="home", query=None, **session):
-    at = AppTest.from_file(MAIN, default_timeout=60)
-    at.query_params.update(query or {})
-    for key, value in session.items():
-        at.session_state[key] = value
-    at.run()
-    if page != "home":
-        at.switch_page(f"../pages/{page}.py").run()
-    return at
-
-
-def charts(at):
-    """The Plotly figures the run sent, by their key, decoded from the element protos."""
-    return {c.proto.id.rsplit("-", 1)[-1]: json.loads(c.proto.spec) for c in at.get("plotly_chart")}
-
-
-def decode(array):
-    """A Plotly typed array (base64 with its dtype) or plain list, as a NumPy array."""
-    if isinstance(array, dict):
-        data = np.frombuffer(base64.b64decode(array["bdata"]), dtype=array["dtype"])
-        shape = array.get("shape")
-        if isinstance(shape, str):
-            shape = [int(part) for part in shape.split(",")]
-        return data.reshape(shape) if shape else data
-    return np.asarray(array, dtype=float)
-
-
-def messages(at, kind):
-    return [m.value for m in getattr(at, kind)]
 
 
 @pytest.mark.parametrize("page", PAGES)
@@ -79,7 +42,7 @@ def test_scale_slider_changes_the_scaled_scores_and_weights():
 
 def test_weights_rows_sum_to_one_on_screen():
     at = open_app("attention")
-    w = decode(charts(at)["att_weights"]["data"][0]["z"])
+    w = chart_z(at, "att_weights")
     np.testing.assert_allclose(w.sum(axis=1), 1.0, atol=1e-5)
     assert w.shape == (43, 43)  # the default passage in WordPiece, without [CLS]/[SEP]
 
@@ -93,7 +56,7 @@ def test_link_sets_the_controls():
     assert at.sidebar.select_slider(key="heads").value == 4
     assert at.sidebar.toggle(key="causal").value is True
     assert at.select_slider(key="scale").value == 1.0
-    w = decode(charts(at)["att_weights"]["data"][0]["z"])
+    w = chart_z(at, "att_weights")
     assert w.shape == (6, 6)
     assert np.all(np.triu(w, k=1) == 0)  # causal
     assert at.query_params["d_model"] == "32"
@@ -127,14 +90,14 @@ def test_empty_text_gives_a_hint(text):
 def test_single_token():
     at = open_app("attention", text="it")
     assert not at.exception
-    assert decode(charts(at)["att_weights"]["data"][0]["z"]).tolist() == [[1.0]]
+    assert chart_z(at, "att_weights").tolist() == [[1.0]]
 
 
 def test_long_text_is_cut_at_512_tokens_with_a_message():
     at = open_app("home", text="word " * 700, tokenizer="words")
     assert not at.exception
     assert any("700 tokens" in m and "512" in m for m in messages(at, "warning"))
-    assert decode(charts(at)["home_Q"]["data"][0]["z"]).shape[0] == 512
+    assert chart_z(at, "home_Q").shape[0] == 512
 
 
 def test_changing_d_model_snaps_heads_and_keeps_scale_default():
@@ -157,9 +120,9 @@ def test_controls_survive_a_page_switch():
 
 def test_convention_switch_transposes_the_figures():
     at = open_app("home", text="a b c", tokenizer="words")
-    rows = decode(charts(at)["home_x"]["data"][0]["z"])
+    rows = chart_z(at, "home_x")
     at.segmented_control(key="convention").set_value("columns").run()
-    cols = decode(charts(at)["home_x"]["data"][0]["z"])
+    cols = chart_z(at, "home_x")
     np.testing.assert_array_equal(cols, rows.T)
     assert rows.shape == (3, 16)
 
@@ -224,9 +187,9 @@ def test_text_too_long_for_a_link_stays_out_of_the_url():
 def test_encoder_page_switches_layernorm_placement():
     at = open_app("encoder_layer", text="the cat sat on the mat", tokenizer="words")
     assert not at.exception
-    post = decode(charts(at)["enc_output"]["data"][0]["z"])
+    post = chart_z(at, "enc_output")
     np.testing.assert_allclose(post.mean(axis=1), 0.0, atol=1e-5)  # post-LN output is normalised
     at.segmented_control(key="encoder_norm").set_value("pre").run()
-    pre = decode(charts(at)["enc_output"]["data"][0]["z"])
+    pre = chart_z(at, "enc_output")
     assert not np.allclose(pre, post)
     assert np.abs(pre.mean(axis=1)).max() > 1e-3  # pre-LN leaves the stream un-normalised

@@ -11,6 +11,7 @@ from pathlib import Path
 from urllib.parse import parse_qs, urlsplit
 
 import pytest
+from harness import SETTLED
 
 from app import state
 
@@ -22,16 +23,6 @@ URL_PATHS = re.findall(
 )
 D_MODEL, HEADS = state.CONTROLS["d_model"].default, state.CONTROLS["heads"].default
 INJECTION = "<img src=x onerror=alert(1)><script>alert(2)</script>"
-
-# True once the script has run and every Plotly chart on the page has drawn its svg.
-_SETTLED = """() => {
-    const app = document.querySelector('[data-testid="stApp"]');
-    if (!app || app.dataset.testScriptState !== 'notRunning'
-        || app.dataset.testConnectionState !== 'CONNECTED') return false;
-    const charts = document.querySelectorAll('[data-testid="stPlotlyChart"]');
-    return charts.length > 0
-        && [...charts].every(c => c.querySelector('.js-plotly-plot .main-svg'));
-}"""
 
 # What a chart shows: its traces' data and its title, as JSON.
 _CHART_STATE = r"""(key) => {
@@ -50,12 +41,12 @@ _CHART_STATE = r"""(key) => {
 def open_app(page, url):
     """Go to ``url`` and wait until the script has finished and every chart is drawn."""
     page.goto(url)
-    page.wait_for_function(_SETTLED, polling=100)
+    page.wait_for_function(SETTLED, polling=100)
 
 
 def wait_settled(page):
     page.wait_for_timeout(300)  # let the rerun the last input triggered begin
-    page.wait_for_function(_SETTLED, polling=100)
+    page.wait_for_function(SETTLED, polling=100)
 
 
 def assert_healthy(page):

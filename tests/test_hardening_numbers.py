@@ -6,15 +6,13 @@ blank cells (NaN) and label "−∞".
 
 import base64
 import json
-from pathlib import Path
 
 import numpy as np
 import pytest
-from streamlit.testing.v1 import AppTest
+from apptest_support import open_app
 
 from app import state
 
-MAIN = str(Path(__file__).resolve().parent.parent / "app" / "main.py")
 ALL_PAGES = [
     "home",
     "attention",
@@ -26,13 +24,7 @@ ALL_PAGES = [
 
 
 def run_page(page, query=None, **session):
-    at = AppTest.from_file(MAIN, default_timeout=120)
-    at.query_params.update(query or {})
-    for key, value in session.items():
-        at.session_state[key] = value
-    at.run()
-    if page != "home":
-        at.switch_page(f"../pages/{page}.py").run()
+    at = open_app(page, query, timeout=120, **session)
     assert not at.exception, [e.value for e in at.exception]
     return at
 

@@ -1,52 +1,10 @@
 """The decoder page through Streamlit's AppTest: steps, pickers, examples, unreadable input."""
 
-import base64
-import json
-from pathlib import Path
-
 import numpy as np
 import pytest
-from streamlit.testing.v1 import AppTest
+from apptest_support import chart_z, charts, messages, open_app
 
 from engine import seq2seq
-
-ROOT = Path(__file__).resolve().parent.parent
-MAIN = str(ROOT / "app" / "main.py")
-
-
-def open_app(page="home", query=None, **session):
-    at = AppTest.from_file(MAIN, default_timeout=60)
-    at.query_params.update(query or {})
-    for key, value in session.items():
-        at.session_state[key] = value
-    at.run()
-    if page != "home":
-        at.switch_page(f"../pages/{page}.py").run()
-    return at
-
-
-def charts(at):
-    """The Plotly figures the run sent, by their key, decoded from the element protos."""
-    return {c.proto.id.rsplit("-", 1)[-1]: json.loads(c.proto.spec) for c in at.get("plotly_chart")}
-
-
-def decode(array):
-    """A Plotly typed array (base64 with its dtype) or plain list, as a NumPy array."""
-    if isinstance(array, dict):
-        data = np.frombuffer(base64.b64decode(array["bdata"]), dtype=array["dtype"])
-        shape = array.get("shape")
-        if isinstance(shape, str):
-            shape = [int(part) for part in shape.split(",")]
-        return data.reshape(shape) if shape else data
-    return np.asarray(array, dtype=float)
-
-
-def messages(at, kind):
-    return [m.value for m in getattr(at, kind)]
-
-
-def z(at, key):
-    return decode(charts(at)[key]["data"][0]["z"])
 
 
 def test_page_renders_the_translation_and_its_figures():
@@ -57,33 +15,33 @@ def test_page_renders_the_translation_and_its_figures():
     assert at.text_input(key="decoder_source").value == "the third of march 2021"
     assert [c.value for c in at.main.code] == ["2021-03-03"]
     assert at.slider(key="decoder_step").value == 1
-    assert z(at, "decoder_self").shape == (1, 1)
-    assert z(at, "decoder_cross").shape == (1, 5)  # <s> × the third of march 2021
+    assert chart_z(at, "decoder_self").shape == (1, 1)
+    assert chart_z(at, "decoder_cross").shape == (1, 5)  # <s> × the third of march 2021
 
 
 def test_step_slider_grows_the_masked_self_attention():
     at = open_app("decoder")
     at.slider(key="decoder_step").set_value(5).run()
     assert not at.exception
-    weights = z(at, "decoder_self")
+    weights = chart_z(at, "decoder_self")
     assert weights.shape == (5, 5)
     assert np.all(np.triu(weights, k=1) == 0)  # causal on screen
     np.testing.assert_allclose(weights.sum(axis=1), 1.0, atol=1e-5)
-    assert z(at, "decoder_mask").shape == (5, 5)
-    cross = z(at, "decoder_cross")
+    assert chart_z(at, "decoder_mask").shape == (5, 5)
+    cross = chart_z(at, "decoder_cross")
     assert cross.shape == (5, 5)
     np.testing.assert_allclose(cross.sum(axis=1), 1.0, atol=1e-5)
     at.slider(key="decoder_step").set_value(11).run()
-    assert z(at, "decoder_self").shape == (11, 11)
+    assert chart_z(at, "decoder_self").shape == (11, 11)
 
 
 def test_layer_and_head_pickers_change_the_figures():
     at = open_app("decoder", decoder_step=4)
-    before = z(at, "decoder_cross")
+    before = chart_z(at, "decoder_cross")
     at.radio(key="decoder_layer").set_value(1).run()
-    after_layer = z(at, "decoder_cross")
+    after_layer = chart_z(at, "decoder_cross")
     at.select_slider(key="decoder_head").set_value(2).run()
-    after_head = z(at, "decoder_cross")
+    after_head = chart_z(at, "decoder_cross")
     assert not at.exception
     assert not np.allclose(before, after_layer)
     assert not np.allclose(after_layer, after_head)
@@ -99,7 +57,7 @@ def test_picking_an_example_translates_it():
 
 def test_a_shorter_translation_clamps_the_step():
     at = open_app("decoder", decoder_step=11)
-    assert z(at, "decoder_self").shape == (11, 11)
+    assert chart_z(at, "decoder_self").shape == (11, 11)
     at.text_input(key="decoder_source").set_value("").run()
     at.text_input(key="decoder_source").set_value("the first of may 2000").run()
     assert not at.exception

