@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import concurrent.futures
 import random
 import statistics
 import time
@@ -180,7 +181,10 @@ def run_load(url, server_pid, n_sessions, seconds, seed=0):
     """
     with RssSampler(server_pid) as rss:
         start = time.monotonic()
-        sessions = asyncio.run(_run(url, n_sessions, seconds, seed))
+        # A thread of its own: the caller may already run an event loop (pytest with the
+        # sync Playwright of the other browser tests does).
+        with concurrent.futures.ThreadPoolExecutor(max_workers=1) as pool:
+            sessions = pool.submit(asyncio.run, _run(url, n_sessions, seconds, seed)).result()
         elapsed = time.monotonic() - start
     return LoadResult(sessions, elapsed, rss.peak_mb)
 
