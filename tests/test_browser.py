@@ -8,10 +8,10 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-from urllib.parse import parse_qs, urlsplit
+from urllib.parse import urlsplit
 
 import pytest
-from harness import SETTLED
+from browser_support import assert_healthy, chart, open_app, query, slider, wait_settled, z_shape
 
 from app import state
 
@@ -23,62 +23,6 @@ URL_PATHS = re.findall(
 )
 D_MODEL, HEADS = state.CONTROLS["d_model"].default, state.CONTROLS["heads"].default
 INJECTION = "<img src=x onerror=alert(1)><script>alert(2)</script>"
-
-# What a chart shows: its traces' data and its title, as JSON.
-_CHART_STATE = r"""(key) => {
-    const plot = document.querySelector(`.st-key-${key} .js-plotly-plot`);
-    const z = plot.data[0].z;
-    return JSON.stringify({
-        z: z && z.bdata !== undefined ? z.bdata : z,
-        y: plot.data[0].y && plot.data[0].y.bdata,
-        // Streamlit's theme wraps the title in <b> again on every redraw.
-        title: plot.layout.title.text.replace(/<\/?b>/g, ''),
-        shapes: plot.layout.shapes,
-    });
-}"""
-
-
-def open_app(page, url):
-    """Go to ``url`` and wait until the script has finished and every chart is drawn."""
-    page.goto(url)
-    page.wait_for_function(SETTLED, polling=100)
-
-
-def wait_settled(page):
-    page.wait_for_timeout(300)  # let the rerun the last input triggered begin
-    page.wait_for_function(SETTLED, polling=100)
-
-
-def assert_healthy(page):
-    """No Python exception shown, no uncaught JavaScript error, and a chart with content."""
-    exceptions = page.locator('[data-testid="stException"]')
-    assert exceptions.count() == 0, exceptions.all_inner_texts()
-    assert page.errors == []
-    marks = ".heatmaplayer image, .cartesianlayer .trace path, .table .cell-text"
-    drawn = page.locator(f".js-plotly-plot .main-svg :is({marks})")
-    assert drawn.count() > 0
-
-
-def chart(page, key):
-    return page.evaluate(_CHART_STATE, key)
-
-
-def z_shape(page, key):
-    return page.evaluate(
-        """(key) => {
-            const z = document.querySelector(`.st-key-${key} .js-plotly-plot`)._fullData[0].z;
-            return [z.length, z[0].length];
-        }""",
-        key,
-    )
-
-
-def slider(page, key):
-    return page.locator(f".st-key-{key}").get_by_role("slider")
-
-
-def query(page):
-    return {key: values[-1] for key, values in parse_qs(urlsplit(page.url).query).items()}
 
 
 def test_router_lists_the_pages_we_test(page, app_url):

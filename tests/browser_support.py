@@ -1,0 +1,72 @@
+"""What the browser tests share: waiting for the app to settle, reading charts and controls.
+
+Fixtures (the server, the browser, a fresh page) are in ``conftest.py``; the page check
+``SETTLED`` is in ``benchmarks/harness.py``, shared with the benchmarks.
+"""
+
+from __future__ import annotations
+
+from urllib.parse import parse_qs, urlsplit
+
+from harness import SETTLED
+
+# What a chart shows: its traces' data and its title, as JSON.
+_CHART_STATE = r"""(key) => {
+    const plot = document.querySelector(`.st-key-${key} .js-plotly-plot`);
+    const z = plot.data[0].z;
+    return JSON.stringify({
+        z: z && z.bdata !== undefined ? z.bdata : z,
+        y: plot.data[0].y && plot.data[0].y.bdata,
+        // Streamlit's theme wraps the title in <b> again on every redraw.
+        title: plot.layout.title.text.replace(/<\/?b>/g, ''),
+        shapes: plot.layout.shapes,
+    });
+}"""
+
+
+def open_app(page, url):
+    """Go to ``url`` and wait until the script has finished and every chart is drawn."""
+    page.goto(url)
+    page.wait_for_function(SETTLED, polling=100)
+
+
+def wait_settled(page):
+    """Wait for the rerun the last input triggered to finish and its charts to draw."""
+    page.wait_for_timeout(300)  # let the rerun the last input triggered begin
+    page.wait_for_function(SETTLED, polling=100)
+
+
+def assert_healthy(page):
+    """No Python exception shown, no uncaught JavaScript error, and a chart with content."""
+    exceptions = page.locator('[data-testid="stException"]')
+    assert exceptions.count() == 0, exceptions.all_inner_texts()
+    assert page.errors == []
+    marks = ".heatmaplayer image, .cartesianlayer .trace path, .table .cell-text"
+    drawn = page.locator(f".js-plotly-plot .main-svg :is({marks})")
+    assert drawn.count() > 0
+
+
+def chart(page, key):
+    """What the chart with widget key ``key`` shows (data and title), as a JSON string."""
+    return page.evaluate(_CHART_STATE, key)
+
+
+def z_shape(page, key):
+    """The (rows, columns) of the first trace of chart ``key``, as drawn."""
+    return page.evaluate(
+        """(key) => {
+            const z = document.querySelector(`.st-key-${key} .js-plotly-plot`)._fullData[0].z;
+            return [z.length, z[0].length];
+        }""",
+        key,
+    )
+
+
+def slider(page, key):
+    """The slider input of the widget with key ``key``."""
+    return page.locator(f".st-key-{key}").get_by_role("slider")
+
+
+def query(page):
+    """The page's URL parameters, last value of each."""
+    return {key: values[-1] for key, values in parse_qs(urlsplit(page.url).query).items()}

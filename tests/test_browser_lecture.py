@@ -1,0 +1,91 @@
+"""Lecture features in a real browser: the tour to its end, presentation mode, CSV, links."""
+
+from __future__ import annotations
+
+import re
+
+import pandas as pd
+import pytest
+from browser_support import assert_healthy, chart, open_app, query, slider, wait_settled
+
+from app import tour
+
+pytestmark = pytest.mark.browser
+
+
+def test_the_tour_can_be_followed_to_its_end(page, app_url):
+    open_app(page, app_url + "/tour")
+    for step in range(1, len(tour.STEPS) + 1):
+        heading = page.locator('[data-testid="stMain"] h1').first
+        assert heading.inner_text().strip() == tour.STEPS[step - 1].title
+        assert query(page)["step"] == str(step)
+        assert_healthy(page)
+        if step < len(tour.STEPS):
+            page.locator(".st-key-tour_next button").click()
+            page.wait_for_url(re.compile(rf"[?&]step={step + 1}\b"))
+            wait_settled(page)
+    assert "End of the tour" in page.locator('[data-testid="stMain"]').inner_text()
+
+
+def test_a_tour_link_opens_its_step(page, app_url):
+    open_app(page, app_url + "/tour?step=6")
+    assert page.locator('[data-testid="stMain"] h1').first.inner_text().strip() == (
+        tour.STEPS[5].title
+    )
+
+
+def test_presentation_mode_hides_the_controls_and_switches_off(page, app_url):
+    open_app(page, app_url + "/attention?present=1")
+    assert_healthy(page)
+    assert not page.locator('[data-testid="stSidebar"]').is_visible()
+    assert not slider(page, "scale").is_visible()
+    assert page.locator('[data-testid="stDownloadButton"]').count() == 0
+    leave = page.locator(".st-key-leave_presentation button")
+    assert leave.is_visible()
+    leave.click()
+    page.wait_for_function("() => !location.search.includes('present=1')")
+    wait_settled(page)
+    assert page.locator('[data-testid="stSidebar"]').is_visible()
+    assert slider(page, "scale").is_visible()
+
+
+def test_csv_download_has_the_matrix_and_its_labels(page, app_url):
+    open_app(page, app_url + "/attention?tokenizer=words&text=the%20cat%20sat%20on%20the%20mat")
+    with page.expect_download() as download:
+        page.locator(".st-key-att_weights_csv button").click()
+    assert download.value.suggested_filename.startswith("attention-explorer_att_weights_")
+    frame = pd.read_csv(download.value.path(), index_col=0)
+    assert frame.shape == (6, 6)
+    assert list(frame.index) == ["the", "cat", "sat", "on", "the", "mat"]
+    assert frame.columns[:3].tolist() == ["the", "cat", "sat"]  # pandas renames the 2nd "the"
+    assert frame.sum(axis=1).round(4).eq(1.0).all()
+
+
+def test_a_copied_link_reproduces_the_view_in_a_fresh_browser(page, app_url, browser):
+    open_app(page, app_url + "/attention?tokenizer=words&text=the%20restaurant%20said%20it")
+    slider(page, "scale").focus()
+    page.keyboard.press("ArrowRight")
+    page.wait_for_url(re.compile(r"[?&]scale="))
+    wait_settled(page)
+    page.locator(".st-key-causal label").click()
+    page.wait_for_url(re.compile(r"[?&]causal=1"))
+    wait_settled(page)
+    page.get_by_text("Copy link to this view").click()
+    link = page.locator('[data-testid="stPopoverBody"] code').first.inner_text().strip()
+    assert "causal=1" in link
+    assert "scale=" in link
+    before = chart(page, "att_weights")
+
+    context = browser.new_context(viewport={"width": 1400, "height": 1000})
+    try:
+        fresh = context.new_page()
+        fresh.errors = []
+        open_app(fresh, link)
+        assert_healthy(fresh)
+        assert fresh.locator(".st-key-causal input").is_checked()
+        assert slider(fresh, "scale").get_attribute("aria-valuetext") == slider(
+            page, "scale"
+        ).get_attribute("aria-valuetext")
+        assert chart(fresh, "att_weights") == before
+    finally:
+        context.close()
