@@ -36,7 +36,7 @@ TITLE_CHANGED = """(before) => {
 }"""
 
 PAGES = ("attention", "causal-mask", "multi-head", "positional-encoding", "encoder-layer")
-ACTION_TIMEOUT_MS = 60_000
+ACTION_TIMEOUT_MS = 120_000
 
 
 @dataclass
@@ -44,8 +44,10 @@ class SessionLog:
     """What one session did and saw."""
 
     marker: str
+    load_ms: float = float("nan")  # opening the app, before the first interaction
     latencies: list = field(default_factory=list)
     errors: list = field(default_factory=list)
+    timeouts: list = field(default_factory=list)  # the load generator's own slowness
     foreign: set = field(default_factory=set)
     saw_own: bool = False  # proves the label check can see markers at all
 
@@ -57,6 +59,7 @@ class LoadResult:
     sessions: list
     seconds: float
     peak_rss_mb: float
+    think: float
 
     @property
     def latencies(self):
@@ -69,9 +72,20 @@ class LoadResult:
         return [error for s in self.sessions for error in s.errors]
 
     @property
+    def timeouts(self):
+        """Interactions that took longer than the time limit (load on the test machine)."""
+        return [entry for s in self.sessions for entry in s.timeouts]
+
+    @property
     def leaks(self):
         """Sessions that saw another session's marker, with what they saw."""
         return [(s.marker, sorted(s.foreign)) for s in self.sessions if s.foreign]
+
+    def _load_summary(self):
+        loads = sorted(s.load_ms for s in self.sessions if s.load_ms == s.load_ms)
+        if not loads:
+            return "none completed"
+        return f"{statistics.median(loads):.0f} / {loads[-1]:.0f} ms"
 
     def percentile(self, q):
         """The ``q`` quantile of the latencies, in ms."""
@@ -85,8 +99,11 @@ class LoadResult:
             [
                 f"sessions            {len(self.sessions)}",
                 f"duration            {self.seconds:.0f} s",
+                f"mean think time     {self.think:g} s",
+                f"page loads p50/max  {self._load_summary()}",
                 f"interactions        {len(data)}",
                 f"errors              {len(self.errors)}",
+                f"timeouts (> {ACTION_TIMEOUT_MS // 1000} s)    {len(self.timeouts)}",
                 f"cross-session leaks {len(self.leaks)}",
                 f"latency p50         {statistics.median(data):.0f} ms" if data else "",
                 f"latency p95         {self.percentile(0.95):.0f} ms",
@@ -103,7 +120,8 @@ async def _timed(page, log, action):
         await page.wait_for_timeout(150)  # let the rerun the input triggered begin
         await page.wait_for_function(SETTLED, polling=50, timeout=ACTION_TIMEOUT_MS)
     except Exception as error:  # a timeout or a closed page is a failed interaction
-        log.errors.append(f"{log.marker}: {type(error).__name__}: {str(error)[:200]}")
+        entry = f"{log.marker}: {type(error).__name__}: {str(error)[:200]}"
+        (log.timeouts if type(error).__name__ == "TimeoutError" else log.errors).append(entry)
         return
     log.latencies.append((time.perf_counter() - start) * 1000 - 150)
     if await page.locator('[data-testid="stException"]').count():
@@ -113,16 +131,22 @@ async def _timed(page, log, action):
     log.foreign.update(label for label in labels if label.startswith("zq") and label != log.marker)
 
 
-async def _session(browser, url, index, seconds, rng):
+async def _session(browser, url, index, seconds, think, ramp, rng):
     marker = f"zq{index:02d}x"  # a word no other session types
     log = SessionLog(marker)
     context = await browser.new_context(viewport={"width": 1280, "height": 900})
+    context.set_default_timeout(ACTION_TIMEOUT_MS)
+    context.set_default_navigation_timeout(ACTION_TIMEOUT_MS)
     page = await context.new_page()
     page.on("pageerror", lambda error: log.errors.append(f"{marker}: page error {error}"))
     text = f"The restaurant {marker} refused because it only cooks vegetarian food."
+    await asyncio.sleep(index * ramp)  # arrivals spread over the ramp, not all at once
     await _timed(page, log, lambda: page.goto(f"{url}/attention?text={text}&tokenizer=words"))
+    if log.latencies:
+        log.load_ms = log.latencies.pop()
     deadline = time.monotonic() + seconds  # the clock starts once this session has loaded
     while time.monotonic() < deadline:
+        await asyncio.sleep(rng.uniform(0.5, 1.5) * think)  # a student reads between moves
         choice = rng.random()
         if choice < 0.5 and "/attention" in page.url:
             thumb = page.locator(".st-key-scale").get_by_role("slider")
@@ -130,7 +154,7 @@ async def _session(browser, url, index, seconds, rng):
             async def step(thumb=thumb):
                 # A fragment rerun does not flip the app's script state, so wait for the
                 # scaled-scores title (it names the scale) to change instead.
-                before = await page.locator(SCALED_TITLE).text_content()
+                before = await page.locator(SCALED_TITLE).first.text_content()
                 position, top = (
                     int(await thumb.input_value()),
                     int(await thumb.get_attribute("max")),
@@ -157,14 +181,14 @@ async def _session(browser, url, index, seconds, rng):
     return log
 
 
-async def _run(url, n_sessions, seconds, seed):
+async def _run(url, n_sessions, seconds, think, seed, ramp):
     from playwright.async_api import async_playwright
 
     async with async_playwright() as playwright:
         browser = await launch_chromium(playwright)
         sessions = await asyncio.gather(
             *(
-                _session(browser, url, i, seconds, random.Random(seed + i))
+                _session(browser, url, i, seconds, think, ramp, random.Random(seed + i))
                 for i in range(n_sessions)
             )
         )
@@ -172,8 +196,11 @@ async def _run(url, n_sessions, seconds, seed):
     return sessions
 
 
-def run_load(url, server_pid, n_sessions, seconds, seed=0):
+def run_load(url, server_pid, n_sessions, seconds, think=0.0, seed=0, ramp=0.0):
     """Run ``n_sessions`` concurrent sessions against ``url``, each ``seconds`` after loading.
+
+    ``think`` is the mean pause in seconds between one session's actions (0: none);
+    session ``i`` opens the app ``i · ramp`` seconds after the first.
 
     Returns
     -------
@@ -184,22 +211,30 @@ def run_load(url, server_pid, n_sessions, seconds, seed=0):
         # A thread of its own: the caller may already run an event loop (pytest with the
         # sync Playwright of the other browser tests does).
         with concurrent.futures.ThreadPoolExecutor(max_workers=1) as pool:
-            sessions = pool.submit(asyncio.run, _run(url, n_sessions, seconds, seed)).result()
+            sessions = pool.submit(
+                asyncio.run, _run(url, n_sessions, seconds, think, seed, ramp)
+            ).result()
         elapsed = time.monotonic() - start
-    return LoadResult(sessions, elapsed, rss.peak_mb)
+    return LoadResult(sessions, elapsed, rss.peak_mb, think)
 
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sessions", type=int, default=25)
     parser.add_argument("--seconds", type=float, default=60)
+    parser.add_argument(
+        "--think", type=float, default=2.0, help="mean pause between a session's actions, s"
+    )
+    parser.add_argument("--ramp", type=float, default=0.4, help="seconds between arrivals")
     args = parser.parse_args()
     root = Path(__file__).resolve().parents[1]
     with serve_app(root / "app" / "main.py") as (url, pid):
-        result = run_load(url, pid, args.sessions, args.seconds)
+        result = run_load(url, pid, args.sessions, args.seconds, args.think, ramp=args.ramp)
     print(result.report())
     for error in result.errors[:20]:
         print("error:", error)
+    for entry in result.timeouts[:5]:
+        print("timeout:", entry)
     for marker, seen in result.leaks:
         print(f"leak: session {marker} saw {seen}")
 

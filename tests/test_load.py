@@ -23,6 +23,7 @@ def test_five_sessions_stay_correct_and_apart(server):
     result = run_load(url, pid, n_sessions=5, seconds=15)
     print(result.report())
     assert result.errors == []
+    assert result.timeouts == []
     assert result.leaks == []
     assert all(session.saw_own for session in result.sessions)
     assert all(len(session.latencies) >= 3 for session in result.sessions)
