@@ -148,6 +148,34 @@ def _cropped_note(shape, max_rows, max_cols):
     return f" ({', '.join(notes)})" if notes else ""
 
 
+def feature_labels(n):
+    """Names for ``n`` feature columns: f0, f1 and so on."""
+    return [f"f{i}" for i in range(n)]
+
+
+def token_features_heatmap(matrix, labels, title, *, transpose=False, column_groups=1):
+    """A tokens × features matrix (X, Q, K, V, outputs) with its feature axis cropped.
+
+    Parameters
+    ----------
+    matrix : ndarray of shape (n, d)
+    labels : sequence of n str
+    title : str
+    transpose, column_groups : as in :func:`matrix_heatmap`
+    """
+    return matrix_heatmap(
+        matrix,
+        labels,
+        feature_labels(np.shape(matrix)[1]),
+        title,
+        x_title="feature",
+        y_title="token",
+        transpose=transpose,
+        column_groups=column_groups,
+        max_cols=FEATURE_LIMIT,
+    )
+
+
 def attention_heatmap(weights, labels, title="Attention weights", *, scores=None, scaled=None):
     """Attention weights (rows: queries, columns: keys) on a fixed 0–1 scale.
 

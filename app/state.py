@@ -341,9 +341,14 @@ def write_url(keep_step=False):
             st.query_params[key] = value
 
 
-def model_inputs(values):
-    """The controls that determine a toy run, as keyword arguments for ``compute.toy``."""
+def layer_inputs(values):
+    """The controls that determine a toy layer before the scale: text to positions."""
     return {
         key: values[key]
-        for key in ("text", "tokenizer", "seed", "d_model", "heads", "scale", "causal", "pe")
+        for key in ("text", "tokenizer", "seed", "d_model", "heads", "causal", "pe")
     }
+
+
+def model_inputs(values):
+    """The controls that determine a toy run, as keyword arguments for ``compute.toy``."""
+    return layer_inputs(values) | {"scale": values["scale"]}

@@ -33,10 +33,6 @@ def _labels(values):
     return compute.tokenize(values["text"], values["tokenizer"])[0].labels
 
 
-def _features(n):
-    return [f"f{i}" for i in range(n)]
-
-
 def _tokens(values):
     tokenization = compute.tokenize(values["text"], values["tokenizer"])[0]
     return figures.token_ids_figure(tokenization.labels, tokenization.ids)
@@ -44,15 +40,7 @@ def _tokens(values):
 
 def _qkv(values):
     run = _run(values)
-    return figures.matrix_heatmap(
-        run.q,
-        _labels(values),
-        _features(run.q.shape[1]),
-        "Queries Q = X W_Q",
-        x_title="feature",
-        y_title="token",
-        max_cols=figures.FEATURE_LIMIT,
-    )
+    return figures.token_features_heatmap(run.q, _labels(values), "Queries Q = X W_Q")
 
 
 def _scores(values):
@@ -62,14 +50,8 @@ def _scores(values):
 
 def _saturation(values):
     scales, stats, rows = compute.saturation_curve(
-        values["text"],
-        values["tokenizer"],
-        values["seed"],
-        values["d_model"],
-        values["heads"],
-        values["causal"],
-        values["pe"],
-        0,
+        **state.layer_inputs(values),
+        head=0,
     )
     default = state.default_scale(values["d_model"], values["heads"])
     return figures.saturation_figure(scales, stats, values["scale"], default, rows)
@@ -93,7 +75,7 @@ def _positions(values):
     return figures.matrix_heatmap(
         table,
         range(table.shape[0]),
-        _features(table.shape[1]),
+        figures.feature_labels(table.shape[1]),
         "Sinusoidal positions × dimensions",
         x_title="dimension",
         y_title="position",

@@ -50,29 +50,15 @@ def scaled_view():
     left, right = st.columns(2)
     render.chart(
         left,
-        figures.matrix_heatmap(
-            output,
-            labels,
-            [f"f{i}" for i in range(output.shape[1])],
-            "Output = weights · V",
-            x_title="feature",
-            y_title="token",
-            max_cols=figures.FEATURE_LIMIT,
-        ),
+        figures.token_features_heatmap(output, labels, "Output = weights · V"),
         key="att_output",
     )
 
     st.subheader("Saturation")
     st.latex(equations.SATURATION)
     scales, sweep, rows = compute.saturation_curve(
-        values["text"],
-        values["tokenizer"],
-        values["seed"],
-        values["d_model"],
-        values["heads"],
-        values["causal"],
-        values["pe"],
-        head,
+        **state.layer_inputs(values),
+        head=head,
     )
     default = state.default_scale(values["d_model"], values["heads"])
     render.chart(

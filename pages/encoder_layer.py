@@ -29,72 +29,35 @@ d_ff = 4 * values["d_model"]
 if values["pe"] == "rotary":
     st.info("This page adds positions to X; rotary encoding is shown on the attention pages.")
 layer = compute.encoder(
-    values["text"],
-    values["tokenizer"],
-    values["seed"],
-    values["d_model"],
-    values["heads"],
-    values["causal"],
-    values["pe"],
-    norm == "pre",
-    d_ff,
+    **state.layer_inputs(values),
+    norm_first=norm == "pre",
+    d_ff=d_ff,
 )
 
 render.chart(
     st, figures.stream_norms_figure(layer.stream_norms, layer.update_norms, labels), key="enc_norms"
 )
-features = [f"f{i}" for i in range(values["d_model"])]
 left, right = st.columns(2)
 render.chart(
     left,
-    figures.matrix_heatmap(
-        layer.attention_update,
-        labels,
-        features,
-        "Attention sub-layer's update",
-        x_title="feature",
-        y_title="token",
-        max_cols=figures.FEATURE_LIMIT,
-    ),
+    figures.token_features_heatmap(layer.attention_update, labels, "Attention sub-layer's update"),
     key="enc_attention_update",
 )
 render.chart(
     right,
-    figures.matrix_heatmap(
-        layer.ffn_update,
-        labels,
-        features,
-        f"Feed-forward update (d_ff = {d_ff})",
-        x_title="feature",
-        y_title="token",
-        max_cols=figures.FEATURE_LIMIT,
+    figures.token_features_heatmap(
+        layer.ffn_update, labels, f"Feed-forward update (d_ff = {d_ff})"
     ),
     key="enc_ffn_update",
 )
 left, right = st.columns(2)
 render.chart(
     left,
-    figures.matrix_heatmap(
-        layer.streams[0],
-        labels,
-        features,
-        "Input X",
-        x_title="feature",
-        y_title="token",
-        max_cols=figures.FEATURE_LIMIT,
-    ),
+    figures.token_features_heatmap(layer.streams[0], labels, "Input X"),
     key="enc_input",
 )
 render.chart(
     right,
-    figures.matrix_heatmap(
-        layer.output,
-        labels,
-        features,
-        "Layer output",
-        x_title="feature",
-        y_title="token",
-        max_cols=figures.FEATURE_LIMIT,
-    ),
+    figures.token_features_heatmap(layer.output, labels, "Layer output"),
     key="enc_output",
 )

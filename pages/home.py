@@ -32,19 +32,10 @@ convention = st.segmented_control(
 columns = convention == "columns"
 st.latex(equations.PROJECTIONS[convention])
 
-features = [f"f{i}" for i in range(run.x.shape[1])]
+features = figures.feature_labels(run.x.shape[1])
 render.chart(
     st,
-    figures.matrix_heatmap(
-        run.x,
-        labels,
-        features,
-        "Embeddings X (+ positions)",
-        x_title="feature",
-        y_title="token",
-        transpose=columns,
-        max_cols=figures.FEATURE_LIMIT,
-    ),
+    figures.token_features_heatmap(run.x, labels, "Embeddings X (+ positions)", transpose=columns),
     key="home_x",
 )
 weight_cols = st.columns(3)
@@ -67,15 +58,6 @@ proj_cols = st.columns(3)
 for col, name, m in zip(proj_cols, ("Q", "K", "V"), (run.q, run.k, run.v), strict=True):
     render.chart(
         col,
-        figures.matrix_heatmap(
-            m,
-            labels,
-            features,
-            name,
-            x_title="feature",
-            y_title="token",
-            transpose=columns,
-            max_cols=figures.FEATURE_LIMIT,
-        ),
+        figures.token_features_heatmap(m, labels, name, transpose=columns),
         key=f"home_{name}",
     )

@@ -16,20 +16,12 @@ tokenization, run = controls.toy_run()
 labels = tokenization.labels
 mha = run.attention
 n_heads, n, d_head = mha.q.shape
-features = [f"f{i}" for i in range(run.q.shape[1])]
 
 st.metric("Heads × features per head", f"{n_heads} × {d_head} = {n_heads * d_head}")
 render.chart(
     st,
-    figures.matrix_heatmap(
-        run.q,
-        labels,
-        features,
-        "Q, with each head's columns marked",
-        x_title="feature",
-        y_title="token",
-        column_groups=n_heads,
-        max_cols=figures.FEATURE_LIMIT,
+    figures.token_features_heatmap(
+        run.q, labels, "Q, with each head's columns marked", column_groups=n_heads
     ),
     key="mh_q",
 )
@@ -45,28 +37,13 @@ st.dataframe(entropy, hide_index=True)
 left, right = st.columns(2)
 render.chart(
     left,
-    figures.matrix_heatmap(
-        mha.concat,
-        labels,
-        features,
-        "Concat(head outputs)",
-        x_title="feature",
-        y_title="token",
-        column_groups=n_heads,
-        max_cols=figures.FEATURE_LIMIT,
+    figures.token_features_heatmap(
+        mha.concat, labels, "Concat(head outputs)", column_groups=n_heads
     ),
     key="mh_concat",
 )
 render.chart(
     right,
-    figures.matrix_heatmap(
-        mha.output,
-        labels,
-        features,
-        "Output = Concat · W_O",
-        x_title="feature",
-        y_title="token",
-        max_cols=figures.FEATURE_LIMIT,
-    ),
+    figures.token_features_heatmap(mha.output, labels, "Output = Concat · W_O"),
     key="mh_output",
 )
