@@ -25,10 +25,10 @@ __all__ = [
 ]
 
 
-def layer_norm(x, gamma=None, beta=None, eps=1e-5):
+def layer_norm(x, g=None, b=None, eps=1e-5):
     r"""Layer normalisation over the features of each token (Ba et al. 2016).
 
-    .. math:: \operatorname{LN}(x) = \gamma \odot \frac{x - \mu}{\sqrt{\sigma^2 + \epsilon}} + \beta
+    .. math:: \operatorname{LN}(x) = g \odot \frac{x - \mu}{\sqrt{\sigma^2 + \epsilon}} + b
 
     The variance is the biased one (divide by d_model) and ``ε`` sits inside the square
     root, as in PyTorch and the original paper; the seed article's ``std + ε`` is a
@@ -37,7 +37,7 @@ def layer_norm(x, gamma=None, beta=None, eps=1e-5):
     Parameters
     ----------
     x : ndarray of shape (..., d_model)
-    gamma, beta : ndarray of shape (d_model,), optional; default 1 and 0
+    g, b : ndarray of shape (d_model,), optional; gain and bias, default 1 and 0
     eps : float
 
     Returns
@@ -47,10 +47,10 @@ def layer_norm(x, gamma=None, beta=None, eps=1e-5):
     mean = x.mean(axis=-1, keepdims=True)
     var = x.var(axis=-1, keepdims=True)
     out = (x - mean) / np.sqrt(var + eps)
-    if gamma is not None:
-        out = out * gamma
-    if beta is not None:
-        out = out + beta
+    if g is not None:
+        out = out * g
+    if b is not None:
+        out = out + b
     return out
 
 

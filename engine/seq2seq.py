@@ -37,6 +37,7 @@ from typing import NamedTuple
 
 import numpy as np
 
+from engine import layers
 from engine.attention import (
     MultiHeadResult,
     causal_mask,
@@ -46,6 +47,7 @@ from engine.attention import (
     softmax,
     split_heads,
 )
+from engine.layers import layer_norm
 from engine.positional import sinusoidal_positional_encoding
 from engine.resources import ASSETS
 
@@ -72,7 +74,6 @@ __all__ = [
     "encode",
     "encoder_layer",
     "feed_forward",
-    "layer_norm",
     "load_translator",
     "parameter_shapes",
     "read_source",
@@ -263,23 +264,6 @@ def load_translator(path=None):
 # --- one function per operation ---------------------------------------------------------
 
 
-def layer_norm(x, g, b, eps=LAYER_NORM_EPS):
-    r"""Layer normalisation over the features (Ba et al. 2016).
-
-    .. math:: \operatorname{LN}(x) = g \odot \frac{x - \mu}{\sqrt{\sigma^2 + \epsilon}} + b
-
-    with the biased variance, as PyTorch computes it.
-
-    Parameters
-    ----------
-    x : ndarray of shape (n, d_model)
-    g, b : ndarray of shape (d_model,)
-    """
-    mean = x.mean(axis=-1, keepdims=True)
-    variance = x.var(axis=-1, keepdims=True)
-    return g * (x - mean) / np.sqrt(variance + eps) + b
-
-
 def feed_forward(x, w1, b1, w2, b2):
     r"""Position-wise feed-forward block (Vaswani et al. 2017, eq. 2).
 
@@ -291,7 +275,7 @@ def feed_forward(x, w1, b1, w2, b2):
     w1 : ndarray of shape (d_model, d_ff); b1 : (d_ff,)
     w2 : ndarray of shape (d_ff, d_model); b2 : (d_model,)
     """
-    return np.maximum(0.0, x @ w1 + b1) @ w2 + b2  # [n, d_model] -> [n, d_ff] -> [n, d_model]
+    return layers.feed_forward(x, w1, b1, w2, b2)[1]  # [n, d_model] -> [n, d_model]
 
 
 def cross_attention(x, memory, w_q, w_k, w_v, w_o, n_heads):
@@ -338,8 +322,8 @@ def encoder_layer(x, n_heads, self_attn, norm1, ffn, norm2):
     weights : ndarray of shape (n_heads, n_src, n_src)
     """
     attention = multi_head_attention(x, **self_attn, n_heads=n_heads)
-    x = layer_norm(x + attention.output, **norm1)
-    x = layer_norm(x + feed_forward(x, **ffn), **norm2)
+    x = layer_norm(x + attention.output, **norm1, eps=LAYER_NORM_EPS)
+    x = layer_norm(x + feed_forward(x, **ffn), **norm2, eps=LAYER_NORM_EPS)
     return x, attention.weights
 
 
@@ -360,10 +344,10 @@ def decoder_layer(y, memory, n_heads, self_attn, norm1, cross_attn, norm2, ffn, 
     cross_weights : ndarray of shape (n_heads, t, n_src)
     """
     masked = multi_head_attention(y, **self_attn, n_heads=n_heads, mask=causal_mask(len(y)))
-    y = layer_norm(y + masked.output, **norm1)
+    y = layer_norm(y + masked.output, **norm1, eps=LAYER_NORM_EPS)
     cross = cross_attention(y, memory, **cross_attn, n_heads=n_heads)
-    y = layer_norm(y + cross.output, **norm2)
-    y = layer_norm(y + feed_forward(y, **ffn), **norm3)
+    y = layer_norm(y + cross.output, **norm2, eps=LAYER_NORM_EPS)
+    y = layer_norm(y + feed_forward(y, **ffn), **norm3, eps=LAYER_NORM_EPS)
     return y, masked.weights, cross.weights
 
 
