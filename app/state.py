@@ -331,7 +331,7 @@ def reconcile():
 def write_url(keep_step=False):
     """Mirror the shared values into the URL, keeping presentation mode (and the tour's step)."""
     wanted = url_params(current())
-    keep = {"present", "step"} if keep_step else {"present"}
+    keep = EXTRA_PARAMS if keep_step else EXTRA_PARAMS - {"step"}
     for key in list(st.query_params):
         stale = key not in wanted if key in CONTROLS else key not in keep
         if stale:

@@ -14,6 +14,15 @@ import numpy as np
 from streamlit.testing.v1 import AppTest
 
 MAIN = str(Path(__file__).resolve().parent.parent / "app" / "main.py")
+#: The pages driven by the shared toy-model controls (the book page has its own set-up).
+TOY_PAGES = (
+    "home",
+    "attention",
+    "causal_mask",
+    "positional_encoding",
+    "multi_head",
+    "encoder_layer",
+)
 
 
 def page_script(page):

@@ -2,20 +2,12 @@
 
 import numpy as np
 import pytest
-from apptest_support import chart_z, charts, decode, messages, open_app
+from apptest_support import TOY_PAGES, chart_z, charts, decode, messages, open_app
 
 from app import state
 from engine import book
 
-PAGES = [
-    "home",
-    "attention",
-    "causal_mask",
-    "positional_encoding",
-    "multi_head",
-    "encoder_layer",
-    "book",
-]
+PAGES = [*TOY_PAGES, "book"]
 
 
 @pytest.mark.parametrize("page", PAGES)

@@ -9,18 +9,11 @@ import json
 
 import numpy as np
 import pytest
-from apptest_support import open_app
+from apptest_support import TOY_PAGES, open_app
 
 from app import state
 
-ALL_PAGES = [
-    "home",
-    "attention",
-    "causal_mask",
-    "positional_encoding",
-    "multi_head",
-    "encoder_layer",
-]
+ALL_PAGES = TOY_PAGES
 
 
 def run_page(page, query=None, **session):
