@@ -13,6 +13,7 @@ import html
 
 import numpy as np
 import plotly.graph_objects as go
+from plotly.colors import sample_colorscale
 from plotly.subplots import make_subplots
 
 WEIGHTS_SCALE = "Viridis"
@@ -46,6 +47,17 @@ def axis_labels(labels):
         seen[text] = count + 1
         out.append(text + _ZERO_WIDTH * count)
     return out
+
+
+def weight_colors(weights):
+    """Bar colours for weights in [0, 1] on the weights scale, as CSS colour strings.
+
+    Computed here rather than sent as numbers with a colour scale: the plotly.js in
+    Streamlit (4.2) draws numeric bar colours right but logs a stack trace per bar and
+    redraw, which costs more than the chart itself.
+    """
+    weights = np.nan_to_num(np.asarray(weights, dtype=float), nan=0.0)
+    return sample_colorscale(WEIGHTS_SCALE, np.clip(weights, 0.0, 1.0))
 
 
 def _cell_text(z, fmt="{:.2f}"):
@@ -316,7 +328,7 @@ def weights_bar(row, labels, query_label):
         go.Bar(
             x=axis_labels(labels),
             y=row,
-            marker={"color": row, "colorscale": WEIGHTS_SCALE, "cmin": 0.0, "cmax": 1.0},
+            marker={"color": weight_colors(row)},
             hovertemplate="key %{x}<br>weight %{y:.4f}<extra></extra>",
         )
     )
@@ -792,7 +804,7 @@ def neuron_view_figure(stages, k, labels, query_label):
             y=axis,
             orientation="h",
             name="weight",
-            marker={"color": weights, "colorscale": WEIGHTS_SCALE, "cmin": 0, "cmax": 1},
+            marker={"color": weight_colors(weights)},
         ),
         row=1,
         col=4,

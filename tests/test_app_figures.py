@@ -121,6 +121,11 @@ def test_bar_chart_of_one_row():
     fig = figures.weights_bar(w[2], LABELS, LABELS[2])
     np.testing.assert_allclose(fig.data[0].y, w[2].astype(np.float32))
     assert "sat" in fig.layout.title.text
+    # Colours are CSS strings from the weights scale (plotly.js 4.2 warns per bar on numbers).
+    strongest, weakest = int(np.argmax(w[2])), int(np.argmin(w[2]))
+    assert all(color.startswith("rgb(") for color in fig.data[0].marker.color)
+    assert fig.data[0].marker.color[strongest] != fig.data[0].marker.color[weakest]
+    assert figures.weight_colors([0.0, 1.0]) == ["rgb(68, 1, 84)", "rgb(253, 231, 37)"]
 
 
 def test_mask_heatmap_shows_the_triangle():
