@@ -43,7 +43,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
-from harness import chromium, serve_app
+from harness import PROTOBUF_TOP_FIELDS, chromium, serve_app
 
 ROOT = Path(__file__).resolve().parents[1]
 TARGET_RATIO = 1.5
@@ -60,8 +60,10 @@ LONG_TEXT = " ".join(
 )
 
 # Installed before any page script: stamps WebSocket traffic, and the step timer.
-INSTRUMENT = r"""
-(() => {
+INSTRUMENT = (
+    "(() => {"
+    + PROTOBUF_TOP_FIELDS
+    + r"""
     const log = [];
     const size = d => d.byteLength ?? d.size ?? d.length ?? 0;
     const Native = window.WebSocket;
@@ -80,28 +82,6 @@ INSTRUMENT = r"""
                 if (fields.includes(SCRIPT_FINISHED)) log.push(['finished', t, 0]);
             });
         }
-    };
-    // The field numbers at the top level of a protobuf message (a ForwardMsg).
-    const SCRIPT_FINISHED = 6;
-    const topFields = buffer => {
-        const b = new Uint8Array(buffer);
-        let i = 0;
-        const varint = () => {
-            let x = 0, m = 1, c;
-            do { c = b[i++]; x += (c & 0x7f) * m; m *= 128; } while (c & 0x80 && i < b.length);
-            return x;
-        };
-        const out = [];
-        while (i < b.length) {
-            const tag = varint(), wire = tag & 7;
-            if (wire === 0) varint();
-            else if (wire === 2) { const n = varint(); i += n; }  // not i += varint()
-            else if (wire === 1) i += 8;
-            else if (wire === 5) i += 4;
-            else break;
-            out.push(Math.floor(tag / 8));
-        }
-        return out;
     };
     // A chart's state: which DOM node draws it (Streamlit remounts a chart whose spec
     // changed), the data it was given, and what it drew.
@@ -215,6 +195,7 @@ INSTRUMENT = r"""
     };
 })();
 """
+)
 
 
 @dataclass

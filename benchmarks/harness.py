@@ -9,6 +9,7 @@ drive the browser, so the tests can import this module, and skip, without it.
 from __future__ import annotations
 
 import contextlib
+import os
 import socket
 import subprocess
 import sys
@@ -40,6 +41,72 @@ SETTLED = """() => {
     return charts.length > 0
         && [...charts].every(c => c.querySelector('.js-plotly-plot .main-svg'));
 }"""
+
+
+#: JavaScript: ``topFields(buffer)``, the field numbers at the top level of a protobuf
+#: message (a ForwardMsg from the server), for scripts that watch the app's WebSocket.
+PROTOBUF_TOP_FIELDS = r"""
+const topFields = buffer => {
+    const b = new Uint8Array(buffer);
+    let i = 0;
+    const varint = () => {
+        let x = 0, m = 1, c;
+        do { c = b[i++]; x += (c & 0x7f) * m; m *= 128; } while (c & 0x80 && i < b.length);
+        return x;
+    };
+    const out = [];
+    while (i < b.length) {
+        const tag = varint(), wire = tag & 7;
+        if (wire === 0) varint();
+        else if (wire === 2) { const n = varint(); i += n; }  // not i += varint()
+        else if (wire === 1) i += 8;
+        else if (wire === 5) i += 4;
+        else break;
+        out.push(Math.floor(tag / 8));
+    }
+    return out;
+};
+// ForwardMsg.script_finished: sent at the end of every run, whole page or fragment.
+const SCRIPT_FINISHED = 6;
+"""
+
+#: Installed before the app's own scripts (``BrowserContext.add_init_script``): counts in
+#: ``window.__runs`` the script runs the server reports finished, fragment runs included,
+#: and keeps the time of the page's last input sent and last run finished. Waiting for
+#: the count to grow tells a rerun that has finished from one that has not started yet.
+RUN_COUNTER = (
+    "(() => {"
+    + PROTOBUF_TOP_FIELDS
+    + r"""
+    window.__runs = {finished: 0, sentAt: null, finishedAt: null};
+    const Native = window.WebSocket;
+    const send = Native.prototype.send;
+    Native.prototype.send = function (data) {
+        window.__runs.sentAt = performance.now();
+        return send.call(this, data);
+    };
+    window.WebSocket = class extends Native {
+        constructor(...args) {
+            super(...args);
+            this.addEventListener('message', e => {
+                if (e.data instanceof ArrayBuffer && topFields(e.data).includes(SCRIPT_FINISHED)) {
+                    window.__runs.finished += 1;
+                    window.__runs.finishedAt = performance.now();
+                }
+            });
+        }
+    };
+})();
+"""
+)
+
+#: With :data:`RUN_COUNTER` installed: true once more than ``before`` runs have finished,
+#: no run is going on, and every chart has drawn.
+SETTLED_AFTER = (
+    "(before) => window.__runs !== undefined && window.__runs.finished > before && ("
+    + SETTLED
+    + ")()"
+)
 
 
 class ServerError(RuntimeError):
@@ -150,11 +217,33 @@ def rss_mb(pid):
     return 0.0
 
 
-class RssSampler:
-    """Sample a process's resident memory every half second; keeps the peak."""
+def cpu_seconds(pid):
+    """CPU time a process has used so far, all threads, user plus system, in s (0 if gone)."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return 0.0
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def machine_busy_seconds():
+    """CPU time all cores of the machine have spent busy since boot, in s (from /proc/stat)."""
+    ticks = [int(x) for x in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:]]
+    idle = ticks[3] + ticks[4]  # idle and iowait
+    return (sum(ticks[:8]) - idle) / os.sysconf("SC_CLK_TCK")
+
+
+class ServerSampler:
+    """While the block runs: a process's peak resident memory and its share of the CPU.
+
+    Memory is sampled every half second. ``cpu_s`` is the CPU time the process used
+    during the block, ``busy_s`` the busy CPU time of the whole machine over the same
+    span (every core): their ratio says how much of the load was the server's.
+    """
 
     def __init__(self, pid, interval=0.5):
         self.pid, self.interval, self.peak_mb = pid, interval, 0.0
+        self.cpu_s = self.busy_s = 0.0
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._sample, daemon=True)
 
@@ -164,6 +253,7 @@ class RssSampler:
             self._stop.wait(self.interval)
 
     def __enter__(self):
+        self._cpu0, self._busy0 = cpu_seconds(self.pid), machine_busy_seconds()
         self._thread.start()
         return self
 
@@ -171,3 +261,5 @@ class RssSampler:
         self._stop.set()
         self._thread.join()
         self.peak_mb = max(self.peak_mb, rss_mb(self.pid))
+        self.cpu_s = cpu_seconds(self.pid) - self._cpu0
+        self.busy_s = machine_busy_seconds() - self._busy0

@@ -3,9 +3,16 @@
 Each session is its own browser context (its own Streamlit session), types its own
 sentence with a marker word only it uses, then loops for the given time: a step of the
 scale slider, a switch to another page, now and then a toggle. Every action is timed
-from the input until the script has finished and every chart has drawn. After each
-action the session checks its page: no exception element, no uncaught script error, and
-its own marker — never another session's — in the drawn token labels.
+twice from the input: until the page hears that the run it caused has finished
+("answered", the server's part and the network's) and until, in addition, every chart
+has drawn ("drawn", which adds the browser's own work). A page counts the finished runs
+it hears of (:data:`harness.RUN_COUNTER`), so an action is never taken as done before
+its rerun has even begun. After each action the session checks its page: no exception
+element, no uncaught script error, and its own marker — never another session's — in
+the drawn token labels.
+
+The browsers run on the same machine as the server, so the report also says how much
+of the machine's busy CPU time was the server's.
 
 ``python benchmarks/load.py`` runs the full benchmark (25 sessions, 60 s) against a
 server it starts; the test suite runs a small variant through :func:`run_load`.
@@ -22,21 +29,30 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from harness import SETTLED, RssSampler, launch_chromium, serve_app
+from harness import RUN_COUNTER, SETTLED_AFTER, ServerSampler, launch_chromium, serve_app
 
 #: Every token label drawn on the page's heatmaps.
 LABELS = """() => [...document.querySelectorAll('.js-plotly-plot')]
     .flatMap(p => (p.data || []).flatMap(t => Array.isArray(t.x) ? t.x : []))
     .map(String)"""
 
-SCALED_TITLE = ".st-key-att_scaled .gtitle"
-TITLE_CHANGED = """(before) => {
-    const title = document.querySelector('.st-key-att_scaled .gtitle');
-    return title !== null && title.textContent !== before;
-}"""
-
 PAGES = ("attention", "causal-mask", "multi-head", "positional-encoding", "encoder-layer")
 ACTION_TIMEOUT_MS = 120_000
+
+#: What the page looked like when an interaction failed: enough to tell a lost input from
+#: a rerun that never finished or a chart that never drew.
+PAGE_STATE = """() => {
+    const app = document.querySelector('[data-testid="stApp"]');
+    const charts = [...document.querySelectorAll('[data-testid="stPlotlyChart"]')];
+    return {
+        script: app && app.dataset.testScriptState,
+        connection: app && app.dataset.testConnectionState,
+        charts: charts.length,
+        drawn: charts.filter(c => c.querySelector('.js-plotly-plot .main-svg')).length,
+        stale: document.querySelectorAll('[data-stale="true"]').length,
+        runs: window.__runs && window.__runs.finished,
+    };
+}"""
 
 
 @dataclass
@@ -45,7 +61,8 @@ class SessionLog:
 
     marker: str
     load_ms: float = float("nan")  # opening the app, before the first interaction
-    latencies: list = field(default_factory=list)
+    latencies: list = field(default_factory=list)  # input → every chart drawn, ms
+    answered: list = field(default_factory=list)  # input → run finished heard, ms
     errors: list = field(default_factory=list)
     timeouts: list = field(default_factory=list)  # the load generator's own slowness
     foreign: set = field(default_factory=set)
@@ -58,13 +75,23 @@ class LoadResult:
 
     sessions: list
     seconds: float
-    peak_rss_mb: float
     think: float
+    server: ServerSampler
+
+    @property
+    def peak_rss_mb(self):
+        """The server's peak resident memory, MB."""
+        return self.server.peak_mb
 
     @property
     def latencies(self):
-        """Every interaction's latency in ms, sorted."""
+        """Every interaction's latency until drawn, in ms, sorted."""
         return sorted(ms for s in self.sessions for ms in s.latencies)
+
+    @property
+    def answered(self):
+        """Every interaction's latency until its run was heard finished, in ms, sorted."""
+        return sorted(ms for s in self.sessions for ms in s.answered)
 
     @property
     def errors(self):
@@ -87,43 +114,66 @@ class LoadResult:
             return "none completed"
         return f"{statistics.median(loads):.0f} / {loads[-1]:.0f} ms"
 
-    def percentile(self, q):
-        """The ``q`` quantile of the latencies, in ms."""
-        data = self.latencies
+    @staticmethod
+    def percentile(data, q):
+        """The ``q`` quantile of sorted ``data``."""
         return data[min(len(data) - 1, int(q * len(data)))] if data else float("nan")
+
+    def _quantiles(self, data):
+        p50, p95 = self.percentile(data, 0.5), self.percentile(data, 0.95)
+        return f"{p50:.0f} / {p95:.0f} / {max(data, default=float('nan')):.0f} ms"
 
     def report(self):
         """The figures, one per line."""
-        data = self.latencies
+        server = self.server
+        share = server.cpu_s / server.busy_s if server.busy_s else float("nan")
         return "\n".join(
             [
                 f"sessions            {len(self.sessions)}",
                 f"duration            {self.seconds:.0f} s",
                 f"mean think time     {self.think:g} s",
                 f"page loads p50/max  {self._load_summary()}",
-                f"interactions        {len(data)}",
+                f"interactions        {len(self.latencies)}",
                 f"errors              {len(self.errors)}",
                 f"timeouts (> {ACTION_TIMEOUT_MS // 1000} s)    {len(self.timeouts)}",
                 f"cross-session leaks {len(self.leaks)}",
-                f"latency p50         {statistics.median(data):.0f} ms" if data else "",
-                f"latency p95         {self.percentile(0.95):.0f} ms",
-                f"latency max         {max(data, default=float('nan')):.0f} ms",
-                f"server peak RSS     {self.peak_rss_mb:.0f} MB",
+                f"answered p50/p95/max {self._quantiles(self.answered)}",
+                f"drawn p50/p95/max   {self._quantiles(self.latencies)}",
+                f"server peak RSS     {server.peak_mb:.0f} MB",
+                f"server CPU          {server.cpu_s:.0f} s of the machine's busy "
+                f"{server.busy_s:.0f} s ({share:.0%}; the rest is the browsers)",
             ]
         )
 
 
-async def _timed(page, log, action):
+async def _timed(page, log, action, navigation=False):
+    """Do ``action`` and wait for the run it causes to finish and draw; check the page.
+
+    ``navigation``: the action loads a new document, whose run count starts from 0.
+    """
+    before = {"finished": 0, "now": 0.0}
+    if not navigation:
+        before = await page.evaluate("({finished: window.__runs.finished, now: performance.now()})")
     start = time.perf_counter()
     try:
         await action()
-        await page.wait_for_timeout(150)  # let the rerun the input triggered begin
-        await page.wait_for_function(SETTLED, polling=50, timeout=ACTION_TIMEOUT_MS)
+        await page.wait_for_function(
+            SETTLED_AFTER, arg=before["finished"], polling=50, timeout=ACTION_TIMEOUT_MS
+        )
     except Exception as error:  # a timeout or a closed page is a failed interaction
-        entry = f"{log.marker}: {type(error).__name__}: {str(error)[:200]}"
+        try:
+            seen = await page.evaluate(PAGE_STATE)
+        except Exception as closed:  # the page itself is gone
+            seen = f"page unreadable: {type(closed).__name__}"
+        entry = (
+            f"{log.marker} at {time.perf_counter() - start:.0f} s on {page.url}: "
+            f"{type(error).__name__}: {str(error).splitlines()[0][:160]}; page: {seen}"
+        )
         (log.timeouts if type(error).__name__ == "TimeoutError" else log.errors).append(entry)
         return
-    log.latencies.append((time.perf_counter() - start) * 1000 - 150)
+    log.latencies.append((time.perf_counter() - start) * 1000)
+    if not navigation:  # a new document's clock starts at its own navigation
+        log.answered.append(await page.evaluate("window.__runs.finishedAt") - before["now"])
     if await page.locator('[data-testid="stException"]').count():
         log.errors.append(f"{log.marker}: an exception is shown on {page.url}")
     labels = await page.evaluate(LABELS)
@@ -137,11 +187,13 @@ async def _session(browser, url, index, seconds, think, ramp, rng):
     context = await browser.new_context(viewport={"width": 1280, "height": 900})
     context.set_default_timeout(ACTION_TIMEOUT_MS)
     context.set_default_navigation_timeout(ACTION_TIMEOUT_MS)
+    await context.add_init_script(RUN_COUNTER)
     page = await context.new_page()
     page.on("pageerror", lambda error: log.errors.append(f"{marker}: page error {error}"))
     text = f"The restaurant {marker} refused because it only cooks vegetarian food."
     await asyncio.sleep(index * ramp)  # arrivals spread over the ramp, not all at once
-    await _timed(page, log, lambda: page.goto(f"{url}/attention?text={text}&tokenizer=words"))
+    address = f"{url}/attention?text={text}&tokenizer=words"
+    await _timed(page, log, lambda: page.goto(address), navigation=True)
     if log.latencies:
         log.load_ms = log.latencies.pop()
     deadline = time.monotonic() + seconds  # the clock starts once this session has loaded
@@ -152,19 +204,11 @@ async def _session(browser, url, index, seconds, think, ramp, rng):
             thumb = page.locator(".st-key-scale").get_by_role("slider")
 
             async def step(thumb=thumb):
-                # A fragment rerun does not flip the app's script state, so wait for the
-                # scaled-scores title (it names the scale) to change instead.
-                before = await page.locator(SCALED_TITLE).first.text_content()
-                position, top = (
-                    int(await thumb.input_value()),
-                    int(await thumb.get_attribute("max")),
-                )
+                position = int(await thumb.input_value())
+                top = int(await thumb.get_attribute("max"))
                 key = rng.choice(["ArrowRight", "ArrowLeft"])
                 key = "ArrowLeft" if position == top else "ArrowRight" if position == 0 else key
                 await thumb.press(key)
-                await page.wait_for_function(
-                    TITLE_CHANGED, arg=before, polling=50, timeout=ACTION_TIMEOUT_MS
-                )
 
             await _timed(page, log, step)
         elif choice < 0.85:
@@ -206,7 +250,7 @@ def run_load(url, server_pid, n_sessions, seconds, think=0.0, seed=0, ramp=0.0):
     -------
     LoadResult
     """
-    with RssSampler(server_pid) as rss:
+    with ServerSampler(server_pid) as server:
         start = time.monotonic()
         # A thread of its own: the caller may already run an event loop (pytest with the
         # sync Playwright of the other browser tests does).
@@ -215,7 +259,7 @@ def run_load(url, server_pid, n_sessions, seconds, think=0.0, seed=0, ramp=0.0):
                 asyncio.run, _run(url, n_sessions, seconds, think, seed, ramp)
             ).result()
         elapsed = time.monotonic() - start
-    return LoadResult(sessions, elapsed, rss.peak_mb, think)
+    return LoadResult(sessions, elapsed, think, server)
 
 
 def main():
@@ -233,7 +277,7 @@ def main():
     print(result.report())
     for error in result.errors[:20]:
         print("error:", error)
-    for entry in result.timeouts[:5]:
+    for entry in result.timeouts[:20]:
         print("timeout:", entry)
     for marker, seen in result.leaks:
         print(f"leak: session {marker} saw {seen}")
