@@ -37,10 +37,11 @@ def wait_settled(page):
 
 
 def assert_healthy(page):
-    """No Python exception shown, no uncaught JavaScript error, and a chart with content."""
+    """No exception shown, no uncaught script error, nothing fetched from outside, a chart drawn."""
     exceptions = page.locator('[data-testid="stException"]')
     assert exceptions.count() == 0, exceptions.all_inner_texts()
     assert page.errors == []
+    assert page.outside == []
     marks = ".heatmaplayer image, .cartesianlayer .trace path, .table .cell-text"
     drawn = page.locator(f".js-plotly-plot .main-svg :is({marks})")
     assert drawn.count() > 0
