@@ -6,9 +6,14 @@ Fixtures (the server, the browser, a fresh page) are in ``conftest.py``; the pag
 
 from __future__ import annotations
 
+import contextlib
+import re
 from urllib.parse import parse_qs, urlsplit
 
 from harness import SETTLED
+
+#: Any http(s) or ws(s) address that is not this machine.
+OUTSIDE = re.compile(r"^(?:http|ws)s?://(?!(?:localhost|127\.0\.0\.1)(?:[:/]|$))")
 
 # What a chart shows: its traces' data and its title, as JSON.
 _CHART_STATE = r"""(key) => {
@@ -22,6 +27,32 @@ _CHART_STATE = r"""(key) => {
         shapes: plot.layout.shapes,
     });
 }"""
+
+
+@contextlib.contextmanager
+def unplugged_page(browser):
+    """A page in a fresh browser context, with the network outside this machine unplugged.
+
+    Uncaught page errors are kept in ``page.errors``; requests for anything outside this
+    machine are refused and kept in ``page.outside`` (the app must fetch nothing at run
+    time: fonts, scripts and models are all served locally). The context closes when the
+    block ends.
+    """
+    context = browser.new_context(viewport={"width": 1400, "height": 1000})
+    context.set_default_timeout(30_000)
+    page = context.new_page()
+    page.errors, page.outside = [], []
+    page.on("pageerror", lambda error: page.errors.append(str(error)))
+
+    def refuse(route):
+        page.outside.append(route.request.url)
+        route.abort("internetdisconnected")
+
+    context.route(OUTSIDE, refuse)
+    try:
+        yield page
+    finally:
+        context.close()
 
 
 def open_app(page, url):

@@ -11,10 +11,10 @@ and the browser are started by ``benchmarks/harness.py``, as in the benchmarks.
 from __future__ import annotations
 
 import os
-import re
 from pathlib import Path
 
 import pytest
+from browser_support import unplugged_page
 from harness import CHROMIUM, chromium, serve_app
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -54,30 +54,8 @@ def browser(chromium_executable):
         yield launched
 
 
-#: Any http(s) or ws(s) address that is not this machine.
-OUTSIDE = re.compile(r"^(?:http|ws)s?://(?!(?:localhost|127\.0\.0\.1)(?:[:/]|$))")
-
-
 @pytest.fixture
 def page(browser):
-    """A fresh browser context and page, with the network outside this machine unplugged.
-
-    Uncaught page errors are kept in ``page.errors``; requests for anything outside this
-    machine are refused and kept in ``page.outside`` (the app must fetch nothing at run
-    time: fonts, scripts and models are all served locally).
-    """
-    context = browser.new_context(viewport={"width": 1400, "height": 1000})
-    context.set_default_timeout(30_000)
-    new_page = context.new_page()
-    new_page.errors, new_page.outside = [], []
-    new_page.on("pageerror", lambda error: new_page.errors.append(str(error)))
-
-    def unplugged(route):
-        new_page.outside.append(route.request.url)
-        route.abort("internetdisconnected")
-
-    context.route(OUTSIDE, unplugged)
-    try:
+    """A fresh page in a context of its own: see :func:`browser_support.unplugged_page`."""
+    with unplugged_page(browser) as new_page:
         yield new_page
-    finally:
-        context.close()

@@ -6,7 +6,15 @@ import re
 
 import pandas as pd
 import pytest
-from browser_support import assert_healthy, chart, open_app, query, slider, wait_settled
+from browser_support import (
+    assert_healthy,
+    chart,
+    open_app,
+    query,
+    slider,
+    unplugged_page,
+    wait_settled,
+)
 
 from app import tour
 
@@ -76,10 +84,7 @@ def test_a_copied_link_reproduces_the_view_in_a_fresh_browser(page, app_url, bro
     assert "scale=" in link
     before = chart(page, "att_weights")
 
-    context = browser.new_context(viewport={"width": 1400, "height": 1000})
-    try:
-        fresh = context.new_page()
-        fresh.errors = []
+    with unplugged_page(browser) as fresh:
         open_app(fresh, link)
         assert_healthy(fresh)
         assert fresh.locator(".st-key-causal input").is_checked()
@@ -87,5 +92,3 @@ def test_a_copied_link_reproduces_the_view_in_a_fresh_browser(page, app_url, bro
             page, "scale"
         ).get_attribute("aria-valuetext")
         assert chart(fresh, "att_weights") == before
-    finally:
-        context.close()
