@@ -15,51 +15,72 @@ from engine.tokenize import MAX_TOKENS, available_tokenizers
 _PERSIST = {"persist_state": "session"}
 
 
-def sidebar():
-    """The controls every page shares, in the sidebar."""
+#: The shared controls, in the order the sidebar shows them.
+SHARED = ("text", "tokenizer", "pe", "causal", "d_model", "heads", "seed")
+
+
+def sidebar(shown=SHARED):
+    """The controls pages share, in the sidebar: those in ``shown``, in their usual order.
+
+    A page that uses fewer (the pretrained model reads only the text; the decoder and
+    the book have inputs of their own) shows only those, and says so; the others keep
+    their values for the next page that shows them.
+    """
     with st.sidebar:
-        st.text_area(
-            "Text",
-            key="text",
-            height=150,
-            max_chars=state.MAX_TEXT_CHARS,
-            help=f"Any text; the model reads its first {MAX_TOKENS} tokens.",
-            **_PERSIST,
-        )
-        st.selectbox(
-            "Tokenizer",
-            available_tokenizers(),
-            key="tokenizer",
-            format_func=state.TOKENIZER_LABELS.get,
-            **_PERSIST,
-        )
-        st.selectbox(
-            "Positional encoding",
-            ENCODINGS,
-            key="pe",
-            format_func=state.PE_LABELS.get,
-            **_PERSIST,
-        )
-        st.toggle(
-            "Causal mask",
-            key="causal",
-            help="Each token sees only itself and earlier ones.",
-            **_PERSIST,
-        )
-        st.select_slider(
-            "d_model (features per token)", state.D_MODEL_CHOICES, key="d_model", **_PERSIST
-        )
-        st.select_slider(
-            "Heads", state.divisors(st.session_state["d_model"]), key="heads", **_PERSIST
-        )
-        st.number_input(
-            "Seed (embeddings and weights)",
-            min_value=0,
-            max_value=state.SEED_MAX,
-            step=1,
-            key="seed",
-            **_PERSIST,
-        )
+        if "text" in shown:
+            st.text_area(
+                "Text",
+                key="text",
+                height=150,
+                max_chars=state.MAX_TEXT_CHARS,
+                help=f"Any text; the model reads its first {MAX_TOKENS} tokens.",
+                **_PERSIST,
+            )
+        if "tokenizer" in shown:
+            st.selectbox(
+                "Tokenizer",
+                available_tokenizers(),
+                key="tokenizer",
+                format_func=state.TOKENIZER_LABELS.get,
+                **_PERSIST,
+            )
+        if "pe" in shown:
+            st.selectbox(
+                "Positional encoding",
+                ENCODINGS,
+                key="pe",
+                format_func=state.PE_LABELS.get,
+                **_PERSIST,
+            )
+        if "causal" in shown:
+            st.toggle(
+                "Causal mask",
+                key="causal",
+                help="Each token sees only itself and earlier ones.",
+                **_PERSIST,
+            )
+        if "d_model" in shown:
+            st.select_slider(
+                "d_model (features per token)", state.D_MODEL_CHOICES, key="d_model", **_PERSIST
+            )
+        if "heads" in shown:
+            st.select_slider(
+                "Heads", state.divisors(st.session_state["d_model"]), key="heads", **_PERSIST
+            )
+        if "seed" in shown:
+            st.number_input(
+                "Seed (embeddings and weights)",
+                min_value=0,
+                max_value=state.SEED_MAX,
+                step=1,
+                key="seed",
+                **_PERSIST,
+            )
+        if set(shown) != set(SHARED):
+            st.caption(
+                "This page has inputs of its own; the toy model's settings wait for the "
+                "pages that use them."
+            )
 
 
 def scale_slider():

@@ -86,12 +86,15 @@ PAGES = {
     ],
 }
 
+#: Pages that use only part of the shared sidebar, and the part they use.
+SIDEBAR_SUBSET = {"pretrained": ("text",), "decoder": (), "book": ()}
+
 url_warnings = state.load_url()
 state.reconcile()
 page = st.navigation(PAGES)
 render.presentation_frame()
 st.sidebar.title("Attention Explorer")
-controls.sidebar()
+controls.sidebar(SIDEBAR_SUBSET.get(page.url_path, controls.SHARED))
 render.sidebar_tools()
 controls.url_warnings(url_warnings)
 page.run()

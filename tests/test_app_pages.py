@@ -110,6 +110,23 @@ def test_controls_survive_a_page_switch():
     assert at.sidebar.toggle(key="causal").value is True
 
 
+@pytest.mark.parametrize(
+    ("page", "shown"), [("decoder", []), ("book", []), ("pretrained", ["text"])]
+)
+def test_pages_with_their_own_inputs_show_less_and_keep_the_rest(page, shown):
+    at = open_app("attention")
+    at.sidebar.select_slider(key="d_model").set_value(32).run()
+    at.sidebar.toggle(key="causal").set_value(True).run()
+    at.switch_page(f"../pages/{page}.py").run()
+    assert [box.key for box in at.sidebar.text_area] == shown
+    assert len(at.sidebar.select_slider) == len(at.sidebar.toggle) == 0
+    assert "inputs of its own" in at.sidebar.caption[0].value
+    assert at.query_params["d_model"] == "32"  # the link still carries them
+    at.switch_page("../pages/attention.py").run()
+    assert at.sidebar.select_slider(key="d_model").value == 32
+    assert at.sidebar.toggle(key="causal").value is True
+
+
 def test_convention_switch_transposes_the_figures():
     at = open_app("home", text="a b c", tokenizer="words")
     rows = chart_z(at, "home_x")
