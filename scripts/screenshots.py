@@ -71,6 +71,7 @@ def main():
     parser.add_argument("--max-kb", type=int, default=500)
     parser.add_argument("pages", nargs="*", help="URL paths (default: every page)")
     args = parser.parse_args()
+    args.out = args.out.resolve()  # the server runs elsewhere; say where the shots went
     args.out.mkdir(parents=True, exist_ok=True)
 
     with serve_app(ROOT / "app" / "main.py") as (url, _), chromium() as browser:
@@ -86,7 +87,7 @@ def main():
             png = compact_png(page.screenshot(), args.max_kb)
             target = args.out / f"{path}.png"
             target.write_bytes(png)
-            print(f"{target.relative_to(ROOT)}: {args.width}×{height}, {len(png) / 1024:.0f} KB")
+            print(f"{target}: {args.width}×{height}, {len(png) / 1024:.0f} KB")
 
 
 if __name__ == "__main__":
