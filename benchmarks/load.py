@@ -4,10 +4,10 @@ Each session is its own browser context (its own Streamlit session), types its o
 sentence with a marker word only it uses, then loops for the given time: a step of the
 scale slider, a switch to another page, now and then a toggle. Every action is timed
 twice from the input: until the page hears that the run it caused has finished
-("answered", the server's part and the network's) and until, in addition, every chart
-has drawn ("drawn", which adds the browser's own work). A page counts the finished runs
-it hears of (:data:`harness.RUN_COUNTER`), so an action is never taken as done before
-its rerun has even begun. After each action the session checks its page: no exception
+("answered": the server's part, plus any wait for the page's own busy thread to take
+the message) and until, in addition, every chart has drawn ("drawn"). A page counts
+the finished runs it hears of (:data:`harness.RUN_COUNTER`), so an action is never taken
+as done before its rerun has even begun. After each action the session checks its page: no exception
 element, no uncaught script error, and its own marker — never another session's — in
 the drawn token labels.
 
@@ -64,7 +64,7 @@ class SessionLog:
     latencies: list = field(default_factory=list)  # input → every chart drawn, ms
     answered: list = field(default_factory=list)  # input → run finished heard, ms
     errors: list = field(default_factory=list)
-    timeouts: list = field(default_factory=list)  # the load generator's own slowness
+    timeouts: list = field(default_factory=list)  # not done within ACTION_TIMEOUT_MS
     foreign: set = field(default_factory=set)
     saw_own: bool = False  # proves the label check can see markers at all
 
