@@ -79,7 +79,9 @@ INSTRUMENT = (
                 const t = performance.now();
                 const fields = e.data instanceof ArrayBuffer ? topFields(e.data) : [];
                 log.push(['recv', t, size(e.data), fields.join(',')]);
-                if (fields.includes(SCRIPT_FINISHED)) log.push(['finished', t, 0]);
+                if (fields.includes(SCRIPT_FINISHED) && endsARun(e.data)) {
+                    log.push(['finished', t, 0]);
+                }
             });
         }
     };

@@ -46,7 +46,7 @@ SETTLED = """() => {
 #: JavaScript: ``topFields(buffer)``, the field numbers at the top level of a protobuf
 #: message (a ForwardMsg from the server), for scripts that watch the app's WebSocket.
 PROTOBUF_TOP_FIELDS = r"""
-const topFields = buffer => {
+const topFieldValues = buffer => {
     const b = new Uint8Array(buffer);
     let i = 0;
     const varint = () => {
@@ -57,39 +57,41 @@ const topFields = buffer => {
     const out = [];
     while (i < b.length) {
         const tag = varint(), wire = tag & 7;
-        if (wire === 0) varint();
+        let value = null;
+        if (wire === 0) value = varint();
         else if (wire === 2) { const n = varint(); i += n; }  // not i += varint()
         else if (wire === 1) i += 8;
         else if (wire === 5) i += 4;
         else break;
-        out.push(Math.floor(tag / 8));
+        out.push([Math.floor(tag / 8), value]);
     }
     return out;
 };
-// ForwardMsg.script_finished: sent at the end of every run, whole page or fragment.
+const topFields = buffer => topFieldValues(buffer).map(([field]) => field);
+// ForwardMsg.script_finished: sent at the end of every run, whole page or fragment, with
+// its ScriptFinishedStatus; FINISHED_EARLY_FOR_RERUN (2) means another run follows at once.
 const SCRIPT_FINISHED = 6;
+const FINISHED_EARLY_FOR_RERUN = 2;
+const endsARun = buffer => topFieldValues(buffer).some(
+    ([field, value]) => field === SCRIPT_FINISHED && value !== FINISHED_EARLY_FOR_RERUN);
 """
 
 #: Installed before the app's own scripts (``BrowserContext.add_init_script``): counts in
-#: ``window.__runs`` the script runs the server reports finished, fragment runs included,
-#: and keeps the time of the page's last input sent and last run finished. Waiting for
-#: the count to grow tells a rerun that has finished from one that has not started yet.
+#: ``window.__runs`` the script runs the server reports finished, fragment runs included
+#: (not a run cut short by ``st.rerun``, which another follows at once), and the time the
+#: last one finished. Waiting for the count to grow tells a rerun that has finished from
+#: one that has not started yet.
 RUN_COUNTER = (
     "(() => {"
     + PROTOBUF_TOP_FIELDS
     + r"""
-    window.__runs = {finished: 0, sentAt: null, finishedAt: null};
+    window.__runs = {finished: 0, finishedAt: null};
     const Native = window.WebSocket;
-    const send = Native.prototype.send;
-    Native.prototype.send = function (data) {
-        window.__runs.sentAt = performance.now();
-        return send.call(this, data);
-    };
     window.WebSocket = class extends Native {
         constructor(...args) {
             super(...args);
             this.addEventListener('message', e => {
-                if (e.data instanceof ArrayBuffer && topFields(e.data).includes(SCRIPT_FINISHED)) {
+                if (e.data instanceof ArrayBuffer && endsARun(e.data)) {
                     window.__runs.finished += 1;
                     window.__runs.finishedAt = performance.now();
                 }

@@ -1,7 +1,10 @@
 """What the browser tests share: waiting for the app to settle, reading charts and controls.
 
-Fixtures (the server, the browser, a fresh page) are in ``conftest.py``; the page check
-``SETTLED`` is in ``benchmarks/harness.py``, shared with the benchmarks.
+Fixtures (the server, the browser, a fresh page) are in ``conftest.py``; the page's run
+counter and the check ``SETTLED_AFTER`` are in ``benchmarks/harness.py``, shared with the
+benchmarks. Each page counts the script runs it hears finish, and remembers in
+``page.runs_seen`` how many it had seen at the last wait: so a wait after an input
+returns only once a run has finished since, never on the state from before the input.
 """
 
 from __future__ import annotations
@@ -10,7 +13,7 @@ import contextlib
 import re
 from urllib.parse import parse_qs, urlsplit
 
-from harness import SETTLED
+from harness import RUN_COUNTER, SETTLED_AFTER
 
 #: Any http(s) or ws(s) address that is not this machine.
 OUTSIDE = re.compile(r"^(?:http|ws)s?://(?!(?:localhost|127\.0\.0\.1)(?:[:/]|$))")
@@ -40,8 +43,9 @@ def unplugged_page(browser):
     """
     context = browser.new_context(viewport={"width": 1400, "height": 1000})
     context.set_default_timeout(30_000)
+    context.add_init_script(RUN_COUNTER)
     page = context.new_page()
-    page.errors, page.outside = [], []
+    page.errors, page.outside, page.runs_seen = [], [], 0
     page.on("pageerror", lambda error: page.errors.append(str(error)))
 
     def refuse(route):
@@ -55,16 +59,25 @@ def unplugged_page(browser):
         context.close()
 
 
+#: With the run counter: a run has finished since ``before`` and none is going on.
+RUN_DONE = """(before) => window.__runs !== undefined && window.__runs.finished > before
+    && document.querySelector('[data-testid="stApp"]')?.dataset.testScriptState === 'notRunning'"""
+
+
 def open_app(page, url):
     """Go to ``url`` and wait until the script has finished and every chart is drawn."""
+    page.runs_seen = 0  # a new document counts from 0
     page.goto(url)
-    page.wait_for_function(SETTLED, polling=100)
+    wait_settled(page)
 
 
-def wait_settled(page):
-    """Wait for the rerun the last input triggered to finish and its charts to draw."""
-    page.wait_for_timeout(300)  # let the rerun the last input triggered begin
-    page.wait_for_function(SETTLED, polling=100)
+def wait_settled(page, charts=True):
+    """Wait for a run to finish since the last wait (the last input's) and its charts to draw.
+
+    ``charts=False`` for a page that draws none (empty text): the run finishing is enough.
+    """
+    page.wait_for_function(SETTLED_AFTER if charts else RUN_DONE, arg=page.runs_seen, polling=100)
+    page.runs_seen = page.evaluate("window.__runs.finished")
 
 
 def assert_healthy(page):

@@ -69,15 +69,7 @@ def assert_working_or_told(page):
 
 def settle(page, text):
     """Wait for the rerun: for drawn charts, or (no tokens) for the script to stop."""
-    if any(ch.isalnum() for ch in text):
-        wait_settled(page)
-        return
-    page.wait_for_timeout(500)
-    page.wait_for_function(SCRIPT_DONE)
-
-
-SCRIPT_DONE = """() => { const a = document.querySelector('[data-testid="stApp"]');
-    return a && a.dataset.testScriptState === 'notRunning'; }"""
+    wait_settled(page, charts=any(ch.isalnum() for ch in text))
 
 
 @pytest.mark.parametrize("name", INPUTS)
