@@ -29,6 +29,7 @@ from safetensors.numpy import load_file
 from tokenizers import Tokenizer
 
 from engine.attention import softmax
+from engine.layers import layer_norm
 from engine.resources import MINILM_INSTALL_HINT, minilm_dir
 
 __all__ = [
@@ -46,7 +47,6 @@ __all__ = [
     "encoder_layer",
     "erf",
     "gelu",
-    "layer_norm",
     "linear",
     "load_minilm",
     "rank_heads",
@@ -236,31 +236,6 @@ def gelu(x):
     y *= x
     y *= 0.5
     return y
-
-
-def layer_norm(x, g, b, eps):  # [n, d_model] -> [n, d_model]
-    r"""Layer normalisation (Ba et al. 2016) over each token's features.
-
-    .. math:: \operatorname{LN}(x) = g \odot \frac{x - \mu}{\sqrt{\sigma^2 + \varepsilon}} + b
-
-    BERT's ``eps`` is 1e-12: far below any variance here, so it only guards against 0/0.
-
-    Parameters
-    ----------
-    x : ndarray of shape (n, d_model)
-    g, b : ndarray of shape (d_model,)
-    eps : float
-
-    Returns
-    -------
-    ndarray of shape (n, d_model)
-    """
-    x = x - np.mean(x, axis=-1, keepdims=True)  # a new array: the caller's x is untouched
-    variance = np.mean(x * x, axis=-1, keepdims=True)
-    x /= np.sqrt(variance + eps)  # in place from here: fewer passes over memory
-    x *= g
-    x += b
-    return x
 
 
 def linear(x, w, b):  # [n, d_in], [d_in, d_out], [d_out] -> [n, d_out]
@@ -558,6 +533,7 @@ def _read_config(path):
         n_heads=raw["num_attention_heads"],
         d_ff=raw["intermediate_size"],
         n_layers=raw["num_hidden_layers"],
+        # 1e-12 for MiniLM: far below any variance here, so it only guards against 0/0.
         eps=float(raw["layer_norm_eps"]),
     )
     if config.d_model % config.n_heads:

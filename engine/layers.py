@@ -44,13 +44,13 @@ def layer_norm(x, g=None, b=None, eps=1e-5):
     -------
     ndarray of shape (..., d_model)
     """
-    mean = x.mean(axis=-1, keepdims=True)
-    var = x.var(axis=-1, keepdims=True)
-    out = (x - mean) / np.sqrt(var + eps)
+    out = x - x.mean(axis=-1, keepdims=True)  # a new array: the caller's x is untouched
+    variance = np.mean(out * out, axis=-1, keepdims=True)
+    out /= np.sqrt(variance + eps)  # in place from here: fewer passes over memory
     if g is not None:
-        out = out * g
+        out *= g
     if b is not None:
-        out = out + b
+        out += b
     return out
 
 
