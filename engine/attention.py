@@ -58,9 +58,11 @@ def softmax(x, axis=-1):
     m = np.max(x, axis=axis, keepdims=True)
     m = np.where(np.isfinite(m), m, 0.0)  # all -inf slice: shift by 0, exp gives 0s
     with np.errstate(over="ignore"):  # x - m <= 0 can only overflow to -inf, and exp(-inf) = 0
-        e = np.exp(x - m)
+        e = x - m  # the one new array; exp and the division work in it
+        np.exp(e, out=e)
     total = np.sum(e, axis=axis, keepdims=True)
-    return np.divide(e, total, out=np.zeros_like(e), where=total > 0)
+    # An all -inf slice is all 0 already (total 0): leave it so rather than divide 0 by 0.
+    return np.divide(e, total, out=e, where=total > 0)
 
 
 class AttentionResult(NamedTuple):
