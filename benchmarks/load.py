@@ -2,7 +2,8 @@
 
 Each session is its own browser context (its own Streamlit session), types its own
 sentence with a marker word only it uses, then loops for the given time: a step of the
-scale slider, a switch to another page, now and then a toggle. Every action is timed
+scale slider, a switch to another page, now and then a step of the sidebar's d_model
+slider or a toggle of the causal mask. Every action is timed
 twice from the input: until the page hears that the run it caused has finished
 ("answered": the server's part, plus any wait for the page's own busy thread to take
 the message) and until, in addition, every chart has drawn ("drawn"). A page counts
@@ -26,6 +27,7 @@ import concurrent.futures
 import random
 import statistics
 import time
+from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -66,6 +68,7 @@ class SessionLog:
     errors: list = field(default_factory=list)
     timeouts: list = field(default_factory=list)  # not done within ACTION_TIMEOUT_MS
     foreign: set = field(default_factory=set)
+    done: Counter = field(default_factory=Counter)  # completed interactions by kind
     saw_own: bool = False  # proves the label check can see markers at all
 
 
@@ -114,6 +117,10 @@ class LoadResult:
             return "none completed"
         return f"{statistics.median(loads):.0f} / {loads[-1]:.0f} ms"
 
+    def _kinds(self):
+        done = sum((s.done for s in self.sessions), Counter())
+        return ", ".join(f"{kind} {count}" for kind, count in done.most_common() if count)
+
     @staticmethod
     def percentile(data, q):
         """The ``q`` quantile of sorted ``data``."""
@@ -133,7 +140,7 @@ class LoadResult:
                 f"duration            {self.seconds:.0f} s",
                 f"mean think time     {self.think:g} s",
                 f"page loads p50/max  {self._load_summary()}",
-                f"interactions        {len(self.latencies)}",
+                f"interactions        {len(self.latencies)} ({self._kinds()})",
                 f"errors              {len(self.errors)}",
                 f"timeouts (> {ACTION_TIMEOUT_MS // 1000} s)    {len(self.timeouts)}",
                 f"cross-session leaks {len(self.leaks)}",
@@ -146,8 +153,8 @@ class LoadResult:
         )
 
 
-async def _timed(page, log, action, navigation=False):
-    """Do ``action`` and wait for the run it causes to finish and draw; check the page.
+async def _timed(page, log, kind, action, navigation=False):
+    """Do ``action`` (of ``kind``) and wait for the run it causes to finish and draw; check.
 
     ``navigation``: the action loads a new document, whose run count starts from 0.
     """
@@ -172,6 +179,7 @@ async def _timed(page, log, action, navigation=False):
         (log.timeouts if type(error).__name__ == "TimeoutError" else log.errors).append(entry)
         return
     log.latencies.append((time.perf_counter() - start) * 1000)
+    log.done[kind] += 1
     if not navigation:  # a new document's clock starts at its own navigation
         log.answered.append(await page.evaluate("window.__runs.finishedAt") - before["now"])
     if await page.locator('[data-testid="stException"]').count():
@@ -179,6 +187,16 @@ async def _timed(page, log, action, navigation=False):
     labels = await page.evaluate(LABELS)
     log.saw_own = log.saw_own or log.marker in labels
     log.foreign.update(label for label in labels if label.startswith("zq") and label != log.marker)
+
+
+async def _step_slider(page, key, rng):
+    """One arrow-key step of slider ``key``, either way at random, inward at either end."""
+    thumb = page.locator(f".st-key-{key}").get_by_role("slider")
+    position = int(await thumb.input_value())
+    top = int(await thumb.get_attribute("max"))
+    arrow = rng.choice(["ArrowRight", "ArrowLeft"])
+    arrow = "ArrowLeft" if position == top else "ArrowRight" if position == 0 else arrow
+    await thumb.press(arrow)
 
 
 async def _session(browser, url, index, seconds, think, ramp, rng):
@@ -193,34 +211,28 @@ async def _session(browser, url, index, seconds, think, ramp, rng):
     text = f"The restaurant {marker} refused because it only cooks vegetarian food."
     await asyncio.sleep(index * ramp)  # arrivals spread over the ramp, not all at once
     address = f"{url}/attention?text={text}&tokenizer=words"
-    await _timed(page, log, lambda: page.goto(address), navigation=True)
+    await _timed(page, log, "load", lambda: page.goto(address), navigation=True)
     if log.latencies:
         log.load_ms = log.latencies.pop()
+        log.done["load"] -= 1
     deadline = time.monotonic() + seconds  # the clock starts once this session has loaded
     while time.monotonic() < deadline:
         await asyncio.sleep(rng.uniform(0.5, 1.5) * think)  # a student reads between moves
         choice = rng.random()
-        if choice < 0.5 and "/attention" in page.url:
-            thumb = page.locator(".st-key-scale").get_by_role("slider")
-
-            async def step(thumb=thumb):
-                position = int(await thumb.input_value())
-                top = int(await thumb.get_attribute("max"))
-                key = rng.choice(["ArrowRight", "ArrowLeft"])
-                key = "ArrowLeft" if position == top else "ArrowRight" if position == 0 else key
-                await thumb.press(key)
-
-            await _timed(page, log, step)
+        if choice < 0.4 and "/attention" in page.url:
+            await _timed(page, log, "scale", lambda: _step_slider(page, "scale", rng))
+        elif choice < 0.5:  # a full rerun with new weights, on any of the pages
+            await _timed(page, log, "d_model", lambda: _step_slider(page, "d_model", rng))
         elif choice < 0.85:
             target = rng.choice(PAGES)
 
             async def switch(target=target):
                 await page.locator(f'[data-testid="stSidebarNav"] a[href$="/{target}"]').click()
 
-            await _timed(page, log, switch)
+            await _timed(page, log, "page", switch)
         else:
             toggle = page.locator(".st-key-causal label")
-            await _timed(page, log, toggle.click)
+            await _timed(page, log, "causal", toggle.click)
     await context.close()
     return log
 
