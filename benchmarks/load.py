@@ -1,16 +1,16 @@
 """A lecture hall on one server: concurrent browser sessions moving sliders and switching pages.
 
 Each session is its own browser context (its own Streamlit session), types its own
-sentence with a marker word only it uses, then loops for the given time: a step of the
-scale slider, a switch to another page, now and then a step of the sidebar's d_model
-slider or a toggle of the causal mask. Every action is timed
-twice from the input: until the page hears that the run it caused has finished
-("answered": the server's part, plus any wait for the page's own busy thread to take
-the message) and until, in addition, every chart has drawn ("drawn"). A page counts
+sentence with a marker word only it uses, then loops for the given time: a slider step
+(the scale on /attention, mostly; the sidebar's d_model, a full rerun with new weights,
+otherwise), a switch to another page, now and then a toggle of the causal mask. Every
+action is timed twice from the input: until the page hears that the run it caused has
+finished ("answered": the server's part, plus any wait for the page's own busy thread to
+take the message) and until, in addition, every chart has drawn ("drawn"). A page counts
 the finished runs it hears of (:data:`harness.RUN_COUNTER`), so an action is never taken
-as done before its rerun has even begun. After each action the session checks its page: no exception
-element, no uncaught script error, and its own marker — never another session's — in
-the drawn token labels.
+as done before its rerun has even begun. After each action the session checks its page:
+no exception element, no uncaught script error, and its own marker — never another
+session's — in the drawn token labels.
 
 The browsers run on the same machine as the server, so the report also says how much
 of the machine's busy CPU time was the server's.
@@ -221,7 +221,7 @@ async def _session(browser, url, index, seconds, think, ramp, rng):
         choice = rng.random()
         if choice < 0.4 and "/attention" in page.url:
             await _timed(page, log, "scale", lambda: _step_slider(page, "scale", rng))
-        elif choice < 0.5:  # a full rerun with new weights, on any of the pages
+        elif choice < 0.5:  # off /attention, every slider step lands here
             await _timed(page, log, "d_model", lambda: _step_slider(page, "d_model", rng))
         elif choice < 0.85:
             target = rng.choice(PAGES)
