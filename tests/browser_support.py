@@ -36,17 +36,24 @@ _CHART_STATE = r"""(key) => {
 def unplugged_page(browser):
     """A page in a fresh browser context, with the network outside this machine unplugged.
 
-    Uncaught page errors are kept in ``page.errors``; requests for anything outside this
-    machine are refused and kept in ``page.outside`` (the app must fetch nothing at run
-    time: fonts, scripts and models are all served locally). The context closes when the
-    block ends.
+    Uncaught page errors are kept in ``page.errors``; plotly.js's own warnings (it logs
+    them as "WARN: …", with a stack trace, on every redraw) in ``page.plotly_warnings``;
+    requests for anything outside this machine are refused and kept in ``page.outside``
+    (the app must fetch nothing at run time: fonts, scripts and models are all served
+    locally). The context closes when the block ends.
     """
     context = browser.new_context(viewport={"width": 1400, "height": 1000})
     context.set_default_timeout(30_000)
     context.add_init_script(RUN_COUNTER)
     page = context.new_page()
-    page.errors, page.outside, page.runs_seen = [], [], 0
+    page.errors, page.plotly_warnings, page.outside, page.runs_seen = [], [], [], 0
     page.on("pageerror", lambda error: page.errors.append(str(error)))
+
+    def console(message):
+        if message.text.startswith("WARN:"):
+            page.plotly_warnings.append(message.text)
+
+    page.on("console", console)
 
     def refuse(route):
         page.outside.append(route.request.url)
@@ -81,10 +88,11 @@ def wait_settled(page, charts=True):
 
 
 def assert_healthy(page):
-    """No exception shown, no uncaught script error, nothing fetched from outside, a chart drawn."""
+    """No exception shown, no script error or plotly.js warning, nothing fetched, a chart drawn."""
     exceptions = page.locator('[data-testid="stException"]')
     assert exceptions.count() == 0, exceptions.all_inner_texts()
     assert page.errors == []
+    assert page.plotly_warnings[:3] == []
     assert page.outside == []
     marks = ".heatmaplayer image, .cartesianlayer .trace path, .table .cell-text"
     drawn = page.locator(f".js-plotly-plot .main-svg :is({marks})")
