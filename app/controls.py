@@ -149,16 +149,22 @@ def head_picker(key, n_heads):
     return st.select_slider("Head", range(n_heads), key=key, **_PERSIST)
 
 
-def token_picker(key, labels, prefer=None, label="Query token"):
+def find_token(labels, word, default=0):
+    """Index of the first token whose label is ``word`` (case-insensitive), else ``default``."""
+    lowered = [label.lower() for label in labels]
+    return lowered.index(word) if word in lowered else default
+
+
+def token_picker(key, labels, prefer=None, label="Query token", default=0):
     """Pick a token by position; starts on the first token matching ``prefer``.
 
-    Returns the token's index.
+    Without such a token (or without ``prefer``) it starts on position ``default``; a
+    stored position past the end of new text starts over. Returns the token's index.
     """
     if st.session_state.get(key) is not None and st.session_state[key] >= len(labels):
         del st.session_state[key]
     if key not in st.session_state:
-        lowered = [text.lower() for text in labels]
-        st.session_state[key] = lowered.index(prefer) if prefer in lowered else 0
+        st.session_state[key] = find_token(labels, prefer, min(default, len(labels) - 1))
     return st.selectbox(
         label,
         range(len(labels)),

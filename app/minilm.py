@@ -12,7 +12,7 @@ import streamlit as st
 from engine import bert
 from engine.resources import MINILM_INSTALL_HINT
 
-__all__ = ["MINILM_INSTALL_HINT", "find_token", "model", "run"]
+__all__ = ["MINILM_INSTALL_HINT", "model", "run"]
 
 
 @st.cache_resource(show_spinner="Loading all-MiniLM-L6-v2 …")
@@ -54,12 +54,6 @@ def rollout(text):
 def ranked_heads(text, query, key):
     """Every head ranked by the weight from token ``query`` to token ``key``."""
     return bert.rank_heads(run(text).attentions, query, key)
-
-
-def find_token(labels, word, default=0):
-    """Index of the first token whose label is ``word`` (case-insensitive)."""
-    lowered = [label.lower() for label in labels]
-    return lowered.index(word) if word in lowered else default
 
 
 def head_grid(text, query, key):

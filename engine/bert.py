@@ -202,19 +202,20 @@ def erf(x):
     """
     x = np.clip(x, -4.0, 4.0)
     x2 = x * x
-    p = x2 * _ERF_P[0]  # Horner's rule, in place: one pass over the array per step
-    p += _ERF_P[1]
-    for c in _ERF_P[2:]:
-        p *= x2
-        p += c
+    p = _horner(_ERF_P, x2, np.empty_like(x2))
     p *= x
-    q = np.multiply(x2, _ERF_Q[0], out=x)  # x is spent: reuse its memory for Q
-    q += _ERF_Q[1]
-    for c in _ERF_Q[2:]:
-        q *= x2
-        q += c
-    p /= q
+    p /= _horner(_ERF_Q, x2, x)  # x is spent: reuse its memory for Q
     return p
+
+
+def _horner(coefficients, t, out):
+    """``c₀ tᵏ + c₁ tᵏ⁻¹ + … + cₖ`` by Horner's rule, in ``out``: one pass per step."""
+    np.multiply(t, coefficients[0], out=out)
+    out += coefficients[1]
+    for c in coefficients[2:]:
+        out *= t
+        out += c
+    return out
 
 
 def gelu(x):

@@ -264,18 +264,9 @@ def load_translator(path=None):
 # --- one function per operation ---------------------------------------------------------
 
 
-def feed_forward(x, w1, b1, w2, b2):
-    r"""Position-wise feed-forward block (Vaswani et al. 2017, eq. 2).
-
-    .. math:: \operatorname{FFN}(x) = \max(0,\ x W_1 + b_1)\, W_2 + b_2
-
-    Parameters
-    ----------
-    x : ndarray of shape (n, d_model)
-    w1 : ndarray of shape (d_model, d_ff); b1 : (d_ff,)
-    w2 : ndarray of shape (d_ff, d_model); b2 : (d_model,)
-    """
-    return layers.feed_forward(x, w1, b1, w2, b2)[1]  # [n, d_model] -> [n, d_model]
+def feed_forward(x, w1, b1, w2, b2):  # [n, d_model] -> [n, d_model]
+    """:func:`engine.layers.feed_forward` with the checkpoint's parameter names; its output."""
+    return layers.feed_forward(x, w1, b1, w2, b2)[1]
 
 
 def cross_attention(x, memory, w_q, w_k, w_v, w_o, n_heads):

@@ -2,7 +2,7 @@
 
 import streamlit as st
 
-from app import equations, figures, minilm, render, state
+from app import controls, equations, figures, minilm, render, state
 from engine import bert
 from engine.attention import query_stages
 
@@ -33,20 +33,10 @@ shown = slice(1, -1) if hide_special and len(labels) > 2 else slice(None)
 st.header("Head finder")
 left, right = st.columns(2)
 with left:
-    query = st.selectbox(
-        "Query token",
-        range(len(labels)),
-        index=minilm.find_token(labels, "it"),
-        key="pretrained_finder_query",
-        format_func=lambda i: f"{i}: {labels[i]}",
-    )
+    query = controls.token_picker("pretrained_finder_query", labels, prefer="it")
 with right:
-    key = st.selectbox(
-        "Key token",
-        range(len(labels)),
-        index=minilm.find_token(labels, "restaurant"),
-        key="pretrained_finder_key",
-        format_func=lambda i: f"{i}: {labels[i]}",
+    key = controls.token_picker(
+        "pretrained_finder_key", labels, prefer="restaurant", label="Key token"
     )
 render.chart(
     st,
@@ -65,13 +55,7 @@ left, right = st.columns(2)
 layer = left.select_slider("Layer", range(n_layers), value=ranked[0].layer, key="pretrained_layer")
 head = right.select_slider("Head", range(n_heads), value=ranked[0].head, key="pretrained_head")
 weights = run.attentions[layer, head]
-token = st.selectbox(
-    "From token",
-    range(len(labels)),
-    index=query,
-    key="pretrained_token",
-    format_func=lambda i: f"{i}: {labels[i]}",
-)
+token = controls.token_picker("pretrained_token", labels, label="From token", default=query)
 left, right = st.columns(2)
 render.chart(
     left,

@@ -92,7 +92,7 @@ def assert_healthy(page):
     exceptions = page.locator('[data-testid="stException"]')
     assert exceptions.count() == 0, exceptions.all_inner_texts()
     assert page.errors == []
-    assert page.plotly_warnings[:3] == []
+    assert not page.plotly_warnings, page.plotly_warnings[:3]
     assert page.outside == []
     marks = ".heatmaplayer image, .cartesianlayer .trace path, .table .cell-text"
     drawn = page.locator(f".js-plotly-plot .main-svg :is({marks})")

@@ -22,6 +22,7 @@ def test_head_finder_is_preset_to_it_and_restaurant():
     assert not at.exception
     assert at.selectbox(key="pretrained_finder_query").value == 11  # "it", after [CLS]
     assert at.selectbox(key="pretrained_finder_key").value == 2  # "restaurant"
+    assert at.selectbox(key="pretrained_token").value == 11  # the head view starts on the query
     table = at.dataframe[0].value
     model = bert.load_minilm()
     run = bert.run(model, at.session_state["text"])
@@ -95,3 +96,12 @@ def test_neuron_view_stages_agree_with_the_model():
     np.testing.assert_allclose(stages.product.sum(axis=1), stages.scores, rtol=1e-5)
     fig = figures.neuron_view_figure(stages, run.keys[3, 1], run.labels, run.labels[5])
     assert len(fig.data) == 5
+
+
+def test_token_pickers_start_over_only_when_the_text_gets_too_short():
+    at = open_pretrained()
+    at.sidebar.text_area(key="text").set_value("it was fine").run()  # [CLS] it was fine [SEP]
+    assert not at.exception
+    assert at.selectbox(key="pretrained_finder_query").value == 1  # 11 is gone: "it" again
+    assert at.selectbox(key="pretrained_finder_key").value == 2  # still there: kept
+    assert at.selectbox(key="pretrained_token").value == 1  # 11 is gone: the query again
