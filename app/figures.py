@@ -818,3 +818,87 @@ def neuron_view_figure(stages, k, labels, query_label):
         margin={"l": 10, "r": 10, "t": 70, "b": 10},
     )
     return fig
+
+
+def sentence_heatmap(
+    matrix, labels, title, *, value_name, x_title="sentence", y_title="sentence", fmt="{:.2f}"
+):
+    """A sentences × sentences matrix (similarity, attention between sentences), 0 upwards.
+
+    The colour scale runs from 0 to the largest value rather than to 1: the mean
+    attention between two sentences is a few hundredths, and a 0–1 scale would show it
+    all dark. Cells that are NaN (a sentence without tokens) stay blank.
+
+    Parameters
+    ----------
+    matrix : ndarray of shape (n_sent, n_sent), non-negative
+    labels : sequence of n_sent str
+    value_name : str, what a cell holds, for the hover text
+    fmt : str, format of the values written in the cells
+    """
+    z = np.asarray(matrix, dtype=np.float32)
+    finite = z[np.isfinite(z)]
+    top = float(finite.max()) if finite.size and finite.max() > 0 else 1.0
+    text = _cell_text(z, fmt)
+    trace = go.Heatmap(
+        z=z,
+        x=axis_labels(labels),
+        y=axis_labels(labels),
+        text=text,
+        texttemplate="%{text}" if text else None,
+        hovertemplate=f"{y_title} %{{y}}<br>{x_title} %{{x}}<br>"
+        f"{value_name} %{{z:.4f}}<extra></extra>",
+        hoverongaps=False,
+        colorscale=WEIGHTS_SCALE,
+        zmin=0.0,
+        zmax=top,
+        colorbar={"thickness": 12},
+    )
+    return _layout(go.Figure(trace), title, *z.shape, x_title, y_title)
+
+
+#: The summary's colour (the page highlights its sentences in orange) and attention's.
+CENTRALITY_COLOURS = {"LexRank score": "#e6550d", "attention received": "#3182bd"}
+
+
+def centrality_figure(labels, scores, chosen, received=None, title="Centrality per sentence"):
+    """LexRank's score per sentence, beside the share of attention it receives, as bars.
+
+    Both are shares of 1 over the sentences, so their bars compare directly; the
+    summary's sentences are starred on the axis.
+
+    Parameters
+    ----------
+    labels : sequence of n_sent str
+    scores : ndarray of shape (n_sent,), summing to 1
+    chosen : sequence of int, the summary's sentences
+    received : ndarray of shape (n_sent,), optional, summing to 1
+    """
+    chosen = set(np.asarray(chosen).tolist())
+    starred = [("★ " if i in chosen else "") + str(label) for i, label in enumerate(labels)]
+    axis = axis_labels(starred)
+    series = {"LexRank score": scores}
+    if received is not None:
+        series["attention received"] = received
+    fig = go.Figure(
+        [
+            go.Bar(
+                x=axis,
+                y=np.asarray(values, dtype=np.float32),
+                name=name,
+                marker={"color": CENTRALITY_COLOURS[name]},
+                hovertemplate=f"%{{x}}<br>{name} %{{y:.3f}}<extra></extra>",
+            )
+            for name, values in series.items()
+        ]
+    )
+    fig.update_layout(
+        title={"text": title, "x": 0.0},
+        barmode="group",
+        yaxis={"title": "share of 1", "rangemode": "tozero"},
+        xaxis={"tickangle": -60, "type": "category"},
+        legend={"orientation": "h", "x": 1.0, "xanchor": "right", "y": 1.02, "yanchor": "bottom"},
+        height=380,
+        margin={"l": 10, "r": 10, "t": 50, "b": 10},
+    )
+    return fig

@@ -78,6 +78,12 @@ PAGES = {
             url_path="pretrained",
         ),
         st.Page(
+            "../pages/summarize.py",
+            title="Summarize",
+            icon=":material/summarize:",
+            url_path="summarize",
+        ),
+        st.Page(
             "../pages/book.py",
             title="The book's exercise",
             icon=":material/menu_book:",
@@ -87,7 +93,7 @@ PAGES = {
 }
 
 #: Pages that use only part of the shared sidebar, and the part they use.
-SIDEBAR_SUBSET = {"pretrained": ("text",), "decoder": (), "book": ()}
+SIDEBAR_SUBSET = {"pretrained": ("text",), "summarize": (), "decoder": (), "book": ()}
 
 url_warnings = state.load_url()
 state.reconcile()

