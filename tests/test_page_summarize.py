@@ -1,0 +1,186 @@
+"""The summarize page through AppTest: the summary, its table, the links, and bad input."""
+
+import io
+
+import numpy as np
+import pandas as pd
+import pytest
+import streamlit as st
+from apptest_support import chart_z, charts, messages, open_app
+
+from app import state, summary, tables
+from engine import bert
+from engine import summarize as sm
+from engine.resources import minilm_dir
+
+pytestmark = pytest.mark.skipif(minilm_dir() is None, reason="MiniLM is not installed")
+
+DOCUMENT = (
+    "Bees make honey from nectar. Honey keeps for years without spoiling.\n\n"
+    "A hive holds one queen and thousands of workers! Do workers ever lay eggs? Rarely."
+)
+
+
+def open_summarize(query=None, **session):
+    at = open_app("summarize", query, timeout=180, **session)
+    assert not at.exception, [e.value for e in at.exception]
+    return at
+
+
+def table(at):
+    return at.dataframe[0].value
+
+
+def test_default_document_is_summarised():
+    at = open_summarize()
+    assert at.text_area(key="summarize_text").value == summary.DEFAULT_DOCUMENT
+    rows = table(at)
+    assert len(rows) == len(sm.split_sentences(summary.DEFAULT_DOCUMENT)) == 7
+    assert at.slider(key="k").value == 2
+    assert rows["in summary"].sum() == 2
+    assert set(charts(at)) == {
+        "summarize_similarity",
+        "summarize_attention",
+        "summarize_centrality",
+    }
+    assert "text" not in at.query_params  # the default document is the default text's
+    assert "k" not in at.query_params
+
+
+def test_csv_scores_sum_to_one_and_its_summary_is_the_top_k():
+    at = open_summarize()
+    at.slider(key="k").set_value(3).run()
+    assert at.query_params["k"] == "3"
+    csv = pd.read_csv(io.StringIO(table(at).to_csv(index=False, float_format="%.6g")))
+    assert list(csv.columns) == ["sentence", "text", "LexRank score", "in summary"]
+    assert csv["LexRank score"].sum() == pytest.approx(1.0, abs=1e-5)
+    top = set(csv["LexRank score"].nlargest(3).index)
+    assert set(csv.index[csv["in summary"]]) == top
+    # The page's table is the engine's ranking.
+    model = bert.load_minilm()
+    ranking = sm.rank_sentences(model, summary.DEFAULT_DOCUMENT)
+    np.testing.assert_allclose(csv["LexRank score"], ranking.scores, rtol=1e-5)
+    assert list(csv["text"]) == [s.text for s in ranking.sentences]
+
+
+def test_the_document_and_k_come_from_the_link():
+    at = open_summarize({"text": DOCUMENT, "k": "3"})
+    assert at.text_area(key="summarize_text").value == DOCUMENT
+    assert at.slider(key="k").value == 3
+    rows = table(at)
+    assert list(rows["text"]) == [
+        "Bees make honey from nectar.",
+        "Honey keeps for years without spoiling.",
+        "A hive holds one queen and thousands of workers!",
+        "Do workers ever lay eggs?",
+        "Rarely.",
+    ]
+    assert rows["in summary"].sum() == 3
+    similarity = chart_z(at, "summarize_similarity")
+    assert similarity.shape == (5, 5)
+    np.testing.assert_allclose(np.diag(similarity), 1.0, atol=1e-6)
+
+
+def test_typing_a_document_puts_it_in_the_link_and_the_shared_text():
+    at = open_summarize()
+    at.text_area(key="summarize_text").set_value(DOCUMENT).run()
+    assert not at.exception
+    assert at.session_state["text"] == DOCUMENT
+    assert at.query_params["text"] == DOCUMENT
+    assert len(table(at)) == 5
+
+
+def test_k_larger_than_the_document_is_clamped():
+    at = open_summarize({"k": "40"}, text="One. Two. Three.")
+    assert at.slider(key="k").value == 3
+    assert table(at)["in summary"].all()
+
+
+def test_a_bad_k_in_the_link_falls_back_with_a_warning():
+    at = open_summarize({"k": "0"})
+    assert any("k=" in m for m in messages(at, "warning"))
+    assert at.slider(key="k").value == 2
+
+
+def test_layer_slider_changes_the_attention_between_sentences():
+    at = open_summarize()
+    last = chart_z(at, "summarize_attention")
+    at.select_slider(key="summarize_layer").set_value(0).run()
+    first = chart_z(at, "summarize_attention")
+    assert first.shape == last.shape == (7, 7)
+    assert not np.allclose(first, last)
+    assert "Layer 0" in charts(at)["summarize_attention"]["layout"]["title"]["text"]
+
+
+@pytest.mark.parametrize("text", ["", "  \n\t "])
+def test_empty_text_asks_for_a_document(text):
+    at = open_summarize(text=text)
+    assert any("Type or paste a document" in m for m in messages(at, "info"))
+    assert not at.get("plotly_chart")
+
+
+@pytest.mark.parametrize("text", ["Just one sentence here.", "no sentence ends at all"])
+def test_one_sentence_is_its_own_summary(text):
+    at = open_summarize(text=text)
+    assert any("One sentence" in m for m in messages(at, "info"))
+    rows = table(at)
+    assert list(rows["LexRank score"]) == [1.0]
+    assert list(rows["in summary"]) == [True]
+
+
+def test_a_hundred_thousand_characters_are_capped():
+    text = ("This sentence is one of many. " * 3400)[: state.MAX_TEXT_CHARS]
+    at = open_summarize(text=text)
+    assert any(f"ranks the first {state.MAX_SENTENCES}" in m for m in messages(at, "warning"))
+    assert len(table(at)) == state.MAX_SENTENCES
+
+
+def test_a_hundred_thousand_characters_without_sentence_ends():
+    text = ("word " * 20_000)[: state.MAX_TEXT_CHARS]
+    at = open_summarize(text=text)
+    notes = " ".join(messages(at, "info"))
+    assert "longer than 256 tokens" in notes
+    assert "at most 510" in notes  # the whole document is too long for attention
+    assert "summarize_attention" not in charts(at)
+    assert "summarize_centrality" in charts(at)
+
+
+def test_markup_in_the_document_stays_text():
+    text = "**Bold** :red[red] $x$ <b>tag</b>. [link](http://example.com) ends here!"
+    at = open_summarize(text=text)
+    shown = [m.value for m in at.markdown]
+    assert any("\\*\\*Bold\\*\\*" in m for m in shown)
+    assert not any(":red[red]" in m for m in shown)
+
+
+def test_highlighted_markdown_marks_the_summary_and_keeps_paragraphs():
+    sentences = sm.split_sentences(DOCUMENT)
+    md = summary.highlighted_markdown(DOCUMENT, sentences, np.full(5, 0.2), [1, 3])
+    paragraphs = md.split("\n\n")
+    assert len(paragraphs) == 2
+    assert paragraphs[0].count(":orange-background[") == 1
+    assert ":orange-background[Honey keeps for years without spoiling\\.]" in md
+    assert md.count(":gray[(0.200)]") == 5
+
+
+def test_summary_table_rows():
+    sentences = sm.split_sentences("A. B. C.")
+    frame = tables.summary_table(sentences, np.array([0.2, 0.5, 0.3]), [1, 2])
+    assert list(frame["sentence"]) == [1, 2, 3]
+    assert list(frame["in summary"]) == [False, True, True]
+
+
+def test_missing_weights_say_how_to_install(monkeypatch):
+    def unavailable(path=None):
+        raise bert.ModelUnavailableError("not installed")
+
+    monkeypatch.setattr(bert, "load_minilm", unavailable)
+    st.cache_resource.clear()
+    st.cache_data.clear()
+    try:
+        at = open_summarize()
+        assert any("not installed" in e.value for e in at.error)
+        assert not at.get("plotly_chart")
+    finally:
+        st.cache_resource.clear()
+        st.cache_data.clear()
