@@ -156,6 +156,13 @@ STEPS = (
     ),
 )
 
+#: Where to go after the last step: pages beyond one layer, as st.page_link takes them.
+WHERE_NEXT = (
+    ("../pages/pretrained.py", "A real model's 72 heads: all-MiniLM-L6-v2"),
+    ("../pages/summarize.py", "Summarize a document with the real model"),
+    ("../pages/decoder.py", "A decoder writing one token at a time"),
+)
+
 
 def parse_step(raw):
     """The tour step from the URL, 1-based; returns (step, warning or None)."""

@@ -26,4 +26,7 @@ if step < len(tour.STEPS):
         st.rerun()
 else:
     forward.success("End of the tour.")
+    st.subheader("Where next")
+    for target, label in tour.WHERE_NEXT:
+        st.page_link(target, label=label, icon=":material/arrow_forward:")
 st.query_params["step"] = str(step)

@@ -79,3 +79,10 @@ def test_every_heatmap_offers_csv():
     at = open_app("attention")
     keys = {b.proto.id.rsplit("-", 1)[-1] for b in at.get("download_button")}
     assert {"att_raw_csv", "att_scaled_csv", "att_weights_csv", "att_output_csv"} <= keys
+
+
+def test_the_last_step_says_where_next():
+    at = open_tour(step=len(tour.STEPS))
+    assert not at.exception
+    links = [link.proto.page for link in at.get("page_link")]  # the pages' URL paths
+    assert links[-len(tour.WHERE_NEXT) :] == ["pretrained", "summarize", "decoder"]
