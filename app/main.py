@@ -97,7 +97,7 @@ SIDEBAR_SUBSET = {"pretrained": ("text",), "summarize": (), "decoder": (), "book
 
 url_warnings = state.load_url()
 state.reconcile()
-page = st.navigation(PAGES)
+page = st.navigation(PAGES, expanded=True)  # 13 pages: Streamlit would fold all past 10
 render.presentation_frame()
 st.sidebar.title("Attention Explorer")
 controls.sidebar(SIDEBAR_SUBSET.get(page.url_path, controls.SHARED))

@@ -76,18 +76,19 @@ st.caption(
     f"Scores: LexRank's stationary distribution (they sum to 1), damping {method.DAMPING}, "
     f"reached in {ranking.iterations} steps of power iteration."
 )
-table = tables.summary_table(sentences, ranking.scores, chosen)
-st.dataframe(table, hide_index=True)
-st.download_button(
-    "CSV: every sentence, its score, and whether it is in the summary",
-    data=lambda: table.to_csv(index=False, float_format="%.6g"),
-    file_name=f"attention-explorer_summary_k{k}.csv",
-    mime="text/csv",
-    key="summarize_csv",
-    on_click="ignore",
-    type="tertiary",
-    icon=":material/download:",
-)
+if not render.presenting():
+    table = tables.summary_table(sentences, ranking.scores, chosen)
+    st.dataframe(table, hide_index=True)
+    st.download_button(
+        "CSV: every sentence, its score, and whether it is in the summary",
+        data=lambda: table.to_csv(index=False, float_format="%.6g"),
+        file_name=f"attention-explorer_summary_k{k}.csv",
+        mime="text/csv",
+        key="summarize_csv",
+        on_click="ignore",
+        type="tertiary",
+        icon=":material/download:",
+    )
 
 st.header("Similarity between sentences")
 render.chart(

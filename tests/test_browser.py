@@ -22,7 +22,7 @@ URL_PATHS = re.findall(
     r'url_path="([^"]+)"', (Path(__file__).parents[1] / "app/main.py").read_text()
 )
 #: Pages with inputs of their own, whose sidebar has no text box.
-OWN_INPUTS = {"decoder", "book"}
+OWN_INPUTS = {"summarize", "decoder", "book"}
 D_MODEL, HEADS = state.CONTROLS["d_model"].default, state.CONTROLS["heads"].default
 INJECTION = "<img src=x onerror=alert(1)><script>alert(2)</script>"
 
