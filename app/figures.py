@@ -897,8 +897,8 @@ def centrality_figure(labels, scores, chosen, received=None, title="Centrality p
         barmode="group",
         yaxis={"title": "share of 1", "rangemode": "tozero"},
         xaxis={"tickangle": -60, "type": "category"},
-        legend={"orientation": "h", "x": 1.0, "xanchor": "right", "y": 1.02, "yanchor": "bottom"},
-        height=380,
-        margin={"l": 10, "r": 10, "t": 50, "b": 10},
+        legend={"orientation": "h", "x": 0.0, "xanchor": "left", "y": 1.0, "yanchor": "bottom"},
+        height=400,
+        margin={"l": 10, "r": 10, "t": 80, "b": 10},
     )
     return fig

@@ -106,7 +106,9 @@ st.header("Attention between sentences")
 st.caption(
     "The whole document read at once, as the model reads any text: for each pair of "
     "sentences, the mean attention weight from the first sentence's tokens to the "
-    "second's, in one layer, averaged over its 12 heads."
+    "second's, in one layer, averaged over its 12 heads. [CLS] and [SEP] are left out, "
+    "but many heads also park attention on the first few tokens whatever they say (an "
+    "“attention sink”), which favours the first sentence."
 )
 n_layers = minilm.model().config.n_layers
 layer = st.select_slider("Layer", range(n_layers), value=n_layers - 1, key="summarize_layer")
