@@ -8,7 +8,7 @@ import pytest
 import streamlit as st
 from apptest_support import chart_z, charts, messages, open_app
 
-from app import state, summary, tables
+from app import figures, state, summary, tables
 from engine import bert
 from engine import summarize as sm
 from engine.resources import minilm_dir
@@ -161,6 +161,28 @@ def test_highlighted_markdown_marks_the_summary_and_keeps_paragraphs():
     assert paragraphs[0].count(":orange-background[") == 1
     assert ":orange-background[Honey keeps for years without spoiling\\.]" in md
     assert md.count(":gray[(0.200)]") == 5
+
+
+def test_sentence_heatmap_scales_to_its_largest_value_and_escapes_labels():
+    pair = np.array([[0.02, 0.01], [np.nan, 0.005]])
+    fig = figures.sentence_heatmap(
+        pair, ["S1 <b>x</b>", "S2 y"], "t", value_name="mean weight", fmt="{:.3f}"
+    )
+    trace = fig.data[0]
+    assert trace.zmin == 0.0
+    assert trace.zmax == pytest.approx(0.02)
+    assert trace.y[0] == "S1 &lt;b&gt;x&lt;/b&gt;"
+    assert trace.text[1][0] == ""  # a sentence without tokens: a blank cell
+
+
+def test_centrality_figure_stars_the_summary():
+    fig = figures.centrality_figure(
+        ["S1 a", "S2 b", "S3 c"], [0.5, 0.2, 0.3], [0, 2], [0.1, 0.6, 0.3]
+    )
+    assert [trace.name for trace in fig.data] == ["LexRank score", "attention received"]
+    assert list(fig.data[0].x) == ["★ S1 a", "S2 b", "★ S3 c"]
+    only_scores = figures.centrality_figure(["S1 a"], [1.0], [0])
+    assert len(only_scores.data) == 1
 
 
 def test_summary_table_rows():
