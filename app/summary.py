@@ -22,6 +22,7 @@ __all__ = [
     "rank",
     "sentence_attention",
     "sentence_labels",
+    "summary_markdown",
 ]
 
 DEFAULT_DOCUMENT = (
@@ -84,7 +85,8 @@ def sentence_labels(sentences):
 def highlighted_markdown(text, sentences, scores, chosen):
     """The document as Markdown: every sentence escaped, with its score; the summary marked.
 
-    Paragraph breaks (a blank line between two sentences) are kept. User text is escaped
+    Paragraph breaks (a blank line between two sentences) are kept; line breaks inside a
+    sentence become spaces, so no directive spans two lines. User text is escaped
     with :func:`app.state.md_escape`, so it is shown as typed and never closes the colour
     directive around it.
 
@@ -106,8 +108,18 @@ def highlighted_markdown(text, sentences, scores, chosen):
             parts.append("\n\n")
         elif i:
             parts.append(" ")
-        body = state.md_escape(sentence.text)
+        body = _escaped(sentence)
         if i in chosen:
             body = f":orange-background[{body}]"
         parts.append(f"{body} :gray[({scores[i]:.3f})]")
     return "".join(parts)
+
+
+def summary_markdown(sentences, chosen):
+    """The summary's sentences, escaped, as one Markdown paragraph."""
+    return " ".join(_escaped(sentences[i]) for i in chosen)
+
+
+def _escaped(sentence):
+    """A sentence's text on one line (no directive may span two), Markdown-escaped."""
+    return state.md_escape(" ".join(sentence.text.split()))

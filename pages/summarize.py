@@ -69,7 +69,7 @@ labels = summary.sentence_labels(sentences)
 
 st.header("Summary")
 with st.container(border=True):
-    st.markdown(" ".join(state.md_escape(sentences[i].text) for i in chosen))
+    st.markdown(summary.summary_markdown(sentences, chosen))
 st.subheader("The document, the summary highlighted, each sentence's score")
 st.markdown(summary.highlighted_markdown(doc, sentences, ranking.scores, chosen))
 st.caption(

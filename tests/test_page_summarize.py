@@ -161,6 +161,9 @@ def test_highlighted_markdown_marks_the_summary_and_keeps_paragraphs():
     assert paragraphs[0].count(":orange-background[") == 1
     assert ":orange-background[Honey keeps for years without spoiling\\.]" in md
     assert md.count(":gray[(0.200)]") == 5
+    broken = "A sentence\nover two lines. Next."
+    md = summary.highlighted_markdown(broken, sm.split_sentences(broken), np.ones(2) / 2, [0])
+    assert md.startswith(":orange-background[A sentence over two lines\\.]")
 
 
 def test_sentence_heatmap_scales_to_its_largest_value_and_escapes_labels():
