@@ -204,7 +204,7 @@ def cosine_similarity(embeddings):  # [n_sent, d_model] -> [n_sent, n_sent]
 
 
 def lexrank(similarity, damping=DAMPING, tol=1e-12, max_iter=10_000):
-    r"""Continuous LexRank (Erkan & Radev 2004, section 3.3, eq. 5): sentence centrality.
+    r"""Continuous LexRank (Erkan & Radev 2004, section 3.3): the centrality of each sentence.
 
     .. math:: p = \frac{1-\delta}{N}\,\mathbf 1 + \delta\, M^\top p,\qquad
               M_{uv} = \frac{S_{uv}}{\sum_w S_{uw}}
