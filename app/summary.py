@@ -17,6 +17,7 @@ from engine import summarize as engine_summarize
 
 __all__ = [
     "DEFAULT_DOCUMENT",
+    "agreement_markdown",
     "document",
     "highlighted_markdown",
     "rank",
@@ -123,3 +124,26 @@ def summary_markdown(sentences, chosen):
 def _escaped(sentence):
     """A sentence's text on one line (no directive may span two), Markdown-escaped."""
     return state.md_escape(" ".join(sentence.text.split()))
+
+
+def agreement_markdown(chosen, attended, layer):
+    """Which sentences LexRank picks, which the attention favours, and how many agree.
+
+    Parameters
+    ----------
+    chosen : sequence of int, LexRank's summary
+    attended : sequence of int, as many sentences, those receiving the most attention
+    layer : int
+    """
+    shared = len(set(np.asarray(chosen).tolist()) & set(np.asarray(attended).tolist()))
+    plural = "s" if len(attended) > 1 else ""
+    return (
+        f"LexRank picks **{_names(chosen)}**; the {len(attended)} sentence{plural} the others "
+        f"attend to most in layer {layer}: **{_names(attended)}** — {shared} of {len(chosen)} "
+        "in common."
+    )
+
+
+def _names(indices):
+    """Sentence numbers as the figures name them: S1, S4."""
+    return ", ".join(f"S{i + 1}" for i in indices)

@@ -122,14 +122,9 @@ if isinstance(pair, bert.TooLongError):
     received = None
 else:
     received = method.attention_inflow(pair)
-    attended = method.top_sentences(received, k)
-    shared = len(set(chosen.tolist()) & set(attended.tolist()))
-    st.markdown(
-        f"LexRank picks **{', '.join(f'S{i + 1}' for i in chosen)}**; the {len(attended)} "
-        f"sentence{'s' if len(attended) > 1 else ''} the others attend to most in layer "
-        f"{layer}: **{', '.join(f'S{i + 1}' for i in attended)}** — {shared} of "
-        f"{len(chosen)} in common."
-    )
+    if n > 1:
+        attended = method.top_sentences(received, k)
+        st.markdown(summary.agreement_markdown(chosen, attended, layer))
     render.chart(
         st,
         figures.sentence_heatmap(

@@ -188,6 +188,19 @@ def test_centrality_figure_stars_the_summary():
     assert len(only_scores.data) == 1
 
 
+def test_agreement_counts_the_shared_sentences():
+    text = summary.agreement_markdown(np.array([0, 3]), np.array([3, 5]), 4)
+    assert "**S1, S4**" in text
+    assert "**S4, S6**" in text
+    assert "layer 4" in text
+    assert "1 of 2 in common" in text
+
+
+def test_one_sentence_has_nothing_to_compare():
+    at = open_summarize(text="Just one sentence here.")
+    assert not any("in common" in m.value for m in at.markdown)
+
+
 def test_summary_table_rows():
     sentences = sm.split_sentences("A. B. C.")
     frame = tables.summary_table(sentences, np.array([0.2, 0.5, 0.3]), [1, 2])
