@@ -18,6 +18,7 @@ from engine import summarize as engine_summarize
 __all__ = [
     "DEFAULT_DOCUMENT",
     "agreement_markdown",
+    "cut_note",
     "document",
     "highlighted_markdown",
     "rank",
@@ -141,6 +142,25 @@ def agreement_markdown(chosen, attended, layer):
         f"LexRank picks **{_names(chosen)}**; the {len(attended)} sentence{plural} the others "
         f"attend to most in layer {layer}: **{_names(attended)}** — {shared} of {len(chosen)} "
         "in common."
+    )
+
+
+def cut_note(n_tokens, shown=10):
+    """What to say about sentences too long for the model, or None when there are none.
+
+    Parameters
+    ----------
+    n_tokens : int ndarray of shape (n_sent,), each sentence's tokens before the cut
+    shown : int, how many sentence numbers to name
+    """
+    limit = engine_summarize.SENTENCE_MAX_TOKENS
+    long = np.flatnonzero(np.asarray(n_tokens) > limit)
+    if not long.size:
+        return None
+    more = " …" if long.size > shown else ""
+    return (
+        f"{_names(long[:shown])}{more}: longer than {limit} tokens, so the model reads only "
+        f"the first {limit - 2} word pieces of each, as sentence-transformers does."
     )
 
 

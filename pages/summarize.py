@@ -50,13 +50,9 @@ if ranking.n_left_out:
         f"{n} (each is one pass through the model) and leaves the other "
         f"{ranking.n_left_out:,} out."
     )
-cut = [str(i + 1) for i, size in enumerate(ranking.n_tokens) if size > method.SENTENCE_MAX_TOKENS]
+cut = summary.cut_note(ranking.n_tokens)
 if cut:
-    st.info(
-        f"Sentence {', '.join(cut[:10])}{' …' if len(cut) > 10 else ''}: longer than "
-        f"{method.SENTENCE_MAX_TOKENS} tokens, so the model reads only its first "
-        f"{method.SENTENCE_MAX_TOKENS - 2} word pieces, as sentence-transformers does."
-    )
+    st.info(cut)
 if n == 1:
     st.info(
         "One sentence: it is its own summary, with score 1. Sentences end at “.”, “!” or "

@@ -201,6 +201,15 @@ def test_one_sentence_has_nothing_to_compare():
     assert not any("in common" in m.value for m in at.markdown)
 
 
+def test_cut_note_names_the_long_sentences():
+    assert summary.cut_note(np.array([12, 40])) is None
+    note = summary.cut_note(np.array([300, 12, 257, 256]))
+    assert note.startswith("S1, S3: longer than 256 tokens")
+    assert summary.cut_note(np.full(12, 999)).startswith(
+        "S1, S2, S3, S4, S5, S6, S7, S8, S9, S10 …"
+    )
+
+
 def test_summary_table_rows():
     sentences = sm.split_sentences("A. B. C.")
     frame = tables.summary_table(sentences, np.array([0.2, 0.5, 0.3]), [1, 2])
