@@ -224,8 +224,9 @@ def parse_query(query, controls=CONTROLS):
     return values, warnings
 
 
-#: Parameters that belong to other features, left alone here.
-EXTRA_PARAMS = frozenset({"present", "step"})
+#: Parameters that belong to other features, left alone here: presentation mode, the
+#: tour's step, and the tokens a page's pickers chose (``controls.token_picker``).
+EXTRA_PARAMS = frozenset({"present", "step", "query", "key"})
 
 
 def _clip(text, limit=40):

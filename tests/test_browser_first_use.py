@@ -1,0 +1,72 @@
+"""What a new user hit, in headless Chromium (issue #13): pickers after new text, the
+positional-encoding page's first view, and the tour's layout.
+
+Fixtures (the server, the browser, a fresh page) are in ``conftest.py``.
+"""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from browser_support import assert_healthy, open_app, query, wait_settled
+
+from app import state
+
+pytestmark = pytest.mark.browser
+
+TROPHY = "The trophy would not fit in the suitcase because it was too big."
+
+
+def picker_shows(page, key):
+    """The token a selectbox picker shows, without its position: "10: it" → "it"."""
+    shown = page.locator(f".st-key-{key} input[role=combobox]").input_value()
+    return shown.split(": ", 1)[1]
+
+
+def chart_title(page, key):
+    return page.locator(f".st-key-{key} .gtitle").first.text_content()
+
+
+def choose(page, key, option):
+    box = page.locator(f".st-key-{key} input[role=combobox]")
+    box.click()
+    box.press_sequentially(option)  # filters the list, which draws only what is in view
+    page.get_by_role("option", name=option, exact=True).click()
+    wait_settled(page)
+
+
+def type_text(page, text):
+    box = page.locator(".st-key-text textarea")
+    box.fill(text)
+    box.press("Control+Enter")
+    wait_settled(page)
+
+
+@pytest.mark.parametrize("word", ["it", "because"])
+def test_query_picker_names_the_token_the_chart_uses_after_new_text(page, app_url, word):
+    open_app(page, app_url + "/attention?tokenizer=words")
+    labels = page.locator(".st-key-attention_query input[role=combobox]")
+    if word != "it":
+        position = state.DEFAULT_TEXT.split().index(word)
+        choose(page, "attention_query", f"{position}: {word}")
+        assert query(page)["query"] == f"{position}:{word}"
+    assert picker_shows(page, "attention_query") == word
+    type_text(page, TROPHY)
+
+    assert labels.input_value() == f"{TROPHY.split().index(word)}: {word}"
+    assert f"What “{picker_shows(page, 'attention_query')}” attends to" in chart_title(
+        page, "att_bar"
+    )
+    assert_healthy(page)
+
+
+def test_a_copied_link_brings_back_the_chosen_query(page, app_url):
+    open_app(page, app_url + "/attention?tokenizer=words")
+    choose(page, "attention_query", "9: because")
+    page.wait_for_url(re.compile(r"[?&]query="))
+    link = page.url
+    open_app(page, link)
+    assert picker_shows(page, "attention_query") == "because"
+    assert "What “because” attends to" in chart_title(page, "att_bar")
+    assert_healthy(page)
