@@ -6,7 +6,7 @@ link opens the same page with the same controls.
 
 import streamlit as st
 
-from app import controls, render, state
+from app import cli, controls, render, state
 
 st.set_page_config(page_title="Attention Explorer", page_icon="🔍", layout="wide")
 
@@ -89,7 +89,7 @@ PAGES = {
 #: Pages that use only part of the shared sidebar, and the part they use.
 SIDEBAR_SUBSET = {"pretrained": ("text",), "decoder": (), "book": ()}
 
-url_warnings = state.load_url()
+url_warnings = state.load_url(start=cli.start_values())
 state.reconcile()
 page = st.navigation(PAGES)
 render.presentation_frame()

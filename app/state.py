@@ -297,9 +297,10 @@ def current():
     return {key: st.session_state[key] for key in CONTROLS}
 
 
-def load_url():
-    """Once per session: fill session state from the URL and the defaults.
+def load_url(start=None):
+    """Once per session: fill session state from the URL, then ``start``, then the defaults.
 
+    ``start`` holds values the server was started with (``attention-explorer "some text"``).
     Returns the warnings to show (only on the session's first run).
     """
     if st.session_state.get("_state_loaded"):
@@ -312,7 +313,7 @@ def load_url():
         elif key in st.session_state:
             resolved[key] = st.session_state[key]
         elif key != "scale":
-            resolved[key] = control.default
+            resolved[key] = (start or {}).get(key, control.default)
     resolved.setdefault("scale", CONTROLS["scale"].default_for(resolved))
     for key, value in resolved.items():
         st.session_state[key] = value
