@@ -321,6 +321,26 @@ def load_url(start=None):
     return warnings
 
 
+#: Pages on which a shared control's default shows nothing, and the value they open on
+#: instead (with "none", /positional-encoding would draw empty tables).
+OPENING_VALUES = {"positional-encoding": {"pe": "sinusoidal"}}
+
+
+def open_page(url_path):
+    """Before the sidebar: on a page's first visit in a session, its opening values.
+
+    Only a value still at its default is changed, and not one a link set; the sidebar
+    then shows what the page uses, and every later visit keeps the user's choice.
+    """
+    for key, value in OPENING_VALUES.get(url_path, {}).items():
+        opened = f"_opened_{url_path}_{key}"
+        if st.session_state.get(opened):
+            continue
+        st.session_state[opened] = True
+        if key not in st.query_params and st.session_state[key] == CONTROLS[key].default:
+            st.session_state[key] = value
+
+
 def reconcile():
     """Before any widget is drawn: keep heads and scale consistent with d_model."""
     values, d_k = reconcile_values(current(), st.session_state.get("_scale_dk"))
@@ -330,9 +350,17 @@ def reconcile():
     st.session_state["_scale_dk"] = d_k
 
 
-def write_url(keep_step=False):
-    """Mirror the shared values into the URL, keeping presentation mode (and the tour's step)."""
-    wanted = url_params(current())
+def write_url(keep_step=False, page=None):
+    """Mirror the shared values into the URL, keeping presentation mode (and the tour's step).
+
+    On a ``page`` with opening values, a control that differs from its opening value is
+    written even at its default, so the link reopens what was shown.
+    """
+    values = current()
+    wanted = url_params(values)
+    for key, opening in OPENING_VALUES.get(page, {}).items():
+        if values[key] != opening:
+            wanted[key] = format_value(key, values[key])
     keep = EXTRA_PARAMS if keep_step else EXTRA_PARAMS - {"step"}
     for key in list(st.query_params):
         stale = key not in wanted if key in CONTROLS else key not in keep

@@ -70,3 +70,36 @@ def test_a_copied_link_brings_back_the_chosen_query(page, app_url):
     assert picker_shows(page, "attention_query") == "because"
     assert "What “because” attends to" in chart_title(page, "att_bar")
     assert_healthy(page)
+
+
+def z_range(page, key):
+    """The smallest and largest value of chart ``key``'s first trace, as drawn."""
+    return page.evaluate(
+        """(key) => {
+            const z = document.querySelector(`.st-key-${key} .js-plotly-plot`)._fullData[0].z;
+            const values = z.flatMap(row => Array.from(row));
+            return [Math.min(...values), Math.max(...values)];
+        }""",
+        key,
+    )
+
+
+def test_positional_encoding_opens_on_charts_that_show_something(page, app_url):
+    open_app(page, app_url + "/positional-encoding")
+    assert page.locator(".st-key-pe input[role=combobox]").input_value() == "Sinusoidal"
+    low, high = z_range(page, "pe_table")
+    assert high - low > 1  # sines and cosines, not a grey square
+    low, high = z_range(page, "pe_similarity")
+    assert high - low > 0.5
+    assert query(page)["pe"] == "sinusoidal"
+    assert_healthy(page)
+
+
+def test_positional_encoding_none_says_nothing_is_added(page, app_url):
+    open_app(page, app_url + "/positional-encoding?pe=none")
+    assert page.locator(".st-key-pe input[role=combobox]").input_value() == "None"
+    assert page.locator(".st-key-pe_table").count() == 0
+    info = page.locator('[data-testid="stAlertContentInfo"]').first
+    assert "nothing is added" in info.inner_text()
+    assert query(page)["pe"] == "none"
+    assert_healthy(page)
