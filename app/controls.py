@@ -15,6 +15,9 @@ from engine.tokenize import MAX_TOKENS, available_tokenizers
 _PERSIST = {"persist_state": "session"}
 
 
+#: The causal-mask switch's label: not "Causal mask", which is a page's title.
+CAUSAL_TOGGLE = "Mask future tokens"
+
 #: The shared controls, in the order the sidebar shows them.
 SHARED = ("text", "tokenizer", "pe", "causal", "d_model", "heads", "seed")
 
@@ -46,7 +49,7 @@ def sidebar(shown=SHARED):
             )
         if "pe" in shown:
             st.selectbox(
-                "Positional encoding",
+                "Add positions",  # not "Positional encoding", which is a page's title
                 ENCODINGS,
                 key="pe",
                 format_func=state.PE_LABELS.get,
@@ -54,9 +57,10 @@ def sidebar(shown=SHARED):
             )
         if "causal" in shown:
             st.toggle(
-                "Causal mask",
+                CAUSAL_TOGGLE,
                 key="causal",
-                help="Each token sees only itself and earlier ones.",
+                help="The causal mask, on every page: each token sees only itself and "
+                "earlier ones.",
                 **_PERSIST,
             )
         if "d_model" in shown:

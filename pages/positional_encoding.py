@@ -8,7 +8,7 @@ st.title("Positional encoding")
 st.caption(
     "Attention by itself has no idea of order: shuffle the tokens and the outputs shuffle "
     "with them. A positional encoding gives each position its own signature. Choose one in "
-    "the sidebar."
+    "the sidebar, under “Add positions”."
 )
 st.latex(equations.SINUSOIDAL)
 st.latex(equations.ROTARY)
@@ -25,7 +25,7 @@ if values["pe"] == "none":
     st.info(
         "With the encoding “None”, nothing is added: every position's vector is zero, so "
         "there is no table to draw, and attention sees the tokens without their order. "
-        "Choose an encoding in the sidebar to see its table and what it changes."
+        "Choose one under “Add positions” in the sidebar to see its table and what it changes."
     )
 else:
     table = compute.encoding_table(values["pe"], n_positions, d_model, values["seed"])
