@@ -269,24 +269,31 @@ def mask_heatmap(mask, labels, title="Causal mask"):
     return _layout(go.Figure(trace), title, *z.shape, "key", "query")
 
 
-def heads_heatmaps(weights, labels, title="Attention weights per head", stat=None):
-    """One 0–1 heatmap per head, side by side in rows of up to four.
+def heads_heatmaps(
+    weights, labels, title="Attention weights per head", stat=None, per_row=4, tick_limit=24
+):
+    """One 0–1 heatmap per head, side by side in rows of up to ``per_row``.
+
+    Token labels are drawn up to ``tick_limit`` tokens (beyond, they would overlap);
+    fewer heads per row leave room for more.
 
     Parameters
     ----------
     weights : ndarray of shape (n_heads, n, n)
     labels : sequence of n str
     stat : sequence of n_heads str, optional, written under each head's name
+    per_row : int
+    tick_limit : int
     """
     n_heads, n, _ = weights.shape
-    cols = min(n_heads, 4)
+    cols = min(n_heads, per_row)
     rows = -(-n_heads // cols)
     names = [f"head {h}" + (f" · {stat[h]}" if stat is not None else "") for h in range(n_heads)]
     fig = make_subplots(
         rows=rows, cols=cols, subplot_titles=names, horizontal_spacing=0.04, vertical_spacing=0.08
     )
     axis = axis_labels(labels)
-    show_ticks = n <= 24
+    show_ticks = n <= tick_limit
     for h in range(n_heads):
         fig.add_trace(
             go.Heatmap(
@@ -304,11 +311,15 @@ def heads_heatmaps(weights, labels, title="Attention weights per head", stat=Non
             row=h // cols + 1,
             col=h % cols + 1,
         )
-    fig.update_xaxes(showticklabels=show_ticks, tickangle=-60, type="category")
-    fig.update_yaxes(showticklabels=show_ticks, autorange="reversed", type="category")
+    ticks = {"showticklabels": show_ticks, "type": "category", "dtick": 1}  # every token
+    if n > 24:
+        ticks["tickfont"] = {"size": 9}
+    fig.update_xaxes(tickangle=-60, **ticks)
+    fig.update_yaxes(autorange="reversed", **ticks)
+    row_height = max(320, 12 * n + 100) if show_ticks else 320
     fig.update_layout(
         title={"text": title, "x": 0.0},
-        height=min(320 * rows, 1400),
+        height=min(row_height * rows, 1400),
         margin={"l": 10, "r": 10, "t": 70, "b": 10},
     )
     return fig

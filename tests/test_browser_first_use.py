@@ -103,3 +103,47 @@ def test_positional_encoding_none_says_nothing_is_added(page, app_url):
     assert "nothing is added" in info.inner_text()
     assert query(page)["pe"] == "none"
     assert_healthy(page)
+
+
+def in_view(page, locator):
+    """Whether the element is inside the window without scrolling."""
+    box = locator.bounding_box()
+    bottom = page.viewport_size["height"]
+    return box is not None and box["y"] >= 0 and box["y"] + box["height"] <= bottom
+
+
+def scroll_down(page):
+    page.evaluate(
+        """() => { for (const pane of [document.scrollingElement,
+            ...document.querySelectorAll('[data-testid="stMain"]')]) pane.scrollTo(0, 1e6); }"""
+    )
+    page.wait_for_timeout(300)
+
+
+def test_tour_next_is_on_screen_on_step_one(page, app_url):
+    open_app(page, app_url + "/tour?step=1")
+    assert in_view(page, page.locator(".st-key-tour_next button"))
+    assert_healthy(page)
+
+
+def test_tour_next_shows_the_new_steps_heading(page, app_url):
+    page.set_viewport_size({"width": 1280, "height": 700})  # a laptop
+    open_app(page, app_url + "/tour?step=3")
+    scroll_down(page)
+    heading = page.locator("[data-testid=stMain] h1").first
+    assert not in_view(page, heading)  # the reader scrolled down to the figure
+    page.keyboard.press("ArrowRight")
+    page.wait_for_url(re.compile(r"[?&]step=4"))
+    wait_settled(page)
+    page.wait_for_timeout(300)
+    assert "4 ·" in heading.inner_text()
+    assert in_view(page, heading)
+    assert_healthy(page)
+
+
+def test_tour_heads_have_token_labels(page, app_url):
+    open_app(page, app_url + "/tour?step=8&tokenizer=words")
+    ticks = page.locator(".st-key-tour_step_8 .xtick text").all_text_contents()
+    assert "restaurant" in ticks
+    assert "it" in page.locator(".st-key-tour_step_8 .ytick text").all_text_contents()
+    assert_healthy(page)
