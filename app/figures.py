@@ -765,6 +765,10 @@ def head_grid_figure(grid, query_label, key_label):
     return fig
 
 
+#: The neuron view's two score bars: q·k grey, scaled q·k red.
+NEURON_BAR_COLOURS = ("#8c8c8c", "#d6604d")
+
+
 def neuron_view_figure(stages, k, labels, query_label):
     """One query against every key, stage by stage: k, q⊙k, q·k, scaled, softmax.
 
@@ -797,15 +801,35 @@ def neuron_view_figure(stages, k, labels, query_label):
                 zmin=-limit,
                 zmax=limit,
                 showscale=col == 1,
-                colorbar={"thickness": 10, "x": 0.64},
+                # Under the two heatmaps it explains, clear of the bars beside them.
+                colorbar={
+                    "orientation": "h",
+                    "x": 0.32,
+                    "xanchor": "center",
+                    "len": 0.5,
+                    "y": -0.1,
+                    "yanchor": "top",
+                    "thickness": 10,
+                    "title": {"text": "k, q⊙k", "side": "right"},
+                },
                 hovertemplate="key %{y}<br>feature %{x}<br>%{z:.3f}<extra></extra>",
             ),
             row=1,
             col=col,
         )
-    for name, values in (("q·k", dots), (f"× {scale:.3g}", scaled)):
+    for name, values, colour in (
+        ("q·k", dots, NEURON_BAR_COLOURS[0]),
+        (f"scaled, × {scale:.3g}", scaled, NEURON_BAR_COLOURS[1]),
+    ):
         fig.add_trace(
-            go.Bar(x=values.astype(np.float32), y=axis, orientation="h", name=name),
+            go.Bar(
+                x=values.astype(np.float32),
+                y=axis,
+                orientation="h",
+                name=name,
+                marker={"color": colour},
+                showlegend=True,
+            ),
             row=1,
             col=3,
         )
@@ -816,6 +840,7 @@ def neuron_view_figure(stages, k, labels, query_label):
             orientation="h",
             name="weight",
             marker={"color": weight_colors(weights)},
+            showlegend=False,
         ),
         row=1,
         col=4,
@@ -824,8 +849,10 @@ def neuron_view_figure(stages, k, labels, query_label):
     fig.update_layout(
         title={"text": f"Neuron view: query “{axis_labels([query_label])[0]}”", "x": 0.0},
         barmode="group",
-        showlegend=False,
-        height=max(360, 16 * len(labels) + 120),
-        margin={"l": 10, "r": 10, "t": 70, "b": 10},
+        showlegend=True,
+        # Under the q·k bars, beside the colour bar.
+        legend={"orientation": "h", "x": 0.66, "y": -0.1, "yanchor": "top"},
+        height=max(360, 16 * len(labels) + 120) + 60,
+        margin={"l": 10, "r": 10, "t": 70, "b": 80},
     )
     return fig
