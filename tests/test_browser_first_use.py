@@ -147,3 +147,19 @@ def test_tour_heads_have_token_labels(page, app_url):
     assert "restaurant" in ticks
     assert "it" in page.locator(".st-key-tour_step_8 .ytick text").all_text_contents()
     assert_healthy(page)
+
+
+def test_pretrained_pickers_name_the_tokens_the_charts_use_after_new_text(page, app_url):
+    open_app(page, app_url + "/pretrained")
+    if page.locator(".st-key-pretrained_finder_query").count() == 0:
+        pytest.skip("MiniLM is not installed")
+    type_text(page, TROPHY)
+    query_word = picker_shows(page, "pretrained_finder_query")
+    assert query_word == "it"
+    assert f"query “{picker_shows(page, 'pretrained_token')}”" in chart_title(
+        page, "pretrained_neuron"
+    )
+    assert f"What “{picker_shows(page, 'pretrained_token')}” attends to" in chart_title(
+        page, "pretrained_bar"
+    )
+    assert_healthy(page)
