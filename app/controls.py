@@ -15,6 +15,9 @@ from engine.tokenize import MAX_TOKENS, available_tokenizers
 _PERSIST = {"persist_state": "session"}
 
 
+#: The causal-mask switch's label: not "Causal mask", which is a page's title.
+CAUSAL_TOGGLE = "Mask future tokens"
+
 #: The shared controls, in the order the sidebar shows them.
 SHARED = ("text", "tokenizer", "pe", "causal", "d_model", "heads", "seed")
 
@@ -46,7 +49,7 @@ def sidebar(shown=SHARED):
             )
         if "pe" in shown:
             st.selectbox(
-                "Positional encoding",
+                "Add positions",  # not "Positional encoding", which is a page's title
                 ENCODINGS,
                 key="pe",
                 format_func=state.PE_LABELS.get,
@@ -54,9 +57,10 @@ def sidebar(shown=SHARED):
             )
         if "causal" in shown:
             st.toggle(
-                "Causal mask",
+                CAUSAL_TOGGLE,
                 key="causal",
-                help="Each token sees only itself and earlier ones.",
+                help="The causal mask, on every page: each token sees only itself and "
+                "earlier ones.",
                 **_PERSIST,
             )
         if "d_model" in shown:
@@ -155,23 +159,103 @@ def find_token(labels, word, default=0):
     return lowered.index(word) if word in lowered else default
 
 
-def token_picker(key, labels, prefer=None, label="Query token", default=0):
+def nearest_token(labels, word, position):
+    """Index of the token labelled ``word`` (case-insensitive) nearest ``position``, or None."""
+    matches = [i for i, label in enumerate(labels) if label.lower() == word.lower()]
+    return min(matches, key=lambda i: abs(i - position)) if matches else None
+
+
+def parse_token_param(raw):
+    """A token from a link, written ``position:word`` (``13:because``): (position, word).
+
+    Raises
+    ------
+    ValueError when ``raw`` has no colon or a position that is not a whole number ≥ 0
+    """
+    position, colon, word = str(raw).partition(":")
+    if not (colon and position.isdigit() and word):
+        raise ValueError(f"{raw!r} is not position:word")
+    return int(position), word
+
+
+def _restore_token(labels, position, word):
+    """The token to pick again for ``word`` last seen at ``position``, and a note if it moved."""
+    found = nearest_token(labels, word, position)
+    if found is None:
+        return None, None
+    if found == position:
+        return found, None
+    return found, f"“{state.md_escape(word)}” is now token {found}."
+
+
+def token_picker(key, labels, prefer=None, label="Query token", default=0, url=None):
     """Pick a token by position; starts on the first token matching ``prefer``.
 
-    Without such a token (or without ``prefer``) it starts on position ``default``; a
-    stored position past the end of new text starts over. Returns the token's index.
+    Without such a token (or without ``prefer``) it starts on position ``default``. When
+    the text changes, the picker keeps the word it showed: the same word at its nearest
+    position in the new tokens; when the word is gone it goes back to the start and says
+    so, so the picker never names one token while the figures use another. With ``url``,
+    the choice is the link parameter of that name, ``position:word``, unless it is the
+    starting token. Returns the token's index.
     """
-    if st.session_state.get(key) is not None and st.session_state[key] >= len(labels):
-        del st.session_state[key]
-    if key not in st.session_state:
-        st.session_state[key] = find_token(labels, prefer, min(default, len(labels) - 1))
-    return st.selectbox(
+    start = find_token(labels, prefer, min(default, len(labels) - 1))
+    seen = f"_{key}_labels"  # the labels the stored position referred to
+    previous = st.session_state.get(seen)
+    note = None
+    if key in st.session_state and previous is not None and list(previous) != list(labels):
+        old = st.session_state[key]
+        word = previous[old] if old is not None and 0 <= old < len(previous) else None
+        index, note = _restore_token(labels, old, word) if word is not None else (None, None)
+        if index is None:
+            index = start
+            if word is not None:
+                note = (
+                    f"“{state.md_escape(word)}” is not in the new text; showing token "
+                    f"{start}, “{state.md_escape(labels[start])}”."
+                )
+        st.session_state[key] = index  # set even when unchanged, so the widget redraws
+    elif key not in st.session_state:
+        st.session_state[key] = _from_link(url, labels, start)
+    elif not 0 <= st.session_state[key] < len(labels):
+        st.session_state[key] = start
+    st.session_state[seen] = list(labels)
+    index = st.selectbox(
         label,
         range(len(labels)),
         key=key,
         format_func=lambda i: f"{i}: {labels[i]}",
         **_PERSIST,
     )
+    if note:
+        st.caption(note)
+    if url is not None:
+        if index == start:
+            st.query_params.pop(url, None)
+        else:
+            st.query_params[url] = f"{index}:{labels[index]}"
+    return index
+
+
+def _from_link(url, labels, start):
+    """The token the link names in parameter ``url``, else ``start``, warning if it is bad."""
+    raw = st.query_params.get(url) if url is not None else None
+    if raw is None:
+        return start
+    try:
+        position, word = parse_token_param(raw)
+    except ValueError:
+        found = None
+    else:
+        found = nearest_token(labels, word, position)
+    if found is None:
+        st.warning(
+            f"Ignored {url}=“{state.md_escape(str(raw)[:40])}” from the link: it must be "
+            f"position:word with a word of this text. Showing token {start}, "
+            f"“{state.md_escape(labels[start])}”.",
+            icon="⚠️",
+        )
+        return start
+    return found
 
 
 def bounded_slider(label, key, low, high, default, **kwargs):

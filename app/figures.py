@@ -269,24 +269,31 @@ def mask_heatmap(mask, labels, title="Causal mask"):
     return _layout(go.Figure(trace), title, *z.shape, "key", "query")
 
 
-def heads_heatmaps(weights, labels, title="Attention weights per head", stat=None):
-    """One 0–1 heatmap per head, side by side in rows of up to four.
+def heads_heatmaps(
+    weights, labels, title="Attention weights per head", stat=None, per_row=4, tick_limit=24
+):
+    """One 0–1 heatmap per head, side by side in rows of up to ``per_row``.
+
+    Token labels are drawn up to ``tick_limit`` tokens (beyond, they would overlap);
+    fewer heads per row leave room for more.
 
     Parameters
     ----------
     weights : ndarray of shape (n_heads, n, n)
     labels : sequence of n str
     stat : sequence of n_heads str, optional, written under each head's name
+    per_row : int
+    tick_limit : int
     """
     n_heads, n, _ = weights.shape
-    cols = min(n_heads, 4)
+    cols = min(n_heads, per_row)
     rows = -(-n_heads // cols)
     names = [f"head {h}" + (f" · {stat[h]}" if stat is not None else "") for h in range(n_heads)]
     fig = make_subplots(
         rows=rows, cols=cols, subplot_titles=names, horizontal_spacing=0.04, vertical_spacing=0.08
     )
     axis = axis_labels(labels)
-    show_ticks = n <= 24
+    show_ticks = n <= tick_limit
     for h in range(n_heads):
         fig.add_trace(
             go.Heatmap(
@@ -304,11 +311,15 @@ def heads_heatmaps(weights, labels, title="Attention weights per head", stat=Non
             row=h // cols + 1,
             col=h % cols + 1,
         )
-    fig.update_xaxes(showticklabels=show_ticks, tickangle=-60, type="category")
-    fig.update_yaxes(showticklabels=show_ticks, autorange="reversed", type="category")
+    ticks = {"showticklabels": show_ticks, "type": "category", "dtick": 1}  # every token
+    if n > 24:
+        ticks["tickfont"] = {"size": 9}
+    fig.update_xaxes(tickangle=-60, **ticks)
+    fig.update_yaxes(autorange="reversed", **ticks)
+    row_height = max(320, 12 * n + 100) if show_ticks else 320
     fig.update_layout(
         title={"text": title, "x": 0.0},
-        height=min(320 * rows, 1400),
+        height=min(row_height * rows, 1400),
         margin={"l": 10, "r": 10, "t": 70, "b": 10},
     )
     return fig
@@ -754,6 +765,10 @@ def head_grid_figure(grid, query_label, key_label):
     return fig
 
 
+#: The neuron view's two score bars: q·k grey, scaled q·k red.
+NEURON_BAR_COLOURS = ("#8c8c8c", "#d6604d")
+
+
 def neuron_view_figure(stages, k, labels, query_label):
     """One query against every key, stage by stage: k, q⊙k, q·k, scaled, softmax.
 
@@ -786,15 +801,35 @@ def neuron_view_figure(stages, k, labels, query_label):
                 zmin=-limit,
                 zmax=limit,
                 showscale=col == 1,
-                colorbar={"thickness": 10, "x": 0.64},
+                # Under the two heatmaps it explains, clear of the bars beside them.
+                colorbar={
+                    "orientation": "h",
+                    "x": 0.32,
+                    "xanchor": "center",
+                    "len": 0.5,
+                    "y": -0.1,
+                    "yanchor": "top",
+                    "thickness": 10,
+                    "title": {"text": "k, q⊙k", "side": "right"},
+                },
                 hovertemplate="key %{y}<br>feature %{x}<br>%{z:.3f}<extra></extra>",
             ),
             row=1,
             col=col,
         )
-    for name, values in (("q·k", dots), (f"× {scale:.3g}", scaled)):
+    for name, values, colour in (
+        ("q·k", dots, NEURON_BAR_COLOURS[0]),
+        (f"scaled, × {scale:.3g}", scaled, NEURON_BAR_COLOURS[1]),
+    ):
         fig.add_trace(
-            go.Bar(x=values.astype(np.float32), y=axis, orientation="h", name=name),
+            go.Bar(
+                x=values.astype(np.float32),
+                y=axis,
+                orientation="h",
+                name=name,
+                marker={"color": colour},
+                showlegend=True,
+            ),
             row=1,
             col=3,
         )
@@ -805,6 +840,7 @@ def neuron_view_figure(stages, k, labels, query_label):
             orientation="h",
             name="weight",
             marker={"color": weight_colors(weights)},
+            showlegend=False,
         ),
         row=1,
         col=4,
@@ -813,9 +849,11 @@ def neuron_view_figure(stages, k, labels, query_label):
     fig.update_layout(
         title={"text": f"Neuron view: query “{axis_labels([query_label])[0]}”", "x": 0.0},
         barmode="group",
-        showlegend=False,
-        height=max(360, 16 * len(labels) + 120),
-        margin={"l": 10, "r": 10, "t": 70, "b": 10},
+        showlegend=True,
+        # Under the q·k bars, beside the colour bar.
+        legend={"orientation": "h", "x": 0.66, "y": -0.1, "yanchor": "top"},
+        height=max(360, 16 * len(labels) + 120) + 60,
+        margin={"l": 10, "r": 10, "t": 70, "b": 80},
     )
     return fig
 

@@ -6,7 +6,7 @@ link opens the same page with the same controls.
 
 import streamlit as st
 
-from app import controls, render, state
+from app import cli, controls, render, state
 
 st.set_page_config(page_title="Attention Explorer", page_icon="🔍", layout="wide")
 
@@ -95,13 +95,14 @@ PAGES = {
 #: Pages that use only part of the shared sidebar, and the part they use.
 SIDEBAR_SUBSET = {"pretrained": ("text",), "summarize": (), "decoder": (), "book": ()}
 
-url_warnings = state.load_url()
+url_warnings = state.load_url(start=cli.start_values())
 state.reconcile()
 page = st.navigation(PAGES, expanded=True)  # 13 pages: Streamlit would fold all past 10
+state.open_page(page.url_path)
 render.presentation_frame()
 st.sidebar.title("Attention Explorer")
 controls.sidebar(SIDEBAR_SUBSET.get(page.url_path, controls.SHARED))
 render.sidebar_tools()
 controls.url_warnings(url_warnings)
 page.run()
-state.write_url(keep_step=page.url_path == "tour")
+state.write_url(keep_step=page.url_path == "tour", page=page.url_path)

@@ -121,3 +121,20 @@ def share_link():
         present = link + ("&" if query else "?") + "present=1"
         st.caption("The same view in presentation mode:")
         st.code(present, language=None, wrap_lines=True)
+
+
+#: Scroll the page to its top: Streamlit keeps the scroll position across reruns. Our own
+#: script, with no user text in it.
+_SCROLL_TO_TOP = """
+<script>
+for (const pane of [document.scrollingElement,
+                    ...document.querySelectorAll('[data-testid="stMain"], .stMain')]) {
+    if (pane) pane.scrollTo({top: 0});
+}
+</script>
+"""
+
+
+def scroll_to_top():
+    """Bring the top of the page into view, e.g. when the tour moves to another step."""
+    st.html(_SCROLL_TO_TOP, unsafe_allow_javascript=True)

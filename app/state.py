@@ -232,8 +232,9 @@ def parse_query(query, controls=CONTROLS):
     return values, warnings
 
 
-#: Parameters that belong to other features, left alone here.
-EXTRA_PARAMS = frozenset({"present", "step"})
+#: Parameters that belong to other features, left alone here: presentation mode, the
+#: tour's step, and the tokens a page's pickers chose (``controls.token_picker``).
+EXTRA_PARAMS = frozenset({"present", "step", "query", "key"})
 
 
 def _clip(text, limit=40):
@@ -304,9 +305,10 @@ def current():
     return {key: st.session_state[key] for key in CONTROLS}
 
 
-def load_url():
-    """Once per session: fill session state from the URL and the defaults.
+def load_url(start=None):
+    """Once per session: fill session state from the URL, then ``start``, then the defaults.
 
+    ``start`` holds values the server was started with (``attention-explorer "some text"``).
     Returns the warnings to show (only on the session's first run).
     """
     if st.session_state.get("_state_loaded"):
@@ -319,12 +321,32 @@ def load_url():
         elif key in st.session_state:
             resolved[key] = st.session_state[key]
         elif key != "scale":
-            resolved[key] = control.default
+            resolved[key] = (start or {}).get(key, control.default)
     resolved.setdefault("scale", CONTROLS["scale"].default_for(resolved))
     for key, value in resolved.items():
         st.session_state[key] = value
     st.session_state["_state_loaded"] = True
     return warnings
+
+
+#: Pages on which a shared control's default shows nothing, and the value they open on
+#: instead (with "none", /positional-encoding would draw empty tables).
+OPENING_VALUES = {"positional-encoding": {"pe": "sinusoidal"}}
+
+
+def open_page(url_path):
+    """Before the sidebar: on a page's first visit in a session, its opening values.
+
+    Only a value still at its default is changed, and not one a link set; the sidebar
+    then shows what the page uses, and every later visit keeps the user's choice.
+    """
+    for key, value in OPENING_VALUES.get(url_path, {}).items():
+        opened = f"_opened_{url_path}_{key}"
+        if st.session_state.get(opened):
+            continue
+        st.session_state[opened] = True
+        if key not in st.query_params and st.session_state[key] == CONTROLS[key].default:
+            st.session_state[key] = value
 
 
 def reconcile():
@@ -336,9 +358,17 @@ def reconcile():
     st.session_state["_scale_dk"] = d_k
 
 
-def write_url(keep_step=False):
-    """Mirror the shared values into the URL, keeping presentation mode (and the tour's step)."""
-    wanted = url_params(current())
+def write_url(keep_step=False, page=None):
+    """Mirror the shared values into the URL, keeping presentation mode (and the tour's step).
+
+    On a ``page`` with opening values, a control that differs from its opening value is
+    written even at its default, so the link reopens what was shown.
+    """
+    values = current()
+    wanted = url_params(values)
+    for key, opening in OPENING_VALUES.get(page, {}).items():
+        if values[key] != opening:
+            wanted[key] = format_value(key, values[key])
     keep = EXTRA_PARAMS if keep_step else EXTRA_PARAMS - {"step"}
     for key in list(st.query_params):
         stale = key not in wanted if key in CONTROLS else key not in keep

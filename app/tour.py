@@ -86,7 +86,8 @@ def _positions(values):
 def _multi_head(values):
     heads = max(h for h in state.divisors(values["d_model"]) if h <= 4)
     run = _run(values, heads=heads, scale=state.default_scale(values["d_model"], heads))
-    return figures.heads_heatmaps(run.attention.weights, _labels(values))
+    # Two heads a row leave room for every token's label on the default passage.
+    return figures.heads_heatmaps(run.attention.weights, _labels(values), per_row=2, tick_limit=64)
 
 
 STEPS = (

@@ -31,6 +31,7 @@ from tokenizers import Tokenizer
 from engine.attention import softmax
 from engine.layers import layer_norm
 from engine.resources import MINILM_INSTALL_HINT, minilm_dir
+from engine.tokenize import piece_labels
 
 __all__ = [
     "BertConfig",
@@ -413,10 +414,7 @@ def run(model, text):
     TooLongError when the text needs more than n_positions - 2 tokens
     """
     encoding = model.tokenizer.encode(text)
-    labels = [
-        text[start:end].strip() or token
-        for token, (start, end) in zip(encoding.tokens, encoding.offsets, strict=True)
-    ]
+    labels = piece_labels(text, encoding.tokens, encoding.offsets)
     result = run_ids(model, encoding.ids)
     return result._replace(
         tokens=list(encoding.tokens), labels=labels, offsets=list(encoding.offsets)

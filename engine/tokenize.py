@@ -24,6 +24,7 @@ __all__ = [
     "TokenizerUnavailableError",
     "available_tokenizers",
     "clean_text",
+    "piece_labels",
     "tokenize",
     "wordpiece_tokenizer",
 ]
@@ -49,7 +50,8 @@ class Tokenization(NamedTuple):
     tokens : list of str
         The tokenizer's own token strings (``##ing``, ``Ġthe``); embeddings key on these.
     labels : list of str
-        What each token shows on screen: the piece of the text it covers.
+        What each token shows on screen: the piece of the text it covers, with ``##``
+        in front when it continues the previous piece's word ("am", "##bian", "##ce").
     ids : list of int
         Vocabulary ids. The word tokenizer has no fixed vocabulary, so its ids number
         the distinct words in order of first appearance.
@@ -114,12 +116,40 @@ def _words(text):
     return tokens, list(tokens), ids
 
 
+def piece_labels(text, tokens, offsets):
+    """What each subword token shows: the text it covers, "##" marking a word's later pieces.
+
+    A piece continues a word when it starts where the previous piece ended and both
+    touch at word characters: WordPiece's "##" tokens, and a byte-level BPE piece
+    without the "Ġ" of a word start. So "ambiance" reads "am ##bian ##ce" on an axis,
+    as WordPiece writes it, not "am bian ce". A token that covers no text (``[CLS]``)
+    shows itself.
+
+    Parameters
+    ----------
+    text : str
+    tokens : sequence of n str
+    offsets : sequence of n (start, end) character offsets into ``text``
+
+    Returns
+    -------
+    list of n str
+    """
+    labels, previous_end = [], None
+    for token, (start, end) in zip(tokens, offsets, strict=True):
+        covered = text[start:end]  # a BPE word start covers the space before it
+        continues = (
+            previous_end == start > 0 and covered[:1].isalnum() and text[start - 1].isalnum()
+        )
+        piece = covered.strip()
+        labels.append(("##" + piece if continues else piece) or token)
+        previous_end = end if piece else None
+    return labels
+
+
 def _subwords(tokenizer, text):
     encoding = tokenizer.encode(text, add_special_tokens=False)
-    labels = [
-        text[start:end].strip() or token
-        for token, (start, end) in zip(encoding.tokens, encoding.offsets, strict=True)
-    ]
+    labels = piece_labels(text, encoding.tokens, encoding.offsets)
     return list(encoding.tokens), labels, list(encoding.ids)
 
 

@@ -72,7 +72,7 @@ def scaled_view():
         st.dataframe(per_row, hide_index=True)
 
     with right:
-        query = controls.token_picker("attention_query", labels, prefer="it")
+        query = controls.token_picker("attention_query", labels, prefer="it", url="query")
         render.chart(st, figures.weights_bar(weights[query], labels, labels[query]), key="att_bar")
     state.write_url()
 

@@ -10,7 +10,7 @@ st.latex(equations.CAUSAL)
 st.caption(
     "A decoder writes one token at a time, so a token may only attend to itself and to the "
     "tokens before it. Masked scores become −∞ and the softmax turns them into exactly 0."
-    " The sidebar's “Causal mask” switch applies the mask on every page."
+    " The sidebar's “Mask future tokens” switch applies the mask on every page."
 )
 
 tokenization, run = controls.toy_run()

@@ -15,7 +15,7 @@ st.caption(
     "the exponential for a kernel φ(q)·φ(k), so φ(K)ᵀV is summed once and each query reads "
     "it — O(n) work. Sparse patterns keep the softmax but let each query see only some "
     "keys (Katharopoulos et al. 2020, §3.2; Child et al. 2019, §4.3; Beltagy et al. 2020). "
-    "The sidebar's “Causal mask” switch applies to every pattern."
+    "The sidebar's “Mask future tokens” switch applies to every pattern."
 )
 
 tokenization, run = controls.toy_run()

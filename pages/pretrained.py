@@ -33,10 +33,10 @@ shown = slice(1, -1) if hide_special and len(labels) > 2 else slice(None)
 st.header("Head finder")
 left, right = st.columns(2)
 with left:
-    query = controls.token_picker("pretrained_finder_query", labels, prefer="it")
+    query = controls.token_picker("pretrained_finder_query", labels, prefer="it", url="query")
 with right:
     key = controls.token_picker(
-        "pretrained_finder_key", labels, prefer="restaurant", label="Key token"
+        "pretrained_finder_key", labels, prefer="restaurant", label="Key token", url="key"
     )
 render.chart(
     st,

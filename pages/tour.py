@@ -9,12 +9,15 @@ if warning:
     st.warning(warning)
 current = tour.STEPS[step - 1]
 
+if st.session_state.get("_tour_step_shown") != step:  # a new step starts at its heading
+    st.session_state["_tour_step_shown"] = step
+    render.scroll_to_top()
 st.progress(step / len(tour.STEPS), text=f"Step {step} of {len(tour.STEPS)}")
 st.title(current.title)
 st.write(current.text)
 controls.toy_run()  # the same token notices as every page
-render.chart(st, current.figure(state.current()), key=f"tour_step_{step}")
 
+# Back and Next above the figure, which can be taller than the screen.
 back, explore, forward = st.columns([1, 2, 1])
 if back.button("← Back", key="tour_back", disabled=step == 1, shortcut="Left"):
     st.query_params["step"] = str(step - 1)
@@ -26,6 +29,8 @@ if step < len(tour.STEPS):
         st.rerun()
 else:
     forward.success("End of the tour.")
+render.chart(st, current.figure(state.current()), key=f"tour_step_{step}")
+if step == len(tour.STEPS):
     st.subheader("Where next")
     for target, label in tour.WHERE_NEXT:
         st.page_link(target, label=label, icon=":material/arrow_forward:")

@@ -142,7 +142,12 @@ def test_labels_are_the_text_each_token_covers(model, text):
     assert starts == sorted(starts)
     for label, (start, end) in zip(result.labels[1:-1], result.offsets[1:-1], strict=True):
         assert label
-        assert label == text[start:end]
+        assert label.removeprefix("##") == text[start:end]
+
+
+def test_labels_keep_the_hashes_of_a_words_later_pieces(model):
+    result = run(model, "Their ambiance was good.")
+    assert result.labels == ["[CLS]", "Their", "am", "##bian", "##ce", "was", "good", ".", "[SEP]"]
 
 
 def test_empty_text_runs_cls_and_sep(model):

@@ -62,8 +62,15 @@ def test_bpe_tokenizes_the_passage_without_unknown_tokens():
 
 def test_bpe_labels_cover_the_text():
     result = tokenize(PASSAGE, "bpe")
-    assert "".join(result.labels) == _no_space(PASSAGE)
+    assert "".join(label.removeprefix("##") for label in result.labels) == _no_space(PASSAGE)
     assert all(label.strip() == label and label for label in result.labels)
+
+
+def test_bpe_labels_mark_the_later_pieces_of_a_word():
+    result = tokenize("Their ambiance was good", "bpe")
+    words = " ".join(result.labels).replace(" ##", "").split()
+    assert words == ["Their", "ambiance", "was", "good"]
+    assert sum(label.startswith("##") for label in result.labels) >= 2
 
 
 @pytest.mark.parametrize("text", ["naïve café", "emoji 🙂 and 中文", "tab\tand\nnewline"])
@@ -90,7 +97,16 @@ def test_wordpiece_adds_no_special_tokens_and_covers_the_passage():
     assert "[CLS]" not in result.tokens
     assert "[SEP]" not in result.tokens
     assert "[UNK]" not in result.tokens
-    assert "".join(result.labels) == _no_space(PASSAGE)
+    assert "".join(label.removeprefix("##") for label in result.labels) == _no_space(PASSAGE)
+
+
+@needs_minilm
+def test_wordpiece_labels_keep_the_hashes_of_later_pieces():
+    result = tokenize("Their ambiance was good.", "wordpiece")
+    assert result.labels == ["Their", "am", "##bian", "##ce", "was", "good", "."]
+    passage = tokenize(PASSAGE, "wordpiece")
+    for token, label in zip(passage.tokens, passage.labels, strict=True):
+        assert token.startswith("##") == label.startswith("##")
 
 
 # --- shared behaviour ----------------------------------------------------------------

@@ -98,10 +98,12 @@ def test_neuron_view_stages_agree_with_the_model():
     assert len(fig.data) == 5
 
 
-def test_token_pickers_start_over_only_when_the_text_gets_too_short():
+def test_token_pickers_keep_their_word_when_the_text_changes():
     at = open_pretrained()
     at.sidebar.text_area(key="text").set_value("it was fine").run()  # [CLS] it was fine [SEP]
     assert not at.exception
-    assert at.selectbox(key="pretrained_finder_query").value == 1  # 11 is gone: "it" again
-    assert at.selectbox(key="pretrained_finder_key").value == 2  # still there: kept
-    assert at.selectbox(key="pretrained_token").value == 1  # 11 is gone: the query again
+    assert at.selectbox(key="pretrained_finder_query").value == 1  # "it", found again
+    assert at.selectbox(key="pretrained_finder_key").value == 0  # "restaurant" is gone: the start
+    assert any("“restaurant” is not in the new text" in c.value for c in at.caption)
+    assert at.selectbox(key="pretrained_token").value == 1  # "it" again
+    assert "“it”" in charts(at)["pretrained_neuron"]["layout"]["title"]["text"]

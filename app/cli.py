@@ -1,0 +1,67 @@
+"""The ``attention-explorer`` console command: start the app, optionally on a given text.
+
+``attention-explorer`` runs ``streamlit run`` on the installed ``app/main.py`` with the
+server settings of ``.streamlit/config.toml`` (which ``streamlit run`` reads only when
+started in the project folder, so they are passed as options here);
+``attention-explorer "some text"`` opens the app with that text instead of the
+restaurant passage. The text reaches the app in the environment variable
+:data:`TEXT_VARIABLE`, read once per session by the entry point.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+
+MAIN = Path(__file__).resolve().parent / "main.py"
+TEXT_VARIABLE = "ATTENTION_EXPLORER_TEXT"
+
+#: ``.streamlit/config.toml``'s settings (``tests/test_cli.py`` checks they agree), except
+#: ``server.headless``: the command opens a browser when there is a display.
+SERVER_OPTIONS = {
+    "browser.gatherUsageStats": "false",
+    "server.enableXsrfProtection": "true",
+    "server.maxUploadSize": "10",
+    "server.fileWatcherType": "none",
+    "client.showErrorDetails": "none",
+    "client.toolbarMode": "viewer",
+}
+
+
+def start_values():
+    """The shared values the command line asked for: ``{"text": ...}`` or nothing."""
+    from app.state import MAX_TEXT_CHARS  # in the server only: the command stays light
+
+    text = os.environ.get(TEXT_VARIABLE)
+    return {"text": text[:MAX_TEXT_CHARS]} if text else {}
+
+
+def command(text=None, port=None, options=SERVER_OPTIONS):
+    """The ``streamlit run`` command line and the environment for it."""
+    line = [sys.executable, "-m", "streamlit", "run", str(MAIN)]
+    for name, value in options.items():
+        line += [f"--{name}", value]
+    if port is not None:
+        line += ["--server.port", str(port)]
+    env = dict(os.environ)
+    env.pop(TEXT_VARIABLE, None)
+    if text:
+        env[TEXT_VARIABLE] = text
+    return line, env
+
+
+def main(argv=None):
+    """Parse the arguments and replace this process with the Streamlit server."""
+    parser = argparse.ArgumentParser(
+        prog="attention-explorer",
+        description="Start Attention Explorer, an interactive explainer of self-attention.",
+    )
+    parser.add_argument(
+        "text", nargs="*", help="the text to open with (default: the restaurant passage)"
+    )
+    parser.add_argument("--port", type=int, help="the port to serve on (default 8501)")
+    args = parser.parse_args(argv)
+    line, env = command(" ".join(args.text), args.port)
+    os.execve(line[0], line, env)
