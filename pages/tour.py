@@ -9,9 +9,7 @@ if warning:
     st.warning(warning)
 current = tour.STEPS[step - 1]
 
-if st.session_state.get("_tour_step_shown") != step:  # a new step starts at its heading
-    st.session_state["_tour_step_shown"] = step
-    render.scroll_to_top()
+render.scroll_on_new_heading()
 st.progress(step / len(tour.STEPS), text=f"Step {step} of {len(tour.STEPS)}")
 st.title(current.title)
 st.write(current.text)

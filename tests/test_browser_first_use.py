@@ -135,9 +135,11 @@ def test_tour_next_shows_the_new_steps_heading(page, app_url):
     page.keyboard.press("ArrowRight")
     page.wait_for_url(re.compile(r"[?&]step=4"))
     wait_settled(page)
-    page.wait_for_timeout(300)
     assert "4 ·" in heading.inner_text()
-    assert in_view(page, heading)
+    page.wait_for_timeout(600)  # the page scrolls up as it draws
+    assert in_view(page, heading), page.evaluate(
+        "() => document.querySelector('[data-testid=stMain]').scrollTop"
+    )
     assert_healthy(page)
 
 

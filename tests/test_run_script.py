@@ -97,7 +97,13 @@ def test_run_sh_from_a_clean_clone_with_only_python3(tmp_path):
     subprocess.run(["git", "clone", "--quiet", str(ROOT), str(clone)], check=True)
     env = stock_env(bare_path(tmp_path / "bin", system_python3()))
     assert subprocess.run(["bash", "-c", "command -v python"], env=env, check=False).returncode
+    try:
+        check_fresh_then_reused(clone, env, tmp_path)
+    finally:
+        shutil.rmtree(clone / ".venv", ignore_errors=True)  # hundreds of MB; pytest keeps tmp
 
+
+def check_fresh_then_reused(clone, env, tmp_path):
     printed = serve_until_healthy(clone, env, tmp_path / "first.log")
     assert "Creating a virtual environment in .venv" in printed
     assert "externally-managed" not in printed
