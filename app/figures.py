@@ -269,7 +269,7 @@ def mask_heatmap(mask, labels, title="Causal mask"):
     return _layout(go.Figure(trace), title, *z.shape, "key", "query")
 
 
-def heads_heatmaps(weights, labels, title="Attention weights per head", stat=None):
+def heads_heatmaps(weights, labels, title="Attention weights per head", stat=None, names=None):
     """One 0–1 heatmap per head, side by side in rows of up to four.
 
     Parameters
@@ -277,11 +277,14 @@ def heads_heatmaps(weights, labels, title="Attention weights per head", stat=Non
     weights : ndarray of shape (n_heads, n, n)
     labels : sequence of n str
     stat : sequence of n_heads str, optional, written under each head's name
+    names : sequence of n_heads str, optional, the panels' names (default "head h")
     """
     n_heads, n, _ = weights.shape
     cols = min(n_heads, 4)
     rows = -(-n_heads // cols)
-    names = [f"head {h}" + (f" · {stat[h]}" if stat is not None else "") for h in range(n_heads)]
+    names = [f"head {h}" for h in range(n_heads)] if names is None else list(names)
+    if stat is not None:
+        names = [f"{name} · {value}" for name, value in zip(names, stat, strict=True)]
     fig = make_subplots(
         rows=rows, cols=cols, subplot_titles=names, horizontal_spacing=0.04, vertical_spacing=0.08
     )

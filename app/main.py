@@ -1,100 +1,35 @@
 """Attention Explorer's entry point: the page router and the frame every page shares.
 
-Run with ``streamlit run app/main.py``. URL paths are part of the product: a shared
-link opens the same page with the same controls.
+Run with ``streamlit run app/main.py``. The pages, their URL paths and the sidebar each
+shows are registered in :mod:`app.registry`.
 """
 
 import streamlit as st
 
-from app import controls, render, state
+from app import controls, registry, render, state
 
 st.set_page_config(page_title="Attention Explorer", page_icon="🔍", layout="wide")
 
 PAGES = {
-    "Start here": [
-        st.Page("../pages/tour.py", title="Guided tour", icon=":material/school:", url_path="tour"),
+    section: [
         st.Page(
-            "../pages/home.py",
-            title="Tokens → Q, K, V",
-            icon=":material/token:",
-            url_path="home",
-            default=True,
-        ),
-    ],
-    "One attention layer": [
-        st.Page(
-            "../pages/attention.py",
-            title="Attention & scaling",
-            icon=":material/grid_on:",
-            url_path="attention",
-        ),
-        st.Page(
-            "../pages/causal_mask.py",
-            title="Causal mask",
-            icon=":material/change_history:",
-            url_path="causal-mask",
-        ),
-        st.Page(
-            "../pages/positional_encoding.py",
-            title="Positional encoding",
-            icon=":material/linear_scale:",
-            url_path="positional-encoding",
-        ),
-        st.Page(
-            "../pages/multi_head.py",
-            title="Multi-head",
-            icon=":material/view_module:",
-            url_path="multi-head",
-        ),
-    ],
-    "Beyond one layer": [
-        st.Page(
-            "../pages/encoder_layer.py",
-            title="Encoder layer",
-            icon=":material/layers:",
-            url_path="encoder-layer",
-        ),
-        st.Page(
-            "../pages/decoder.py",
-            title="Decoder & cross-attention",
-            icon=":material/translate:",
-            url_path="decoder",
-        ),
-        st.Page(
-            "../pages/efficient.py",
-            title="Efficient attention",
-            icon=":material/speed:",
-            url_path="efficient",
-        ),
-        st.Page(
-            "../pages/vision.py", title="Vision patches", icon=":material/image:", url_path="vision"
-        ),
-    ],
-    "Real weights, and the book": [
-        st.Page(
-            "../pages/pretrained.py",
-            title="Pretrained MiniLM",
-            icon=":material/neurology:",
-            url_path="pretrained",
-        ),
-        st.Page(
-            "../pages/book.py",
-            title="The book's exercise",
-            icon=":material/menu_book:",
-            url_path="book",
-        ),
-    ],
+            page.path,
+            title=page.title,
+            icon=page.icon,
+            url_path=page.url_path,
+            default=page.default,
+        )
+        for page in pages
+    ]
+    for section, pages in registry.sections().items()
 }
-
-#: Pages that use only part of the shared sidebar, and the part they use.
-SIDEBAR_SUBSET = {"pretrained": ("text",), "decoder": (), "book": ()}
 
 url_warnings = state.load_url()
 state.reconcile()
 page = st.navigation(PAGES)
 render.presentation_frame()
 st.sidebar.title("Attention Explorer")
-controls.sidebar(SIDEBAR_SUBSET.get(page.url_path, controls.SHARED))
+controls.sidebar(registry.sidebar(page.url_path))
 render.sidebar_tools()
 controls.url_warnings(url_warnings)
 page.run()

@@ -11,9 +11,10 @@ st.caption(
     "row one-hot on its largest score. The panel below measures it."
 )
 
-tokenization, run = controls.toy_run()
+settings, tokenization, run = controls.layer_run()
 labels = tokenization.labels
-head = controls.head_picker("attention_head", run.attention.weights.shape[0])
+head = controls.shared_head(run)
+st.caption(controls.weights_note(settings, head))
 left, right = st.columns(2)
 render.chart(
     left,
@@ -31,8 +32,8 @@ right.caption(
 def scaled_view():
     """The scale slider and every figure it alone drives, rerun together."""
     controls.scale_slider()
-    values = state.current()
-    heads = compute.toy(**state.model_inputs(values)).attention.heads
+    now = settings.replace(scale=st.session_state["scale"])
+    heads = compute.layer(now).attention.heads
     scores, scaled = heads.scores[head], heads.scaled[head]
     weights, output = heads.weights[head], heads.output[head]
 
@@ -56,11 +57,8 @@ def scaled_view():
 
     st.subheader("Saturation")
     st.latex(equations.SATURATION)
-    scales, sweep, rows = compute.saturation_curve(
-        **state.layer_inputs(values),
-        head=head,
-    )
-    default = state.default_scale(values["d_model"], values["heads"])
+    scales, sweep, rows = compute.saturation_curve(now, head)
+    default = state.default_scale(*state.model_shape(state.current()))
     render.chart(
         st,
         figures.saturation_figure(scales, sweep, heads.scale, default, rows),
@@ -74,7 +72,50 @@ def scaled_view():
     with right:
         query = controls.token_picker("attention_query", labels, prefer="it")
         render.chart(st, figures.weights_bar(weights[query], labels, labels[query]), key="att_bar")
+    if state.MINILM is not None and settings.text.strip():
+        random_against_trained(now, query)
     state.write_url()
+
+
+def random_against_trained(now, query):
+    """MiniLM's head beside random weights of the same shape, on the same tokens."""
+    st.subheader("Random against trained")
+    if not st.toggle(
+        "Show random and trained weights side by side",
+        key="attention_compare",
+        help="The same tokens, sizes, scale and mask; only training differs.",
+        persist_state="session",
+    ):
+        return
+    values = state.current()
+    head = values["head"] if now.trained else state.DEFAULT_HEAD
+    pair = compute.random_and_trained(
+        now.text, values["layer"], values["seed"], now.scale if now.trained else None, now.causal
+    )
+    if pair is None:
+        st.info("MiniLM cannot read this text; shorten it to compare.")
+        return
+    labels, untrained, trained = (pair[0], pair[1][head], pair[2][head])
+    if not now.trained:
+        query = controls.find_token(labels, "it")
+    st.caption(
+        f"Row “{labels[query]}”: the random weights put their largest share, "
+        f"{untrained[query].max():.3f}, on “{labels[untrained[query].argmax()]}”; MiniLM's "
+        f"layer {values['layer']}, head {head} puts {trained[query].max():.3f} on "
+        f"“{labels[trained[query].argmax()]}”. Same tokens, sizes (384 features, 12 heads "
+        "of 32), scale and mask: only training differs."
+    )
+    left, right = st.columns(2)
+    render.chart(
+        left,
+        figures.attention_heatmap(untrained, labels, f"Random (seeded), head {head}"),
+        key="att_random",
+    )
+    render.chart(
+        right,
+        figures.attention_heatmap(trained, labels, f"MiniLM, layer {values['layer']}, head {head}"),
+        key="att_trained",
+    )
 
 
 scaled_view()
