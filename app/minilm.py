@@ -25,9 +25,8 @@ def model():
         return error
 
 
-@st.cache_resource(max_entries=32, ttl=3600, show_spinner=False)
 def run(text, positions=True):
-    """One forward pass over ``text``, arrays read-only.
+    """One forward pass over ``text``, arrays read-only, cached on the text.
 
     ``positions=False`` runs the model with its position embeddings removed.
 
@@ -35,6 +34,11 @@ def run(text, positions=True):
     -------
     engine.bert.BertRun, or the error (ModelUnavailableError, TooLongError) saying why not
     """
+    return _run(text, positions)  # one call form, so one cache entry per text
+
+
+@st.cache_resource(max_entries=32, ttl=3600, show_spinner=False)
+def _run(text, positions):
     loaded = model()
     if isinstance(loaded, Exception):
         return loaded

@@ -158,9 +158,7 @@ def test_causal_page_compares_masked_and_unmasked():
 
 
 def test_positional_page_answers_the_permutation_question():
-    at = open_app(
-        "positional_encoding", RANDOM | {"pe": "sinusoidal"}, text="the cat sat on a mat"
-    )
+    at = open_app("positional_encoding", RANDOM | {"pe": "sinusoidal"}, text="the cat sat on a mat")
     table = at.dataframe[0].value
     verdict = dict(zip(table["positional encoding"], table["outputs just permute?"], strict=True))
     assert verdict == {"none": "yes", "sinusoidal": "no", "learned": "no", "rotary": "no"}
