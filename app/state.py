@@ -3,7 +3,9 @@
 Each shared widget uses exactly its key here, and its value is mirrored in the URL so a
 copied link reproduces the view on any page. Values arriving from a URL are parsed and
 checked; a bad one falls back to the default and leaves a warning for the page to show.
-Everything here but :func:`load_url`, :func:`reconcile` and :func:`write_url` is pure.
+:class:`Settings` condenses the values into what determines the core pages' attention
+layer: one small hashable value, the cache key and the engine's input. Everything here
+but :func:`current`, :func:`load_url`, :func:`reconcile` and :func:`write_url` is pure.
 """
 
 from __future__ import annotations
@@ -80,8 +82,14 @@ def divisors(d_model):
 
 
 def default_scale(d_model, heads):
-    """1/√d_k with d_k = d_model / heads, the scale of Vaswani et al."""
-    return 1.0 / math.sqrt(d_model // heads)
+    """1/√d_k with d_k = d_model / heads, the scale of Vaswani et al.
+
+    When it lies on :data:`SCALE_GRID` (d_k a power of two) the grid's own float is
+    returned: 2^(-10/4) and 1/√32 differ in the last bit, and the slider must not
+    offer both.
+    """
+    scale = 1.0 / math.sqrt(d_model // heads)
+    return next((stop for stop in SCALE_GRID if math.isclose(stop, scale)), scale)
 
 
 def scale_options(d_model, heads):
@@ -454,8 +462,3 @@ class Settings:
     def replace(self, **changes):
         """A copy with ``changes``; ``scale=None`` stands for the model's own scale."""
         return dataclasses.replace(self, **changes)
-
-
-def settings():
-    """The :class:`Settings` of this session's shared values."""
-    return Settings.from_values(current())
