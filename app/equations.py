@@ -73,6 +73,9 @@ ENCODER = {
     r" \max(0, hW_1 + b_1)W_2 + b_2",
     "pre": r"h = x + \operatorname{MHA}\big(\operatorname{LN}(x)\big),\qquad y = h +"
     r" \operatorname{FFN}\big(\operatorname{LN}(h)\big)",
+    "bert": r"h = \operatorname{LN}_1\big(x + \operatorname{MHA}(x)\big),\qquad y ="
+    r" \operatorname{LN}_2\big(h + \operatorname{FFN}(h)\big),\qquad \operatorname{FFN}(h) ="
+    r" \operatorname{GELU}(hW_1 + b_1)W_2 + b_2 \quad\text{(BERT, post-LN)}",
 }
 LINEAR_ATTENTION = (
     r"V'_i = \frac{\sum_j \operatorname{sim}(q_i, k_j)\, v_j}{\sum_j \operatorname{sim}(q_i, k_j)},"

@@ -345,6 +345,39 @@ def weights_bar(row, labels, query_label):
     return fig
 
 
+def weights_bars_compared(rows, labels, query_label):
+    """Several versions of one query's attention over the keys, as grouped bars.
+
+    Parameters
+    ----------
+    rows : dict of name -> ndarray of shape (n_k,), e.g. random against trained weights
+    labels : sequence of n_k str
+    query_label : str
+    """
+    axis = axis_labels(labels)
+    fig = go.Figure(
+        [
+            go.Bar(
+                x=axis,
+                y=np.asarray(row, dtype=np.float32),
+                name=name,
+                hovertemplate=f"{name}<br>key %{{x}}<br>weight %{{y:.4f}}<extra></extra>",
+            )
+            for name, row in rows.items()
+        ]
+    )
+    fig.update_layout(
+        title={"text": f"What “{axis_labels([query_label])[0]}” attends to", "x": 0.0},
+        barmode="group",
+        yaxis={"range": [0, 1], "title": "weight"},
+        xaxis={"tickangle": -60, "type": "category", "dtick": max(1, len(axis) // 64)},
+        legend={"orientation": "h", "y": 1.12, "x": 1.0, "xanchor": "right"},
+        height=380,
+        margin={"l": 10, "r": 10, "t": 70, "b": 10},
+    )
+    return fig
+
+
 def saturation_figure(scales, stats, current_scale, default_scale, rows=None):
     """Entropy, largest weight and effective tokens against the scale (log axis).
 

@@ -10,10 +10,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-import numpy as np
 import plotly.graph_objects as go
 
 from app import compute, figures, state
+from app.controls import find_token
 
 
 @dataclass(frozen=True)
@@ -70,7 +70,7 @@ def _weights(settings, head, values):
 
 
 def _training(settings, head, values):
-    """Random weights beside MiniLM's, on the same tokens: what training changes."""
+    """The row "it" (or the first token) with random weights beside MiniLM's trained ones."""
     head = head if settings.trained else state.DEFAULT_HEAD
     scale = settings.scale if settings.trained else None  # the toy's scale suits its own d_k
     pair = (
@@ -86,12 +86,12 @@ def _training(settings, head, values):
             heads.weights[head], _labels(settings), "Random weights (MiniLM not available)"
         )
     labels, random_weights, trained_weights = pair
-    return figures.heads_heatmaps(
-        np.stack([random_weights[head], trained_weights[head]]),
-        labels,
-        "The same head before and after training",
-        names=[f"Random (seeded), head {head}", f"MiniLM, layer {values['layer']}, head {head}"],
-    )
+    query = find_token(labels, "it")
+    rows = {
+        f"Random (seeded), head {head}": random_weights[head, query],
+        f"MiniLM, layer {values['layer']}, head {head}": trained_weights[head, query],
+    }
+    return figures.weights_bars_compared(rows, labels, labels[query])
 
 
 def _causal(settings, head, values):

@@ -28,6 +28,53 @@ right.caption(
 )
 
 
+def random_against_trained():
+    """MiniLM's head beside random weights of its shape on the same tokens, at its own scale."""
+    if not st.toggle(
+        "Random against trained: this head before and after training, side by side",
+        key="attention_compare",
+        help="The same tokens, sizes (384 features, 12 heads of 32), scale 1/√32 and mask; "
+        "only training differs.",
+        persist_state="session",
+    ):
+        return
+    values = state.current()
+    head = values["head"] if settings.trained else state.DEFAULT_HEAD
+    pair = compute.random_and_trained(
+        settings.text, values["layer"], values["seed"], None, values["causal"]
+    )
+    if pair is None:
+        st.info("MiniLM cannot read this text; shorten it to compare.")
+        return
+    labels, untrained, trained = pair[0], pair[1][head], pair[2][head]
+    query = st.session_state.get("attention_query") if settings.trained else None
+    if query is None or query >= len(labels):
+        query = controls.find_token(labels, "it")
+    trained_name = f"MiniLM, layer {values['layer']}, head {head}"
+    st.caption(
+        f"Row “{labels[query]}”: the random weights put their largest share, "
+        f"{untrained[query].max():.3f}, on “{labels[untrained[query].argmax()]}”; "
+        f"{trained_name} puts {trained[query].max():.3f} on "
+        f"“{labels[trained[query].argmax()]}”. Both at the scale 1/√32, whatever the slider "
+        "below says."
+    )
+    rows = {f"Random (seeded), head {head}": untrained[query], trained_name: trained[query]}
+    render.chart(
+        st, figures.weights_bars_compared(rows, labels, labels[query]), key="att_compare_bars"
+    )
+    left, right = st.columns(2)
+    render.chart(
+        left,
+        figures.attention_heatmap(untrained, labels, f"Random (seeded), head {head}"),
+        key="att_random",
+    )
+    render.chart(right, figures.attention_heatmap(trained, labels, trained_name), key="att_trained")
+
+
+if state.MINILM is not None:
+    random_against_trained()
+
+
 @st.fragment
 def scaled_view():
     """The scale slider and every figure it alone drives, rerun together."""
@@ -72,50 +119,7 @@ def scaled_view():
     with right:
         query = controls.token_picker("attention_query", labels, prefer="it")
         render.chart(st, figures.weights_bar(weights[query], labels, labels[query]), key="att_bar")
-    if state.MINILM is not None and settings.text.strip():
-        random_against_trained(now, query)
     state.write_url()
-
-
-def random_against_trained(now, query):
-    """MiniLM's head beside random weights of the same shape, on the same tokens."""
-    st.subheader("Random against trained")
-    if not st.toggle(
-        "Show random and trained weights side by side",
-        key="attention_compare",
-        help="The same tokens, sizes, scale and mask; only training differs.",
-        persist_state="session",
-    ):
-        return
-    values = state.current()
-    head = values["head"] if now.trained else state.DEFAULT_HEAD
-    pair = compute.random_and_trained(
-        now.text, values["layer"], values["seed"], now.scale if now.trained else None, now.causal
-    )
-    if pair is None:
-        st.info("MiniLM cannot read this text; shorten it to compare.")
-        return
-    labels, untrained, trained = (pair[0], pair[1][head], pair[2][head])
-    if not now.trained:
-        query = controls.find_token(labels, "it")
-    st.caption(
-        f"Row “{labels[query]}”: the random weights put their largest share, "
-        f"{untrained[query].max():.3f}, on “{labels[untrained[query].argmax()]}”; MiniLM's "
-        f"layer {values['layer']}, head {head} puts {trained[query].max():.3f} on "
-        f"“{labels[trained[query].argmax()]}”. Same tokens, sizes (384 features, 12 heads "
-        "of 32), scale and mask: only training differs."
-    )
-    left, right = st.columns(2)
-    render.chart(
-        left,
-        figures.attention_heatmap(untrained, labels, f"Random (seeded), head {head}"),
-        key="att_random",
-    )
-    render.chart(
-        right,
-        figures.attention_heatmap(trained, labels, f"MiniLM, layer {values['layer']}, head {head}"),
-        key="att_trained",
-    )
 
 
 scaled_view()

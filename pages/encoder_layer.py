@@ -18,8 +18,8 @@ labels = tokenization.labels
 if settings.trained:
     st.caption(
         f"MiniLM's layer {settings.layer}, as trained: BERT is post-LN, so that is what "
-        "runs; pre-LN stays available with “Random (seeded)” weights. The feed-forward "
-        "network uses GELU, and every sub-layer has its bias and LayerNorm gain."
+        "runs; pre-LN stays available with “Random (seeded)” weights. Every sub-layer has "
+        "its trained biases and LayerNorm gains."
     )
     norm = "post"
     if settings.causal or settings.scale != state.default_scale(*state.model_shape(values)):
@@ -39,7 +39,7 @@ else:
     )
     if settings.pe == "rotary":
         st.info("This page adds positions to X; rotary encoding is shown on the attention pages.")
-st.latex(equations.ENCODER[norm])
+st.latex(equations.ENCODER["bert" if settings.trained else norm])
 layer = compute.encoder(settings, norm_first=norm == "pre")
 d_ff = layer.ffn_hidden.shape[1]
 

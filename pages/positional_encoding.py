@@ -29,13 +29,9 @@ if settings.trained:
         "added to the word embeddings. Beside it, the sinusoidal table and rotary's angles "
         "at the same size."
     )
-    kinds = {
-        "minilm": "MiniLM's learned positions",
-        "sinusoidal": "Sinusoidal",
-        "rotary": "Rotary (cos/sin of the angles)",
-    }
+    kinds = {"minilm": "MiniLM, learned", "sinusoidal": "Sinusoidal", "rotary": "Rotary angles"}
 else:
-    kinds = {values["pe"]: state.PE_LABELS[values["pe"]]}
+    kinds = {values["pe"]: f"{state.PE_LABELS[values['pe']]} table (positions × dimensions)"}
 for column, (kind, name) in zip(st.columns(len(kinds)), kinds.items(), strict=True):
     table = compute.encoding_table(kind, n_positions, d_model, values["seed"])
     render.chart(
@@ -44,7 +40,7 @@ for column, (kind, name) in zip(st.columns(len(kinds)), kinds.items(), strict=Tr
             table,
             range(n_positions),
             figures.feature_labels(d_model),
-            f"{name} (positions × dimensions)",
+            name,
             x_title="dimension",
             y_title="position",
             max_cols=figures.FEATURE_LIMIT,
@@ -57,7 +53,7 @@ for column, (kind, name) in zip(st.columns(len(kinds)), kinds.items(), strict=Tr
             compute.encoding_similarity(kind, n_positions, d_model, values["seed"]),
             range(n_positions),
             range(n_positions),
-            "Cosine similarity between positions",
+            "Cosine similarity" if settings.trained else "Cosine similarity between positions",
             x_title="position",
             y_title="position",
         ),

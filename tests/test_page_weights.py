@@ -149,6 +149,8 @@ def test_random_against_trained_side_by_side():
     assert labels[int(np.argmax(untrained[it]))] != "restaurant"
     assert trained.shape == untrained.shape
     assert any("restaurant" in c.value and "0.430" in c.value for c in at.caption)
+    bars = charts(at)["att_compare_bars"]["data"]
+    assert [bar["name"] for bar in bars] == ["Random (seeded), head 1", "MiniLM, layer 3, head 1"]
 
 
 @pytest.mark.parametrize("page", TOY_PAGES)
@@ -219,10 +221,13 @@ def test_tour_compares_random_and_trained():
     at = open_app("tour", page_query={"step": "6"})
     assert not at.exception
     spec = next(iter(charts(at).values()))
-    assert len(spec["data"]) == 2
-    titles = [a["text"] for a in spec["layout"]["annotations"]]
-    assert titles[0].startswith("Random")
-    assert titles[1].startswith("MiniLM")
+    random, trained = (decode(trace["y"]) for trace in spec["data"])
+    assert spec["data"][0]["name"].startswith("Random")
+    assert spec["data"][1]["name"].startswith("MiniLM")
+    labels = [label.replace("\u200b", "") for label in spec["data"][1]["x"]]
+    assert labels[int(np.argmax(trained))] == "restaurant"
+    assert trained.max() == pytest.approx(0.430, abs=5e-4)
+    assert labels[int(np.argmax(random))] != "restaurant"
 
 
 def test_page_links_use_the_registry():
