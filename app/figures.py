@@ -26,6 +26,8 @@ HOVER_SCORES_MAX = 128
 #: Feature axes wider than this are cropped when drawn (d_model runs to 768).
 FEATURE_LIMIT = 128
 LABEL_MAX_CHARS = 18
+#: Bars compared side by side: a baseline in grey, then the one to look at in red.
+COMPARE_COLORS = ("#9aa0a6", "#d62728", "#1f77b4")
 _ZERO_WIDTH = "\u200b"
 
 
@@ -350,7 +352,8 @@ def weights_bars_compared(rows, labels, query_label):
 
     Parameters
     ----------
-    rows : dict of name -> ndarray of shape (n_k,), e.g. random against trained weights
+    rows : dict of name -> ndarray of shape (n_k,), e.g. random against trained weights;
+        the first drawn grey, the second red (:data:`COMPARE_COLORS`)
     labels : sequence of n_k str
     query_label : str
     """
@@ -361,9 +364,10 @@ def weights_bars_compared(rows, labels, query_label):
                 x=axis,
                 y=np.asarray(row, dtype=np.float32),
                 name=name,
+                marker={"color": color},
                 hovertemplate=f"{name}<br>key %{{x}}<br>weight %{{y:.4f}}<extra></extra>",
             )
-            for name, row in rows.items()
+            for (name, row), color in zip(rows.items(), COMPARE_COLORS, strict=False)
         ]
     )
     fig.update_layout(

@@ -174,9 +174,9 @@ STEPS = (
     ),
     Step(
         "6 · What training changes",
-        "The same head, the same tokens, the same sizes: on the left with random weights, "
-        "on the right with MiniLM's trained ones. The mechanism is identical; random "
-        "weights spread “it” over unrelated words, while training has made it find "
+        "The row “it” of the same head, on the same tokens, at the same sizes: grey with "
+        "random weights, red with MiniLM's trained ones. The mechanism is identical; random "
+        "weights spread “it” thinly over unrelated words, while training has made it find "
         "“restaurant”. Meaning lives in the weights.",
         "attention",
         _training,

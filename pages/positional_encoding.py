@@ -26,10 +26,11 @@ n_positions = st.slider(
 if settings.trained:
     st.caption(
         "MiniLM learned its own table: one 384-feature vector per position, 512 of them, "
-        "added to the word embeddings. Beside it, the sinusoidal table and rotary's angles "
-        "at the same size."
+        "added to the word embeddings; a few large entries set its colour scale, and the "
+        "similarity below shows its structure. Beside it, the sinusoidal table and the "
+        "cos/sin of rotary's angles at the same size."
     )
-    kinds = {"minilm": "MiniLM, learned", "sinusoidal": "Sinusoidal", "rotary": "Rotary angles"}
+    kinds = {"minilm": "MiniLM", "sinusoidal": "Sinusoidal", "rotary": "Rotary"}
 else:
     kinds = {values["pe"]: f"{state.PE_LABELS[values['pe']]} table (positions × dimensions)"}
 for column, (kind, name) in zip(st.columns(len(kinds)), kinds.items(), strict=True):
