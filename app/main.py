@@ -4,9 +4,18 @@ Run with ``streamlit run app/main.py``. The pages, their URL paths and the sideb
 shows are registered in :mod:`app.registry`.
 """
 
-import streamlit as st
+import os
 
-from app import controls, registry, render, state
+# One BLAS thread per call, set before anything imports NumPy. The server runs each
+# session's script in a thread of its own; OpenBLAS's own threads on top of those spin
+# against each other on a small, shared machine: MiniLM's forward pass took 360 ms on
+# two BLAS threads and 30 ms on one (2 CPUs, load average 6). A value set outside wins.
+for _variable in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS"):
+    os.environ.setdefault(_variable, "1")
+
+import streamlit as st  # noqa: E402
+
+from app import controls, registry, render, state  # noqa: E402
 
 st.set_page_config(page_title="Attention Explorer", page_icon="🔍", layout="wide")
 

@@ -12,20 +12,25 @@ machine load:
 A step runs from the key press until the run it causes has finished and every chart
 has drawn (``harness.SETTLED_AFTER``): what a visitor waits.
 Also timed without a browser: the page's whole script in AppTest, per rerun, for the
-same two interactions.
+same two interactions. BLAS runs on one thread in both, as the app sets it.
 
 Run: ``python benchmarks/bench_weights.py [--steps 12]``.
 """
 
 from __future__ import annotations
 
-import argparse
 import os
-import statistics
-import time
-from pathlib import Path
 
-from harness import RUN_COUNTER, SETTLED, SETTLED_AFTER, chromium, serve_app
+# Before NumPy loads: one BLAS thread, as app/main.py sets for the server.
+for _variable in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS"):
+    os.environ.setdefault(_variable, "1")
+
+import argparse  # noqa: E402
+import statistics  # noqa: E402
+import time  # noqa: E402
+from pathlib import Path  # noqa: E402
+
+from harness import RUN_COUNTER, SETTLED, SETTLED_AFTER, chromium, serve_app  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 BASE = (
