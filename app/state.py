@@ -161,7 +161,8 @@ class Control:
         return self.default(values) if callable(self.default) else self.default
 
 
-def _registry(config):
+def make_controls(config=MINILM):
+    """The registry of shared controls, for the installed model (``config``) or none."""
     tokenizers = available_tokenizers()
     weights = available_weights(config)
     n_layers = 1 if config is None else config.n_layers
@@ -218,11 +219,6 @@ def _registry(config):
             ),
         )
     }
-
-
-def make_controls(config=MINILM):
-    """The registry of shared controls, for the installed model (``config``) or none."""
-    return _registry(config)
 
 
 CONTROLS = make_controls()
