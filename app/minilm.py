@@ -11,8 +11,9 @@ import streamlit as st
 
 from engine import bert
 from engine.resources import MINILM_INSTALL_HINT
+from engine.toy import random_permutation
 
-__all__ = ["MINILM_INSTALL_HINT", "model", "run"]
+__all__ = ["MINILM_INSTALL_HINT", "layer_run", "layer_stages", "model", "run"]
 
 
 @st.cache_resource(show_spinner="Loading all-MiniLM-L6-v2 …")
@@ -24,24 +25,83 @@ def model():
         return error
 
 
-@st.cache_resource(max_entries=32, ttl=3600, show_spinner=False)
-def run(text):
-    """One forward pass over ``text``, arrays read-only.
+def run(text, positions=True):
+    """One forward pass over ``text``, arrays read-only, cached on the text.
+
+    ``positions=False`` runs the model with its position embeddings removed.
 
     Returns
     -------
     engine.bert.BertRun, or the error (ModelUnavailableError, TooLongError) saying why not
     """
+    return _run(text, positions)  # one call form, so one cache entry per text
+
+
+@st.cache_resource(max_entries=32, ttl=3600, show_spinner=False)
+def _run(text, positions):
     loaded = model()
     if isinstance(loaded, Exception):
         return loaded
     try:
-        result = bert.run(loaded, text)
+        result = bert.run(loaded, text, positions)
     except bert.TooLongError as error:
         return error
     for array in (result.attentions, result.hidden_states, result.queries, result.keys):
         array.flags.writeable = False
     return result
+
+
+def _freeze(value):
+    """Mark every array in a (nested) tuple read-only in place; return it."""
+    if isinstance(value, np.ndarray):
+        value.flags.writeable = False
+    elif isinstance(value, tuple):
+        for item in value:
+            _freeze(item)
+    return value
+
+
+@st.cache_resource(max_entries=64, ttl=3600, show_spinner=False)
+def layer_run(text, layer, scale=None, causal=False, positions=True):
+    """Every head of layer ``layer`` on ``text`` (see :func:`engine.bert.layer_run`).
+
+    Cheap: the model has run once for the text (:func:`run`); this redoes one layer's
+    attention from its input. Call only when :func:`run` succeeds for the text.
+
+    Returns
+    -------
+    engine.bert.LayerRun
+    """
+    return _freeze(bert.layer_run(model(), run(text, positions), layer, scale, causal))
+
+
+@st.cache_resource(max_entries=16, ttl=3600, show_spinner=False)
+def layer_stages(text, layer):
+    """Every stage of encoder layer ``layer`` on ``text`` (see :func:`engine.bert.layer_stages`).
+
+    Returns
+    -------
+    engine.layers.EncoderLayerResult
+    """
+    return _freeze(bert.layer_stages(model(), run(text), layer))
+
+
+@st.cache_data(max_entries=64, show_spinner=False)
+def permutation_errors(text, shuffle_seed):
+    """Shuffle the text's tokens and measure the model with and without its positions.
+
+    Returns
+    -------
+    permutation : list of int, the new order of the tokens ([CLS] and [SEP] included)
+    errors : dict of {"learned": float, "none": float}, max |Enc(PX) − P·Enc(X)|
+    """
+    ids = run(text).ids
+    permutation = random_permutation(len(ids), shuffle_seed)
+    errors = {
+        kind: bert.permutation_error(model(), ids, permutation, positions=kind == "learned")
+        for kind in ("learned", "none")
+    }
+    return permutation.tolist(), errors
 
 
 @st.cache_data(max_entries=256, show_spinner=False)

@@ -50,10 +50,10 @@ def presentation_frame():
 
 def settings_slug(values):
     """The settings that shape a figure, as a short file-name-safe string."""
-    return (
-        f"d{values['d_model']}-h{values['heads']}-s{values['scale']:.4g}"
-        f"-{'causal' if values['causal'] else 'full'}-pe_{values['pe']}-seed{values['seed']}"
-    )
+    tail = f"-s{values['scale']:.4g}-{'causal' if values['causal'] else 'full'}"
+    if values["weights"] == "minilm":
+        return f"minilm-l{values['layer']}-h{values['head']}{tail}"
+    return f"d{values['d_model']}-h{values['heads']}{tail}-pe_{values['pe']}-seed{values['seed']}"
 
 
 def chart(container, fig, key, csv=True):

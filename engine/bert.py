@@ -28,8 +28,15 @@ import numpy as np
 from safetensors.numpy import load_file
 from tokenizers import Tokenizer
 
-from engine.attention import softmax
-from engine.layers import layer_norm
+from engine.attention import (
+    MultiHeadResult,
+    causal_mask,
+    merge_heads,
+    scaled_dot_product_attention,
+    softmax,
+    split_heads,
+)
+from engine.layers import EncoderLayerResult, layer_norm
 from engine.resources import MINILM_INSTALL_HINT, minilm_dir
 from engine.tokenize import piece_labels
 
@@ -37,6 +44,8 @@ __all__ = [
     "BertConfig",
     "BertRun",
     "HeadWeight",
+    "LayerRun",
+    "LayerWeights",
     "MiniLM",
     "ModelUnavailableError",
     "TooLongError",
@@ -48,8 +57,12 @@ __all__ = [
     "encoder_layer",
     "erf",
     "gelu",
+    "layer_run",
+    "layer_stages",
     "linear",
     "load_minilm",
+    "minilm_config",
+    "permutation_error",
     "rank_heads",
     "run",
     "run_ids",
@@ -367,13 +380,16 @@ def bert(ids, wte, wpe, wtt, ln_e, blocks, n_heads, eps):
     return np.stack(hidden), np.stack(attentions), np.stack(queries), np.stack(keys)
 
 
-def run_ids(model, ids):
+def run_ids(model, ids, positions=True):
     """Run the model on token ids that already include [CLS] and [SEP].
 
     Parameters
     ----------
     model : MiniLM
     ids : sequence of int, length n, 1 <= n <= n_positions
+    positions : bool
+        False runs the model with its position embeddings removed (``wpe`` zero): a
+        what-if that shows what the model takes from word order.
 
     Returns
     -------
@@ -392,18 +408,26 @@ def run_ids(model, ids):
         raise ValueError("the model needs at least one token")
     if ids.min() < 0 or ids.max() >= c.n_vocab:
         raise ValueError(f"token ids must lie in [0, {c.n_vocab}), got {ids.min()}..{ids.max()}")
-    hidden, attentions, queries, keys = bert(ids, **model.params, n_heads=c.n_heads, eps=c.eps)
+    params = model.params if positions else {**model.params, "wpe": _no_positions(model)}
+    hidden, attentions, queries, keys = bert(ids, **params, n_heads=c.n_heads, eps=c.eps)
     tokens = [model.tokenizer.id_to_token(int(i)) for i in ids]
     return BertRun(tokens, list(tokens), None, ids, attentions, hidden, queries, keys)
 
 
-def run(model, text):
+def _no_positions(model):
+    wpe = np.zeros_like(model.params["wpe"])
+    wpe.flags.writeable = False
+    return wpe
+
+
+def run(model, text, positions=True):
     """Tokenize ``text``, add [CLS] and [SEP], and run the model.
 
     Parameters
     ----------
     model : MiniLM
     text : str; may be empty, which runs [CLS] [SEP] alone
+    positions : bool, as in :func:`run_ids`
 
     Returns
     -------
@@ -415,7 +439,7 @@ def run(model, text):
     """
     encoding = model.tokenizer.encode(text)
     labels = piece_labels(text, encoding.tokens, encoding.offsets)
-    result = run_ids(model, encoding.ids)
+    result = run_ids(model, encoding.ids, positions)
     return result._replace(
         tokens=list(encoding.tokens), labels=labels, offsets=list(encoding.offsets)
     )
@@ -473,6 +497,171 @@ def rank_heads(attentions, query_index, key_index):
         HeadWeight(int(layer), int(head), float(weights[layer, head]))
         for layer, head in zip(layers, heads, strict=True)
     ]
+
+
+class LayerWeights(NamedTuple):
+    """One layer's attention parameters, applied as ``x @ w + b``.
+
+    ``w_q``, ``w_k``, ``w_v`` and ``w_o`` have shape (d_model, d_model), their biases
+    (d_model,); head ``h`` owns columns ``h*d_head:(h+1)*d_head`` of W_Q, W_K and W_V. The
+    first four fields are named as :class:`engine.toy.ToyWeights`'s, so a page can draw
+    either.
+    """
+
+    w_q: np.ndarray
+    w_k: np.ndarray
+    w_v: np.ndarray
+    w_o: np.ndarray
+    b_q: np.ndarray
+    b_k: np.ndarray
+    b_v: np.ndarray
+    b_o: np.ndarray
+
+
+class LayerRun(NamedTuple):
+    """The attention of one trained layer, in the fields of :class:`engine.toy.ToyRun`.
+
+    Attributes
+    ----------
+    layer : int
+    x : ndarray of shape (n, d_model)
+        The hidden state entering the layer (``hidden_states[layer]`` of the run).
+    weights : LayerWeights
+    q, k, v : ndarray of shape (n, d_model)
+        ``x @ w_q + b_q`` etc.
+    mask : bool ndarray of shape (n, n) or None
+    attention : engine.attention.MultiHeadResult
+        Every head; ``output`` is ``concat @ w_o + b_o``.
+    """
+
+    layer: int
+    x: np.ndarray
+    weights: LayerWeights
+    q: np.ndarray
+    k: np.ndarray
+    v: np.ndarray
+    mask: np.ndarray | None
+    attention: MultiHeadResult
+
+
+def _layer_weights(block):
+    """Cut the fused (d_model, 3·d_model) QKV matrix into W_Q, W_K, W_V (views, no copy)."""
+    w_q, w_k, w_v = np.split(block["qkv"]["w"], 3, axis=1)  # -> 3 × [d_model, d_model]
+    b_q, b_k, b_v = np.split(block["qkv"]["b"], 3)
+    return LayerWeights(
+        w_q, w_k, w_v, block["attn_out"]["w"], b_q, b_k, b_v, block["attn_out"]["b"]
+    )
+
+
+def layer_run(model, run, layer, scale=None, causal=False):
+    r"""One layer's multi-head attention, recomputed from the run's hidden state.
+
+    .. math:: \text{head}_h = \operatorname{softmax}\!\left(s\,(XW^Q_h + b^Q_h)
+              (XW^K_h + b^K_h)^\top + M\right)(XW^V_h + b^V_h)
+
+    At the model's own scale ``s = 1/√d_head`` and without a mask the weights are the
+    model's, ``run.attentions[layer]``; another scale or the causal mask shows what this
+    trained layer would do if its scores were scaled or masked differently (the model
+    itself reads in both directions).
+
+    Parameters
+    ----------
+    model : MiniLM
+    run : BertRun, of ``model``
+    layer : int, 0 <= layer < n_layers
+    scale : float, optional; default ``1/√d_head``
+    causal : bool
+
+    Returns
+    -------
+    LayerRun
+    """
+    c = model.config
+    if not 0 <= layer < c.n_layers:
+        raise ValueError(f"layer must lie in [0, {c.n_layers}), got {layer}")
+    x = run.hidden_states[layer]  # the input of layer ℓ, [n, d_model]
+    weights = _layer_weights(model.params["blocks"][layer])
+    q = linear(x, weights.w_q, weights.b_q)  # [n, d_model] -> [n, d_model]
+    k = linear(x, weights.w_k, weights.b_k)
+    v = linear(x, weights.w_v, weights.b_v)
+    mask = causal_mask(len(x)) if causal else None
+    q_h, k_h, v_h = (split_heads(m, c.n_heads) for m in (q, k, v))  # -> [n_heads, n, d_head]
+    heads = scaled_dot_product_attention(q_h, k_h, v_h, mask=mask, scale=scale)
+    concat = merge_heads(heads.output)  # [n_heads, n, d_head] -> [n, d_model]
+    output = linear(concat, weights.w_o, weights.b_o)
+    attention = MultiHeadResult(q_h, k_h, v_h, heads, concat, output)
+    return LayerRun(layer, x, weights, q, k, v, mask, attention)
+
+
+def layer_stages(model, run, layer):
+    r"""Every stage of one trained encoder layer: post-LN, as BERT is.
+
+    .. math:: h = \operatorname{LN}_1(x + \operatorname{MultiHead}(x)),\qquad
+              y = \operatorname{LN}_2\bigl(h + \operatorname{GELU}(hW_1 + b_1)W_2 + b_2\bigr)
+
+    The same computation as :func:`encoder_layer`, keeping what it discards: the
+    attention sub-layer's update, the feed-forward's hidden activations and update.
+    ``streams[-1]`` equals ``run.hidden_states[layer + 1]``.
+
+    Parameters
+    ----------
+    model : MiniLM
+    run : BertRun, of ``model``
+    layer : int
+
+    Returns
+    -------
+    engine.layers.EncoderLayerResult, with ``ffn_hidden`` of shape (n, d_ff)
+    """
+    block = model.params["blocks"][layer]
+    eps = model.config.eps
+    attended = layer_run(model, run, layer)
+    x = attended.x
+    h = layer_norm(x + attended.attention.output, **block["ln_1"], eps=eps)
+    hidden = gelu(linear(h, **block["ffn_in"]))  # [n, d_model] -> [n, d_ff]
+    ffn = linear(hidden, **block["ffn_out"])  # -> [n, d_model]
+    y = layer_norm(h + ffn, **block["ln_2"], eps=eps)
+    return EncoderLayerResult(
+        np.stack([x, h, y]), attended.attention, attended.attention.output, hidden, ffn
+    )
+
+
+def permutation_error(model, ids, permutation, positions=True):
+    r"""How far the whole model is from permutation-equivariant on these tokens.
+
+    .. math:: \max \lvert \operatorname{Enc}(P X) - P \operatorname{Enc}(X) \rvert
+
+    With its learned position embeddings the model knows where each token is, so
+    shuffling the tokens changes what it computes; with them removed every layer treats
+    the tokens as a set, and the outputs only shuffle (to float32 round-off).
+
+    Parameters
+    ----------
+    model : MiniLM
+    ids : int ndarray of shape (n,)
+    permutation : sequence of int, a permutation of ``range(n)``
+    positions : bool, as in :func:`run_ids`
+
+    Returns
+    -------
+    float, over the last layer's hidden states
+    """
+    ids = np.asarray(ids)
+    permutation = np.asarray(permutation)
+    original = run_ids(model, ids, positions).hidden_states[-1]  # [n, d_model]
+    shuffled = run_ids(model, ids[permutation], positions).hidden_states[-1]
+    return float(np.max(np.abs(shuffled - original[permutation])))
+
+
+def minilm_config():
+    """The installed MiniLM's sizes, read from its config.json alone (no weights loaded).
+
+    Returns
+    -------
+    BertConfig, or None when the model is not installed
+    """
+    folder = minilm_dir()
+    return None if folder is None else _read_config(folder / "config.json")
 
 
 def checkpoint_map(config):

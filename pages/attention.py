@@ -11,9 +11,10 @@ st.caption(
     "row one-hot on its largest score. The panel below measures it."
 )
 
-tokenization, run = controls.toy_run()
+settings, tokenization, run = controls.layer_run()
 labels = tokenization.labels
-head = controls.head_picker("attention_head", run.attention.weights.shape[0])
+head = controls.shared_head(run)
+st.caption(controls.weights_note(settings, head))
 left, right = st.columns(2)
 render.chart(
     left,
@@ -27,12 +28,59 @@ right.caption(
 )
 
 
+def random_against_trained():
+    """MiniLM's head beside random weights of its shape on the same tokens, at its own scale."""
+    if not st.toggle(
+        "Random against trained: this head before and after training, side by side",
+        key="attention_compare",
+        help="The same tokens, sizes (384 features, 12 heads of 32), scale 1/√32 and mask; "
+        "only training differs.",
+        persist_state="session",
+    ):
+        return
+    values = state.current()
+    head = values["head"] if settings.trained else state.DEFAULT_HEAD
+    pair = compute.random_and_trained(
+        settings.text, values["layer"], values["seed"], None, values["causal"]
+    )
+    if pair is None:
+        st.info("MiniLM cannot read this text; shorten it to compare.")
+        return
+    labels, untrained, trained = pair[0], pair[1][head], pair[2][head]
+    query = st.session_state.get("attention_query") if settings.trained else None
+    if query is None or query >= len(labels):
+        query = controls.find_token(labels, "it")
+    trained_name = f"MiniLM, layer {values['layer']}, head {head}"
+    st.caption(
+        f"Row “{labels[query]}”: the random weights put their largest share, "
+        f"{untrained[query].max():.3f}, on “{labels[untrained[query].argmax()]}”; "
+        f"{trained_name} puts {trained[query].max():.3f} on "
+        f"“{labels[trained[query].argmax()]}”. Both at the scale 1/√32, whatever the slider "
+        "below says."
+    )
+    rows = {f"Random (seeded), head {head}": untrained[query], trained_name: trained[query]}
+    render.chart(
+        st, figures.weights_bars_compared(rows, labels, labels[query]), key="att_compare_bars"
+    )
+    left, right = st.columns(2)
+    render.chart(
+        left,
+        figures.attention_heatmap(untrained, labels, f"Random (seeded), head {head}"),
+        key="att_random",
+    )
+    render.chart(right, figures.attention_heatmap(trained, labels, trained_name), key="att_trained")
+
+
+if state.MINILM is not None:
+    random_against_trained()
+
+
 @st.fragment
 def scaled_view():
     """The scale slider and every figure it alone drives, rerun together."""
     controls.scale_slider()
-    values = state.current()
-    heads = compute.toy(**state.model_inputs(values)).attention.heads
+    now = settings.replace(scale=st.session_state["scale"])
+    heads = compute.layer(now).attention.heads
     scores, scaled = heads.scores[head], heads.scaled[head]
     weights, output = heads.weights[head], heads.output[head]
 
@@ -56,11 +104,8 @@ def scaled_view():
 
     st.subheader("Saturation")
     st.latex(equations.SATURATION)
-    scales, sweep, rows = compute.saturation_curve(
-        **state.layer_inputs(values),
-        head=head,
-    )
-    default = state.default_scale(values["d_model"], values["heads"])
+    scales, sweep, rows = compute.saturation_curve(now, head)
+    default = state.default_scale(*state.model_shape(state.current()))
     render.chart(
         st,
         figures.saturation_figure(scales, sweep, heads.scale, default, rows),

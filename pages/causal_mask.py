@@ -3,7 +3,7 @@
 import streamlit as st
 
 import engine
-from app import compute, controls, equations, figures, render, state
+from app import compute, controls, equations, figures, render
 
 st.title("The causal mask")
 st.latex(equations.CAUSAL)
@@ -13,12 +13,19 @@ st.caption(
     " The sidebar's “Mask future tokens” switch applies the mask on every page."
 )
 
-tokenization, run = controls.toy_run()
+settings, tokenization, run = controls.layer_run()
 labels = tokenization.labels
-head = controls.head_picker("causal_head", run.attention.weights.shape[0])
-values = state.current()
-masked = compute.toy(**state.model_inputs(values | {"causal": True})).attention.heads
-unmasked = compute.toy(**state.model_inputs(values | {"causal": False})).attention.heads
+head = controls.shared_head(run)
+st.caption(controls.weights_note(settings, head))
+if settings.trained:
+    st.info(
+        "MiniLM is an encoder: it was trained reading in both directions, so every token "
+        "sees every other. Masking it here is a what-if — the same trained scores with the "
+        "later tokens cut off — not something the model ever does. Side by side, with and "
+        "without."
+    )
+masked = compute.layer(settings.replace(causal=True)).attention.heads
+unmasked = compute.layer(settings.replace(causal=False)).attention.heads
 
 left, right = st.columns(2)
 render.chart(left, figures.mask_heatmap(engine.causal_mask(len(labels)), labels), key="causal_mask")
@@ -33,7 +40,7 @@ render.chart(
     figures.attention_heatmap(
         masked.weights[head],
         labels,
-        "Weights with the mask",
+        "Weights with the mask" + (" (what-if)" if settings.trained else ""),
         scores=masked.scores[head],
         scaled=masked.scaled[head],
     ),
@@ -44,7 +51,7 @@ render.chart(
     figures.attention_heatmap(
         unmasked.weights[head],
         labels,
-        "Weights without the mask",
+        "Weights without the mask" + (" (as MiniLM reads)" if settings.trained else ""),
         scores=unmasked.scores[head],
         scaled=unmasked.scaled[head],
     ),

@@ -5,7 +5,7 @@ import math
 
 import streamlit as st
 
-from app import compute, controls, equations, figures, render, state
+from app import compute, controls, equations, figures, render
 from engine import efficient
 
 st.title("Efficient attention")
@@ -18,11 +18,11 @@ st.caption(
     "The sidebar's “Mask future tokens” switch applies to every pattern."
 )
 
-tokenization, run = controls.toy_run()
+settings, tokenization, run = controls.layer_run()
 labels = tokenization.labels
 n = len(labels)
-head = controls.head_picker("efficient_head", run.attention.weights.shape[0])
-values = state.current()
+head = controls.shared_head(run)
+st.caption(controls.weights_note(settings, head))
 
 st.latex(equations.SPARSE_PATTERNS)
 left, right = st.columns(2)
@@ -35,9 +35,8 @@ with right:
         "Stride / block length l", "efficient_stride", 1, n, max(2, round(math.sqrt(n)))
     )
 
-inputs = state.model_inputs(values) | {"head": head, "window": window, "stride": stride}
-patterns = compute.efficient_patterns(**inputs)
-errors = compute.efficient_errors(**inputs)
+patterns = compute.efficient_patterns(settings, head, window, stride)
+errors = compute.efficient_errors(settings, head, window, stride)
 
 st.subheader("The patterns on this sentence")
 grid = [column for _ in range(3) for column in st.columns(2)]
@@ -54,8 +53,14 @@ with grid[-1]:
     )
     st.caption(
         "ΔA: weights minus the full softmax weights; Δ output: the same for the outputs "
-        "A·V. The toy weights are random and untrained, so these errors measure how "
-        "different each pattern is, not how well a trained model would cope."
+        "A·V. "
+        + (
+            "These are a trained head's weights, but the model was trained with full "
+            "attention: the errors say how far each pattern moves it, untuned."
+            if settings.trained
+            else "The toy weights are random and untrained, so these errors measure how "
+            "different each pattern is, not how well a trained model would cope."
+        )
     )
 
 st.subheader("Measured cost against n")

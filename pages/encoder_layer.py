@@ -12,27 +12,36 @@ st.caption(
     "original transformer) or before the sub-layer (pre-LN, most models today)."
 )
 
-tokenization, run = controls.toy_run()
-labels = tokenization.labels
 values = state.current()
-norm = st.segmented_control(
-    "LayerNorm placement",
-    ("post", "pre"),
-    key="encoder_norm",
-    required=True,
-    default="post",
-    format_func={"post": "Post-LN (Vaswani et al.)", "pre": "Pre-LN"}.get,
-    persist_state="session",
-)
-st.latex(equations.ENCODER[norm])
-d_ff = 4 * values["d_model"]
-if values["pe"] == "rotary":
-    st.info("This page adds positions to X; rotary encoding is shown on the attention pages.")
-layer = compute.encoder(
-    **state.layer_inputs(values),
-    norm_first=norm == "pre",
-    d_ff=d_ff,
-)
+settings, tokenization, run = controls.layer_run()
+labels = tokenization.labels
+if settings.trained:
+    st.caption(
+        f"MiniLM's layer {settings.layer}, as trained: BERT is post-LN, so that is what "
+        "runs; pre-LN stays available with “Random (seeded)” weights. Every sub-layer has "
+        "its trained biases and LayerNorm gains."
+    )
+    norm = "post"
+    if settings.causal or settings.scale != state.default_scale(*state.model_shape(values)):
+        st.caption(
+            "This page runs the layer as the model does: unmasked, at its own scale "
+            "1/√32, whatever the sidebar's what-ifs."
+        )
+else:
+    norm = st.segmented_control(
+        "LayerNorm placement",
+        ("post", "pre"),
+        key="encoder_norm",
+        required=True,
+        default="post",
+        format_func={"post": "Post-LN (Vaswani et al.)", "pre": "Pre-LN"}.get,
+        persist_state="session",
+    )
+    if settings.pe == "rotary":
+        st.info("This page adds positions to X; rotary encoding is shown on the attention pages.")
+st.latex(equations.ENCODER["bert" if settings.trained else norm])
+layer = compute.encoder(settings, norm_first=norm == "pre")
+d_ff = layer.ffn_hidden.shape[1]
 
 render.chart(
     st, figures.stream_norms_figure(layer.stream_norms, layer.update_norms, labels), key="enc_norms"

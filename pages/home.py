@@ -11,8 +11,10 @@ st.caption(
     "and three matrices turn every vector into a query, a key and a value."
 )
 
-tokenization, run = controls.toy_run()
+settings, tokenization, run = controls.layer_run()
 labels = tokenization.labels
+head = controls.shared_head(run)
+st.caption(controls.weights_note(settings, head))
 
 st.subheader(f"{len(labels)} tokens")
 st.dataframe(
@@ -30,23 +32,42 @@ convention = st.segmented_control(
     persist_state="session",
 )
 columns = convention == "columns"
-st.latex(equations.PROJECTIONS[convention])
+if settings.trained:
+    st.latex(equations.HEAD_PROJECTIONS[convention])
+    st.caption(
+        f"X is the hidden state entering layer {settings.layer}: 384 features per token, "
+        f"drawn cropped. Head {head} owns columns {32 * head}–{32 * head + 31} of the "
+        "layer's W_Q, W_K and W_V (and their biases): its queries, keys and values have "
+        "32 features each."
+    )
+    x_title = f"Hidden state X entering layer {settings.layer}"
+    d_head = run.attention.q.shape[-1]
+    cut = slice(head * d_head, (head + 1) * d_head)
+    matrices = [w[:, cut] for w in run.weights[:3]]
+    projections = [run.attention.q[head], run.attention.k[head], run.attention.v[head]]
+    names = [f"{name}, head {head}" for name in equations.WEIGHT_NAMES[convention]]
+    output_names = [f"{name}, head {head}" for name in "QKV"]
+else:
+    st.latex(equations.PROJECTIONS[convention])
+    x_title = "Embeddings X (+ positions)"
+    matrices = run.weights[:3]
+    projections = [run.q, run.k, run.v]
+    names = equations.WEIGHT_NAMES[convention]
+    output_names = ["Q", "K", "V"]
 
-features = figures.feature_labels(run.x.shape[1])
 render.chart(
     st,
-    figures.token_features_heatmap(run.x, labels, "Embeddings X (+ positions)", transpose=columns),
+    figures.token_features_heatmap(run.x, labels, x_title, transpose=columns),
     key="home_x",
 )
 weight_cols = st.columns(3)
-names = equations.WEIGHT_NAMES[convention]
-for col, name, w, part in zip(weight_cols, names, run.weights[:3], "qkv", strict=True):
+for col, name, w, part in zip(weight_cols, names, matrices, "qkv", strict=True):
     render.chart(
         col,
         figures.matrix_heatmap(
             w,
-            features,
-            features,
+            figures.feature_labels(w.shape[0]),
+            figures.feature_labels(w.shape[1]),
             name,
             transpose=columns,
             max_rows=figures.FEATURE_LIMIT,
@@ -55,9 +76,9 @@ for col, name, w, part in zip(weight_cols, names, run.weights[:3], "qkv", strict
         key=f"home_w{part}",
     )
 proj_cols = st.columns(3)
-for col, name, m in zip(proj_cols, ("Q", "K", "V"), (run.q, run.k, run.v), strict=True):
+for col, name, m, part in zip(proj_cols, output_names, projections, "QKV", strict=True):
     render.chart(
         col,
         figures.token_features_heatmap(m, labels, name, transpose=columns),
-        key=f"home_{name}",
+        key=f"home_{part}",
     )

@@ -8,14 +8,21 @@ st.title("Multi-head attention")
 st.latex(equations.MULTI_HEAD)
 st.caption(
     "Each head gets its own slice of the Q, K and V columns, attends on its own, and the "
-    "heads' outputs are joined side by side and mixed by W_O. Set the number of heads in "
-    "the sidebar (it must divide d_model)."
+    "heads' outputs are joined side by side and mixed by W_O."
 )
 
-tokenization, run = controls.toy_run()
+settings, tokenization, run = controls.layer_run()
 labels = tokenization.labels
 mha = run.attention
 n_heads, n, d_head = mha.q.shape
+if settings.trained:
+    st.caption(
+        f"MiniLM's layer {settings.layer}: its 12 trained heads of 32 features, their real "
+        "split of Q (biases included), their concatenation and the layer's W_O (and b_O). "
+        "Choose “Random (seeded)” under Weights to set the number of heads yourself."
+    )
+else:
+    st.caption(controls.weights_note(settings, 0) + " Set the number of heads in the sidebar.")
 
 st.metric("Heads × features per head", f"{n_heads} × {d_head} = {n_heads * d_head}")
 render.chart(
@@ -44,6 +51,8 @@ render.chart(
 )
 render.chart(
     right,
-    figures.token_features_heatmap(mha.output, labels, "Output = Concat · W_O"),
+    figures.token_features_heatmap(
+        mha.output, labels, "Output = Concat · W_O" + (" + b_O" if settings.trained else "")
+    ),
     key="mh_output",
 )

@@ -2,7 +2,7 @@
 
 import streamlit as st
 
-from app import compute, controls, equations, figures, render, state
+from app import compute, controls, equations, figures, minilm, render, state
 
 st.title("Positional encoding")
 st.caption(
@@ -13,47 +13,61 @@ st.caption(
 st.latex(equations.SINUSOIDAL)
 st.latex(equations.ROTARY)
 
-tokenization, run = controls.toy_run()
+settings, tokenization, run = controls.layer_run()
 labels = tokenization.labels
 values = state.current()
+head = controls.shared_head(run)
+st.caption(controls.weights_note(settings, head))
 n, d_model = run.x.shape
 
 n_positions = st.slider(
     "Positions to draw", 2, 512, min(max(n, 32), 512), key="pe_positions", persist_state="session"
 )
-if values["pe"] == "none":
+if settings.trained:
+    st.caption(
+        "MiniLM learned its own table: one 384-feature vector per position, 512 of them, "
+        "added to the word embeddings; a few large entries set its colour scale, and the "
+        "similarity below shows its structure. Beside it, the sinusoidal table and the "
+        "cos/sin of rotary's angles at the same size."
+    )
+    kinds = {"minilm": "MiniLM", "sinusoidal": "Sinusoidal", "rotary": "Rotary"}
+elif values["pe"] == "none":
     st.info(
         "With the encoding “None”, nothing is added: every position's vector is zero, so "
         "there is no table to draw, and attention sees the tokens without their order. "
         "Choose one under “Add positions” in the sidebar to see its table and what it changes."
     )
+    kinds = {}
 else:
-    table = compute.encoding_table(values["pe"], n_positions, d_model, values["seed"])
-    left, right = st.columns(2)
+    kinds = {values["pe"]: f"{state.PE_LABELS[values['pe']]} table (positions × dimensions)"}
+for column, (kind, name) in zip(
+    st.columns(len(kinds)) if kinds else (), kinds.items(), strict=True
+):
+    table = compute.encoding_table(kind, n_positions, d_model, values["seed"])
     render.chart(
-        left,
+        column,
         figures.matrix_heatmap(
             table,
             range(n_positions),
-            [f"f{i}" for i in range(d_model)],
-            f"{state.PE_LABELS[values['pe']]} table (positions × dimensions)",
+            figures.feature_labels(d_model),
+            name,
             x_title="dimension",
             y_title="position",
             max_cols=figures.FEATURE_LIMIT,
         ),
-        key="pe_table",
+        key=f"pe_table_{kind}" if settings.trained else "pe_table",
     )
     render.chart(
-        right,
+        column,
         figures.matrix_heatmap(
-            compute.encoding_similarity(values["pe"], n_positions, d_model, values["seed"]),
+            compute.encoding_similarity(kind, n_positions, d_model, values["seed"]),
             range(n_positions),
             range(n_positions),
-            "Cosine similarity between positions",
+            "Cosine similarity" if settings.trained else "Cosine similarity between positions",
             x_title="position",
             y_title="position",
         ),
-        key="pe_similarity",
+        key=f"pe_similarity_{kind}" if settings.trained else "pe_similarity",
     )
 render.chart(
     st,
@@ -62,7 +76,7 @@ render.chart(
     ),
     key="pe_curves",
 )
-if values["pe"] == "rotary":
+if not settings.trained and values["pe"] == "rotary":
     st.info(
         "Rotary encoding adds nothing to X: it rotates each head's queries and keys. The "
         "table shows the cosines and sines of its rotation angles; its effect shows in the "
@@ -70,29 +84,44 @@ if values["pe"] == "rotary":
     )
 
 st.subheader("Effect on attention")
-if values["pe"] == "none":
-    st.caption("With “None” both heatmaps are the same: no position was added.")
-head = controls.head_picker("pe_head", run.attention.weights.shape[0])
-without = compute.toy(**state.model_inputs(values | {"pe": "none"})).attention.weights[head]
+if settings.trained:
+    st.caption(
+        f"Layer {settings.layer}, head {head}: the model as trained, and the same model run "
+        "with its position embeddings removed (a what-if: it never ran so)."
+    )
+    without = minilm.layer_run(
+        settings.text, settings.layer, settings.scale, settings.causal, positions=False
+    )
+    with_title = "Weights with MiniLM's learned positions"
+else:
+    if values["pe"] == "none":
+        st.caption("With “None” both heatmaps are the same: no position was added.")
+    without = compute.layer(settings.replace(pe="none"))
+    with_title = f"Weights with {state.PE_LABELS[values['pe']].lower()}"
 left, right = st.columns(2)
 render.chart(
-    left, figures.attention_heatmap(without, labels, "Weights without positions"), key="pe_without"
+    left,
+    figures.attention_heatmap(without.attention.weights[head], labels, "Weights without positions"),
+    key="pe_without",
 )
 render.chart(
     right,
-    figures.attention_heatmap(
-        run.attention.weights[head], labels, f"Weights with {state.PE_LABELS[values['pe']].lower()}"
-    ),
+    figures.attention_heatmap(run.attention.weights[head], labels, with_title),
     key="pe_with",
 )
 
 st.subheader("Is self-attention equivariant to permutation?")
 st.latex(equations.PERMUTATION)
+if settings.trained:
+    st.caption(
+        "Here the whole 6-layer model: shuffle its tokens ([CLS] and [SEP] too) and compare "
+        "its last hidden states with the original ones, shuffled the same way."
+    )
 shuffle_seed = st.number_input(
     "Shuffle seed", 0, 10_000, 1, key="pe_shuffle", persist_state="session"
 )
 result = compute.permutation_demo(
-    values["text"], values["tokenizer"], values["seed"], d_model, values["heads"], shuffle_seed
+    settings.replace(scale=None, causal=False, pe="none"), shuffle_seed
 )
 st.text("Shuffled: " + " ".join(labels[i] for i in result["permutation"]))
 st.dataframe(result["table"], hide_index=True)

@@ -2,7 +2,7 @@
 
 import streamlit as st
 
-from app import controls, render, state, tour
+from app import controls, registry, render, state, tour
 
 step, warning = tour.parse_step(st.query_params.get("step"))
 if warning:
@@ -13,21 +13,27 @@ render.scroll_on_new_heading()
 st.progress(step / len(tour.STEPS), text=f"Step {step} of {len(tour.STEPS)}")
 st.title(current.title)
 st.write(current.text)
-controls.toy_run()  # the same token notices as every page
+settings, _, run = controls.layer_run()  # with the same notices as every page
+head = controls.shared_head(run)
+st.caption(controls.weights_note(settings, head))
 
 # Back and Next above the figure, which can be taller than the screen.
 back, explore, forward = st.columns([1, 2, 1])
 if back.button("← Back", key="tour_back", disabled=step == 1, shortcut="Left"):
     st.query_params["step"] = str(step - 1)
     st.rerun()
-explore.page_link(current.page, label="Explore this on its own page", icon=":material/open_in_new:")
+explore.page_link(
+    registry.BY_SCRIPT[current.page].path,
+    label="Explore this on its own page",
+    icon=":material/open_in_new:",
+)
 if step < len(tour.STEPS):
     if forward.button("Next →", key="tour_next", type="primary", shortcut="Right"):
         st.query_params["step"] = str(step + 1)
         st.rerun()
 else:
     forward.success("End of the tour.")
-render.chart(st, current.figure(state.current()), key=f"tour_step_{step}")
+render.chart(st, current.figure(settings, head, state.current()), key=f"tour_step_{step}")
 if step == len(tour.STEPS):
     st.subheader("Where next")
     for target, label in tour.WHERE_NEXT:

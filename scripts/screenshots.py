@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import argparse
 import io
-import re
 import sys
 from pathlib import Path
 
@@ -25,6 +24,8 @@ ROOT = Path(__file__).resolve().parents[1]
 # benchmarks (pytest puts that folder on sys.path); run as a file, this script does it here.
 sys.path.insert(0, str(ROOT / "benchmarks"))
 from harness import chromium, serve_app  # noqa: E402
+
+from app import registry  # noqa: E402
 
 MAX_HEIGHT = 8000
 
@@ -44,8 +45,8 @@ _CONTENT_HEIGHT = """() => {
 
 
 def page_paths():
-    """Every page's URL path, read from the router."""
-    return re.findall(r'url_path="([^"]+)"', (ROOT / "app" / "main.py").read_text())
+    """Every page's URL path, from the registry the router is built from."""
+    return [page.url_path for page in registry.PAGES]
 
 
 def settle(page):

@@ -25,6 +25,10 @@ TOY_PAGES = (
 )
 
 
+#: The link parameter that runs the core pages on the seeded random model.
+RANDOM = {"weights": "random"}
+
+
 def page_script(page):
     """The path of ``pages/<page>.py`` relative to the entry point, as ``switch_page`` takes it.
 

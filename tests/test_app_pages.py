@@ -2,7 +2,7 @@
 
 import numpy as np
 import pytest
-from apptest_support import TOY_PAGES, chart_z, charts, decode, messages, open_app
+from apptest_support import RANDOM, TOY_PAGES, chart_z, charts, decode, messages, open_app
 
 from app import state
 from engine import book
@@ -18,7 +18,7 @@ def test_every_page_renders_figures_without_exception(page):
 
 
 def test_scale_slider_changes_the_scaled_scores_and_weights():
-    at = open_app("attention")
+    at = open_app("attention", RANDOM)
     before = charts(at)
     assert at.select_slider(key="scale").value == pytest.approx(0.25)
     at.select_slider(key="scale").set_value(4.0).run()
@@ -33,7 +33,7 @@ def test_scale_slider_changes_the_scaled_scores_and_weights():
 
 
 def test_weights_rows_sum_to_one_on_screen():
-    at = open_app("attention")
+    at = open_app("attention", RANDOM)
     w = chart_z(at, "att_weights")
     np.testing.assert_allclose(w.sum(axis=1), 1.0, atol=1e-5)
     assert w.shape == (43, 43)  # the default passage in WordPiece, without [CLS]/[SEP]
@@ -41,6 +41,7 @@ def test_weights_rows_sum_to_one_on_screen():
 
 def test_link_sets_the_controls():
     query = {"d_model": "32", "heads": "4", "causal": "1", "pe": "sinusoidal", "scale": "1.0"}
+    query |= RANDOM
     at = open_app("attention", {**query, "text": "the cat sat on the mat"})
     assert not at.exception
     assert not messages(at, "warning")
@@ -55,7 +56,9 @@ def test_link_sets_the_controls():
 
 
 def test_bad_link_values_give_defaults_and_a_warning():
-    at = open_app("attention", {"scale": "abc", "heads": "0", "d_model": "-3", "junk": "1"})
+    at = open_app(
+        "attention", RANDOM | {"scale": "abc", "heads": "0", "d_model": "-3", "junk": "1"}
+    )
     assert not at.exception
     warning = " ".join(messages(at, "warning"))
     for key in ("scale", "heads", "d_model", "junk"):
@@ -80,20 +83,20 @@ def test_empty_text_gives_a_hint(text):
 
 
 def test_single_token():
-    at = open_app("attention", text="it")
+    at = open_app("attention", RANDOM, text="it")
     assert not at.exception
     assert chart_z(at, "att_weights").tolist() == [[1.0]]
 
 
 def test_long_text_is_cut_at_512_tokens_with_a_message():
-    at = open_app("home", text="word " * 700, tokenizer="words")
+    at = open_app("home", RANDOM, text="word " * 700, tokenizer="words")
     assert not at.exception
     assert any("700 tokens" in m and "512" in m for m in messages(at, "warning"))
     assert chart_z(at, "home_Q").shape[0] == 512
 
 
 def test_changing_d_model_snaps_heads_and_keeps_scale_default():
-    at = open_app("multi_head", {"d_model": "16", "heads": "8"})
+    at = open_app("multi_head", RANDOM | {"d_model": "16", "heads": "8"})
     at.sidebar.select_slider(key="d_model").set_value(12).run()
     assert not at.exception
     assert at.sidebar.select_slider(key="heads").value == 6
@@ -114,7 +117,7 @@ def test_controls_survive_a_page_switch():
     ("page", "shown"), [("decoder", []), ("book", []), ("pretrained", ["text"])]
 )
 def test_pages_with_their_own_inputs_show_less_and_keep_the_rest(page, shown):
-    at = open_app("attention")
+    at = open_app("attention", RANDOM)
     at.sidebar.select_slider(key="d_model").set_value(32).run()
     at.sidebar.toggle(key="causal").set_value(True).run()
     at.switch_page(f"../pages/{page}.py").run()
@@ -128,7 +131,7 @@ def test_pages_with_their_own_inputs_show_less_and_keep_the_rest(page, shown):
 
 
 def test_convention_switch_transposes_the_figures():
-    at = open_app("home", text="a b c", tokenizer="words")
+    at = open_app("home", RANDOM, text="a b c", tokenizer="words")
     rows = chart_z(at, "home_x")
     at.segmented_control(key="convention").set_value("columns").run()
     cols = chart_z(at, "home_x")
@@ -137,13 +140,13 @@ def test_convention_switch_transposes_the_figures():
 
 
 def test_multi_head_page_draws_one_panel_per_head():
-    at = open_app("multi_head", {"heads": "4"})
+    at = open_app("multi_head", RANDOM | {"heads": "4"})
     spec = charts(at)["mh_heads"]
     assert len(spec["data"]) == 4
 
 
 def test_causal_page_compares_masked_and_unmasked():
-    at = open_app("causal_mask", text="one two three four", tokenizer="words")
+    at = open_app("causal_mask", RANDOM, text="one two three four", tokenizer="words")
     figs = charts(at)
     masked = decode(figs["causal_weights_masked"]["data"][0]["z"])
     unmasked = decode(figs["causal_weights_unmasked"]["data"][0]["z"])
@@ -155,7 +158,7 @@ def test_causal_page_compares_masked_and_unmasked():
 
 
 def test_positional_page_answers_the_permutation_question():
-    at = open_app("positional_encoding", {"pe": "sinusoidal"}, text="the cat sat on a mat")
+    at = open_app("positional_encoding", RANDOM | {"pe": "sinusoidal"}, text="the cat sat on a mat")
     table = at.dataframe[0].value
     verdict = dict(zip(table["positional encoding"], table["outputs just permute?"], strict=True))
     assert verdict == {"none": "yes", "sinusoidal": "no", "learned": "no", "rotary": "no"}
@@ -194,7 +197,7 @@ def test_text_too_long_for_a_link_stays_out_of_the_url():
 
 
 def test_encoder_page_switches_layernorm_placement():
-    at = open_app("encoder_layer", text="the cat sat on the mat", tokenizer="words")
+    at = open_app("encoder_layer", RANDOM, text="the cat sat on the mat", tokenizer="words")
     assert not at.exception
     post = chart_z(at, "enc_output")
     np.testing.assert_allclose(post.mean(axis=1), 0.0, atol=1e-5)  # post-LN output is normalised

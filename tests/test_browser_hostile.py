@@ -92,7 +92,7 @@ def test_input_through_the_url(page, app_url, dialogs, name):
 
 
 def test_ten_thousand_words_are_cut_with_a_message(page, app_url, dialogs):
-    open_app(page, app_url + "/attention")
+    open_app(page, app_url + "/attention?weights=random")
     box = page.locator(".st-key-text textarea")
     box.fill(LONG)
     box.press("Control+Enter")
@@ -108,11 +108,26 @@ GARBAGE = ["NaN", "inf", "-inf", "-1", "1e400", "9" * 40, "%00", "<b>x</b>", "",
 @pytest.mark.parametrize("value", GARBAGE)
 def test_url_fuzz_gives_defaults_and_a_warning(page, app_url, dialogs, value):
     keys = ["seed", "d_model", "heads", "scale", "causal", "pe", "tokenizer", "convention"]
+    keys += ["layer", "head"]
     params = "&".join(f"{key}={quote(value)}" for key in keys)
-    open_app(page, f"{app_url}/attention?{params}&unknown=1&seed=3&seed={quote(value)}")
+    url = f"{app_url}/attention?weights=random&{params}&unknown=1&seed=3&seed={quote(value)}"
+    open_app(page, url)
     assert_safe(page, dialogs)
     assert_healthy(page)
     assert page.locator('[data-testid="stAlert"]').count() >= 1
     default_scale = state.default_scale(16, 1)
     assert slider(page, "d_model").get_attribute("aria-valuetext") == "16"
     assert slider(page, "scale").get_attribute("aria-valuetext").startswith(f"{default_scale:.4g}")
+
+
+@pytest.mark.skipif(state.MINILM is None, reason="MiniLM is not installed")
+def test_a_text_too_long_for_minilm_says_so_and_offers_random(page, app_url, dialogs):
+    open_app(page, app_url + "/attention")
+    box = page.locator(".st-key-text textarea")
+    box.fill(LONG)
+    box.press("Control+Enter")
+    wait_settled(page, charts=False)
+    assert_safe(page, dialogs)
+    alert = page.locator('[data-testid="stAlert"]').first.inner_text()
+    assert "512" in alert
+    assert "Random" in alert

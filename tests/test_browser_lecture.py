@@ -58,7 +58,8 @@ def test_presentation_mode_hides_the_controls_and_switches_off(page, app_url):
 
 
 def test_csv_download_has_the_matrix_and_its_labels(page, app_url):
-    open_app(page, app_url + "/attention?tokenizer=words&text=the%20cat%20sat%20on%20the%20mat")
+    text = "the%20cat%20sat%20on%20the%20mat"
+    open_app(page, f"{app_url}/attention?weights=random&tokenizer=words&text={text}")
     with page.expect_download() as download:
         page.locator(".st-key-att_weights_csv button").click()
     assert download.value.suggested_filename.startswith("attention-explorer_att_weights_")

@@ -9,7 +9,7 @@ import json
 
 import numpy as np
 import pytest
-from apptest_support import TOY_PAGES, open_app
+from apptest_support import RANDOM, TOY_PAGES, open_app
 
 from app import state
 
@@ -53,8 +53,9 @@ def non_finite_cells(at):
 
 @pytest.mark.parametrize("scale", [state.SCALE_MIN, state.SCALE_MAX, 1.0])
 @pytest.mark.parametrize("causal", ["0", "1"])
-def test_scale_extremes_stay_finite(scale, causal):
-    at = run_page("attention", {"scale": repr(scale), "causal": causal})
+@pytest.mark.parametrize("weights", state.available_weights())
+def test_scale_extremes_stay_finite(scale, causal, weights):
+    at = run_page("attention", {"scale": repr(scale), "causal": causal, "weights": weights})
     assert non_finite_cells(at) == {}
 
 
@@ -67,20 +68,21 @@ def test_largest_scale_gives_one_hot_rows():
 
 @pytest.mark.parametrize("page", ALL_PAGES)
 def test_d_k_of_one(page):
-    at = run_page(page, {"d_model": "4", "heads": "4", "pe": "rotary"})
+    at = run_page(page, RANDOM | {"d_model": "4", "heads": "4", "pe": "rotary"})
     assert non_finite_cells(at) == {}
 
 
 @pytest.mark.parametrize("page", ALL_PAGES)
 def test_a_single_token(page):
-    at = run_page(page, {"causal": "1", "pe": "sinusoidal"}, text="restaurant", tokenizer="words")
+    query = RANDOM | {"causal": "1", "pe": "sinusoidal"}
+    at = run_page(page, query, text="restaurant", tokenizer="words")
     assert non_finite_cells(at) == {}
 
 
 @pytest.mark.parametrize("page", ["attention", "multi_head", "causal_mask"])
 def test_512_tokens_and_12_heads(page):
     text = " ".join(f"word{i}" for i in range(600))
-    query = {"d_model": "768", "heads": "12", "causal": "1", "pe": "learned"}
+    query = RANDOM | {"d_model": "768", "heads": "12", "causal": "1", "pe": "learned"}
     at = run_page(page, query, text=text, tokenizer="words")
     assert non_finite_cells(at) == {}
     assert any("512" in w.value for w in at.warning)
@@ -89,5 +91,6 @@ def test_512_tokens_and_12_heads(page):
 def test_huge_inputs_do_not_overflow():
     # d_model 768 with learned positions has entries of several units; scale 1024 on
     # scores in the hundreds would overflow a naive exp.
-    at = run_page("attention", {"d_model": "768", "scale": repr(state.SCALE_MAX), "pe": "learned"})
+    query = {"d_model": "768", "scale": repr(state.SCALE_MAX), "pe": "learned"}
+    at = run_page("attention", RANDOM | query)
     assert non_finite_cells(at) == {}

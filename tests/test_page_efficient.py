@@ -4,7 +4,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from apptest_support import chart_z, charts, open_app
+from apptest_support import RANDOM, chart_z, charts, open_app
 
 from app import cost, figures
 
@@ -17,7 +17,7 @@ def weights(at):
 
 @pytest.fixture(scope="module")
 def page():
-    return open_app("efficient")
+    return open_app("efficient", RANDOM)
 
 
 def test_page_renders_every_pattern_the_table_and_the_cost_plot(page):
@@ -75,7 +75,7 @@ def test_causal_switch_applies_to_every_pattern():
 
 
 def test_a_single_token_leaves_nothing_to_slide():
-    at = open_app("efficient", text="it")
+    at = open_app("efficient", RANDOM, text="it")
     assert not at.exception
     assert not at.slider  # window 0..0 and stride 1..1 are captions, not sliders
     for z in weights(at).values():

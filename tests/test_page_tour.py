@@ -3,9 +3,9 @@
 import json
 
 import pytest
-from apptest_support import open_app
+from apptest_support import RANDOM, open_app
 
-from app import tour
+from app import state, tour
 
 
 def open_tour(step=None, **query):
@@ -64,7 +64,7 @@ def test_presentation_mode_hides_controls_and_can_be_left():
 
 
 def test_charts_export_print_resolution_images_named_after_settings():
-    at = open_app("attention")
+    at = open_app("attention", RANDOM)
     chart = next(c for c in at.get("plotly_chart") if c.proto.id.endswith("att_weights"))
     options = json.loads(chart.proto.config)["toImageButtonOptions"]
     assert options["scale"] >= 3
@@ -86,3 +86,11 @@ def test_the_last_step_says_where_next():
     assert not at.exception
     links = [link.proto.page for link in at.get("page_link")]  # the pages' URL paths
     assert links[-len(tour.WHERE_NEXT) :] == ["pretrained", "summarize", "decoder"]
+
+
+@pytest.mark.skipif(state.MINILM is None, reason="MiniLM is not installed")
+def test_export_names_say_the_trained_layer_and_head():
+    at = open_app("attention", {"layer": "2", "head": "7"})
+    chart = next(c for c in at.get("plotly_chart") if c.proto.id.endswith("att_weights"))
+    filename = json.loads(chart.proto.config)["toImageButtonOptions"]["filename"]
+    assert filename == "attention-explorer_att_weights_minilm-l2-h7-s0.1768-full"
