@@ -14,7 +14,7 @@ import pandas as pd
 import streamlit as st
 
 import engine
-from app import cost, images
+from app import cost, images, live, state
 from engine import book, seq2seq
 from engine.efficient import attention_patterns, pattern_errors
 from engine.layers import encoder_layer, toy_encoder_weights
@@ -90,6 +90,26 @@ def saturation_curve(text, tokenizer, seed, d_model, heads, causal, pe, head, n_
     scales = np.geomspace(1e-3, 1e3, n_points)
     stats = engine.saturation_sweep(scores[rows], scales, mask)
     return _freeze((scales, stats, len(rows)))
+
+
+@st.cache_resource(max_entries=8, ttl=_TTL, show_spinner=False)
+def scale_frames(text, tokenizer, seed, d_model, heads, causal, pe, head):
+    """One head's attention at every stop of the scale slider, packed for the browser.
+
+    Returns
+    -------
+    frame_id, payload : as :func:`app.live.pack` returns them; both None above
+    :data:`app.live.MAX_TOKENS` tokens, where frames stop paying.
+    """
+    run = toy(text, tokenizer, seed, d_model, heads, None, causal, pe)
+    attention = run.attention
+    if attention.q.shape[1] > live.MAX_TOKENS:
+        return None, None
+    scales = np.array(state.scale_options(d_model, heads))
+    sweep = engine.attention_over_scales(
+        attention.q[head], attention.k[head], attention.v[head], scales, run.mask
+    )
+    return live.sweep_frames(live.SOURCE, sweep)
 
 
 @st.cache_resource(show_spinner=False)

@@ -26,6 +26,8 @@ HOVER_SCORES_MAX = 128
 #: Feature axes wider than this are cropped when drawn (d_model runs to 768).
 FEATURE_LIMIT = 128
 LABEL_MAX_CHARS = 18
+#: The shapes of :func:`saturation_figure` that mark the current scale, one per panel.
+CURRENT_SCALE_MARKERS = (0, 2, 4)
 _ZERO_WIDTH = "\u200b"
 
 

@@ -10,9 +10,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
+import pandas as pd
 import plotly.graph_objects as go
 
-from app import compute, figures, state
+from app import compute, figures, state, tables
 
 
 @dataclass(frozen=True)
@@ -22,7 +23,7 @@ class Step:
     title: str
     text: str
     page: str  # the page script to explore further, as st.page_link takes it
-    figure: Callable[[dict], go.Figure]
+    chart: Callable[[dict], tuple[go.Figure, pd.DataFrame]]  # the figure and its numbers
 
 
 def _run(values, **changes):
@@ -35,17 +36,26 @@ def _labels(values):
 
 def _tokens(values):
     tokenization = compute.tokenize(values["text"], values["tokenizer"])[0]
-    return figures.token_ids_figure(tokenization.labels, tokenization.ids)
+    table = pd.DataFrame({"token": tokenization.labels, "id": tokenization.ids})
+    return figures.token_ids_figure(tokenization.labels, tokenization.ids), table
 
 
 def _qkv(values):
     run = _run(values)
-    return figures.token_features_heatmap(run.q, _labels(values), "Queries Q = X W_Q")
+    labels = _labels(values)
+    return (
+        figures.token_features_heatmap(run.q, labels, "Queries Q = X W_Q"),
+        tables.token_features(run.q, labels),
+    )
 
 
 def _scores(values):
     heads = _run(values).attention.heads
-    return figures.scores_heatmap(heads.scores[0], _labels(values), "Raw scores q·kᵀ")
+    labels = _labels(values)
+    return (
+        figures.scores_heatmap(heads.scores[0], labels, "Raw scores q·kᵀ"),
+        tables.matrix_frame(heads.scores[0], labels, labels),
+    )
 
 
 def _saturation(values):
@@ -54,39 +64,57 @@ def _saturation(values):
         head=0,
     )
     default = state.default_scale(values["d_model"], values["heads"])
-    return figures.saturation_figure(scales, stats, values["scale"], default, rows)
+    return (
+        figures.saturation_figure(scales, stats, values["scale"], default, rows),
+        tables.saturation_curve(scales, stats),
+    )
 
 
 def _weights(values):
     heads = _run(values).attention.heads
-    return figures.attention_heatmap(
-        heads.weights[0], _labels(values), scores=heads.scores[0], scaled=heads.scaled[0]
+    labels = _labels(values)
+    return (
+        figures.attention_heatmap(
+            heads.weights[0], labels, scores=heads.scores[0], scaled=heads.scaled[0]
+        ),
+        tables.matrix_frame(heads.weights[0], labels, labels),
     )
 
 
 def _causal(values):
     heads = _run(values, causal=True).attention.heads
-    return figures.attention_heatmap(heads.weights[0], _labels(values), "Weights with the mask")
+    labels = _labels(values)
+    return (
+        figures.attention_heatmap(heads.weights[0], labels, "Weights with the mask"),
+        tables.matrix_frame(heads.weights[0], labels, labels),
+    )
 
 
 def _positions(values):
     n = len(_labels(values))
     table = compute.encoding_table("sinusoidal", max(n, 2), values["d_model"], values["seed"])
-    return figures.matrix_heatmap(
+    positions, features = range(table.shape[0]), figures.feature_labels(table.shape[1])
+    figure = figures.matrix_heatmap(
         table,
-        range(table.shape[0]),
-        figures.feature_labels(table.shape[1]),
+        positions,
+        features,
         "Sinusoidal positions × dimensions",
         x_title="dimension",
         y_title="position",
         max_cols=figures.FEATURE_LIMIT,
     )
+    return figure, tables.matrix_frame(table, positions, features)
 
 
 def _multi_head(values):
     heads = max(h for h in state.divisors(values["d_model"]) if h <= 4)
     run = _run(values, heads=heads, scale=state.default_scale(values["d_model"], heads))
-    return figures.heads_heatmaps(run.attention.weights, _labels(values))
+    labels = _labels(values)
+    names = [f"head {h}" for h in range(heads)]
+    return (
+        figures.heads_heatmaps(run.attention.weights, labels),
+        tables.panels(run.attention.weights, names, labels, labels),
+    )
 
 
 STEPS = (

@@ -2,7 +2,7 @@
 
 import streamlit as st
 
-from app import compute, controls, equations, figures, render, state, tables
+from app import compute, controls, equations, figures, live, render, state, tables
 
 st.title("Scores → softmax → weights → output")
 st.latex(equations.ATTENTION)
@@ -19,6 +19,7 @@ render.chart(
     left,
     figures.scores_heatmap(run.attention.heads.scores[head], labels, "Raw scores q·kᵀ"),
     key="att_raw",
+    table=tables.matrix_frame(run.attention.heads.scores[head], labels, labels),
 )
 right.latex(equations.SOFTMAX)
 right.caption(
@@ -29,9 +30,10 @@ right.caption(
 
 @st.fragment
 def scaled_view():
-    """The scale slider and every figure it alone drives, rerun together."""
-    controls.scale_slider()
+    """The scale slider and every figure it alone drives, rerun together on release."""
     values = state.current()
+    frame_id, frames = compute.scale_frames(**state.layer_inputs(values), head=head)
+    controls.scale_slider(frames)
     heads = compute.toy(**state.model_inputs(values)).attention.heads
     scores, scaled = heads.scores[head], heads.scaled[head]
     weights, output = heads.weights[head], heads.output[head]
@@ -41,17 +43,23 @@ def scaled_view():
         left,
         figures.scores_heatmap(heads.masked[head], labels, f"Scaled scores × {heads.scale:.4g}"),
         key="att_scaled",
+        table=tables.matrix_frame(heads.masked[head], labels, labels),
+        live=live.follow(live.SOURCE, frame_id, title="Scaled scores × {scale}"),
     )
     render.chart(
         right,
         figures.attention_heatmap(weights, labels, scores=scores, scaled=scaled),
         key="att_weights",
+        table=tables.matrix_frame(weights, labels, labels),
+        live=live.follow(live.SOURCE, frame_id, heatmap="weights"),
     )
     left, right = st.columns(2)
     render.chart(
         left,
         figures.token_features_heatmap(output, labels, "Output = weights · V"),
         key="att_output",
+        table=tables.token_features(output, labels),
+        live=live.follow(live.SOURCE, frame_id, heatmap="output", limits="output"),
     )
 
     st.subheader("Saturation")
@@ -65,6 +73,8 @@ def scaled_view():
         st,
         figures.saturation_figure(scales, sweep, heads.scale, default, rows),
         key="att_saturation",
+        table=tables.saturation_curve(scales, sweep),
+        live=live.follow(live.SOURCE, frame_id, markers=figures.CURRENT_SCALE_MARKERS),
     )
     summary, per_row = tables.saturation_tables(weights, labels)
     st.dataframe(summary, hide_index=True)
@@ -73,7 +83,13 @@ def scaled_view():
 
     with right:
         query = controls.token_picker("attention_query", labels, prefer="it")
-        render.chart(st, figures.weights_bar(weights[query], labels, labels[query]), key="att_bar")
+        render.chart(
+            st,
+            figures.weights_bar(weights[query], labels, labels[query]),
+            key="att_bar",
+            table=tables.weights_row(weights[query], labels),
+            live=live.follow(live.SOURCE, frame_id, bar="weights", row=query),
+        )
     state.write_url()
 
 

@@ -3,7 +3,7 @@
 import streamlit as st
 
 import engine
-from app import compute, controls, equations, figures, render, state
+from app import compute, controls, equations, figures, render, state, tables
 
 st.title("The causal mask")
 st.latex(equations.CAUSAL)
@@ -21,11 +21,18 @@ masked = compute.toy(**state.model_inputs(values | {"causal": True})).attention.
 unmasked = compute.toy(**state.model_inputs(values | {"causal": False})).attention.heads
 
 left, right = st.columns(2)
-render.chart(left, figures.mask_heatmap(engine.causal_mask(len(labels)), labels), key="causal_mask")
+mask = engine.causal_mask(len(labels))
+render.chart(
+    left,
+    figures.mask_heatmap(mask, labels),
+    key="causal_mask",
+    table=tables.matrix_frame(mask, labels, labels),
+)
 render.chart(
     right,
     figures.scores_heatmap(masked.masked[head], labels, "Masked scaled scores"),
     key="causal_scores",
+    table=tables.matrix_frame(masked.masked[head], labels, labels),
 )
 left, right = st.columns(2)
 render.chart(
@@ -38,6 +45,7 @@ render.chart(
         scaled=masked.scaled[head],
     ),
     key="causal_weights_masked",
+    table=tables.matrix_frame(masked.weights[head], labels, labels),
 )
 render.chart(
     right,
@@ -49,6 +57,7 @@ render.chart(
         scaled=unmasked.scaled[head],
     ),
     key="causal_weights_unmasked",
+    table=tables.matrix_frame(unmasked.weights[head], labels, labels),
 )
 
 st.subheader("What each token can see")

@@ -3,7 +3,7 @@
 import pandas as pd
 import streamlit as st
 
-from app import controls, equations, figures, render, state
+from app import controls, equations, figures, render, state, tables
 
 st.title("Tokens → Q, K, V")
 st.caption(
@@ -37,6 +37,7 @@ render.chart(
     st,
     figures.token_features_heatmap(run.x, labels, "Embeddings X (+ positions)", transpose=columns),
     key="home_x",
+    table=tables.token_features(run.x, labels),
 )
 weight_cols = st.columns(3)
 names = equations.WEIGHT_NAMES[convention]
@@ -53,6 +54,7 @@ for col, name, w, part in zip(weight_cols, names, run.weights[:3], "qkv", strict
             max_cols=figures.FEATURE_LIMIT,
         ),
         key=f"home_w{part}",
+        table=tables.matrix_frame(w, features, features),
     )
 proj_cols = st.columns(3)
 for col, name, m in zip(proj_cols, ("Q", "K", "V"), (run.q, run.k, run.v), strict=True):
@@ -60,4 +62,5 @@ for col, name, m in zip(proj_cols, ("Q", "K", "V"), (run.q, run.k, run.v), stric
         col,
         figures.token_features_heatmap(m, labels, name, transpose=columns),
         key=f"home_{name}",
+        table=tables.token_features(m, labels),
     )

@@ -24,6 +24,7 @@ render.chart(
         run.q, labels, "Q, with each head's columns marked", column_groups=n_heads
     ),
     key="mh_q",
+    table=tables.token_features(run.q, labels),
 )
 entropy = tables.head_entropy(mha.weights)
 render.chart(
@@ -32,6 +33,7 @@ render.chart(
         mha.weights, labels, stat=[f"{bits:.2f} bits" for bits in entropy["mean entropy (bits)"]]
     ),
     key="mh_heads",
+    table=tables.panels(mha.weights, [f"head {h}" for h in range(n_heads)], labels, labels),
 )
 st.dataframe(entropy, hide_index=True)
 left, right = st.columns(2)
@@ -41,9 +43,11 @@ render.chart(
         mha.concat, labels, "Concat(head outputs)", column_groups=n_heads
     ),
     key="mh_concat",
+    table=tables.token_features(mha.concat, labels),
 )
 render.chart(
     right,
     figures.token_features_heatmap(mha.output, labels, "Output = Concat · W_O"),
     key="mh_output",
+    table=tables.token_features(mha.output, labels),
 )

@@ -2,7 +2,7 @@
 
 import streamlit as st
 
-from app import compute, controls, equations, figures, render, state
+from app import compute, controls, equations, figures, render, state, tables
 
 st.title("Positional encoding")
 st.caption(
@@ -21,12 +21,12 @@ n, d_model = run.x.shape
 n_positions = st.slider(
     "Positions to draw", 2, 512, min(max(n, 32), 512), key="pe_positions", persist_state="session"
 )
-table = compute.encoding_table(values["pe"], n_positions, d_model, values["seed"])
+encoding = compute.encoding_table(values["pe"], n_positions, d_model, values["seed"])
 left, right = st.columns(2)
 render.chart(
     left,
     figures.matrix_heatmap(
-        table,
+        encoding,
         range(n_positions),
         [f"f{i}" for i in range(d_model)],
         f"{state.PE_LABELS[values['pe']]} table (positions × dimensions)",
@@ -35,11 +35,13 @@ render.chart(
         max_cols=figures.FEATURE_LIMIT,
     ),
     key="pe_table",
+    table=tables.matrix_frame(encoding, range(n_positions), figures.feature_labels(d_model)),
 )
+similarity = compute.encoding_similarity(values["pe"], n_positions, d_model, values["seed"])
 render.chart(
     right,
     figures.matrix_heatmap(
-        compute.encoding_similarity(values["pe"], n_positions, d_model, values["seed"]),
+        similarity,
         range(n_positions),
         range(n_positions),
         "Cosine similarity between positions",
@@ -47,13 +49,15 @@ render.chart(
         y_title="position",
     ),
     key="pe_similarity",
+    table=tables.matrix_frame(similarity, range(n_positions), range(n_positions)),
 )
+sinusoidal = compute.encoding_table("sinusoidal", n_positions, d_model, 0)
+dims = range(0, min(d_model, 8), 2)
 render.chart(
     st,
-    figures.encoding_curves(
-        compute.encoding_table("sinusoidal", n_positions, d_model, 0), range(0, min(d_model, 8), 2)
-    ),
+    figures.encoding_curves(sinusoidal, dims),
     key="pe_curves",
+    table=tables.matrix_frame(sinusoidal[:, dims], range(n_positions), [f"f{i}" for i in dims]),
 )
 if values["pe"] == "rotary":
     st.info(
@@ -66,7 +70,10 @@ head = controls.head_picker("pe_head", run.attention.weights.shape[0])
 without = compute.toy(**state.model_inputs(values | {"pe": "none"})).attention.weights[head]
 left, right = st.columns(2)
 render.chart(
-    left, figures.attention_heatmap(without, labels, "Weights without positions"), key="pe_without"
+    left,
+    figures.attention_heatmap(without, labels, "Weights without positions"),
+    key="pe_without",
+    table=tables.matrix_frame(without, labels, labels),
 )
 render.chart(
     right,
@@ -74,6 +81,7 @@ render.chart(
         run.attention.weights[head], labels, f"Weights with {state.PE_LABELS[values['pe']].lower()}"
     ),
     key="pe_with",
+    table=tables.matrix_frame(run.attention.weights[head], labels, labels),
 )
 
 st.subheader("Is self-attention equivariant to permutation?")

@@ -13,7 +13,8 @@ st.progress(step / len(tour.STEPS), text=f"Step {step} of {len(tour.STEPS)}")
 st.title(current.title)
 st.write(current.text)
 controls.toy_run()  # the same token notices as every page
-render.chart(st, current.figure(state.current()), key=f"tour_step_{step}")
+figure, table = current.chart(state.current())
+render.chart(st, figure, key=f"tour_step_{step}", table=table)
 
 back, explore, forward = st.columns([1, 2, 1])
 if back.button("← Back", key="tour_back", disabled=step == 1, shortcut="Left"):
