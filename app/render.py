@@ -28,7 +28,7 @@ _PRESENT_CSS = """
 [data-testid="stHeader"], [data-testid="stToolbar"],
 .stSlider, .stSelectbox, .stTextInput, .stTextArea, .stNumberInput, .stCheckbox,
 .stDownloadButton, [data-testid="stButtonGroup"], .stPopover, .stExpander,
-[data-testid="stDataFrame"] { display: none !important; }
+[data-testid="stDataFrame"], .ae-scale { display: none !important; }
 .block-container { max-width: 100% !important; padding: 1rem 2rem !important; }
 html, body, [data-testid="stMarkdownContainer"] p { font-size: 22px; }
 </style>

@@ -402,9 +402,9 @@ class CellArithmetic(NamedTuple):
     exp : float, ``exp(shifted)``
     row_sum : float, the sum of ``exp`` over row ``i``
     weight : float, ``exp / row_sum``: the cell's weight
-    v : ndarray of shape (d_v,), the value ``v_j``
-    contribution : ndarray of shape (d_v,), ``weight · v_j``
-    output : ndarray of shape (d_v,), ``o_i = Σ_j a_ij v_j``
+    v : ndarray of shape (d_v,), the value ``v_j`` (None without values)
+    contribution : ndarray of shape (d_v,), ``weight · v_j`` (None without values)
+    output : ndarray of shape (d_v,), ``o_i = Σ_j a_ij v_j`` (None without values)
     """
 
     q: np.ndarray
@@ -422,7 +422,7 @@ class CellArithmetic(NamedTuple):
     output: np.ndarray
 
 
-def cell_arithmetic(q, k, v, i, j, scale, mask=None):
+def cell_arithmetic(q, k, v, i, j, scale=None, mask=None):
     r"""One weight of the attention matrix worked out by hand: what a clicked cell shows.
 
     .. math:: a_{ij} = \frac{e^{s\,q_i \cdot k_j - m_i}}{\sum_{j'} e^{s\,q_i \cdot k_{j'} - m_i}},
@@ -435,16 +435,19 @@ def cell_arithmetic(q, k, v, i, j, scale, mask=None):
     ----------
     q : ndarray of shape (n_q, d_k)
     k : ndarray of shape (n_k, d_k)
-    v : ndarray of shape (n_k, d_v)
+    v : ndarray of shape (n_k, d_v), or None when the values were not kept (the output
+        part is then None too)
     i, j : int, the query row and the key column
-    scale : float
+    scale : float, optional; default ``1/√d_k``
     mask : bool ndarray of shape (n_q, n_k), optional
 
     Returns
     -------
     CellArithmetic
     """
-    q, k, v = np.asarray(q), np.asarray(k), np.asarray(v)
+    q, k = np.asarray(q), np.asarray(k)
+    if scale is None:
+        scale = 1.0 / np.sqrt(q.shape[-1])
     scores = q @ k.T  # [n_q, d_k] @ [d_k, n_k] -> [n_q, n_k], as the matrix form computes it
     row = scores[i] * scale  # [n_k]
     if mask is not None:
@@ -465,7 +468,7 @@ def cell_arithmetic(q, k, v, i, j, scale, mask=None):
         exp=float(exps[j]),
         row_sum=float(np.sum(exps)),
         weight=float(weights[j]),
-        v=v[j],
-        contribution=weights[j] * v[j],
-        output=weights @ v,  # [n_k] @ [n_k, d_v] -> [d_v]
+        v=None if v is None else np.asarray(v)[j],
+        contribution=None if v is None else weights[j] * np.asarray(v)[j],
+        output=None if v is None else weights @ np.asarray(v),  # [n_k] @ [n_k, d_v] -> [d_v]
     )

@@ -2,7 +2,7 @@
 
 import streamlit as st
 
-from app import compute, controls, equations, figures, live, render, state, tables
+from app import arithmetic, compute, controls, equations, figures, live, render, state, tables
 
 st.title("Scores → softmax → weights → output")
 st.latex(equations.ATTENTION)
@@ -34,7 +34,8 @@ def scaled_view():
     values = state.current()
     frame_id, frames = compute.scale_frames(**state.layer_inputs(values), head=head)
     controls.scale_slider(frames)
-    heads = compute.toy(**state.model_inputs(values)).attention.heads
+    run_now = compute.toy(**state.model_inputs(values))
+    heads = run_now.attention.heads
     scores, scaled = heads.scores[head], heads.scaled[head]
     weights, output = heads.weights[head], heads.output[head]
 
@@ -46,12 +47,13 @@ def scaled_view():
         table=tables.matrix_frame(heads.masked[head], labels, labels),
         live=live.follow(live.SOURCE, frame_id, title="Scaled scores × {scale}"),
     )
-    render.chart(
+    click = render.chart(
         right,
         figures.attention_heatmap(weights, labels, scores=scores, scaled=scaled),
         key="att_weights",
         table=tables.matrix_frame(weights, labels, labels),
         live=live.follow(live.SOURCE, frame_id, heatmap="weights"),
+        clicks=True,
     )
     left, right = st.columns(2)
     render.chart(
@@ -60,6 +62,16 @@ def scaled_view():
         key="att_output",
         table=tables.token_features(output, labels),
         live=live.follow(live.SOURCE, frame_id, heatmap="output", limits="output"),
+    )
+
+    st.subheader("One weight, worked out")
+    attention = run_now.attention
+    arithmetic.panel(
+        arithmetic.clicked_cell("att_weights", click, *weights.shape),
+        (attention.q[head], attention.k[head], attention.v[head]),
+        heads.scale,
+        run_now.mask,
+        labels,
     )
 
     st.subheader("Saturation")

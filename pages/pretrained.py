@@ -2,7 +2,7 @@
 
 import streamlit as st
 
-from app import controls, equations, figures, minilm, render, state, tables
+from app import arithmetic, controls, equations, figures, minilm, render, state, tables
 from engine import bert
 from engine.attention import query_stages
 
@@ -63,11 +63,20 @@ render.chart(
     key="pretrained_bar",
     table=tables.weights_row(weights[token, shown], labels[shown]),
 )
-render.chart(
+click = render.chart(
     right,
     figures.attention_heatmap(weights[shown, shown], labels[shown], f"Layer {layer}, head {head}"),
     key="pretrained_heatmap",
     table=tables.matrix_frame(weights[shown, shown], labels[shown], labels[shown]),
+    clicks=True,
+)
+queries, keys = run.queries[layer, head], run.keys[layer, head]
+arithmetic.panel(
+    arithmetic.clicked_cell("pretrained_heatmap", click, *weights[shown, shown].shape, shown),
+    (queries, keys, None),
+    None,  # the model's own 1/√d_head
+    None,
+    labels,
 )
 
 st.header("Model view")

@@ -101,6 +101,24 @@ def chart_payloads(at):
     return payloads
 
 
+def scale_slider(at):
+    """The scale slider's data as the last run sent it: ``labels`` of every stop, ``stop``.
+
+    The slider is the chart component's (it plays the scale's frames in the browser); a
+    test moves it as its release does, through ``at.session_state["scale"]``.
+    """
+    for element in at.get("bidi_component"):
+        if element.proto.id.endswith("-att_scale") and element.proto.WhichOneof("data") == "json":
+            return json.loads(element.proto.json)
+    raise LookupError("no scale slider on this page")
+
+
+def scale_shown(at):
+    """The scale slider's current stop, as it labels it."""
+    data = scale_slider(at)
+    return data["labels"][data["stop"]]
+
+
 def charts(at):
     """The Plotly figures the last run sent, by their key, decoded from the element protos.
 
