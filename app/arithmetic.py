@@ -38,6 +38,15 @@ def clicked_cell(key, click, n_q, n_k, shown=slice(None)):
     return cell[0] + offset, cell[1] + offset
 
 
+def clicked_head(key, click, n_heads):
+    """The head (the panel's trace) of the cell last clicked on chart ``key``; 0 at first."""
+    name = f"{key}_head"
+    if click is not None:
+        st.session_state[name] = int(click["trace"])
+    head = st.session_state.get(name, 0)
+    return head if head < n_heads else 0
+
+
 def panel(cell, qkv, scale, mask, labels):
     """The arithmetic of weight ``cell = (i, j)``, or how to choose one when it is None.
 
@@ -71,7 +80,7 @@ def _show(cell, query_label, key_label, i, j):
             "o_i = Σ_j a_ij v_j": cell.output,
         }
     width = min(SHOWN_DIMS, max(len(v) for v in vectors.values()))
-    st.dataframe(
+    st.table(
         pd.DataFrame(
             [_vector(v) + [""] * (width - min(len(v), SHOWN_DIMS)) for v in vectors.values()],
             index=list(vectors),
@@ -88,7 +97,7 @@ def _show(cell, query_label, key_label, i, j):
         ("row sum Σ_j′ exp(·)", cell.row_sum),
         ("weight a_ij = exp(·) / row sum", cell.weight),
     ]
-    st.dataframe(
+    st.table(
         pd.DataFrame({"step": [s for s, _ in steps], "value": [f"{v:.6g}" for _, v in steps]}),
         hide_index=True,
     )

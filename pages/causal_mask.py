@@ -3,7 +3,7 @@
 import streamlit as st
 
 import engine
-from app import compute, controls, equations, figures, render, state, tables
+from app import arithmetic, compute, controls, equations, figures, render, state, tables
 
 st.title("The causal mask")
 st.latex(equations.CAUSAL)
@@ -17,7 +17,8 @@ tokenization, run = controls.toy_run()
 labels = tokenization.labels
 head = controls.head_picker("causal_head", run.attention.weights.shape[0])
 values = state.current()
-masked = compute.toy(**state.model_inputs(values | {"causal": True})).attention.heads
+masked_run = compute.toy(**state.model_inputs(values | {"causal": True}))
+masked = masked_run.attention.heads
 unmasked = compute.toy(**state.model_inputs(values | {"causal": False})).attention.heads
 
 left, right = st.columns(2)
@@ -35,7 +36,7 @@ render.chart(
     table=tables.matrix_frame(masked.masked[head], labels, labels),
 )
 left, right = st.columns(2)
-render.chart(
+click = render.chart(
     left,
     figures.attention_heatmap(
         masked.weights[head],
@@ -46,6 +47,7 @@ render.chart(
     ),
     key="causal_weights_masked",
     table=tables.matrix_frame(masked.weights[head], labels, labels),
+    clicks=True,
 )
 render.chart(
     right,
@@ -59,6 +61,16 @@ render.chart(
     key="causal_weights_unmasked",
     table=tables.matrix_frame(unmasked.weights[head], labels, labels),
 )
+
+with left:
+    attention = masked_run.attention
+    arithmetic.panel(
+        arithmetic.clicked_cell("causal_weights_masked", click, *masked.weights[head].shape),
+        (attention.q[head], attention.k[head], attention.v[head]),
+        masked.scale,
+        masked_run.mask,
+        labels,
+    )
 
 st.subheader("What each token can see")
 query = controls.token_picker("causal_query", labels)

@@ -2,7 +2,7 @@
 
 import streamlit as st
 
-from app import controls, equations, figures, render, tables
+from app import arithmetic, controls, equations, figures, render, tables
 
 st.title("Multi-head attention")
 st.latex(equations.MULTI_HEAD)
@@ -27,13 +27,22 @@ render.chart(
     table=tables.token_features(run.q, labels),
 )
 entropy = tables.head_entropy(mha.weights)
-render.chart(
+click = render.chart(
     st,
     figures.heads_heatmaps(
         mha.weights, labels, stat=[f"{bits:.2f} bits" for bits in entropy["mean entropy (bits)"]]
     ),
     key="mh_heads",
     table=tables.panels(mha.weights, [f"head {h}" for h in range(n_heads)], labels, labels),
+    clicks=True,
+)
+clicked_head = arithmetic.clicked_head("mh_heads", click, n_heads)
+arithmetic.panel(
+    arithmetic.clicked_cell("mh_heads", click, n, n),
+    (mha.q[clicked_head], mha.k[clicked_head], mha.v[clicked_head]),
+    mha.heads.scale,
+    run.mask,
+    labels,
 )
 st.dataframe(entropy, hide_index=True)
 left, right = st.columns(2)

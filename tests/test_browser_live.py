@@ -151,7 +151,7 @@ def test_a_clicked_cell_shows_its_arithmetic(page, app_url):
     wait_settled(page)
     heading = page.get_by_text(f"Cell ({cell['i']}, {cell['j']}): query “it”")
     assert heading.count() == 1
-    steps = page.locator('[data-testid="stDataFrame"]').filter(has_text="row sum").inner_text()
+    steps = page.locator('[data-testid="stTable"]').filter(has_text="row sum").inner_text()
     shown = float(re.search(r"weight a_ij = exp\(·\) / row sum\s+([\d.e-]+)", steps).group(1))
     assert shown == pytest.approx(cell["weight"], abs=1e-6)
     assert_healthy(page)
