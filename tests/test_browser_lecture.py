@@ -89,6 +89,6 @@ def test_a_copied_link_reproduces_the_view_in_a_fresh_browser(page, app_url, bro
         assert_healthy(fresh)
         assert fresh.locator(".st-key-causal input").is_checked()
         assert slider(fresh, "att_scale").get_attribute("aria-valuetext") == slider(
-            page, "scale"
+            page, "att_scale"
         ).get_attribute("aria-valuetext")
         assert chart(fresh, "att_weights") == before
