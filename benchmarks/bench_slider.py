@@ -11,9 +11,16 @@ fingerprint of each chart: the DOM node that draws it (Streamlit remounts a char
 whose spec or config changed), the data arrays it was given, and what it drew (its
 heatmap images, trace and shape paths, title). Once the rerun has finished (the
 ``script_finished`` message arrived) and the socket has been quiet for 400 ms, the step
-ends at the frame after the last change of any chart that changed: the moment the
-last changed chart was on screen. A step is one arrow key on the focused slider thumb
-(right through the default passage, then back left at 512 tokens).
+ends at the frame after the first change of the last chart to change: the moment every
+chart the step changed showed the new stop (on the app, from the scale's frames, before
+the server has answered). "exact" is the frame after the last change: the server's exact
+figures drawn. A step is one arrow key on the focused slider thumb (right through the
+default passage, then back left at 512 tokens).
+
+Then: frames per second while the scale is dragged (driven in the page, one input event
+per animation frame, and under Playwright's pointer), with the script runs meanwhile;
+the bytes of the scale's frames at 43, 64 and 128 tokens; with ``--loads``, the first
+load of /attention (and of ``--baseline``, an older checkout, beside it).
 
 An instrumented WebSocket stamps each message the page sends and receives, which
 splits a step into: press → widget value sent → first reply → last reply → painted.
@@ -43,7 +50,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
-from harness import PROTOBUF_TOP_FIELDS, SETTLED, chromium, serve_app
+from harness import PROTOBUF_TOP_FIELDS, chromium, serve_app
 
 ROOT = Path(__file__).resolve().parents[1]
 #: Targets (issue #11): a keyboard step until every chart shows the new stop, against the
@@ -173,11 +180,14 @@ INSTRUMENT = (
             this.run++;
             const now = charts();
             const changed = Object.keys(now).filter(k => now[k] !== this.before[k]).sort();
+            // A change the frame loop did not note (it happens at 512 tokens, under load)
+            // counts as shown now, after the settle: an upper bound.
             const missing = changed.filter(k => !(k in this.shownAt));
+            const late = performance.now();
             return {
                 t0: this.t0,
-                shown: Math.max(...changed.map(k => this.firstShownAt[k] ?? Infinity)),
-                t1: Math.max(...changed.map(k => this.shownAt[k] ?? Infinity)),
+                shown: Math.max(...changed.map(k => this.firstShownAt[k] ?? late)),
+                t1: Math.max(...changed.map(k => this.shownAt[k] ?? late)),
                 changed,
                 missing,
                 events: log.slice(this.start),
@@ -194,7 +204,8 @@ INSTRUMENT = (
                     const last = events.filter(e => e[0] === 'recv' || e[0] === 'send').at(-1);
                     const quiet = last ? performance.now() - last[1] : Infinity;
                     if (events.some(e => e[0] === 'finished') && quiet >= quietMs && idle()) {
-                        resolve();
+                        // two more frames, so the frame loop has noted the last change
+                        requestAnimationFrame(() => requestAnimationFrame(resolve));
                     } else if (performance.now() - started > timeoutMs) {
                         reject(new Error(`no finished rerun in ${timeoutMs} ms`));
                     } else {
@@ -225,6 +236,7 @@ class Target:
     key: str = "ArrowRight"
     received: int = 0
     counting: bool = True
+    missed: int = 0  # steps where the frame loop missed a change (timed as an upper bound)
     charts: Counter = field(default_factory=Counter)
     steps: list = field(default_factory=list)
 
@@ -270,10 +282,11 @@ class Target:
         before = self.press()
         self.settle()
         result = self.page.evaluate("window.__bench.result()")
-        if not result["changed"] or result["missing"]:
-            raise RuntimeError(f"{self.name}: no repaint seen: {result['changed']=}")
+        if not result["changed"]:
+            raise RuntimeError(f"{self.name}: no repaint seen")
         if not record:
             return
+        self.missed += bool(result["missing"])
         t0, t1 = result["t0"], result["t1"]
         sends = [t for kind, t, *_ in result["events"] if kind == "send" and t >= t0]
         replies = [
@@ -501,7 +514,7 @@ def measure_phase(app, trivial, steps, warmup, browser, profile):
     charts : Counter of the sets of charts that each step repainted
     drawing : dict, the client profile of the last step (empty without ``profile``)
     """
-    app.steps, trivial.steps, app.charts = [], [], Counter()
+    app.steps, trivial.steps, app.charts, app.missed = [], [], Counter(), 0
     for target in (app, trivial):
         for _ in range(warmup):
             target.step(record=False)
@@ -514,6 +527,8 @@ def measure_phase(app, trivial, steps, warmup, browser, profile):
         drawing = profile_client(browser, before, app.page.evaluate("window.__bench.specs()"))
     rows = [summary(trivial), summary(app, trivial)]
     rows[1]["case"] = f"attention page, {n} tokens"
+    if app.missed:
+        rows[1]["case"] += f" ({app.missed} upper bounds)"
     return rows, n, app.charts, drawing
 
 
@@ -600,6 +615,17 @@ def frames_sizes():
     return sizes
 
 
+#: A first load is over when the script has run and every chart has drawn, whether the
+#: app draws them with st.plotly_chart (an older checkout) or with the chart component.
+_LOADED = """() => {
+    const app = document.querySelector('[data-testid="stApp"]');
+    const charts = document.querySelectorAll('[data-testid="stPlotlyChart"], .ae-chart');
+    return app?.dataset.testScriptState === 'notRunning' && charts.length > 0
+        && [...charts].every(c => c.querySelector('.main-svg'))
+        && !document.querySelector('.ae-chart[data-pending]');
+}"""
+
+
 def first_loads(browser, urls, loads):
     """Median ms from navigation to every chart drawn, for each URL, loads alternating."""
     times = {url: [] for url in urls}
@@ -608,7 +634,7 @@ def first_loads(browser, urls, loads):
             context = browser.new_context(viewport={"width": 1400, "height": 1000})
             page = context.new_page()
             page.goto(url)
-            page.wait_for_function(SETTLED, polling=50, timeout=300_000)
+            page.wait_for_function(_LOADED, polling=50, timeout=300_000)
             times[url].append(page.evaluate("performance.now()"))
             context.close()
     return {url: float(np.median(ms)) for url, ms in times.items()}
