@@ -15,7 +15,7 @@ import pandas as pd
 import streamlit as st
 
 import engine
-from app import cost, images, minilm
+from app import cost, images, live, minilm, state
 from engine import book, seq2seq
 from engine.efficient import attention_patterns, pattern_errors
 from engine.layers import encoder_layer, toy_encoder_weights
@@ -167,6 +167,33 @@ def _saturation_curve(settings, head, n_points=61):
     scales = np.geomspace(1e-3, 1e3, n_points)
     stats = engine.saturation_sweep(scores[rows], scales, mask)
     return _freeze((scales, stats, len(rows)))
+
+
+def scale_frames(settings, head):
+    """One head's attention at every stop of the scale slider, packed for the browser.
+
+    The frames do not depend on the current stop: they are cached without it, so a
+    release at a new stop sends nothing new.
+
+    Returns
+    -------
+    frame_id, payload : as :func:`app.live.pack` returns them; both None above
+    :data:`app.live.MAX_TOKENS` tokens, where frames stop paying.
+    """
+    return _scale_frames(settings.replace(scale=None), head)
+
+
+@st.cache_resource(max_entries=8, ttl=_TTL, show_spinner=False)
+def _scale_frames(settings, head):
+    run = layer(settings)
+    attention = run.attention
+    if attention.q.shape[1] > live.MAX_TOKENS:
+        return None, None
+    scales = np.array(state.scale_options(*settings.shape))
+    sweep = engine.attention_over_scales(
+        attention.q[head], attention.k[head], attention.v[head], scales, run.mask
+    )
+    return live.sweep_frames(live.SOURCE, sweep)
 
 
 @st.cache_resource(show_spinner=False)

@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import streamlit as st
 
-from app import compute, minilm, state
+import attention_explorer
+from app import compute, live, minilm, state
 from engine import bert
 from engine.positional import ENCODINGS
 from engine.tokenize import MAX_TOKENS, available_tokenizers
@@ -132,27 +133,43 @@ def weights_control(trained):
         st.select_slider("Head h", range(n_heads), key="head", **_PERSIST)
 
 
-def scale_slider():
-    """The logarithmic scale slider, with 1/√d_k and "no scaling" named on it."""
-    d_model, heads = state.model_shape(state.current())
+def scale_label(value, d_model, heads):
+    """A stop of the scale slider as it is shown: 1/√d_k and "no scaling" named."""
     default = state.default_scale(d_model, heads)
-    d_k = d_model // heads
+    if value == default:
+        return f"{value:.4g} = 1/√{d_model // heads} (default)"
+    if value == 1.0:
+        return "1 (no scaling)"
+    return f"{value:.4g}"
 
-    def label(value):
-        if value == default:
-            return f"{value:.4g} = 1/√{d_k} (default)"
-        if value == 1.0:
-            return "1 (no scaling)"
-        return f"{value:.4g}"
 
-    st.select_slider(
-        "Scale s in softmax(s · q·kᵀ)",
-        state.scale_options(d_model, heads),
-        key="scale",
-        format_func=label,
-        help="Logarithmic. Small scales flatten every row toward uniform; large scales "
-        "make each row one-hot on its largest score.",
-        **_PERSIST,
+def scale_slider(frames=None):
+    """The logarithmic scale slider, which lives in the browser while it moves.
+
+    It is the chart component's slider (:mod:`attention_explorer`): while it is dragged
+    the charts that follow it switch between the engine-computed ``frames`` (bytes from
+    :func:`app.compute.scale_frames`, sent only when they change); on release (or a
+    keyboard step) the stop comes back here, into ``st.session_state["scale"]`` and so
+    the URL. Without frames the charts update from the server on release.
+    """
+    d_model, heads = state.model_shape(state.current())
+    options = state.scale_options(d_model, heads)
+
+    def released():
+        st.session_state["scale"] = options[st.session_state[live.SOURCE]["stop"]]
+
+    if frames is not None:
+        attention_explorer.chart(key=f"{live.SOURCE}_frames", data=frames, height=0)
+    attention_explorer.chart(
+        key=live.SOURCE,
+        data={
+            "kind": "scale",
+            "source": live.SOURCE,
+            "label": "Scale s in softmax(s · q·kᵀ), logarithmic",
+            "labels": [scale_label(value, d_model, heads) for value in options],
+            "stop": options.index(st.session_state["scale"]),
+        },
+        on_stop_change=released,
     )
 
 

@@ -28,6 +28,8 @@ FEATURE_LIMIT = 128
 LABEL_MAX_CHARS = 18
 #: Bars compared side by side: a baseline in grey, then the one to look at in red.
 COMPARE_COLORS = ("#9aa0a6", "#d62728", "#1f77b4")
+#: The shapes of :func:`saturation_figure` that mark the current scale, one per panel.
+CURRENT_SCALE_MARKERS = (0, 2, 4)
 _ZERO_WIDTH = "\u200b"
 
 

@@ -7,10 +7,12 @@ presentation mode (``?present=1``: large type, no controls) looks.
 
 from __future__ import annotations
 
+import contextlib
 import urllib.parse
 
 import streamlit as st
 
+import attention_explorer
 from app import state, tables
 
 EXPORT_FORMATS = ("png", "svg")
@@ -26,7 +28,7 @@ _PRESENT_CSS = """
 [data-testid="stHeader"], [data-testid="stToolbar"],
 .stSlider, .stSelectbox, .stTextInput, .stTextArea, .stNumberInput, .stCheckbox,
 .stDownloadButton, [data-testid="stButtonGroup"], .stPopover, .stExpander,
-[data-testid="stDataFrame"] { display: none !important; }
+[data-testid="stDataFrame"], .ae-scale { display: none !important; }
 .block-container { max-width: 100% !important; padding: 1rem 2rem !important; }
 html, body, [data-testid="stMarkdownContainer"] p { font-size: 22px; }
 </style>
@@ -56,15 +58,34 @@ def settings_slug(values):
     return f"d{values['d_model']}-h{values['heads']}{tail}-pe_{values['pe']}-seed{values['seed']}"
 
 
-def chart(container, fig, key, csv=True):
-    """Draw ``fig`` in ``container`` with export set up; offer its matrix as CSV.
+def chart(container, fig, key, table=None, *, live=None, clicks=False):
+    """Draw ``fig`` in ``container`` with export set up; offer ``table`` as CSV.
 
-    ``key`` names the chart in the page (it is also the widget key and the start of the
-    exported file names). ``csv=False`` for figures whose data are not the numbers
-    themselves (pooled, quantised thumbnails).
+    Every chart goes through the app's chart component (:mod:`attention_explorer`), which
+    keeps it mounted by ``key`` and updates it in place. ``key`` also starts the exported
+    file names.
+
+    Parameters
+    ----------
+    container : a Streamlit container (``st``, a column, ...)
+    fig : plotly Figure
+    key : str
+    table : DataFrame, optional
+        The engine's numbers behind the chart, with full token labels: its CSV button
+        writes them at full precision (not the figure's float32 copy). No button without.
+    live : dict, optional
+        Which traces follow the scale's frames while the slider moves (:mod:`app.live`).
+    clicks : bool
+        Report clicked cells; the return value is then the last click.
+
+    Returns
+    -------
+    dict or None
+        ``{"trace", "row", "col"}`` of a cell clicked since the last run, else None.
     """
     values = state.current()
     filename = f"attention-explorer_{key}_{settings_slug(values)}"
+    fig.layout.template = None  # plotly.py's default template is 6 KB per chart; the JS themes
     if presenting():
         rows = max(
             (len(t.y) for t in fig.data if t.type == "heatmap" and t.y is not None), default=0
@@ -82,11 +103,15 @@ def chart(container, fig, key, csv=True):
             "scale": EXPORT_SCALE,
         },
     }
-    container.plotly_chart(fig, key=key, config=config)
-    if csv and not presenting() and tables.has_matrix(fig):
+    payload = {"spec": fig.to_json(), "config": config, "clicks": clicks}
+    if live is not None:
+        payload["live"] = live
+    with _inside(container):
+        result = attention_explorer.chart(key=key, data=payload, on_click_change=_ignore)
+    if table is not None and not presenting():
         container.download_button(
             "CSV",
-            data=lambda: tables.figure_csv(fig),
+            data=lambda: tables.to_csv(table),
             file_name=f"{filename}.csv",
             mime="text/csv",
             key=f"{key}_csv",
@@ -94,6 +119,16 @@ def chart(container, fig, key, csv=True):
             type="tertiary",
             icon=":material/download:",
         )
+    return result.click
+
+
+def _ignore():
+    """Clicks are read from the component's return value; the callback only registers them."""
+
+
+def _inside(container):
+    """A context that places elements in ``container`` (``st`` itself places them in order)."""
+    return contextlib.nullcontext() if container is st else container
 
 
 def sidebar_tools():

@@ -1,8 +1,10 @@
-"""Tables the pages show and export: pandas frames with token labels, built from engine arrays."""
+"""Tables the pages show and export: pandas frames with token labels, built from engine arrays.
+
+Every chart's CSV button writes one of these: the engine's numbers at full precision with
+the full token labels, never the figure's clipped labels or float32 copy.
+"""
 
 from __future__ import annotations
-
-import html
 
 import numpy as np
 import pandas as pd
@@ -100,30 +102,90 @@ def book_comparison(exercise, scaled=False):
     return pd.DataFrame(rows)
 
 
-def _plain(labels):
-    """Axis labels as the user typed them: escapes undone, de-duplicating marks removed."""
-    return [html.unescape(str(label)).rstrip("\u200b") for label in labels]
+def token_features(matrix, labels):
+    """A tokens × features matrix (X, Q, K, V, outputs), every feature named: f0, f1 and so on."""
+    return matrix_frame(matrix, labels, [f"f{i}" for i in range(np.shape(matrix)[1])])
 
 
-def has_matrix(fig):
-    """Whether the figure draws data that :func:`figure_csv` can export."""
-    return any(trace.type == "heatmap" for trace in fig.data)
+def panels(matrices, names, row_labels, col_labels):
+    """Several matrices with the same labels (one per head or layer), stacked.
 
-
-def figure_csv(fig):
-    """The matrices behind a figure's heatmaps as CSV, token labels on rows and columns.
-
-    A figure with several heatmaps (one per head) stacks them, the panel's name in the
-    first column. Masked (−∞) cells are empty.
+    The panel's name is the first column; each panel keeps its row labels.
     """
     frames = []
-    heatmaps = [trace for trace in fig.data if trace.type == "heatmap"]
-    for i, trace in enumerate(heatmaps):
-        frame = matrix_frame(trace.z, _plain(trace.y), _plain(trace.x))
-        if len(heatmaps) > 1:
-            frame.insert(0, "panel", f"panel {i}")
+    for name, matrix in zip(names, matrices, strict=True):
+        frame = matrix_frame(matrix, row_labels, col_labels)
+        frame.insert(0, "panel", name)
         frames.append(frame)
-    return pd.concat(frames).to_csv(float_format="%.6g")  # the figure holds float32
+    return pd.concat(frames)
+
+
+def patch_matrix(weights, grid):
+    """Attention between image patches, rows and columns named "row,column" of the patch."""
+    n_rows, n_cols = grid
+    names = [f"{r},{c}" for r in range(n_rows) for c in range(n_cols)]
+    return matrix_frame(weights, names, names)
+
+
+def norms(stream_norms, update_norms, labels):
+    """Per-token norms of the residual stream and of each sub-layer's update, one row a token."""
+    columns = ("input", "after attention", "after FFN", "attention update", "FFN update")
+    values = dict(zip(columns, [*stream_norms, *update_norms], strict=True))
+    return pd.DataFrame(values, index=list(labels))
+
+
+def head_grid(grid):
+    """One number per (layer, head): rows L0, L1, …, columns H0, H1, …."""
+    n_layers, n_heads = np.shape(grid)
+    return matrix_frame(grid, [f"L{i}" for i in range(n_layers)], [f"H{h}" for h in range(n_heads)])
+
+
+def cost(rows):
+    """Measured cost, one row per method and n (seconds and peak bytes as measured)."""
+    return pd.DataFrame(list(rows))
+
+
+def weights_row(row, labels):
+    """One query's weights over the keys, one row per key."""
+    return pd.DataFrame({"key": list(labels), "weight": row})
+
+
+def neuron_view(stages, k, labels):
+    """The neuron view's numbers: each key's features, q ⊙ k, q·k, the scaled score, the weight.
+
+    Parameters
+    ----------
+    stages : engine.attention.QueryStages
+    k : ndarray of shape (n_k, d_k)
+    labels : sequence of n_k str
+    """
+    d_k = np.shape(k)[1]
+    frame = pd.DataFrame(k, index=list(labels), columns=[f"k f{i}" for i in range(d_k)])
+    products = pd.DataFrame(
+        stages.product, index=frame.index, columns=[f"q⊙k f{i}" for i in range(d_k)]
+    )
+    frame = pd.concat([frame, products], axis=1)
+    frame["q·k"] = stages.scores
+    frame[f"× {stages.scale:.6g}"] = stages.scaled
+    frame["weight"] = stages.weights
+    return frame
+
+
+def saturation_curve(scales, stats):
+    """The saturation sweep: one row per scale, one column per measure."""
+    return pd.DataFrame(
+        {
+            "scale": scales,
+            "entropy (bits)": stats.entropy,
+            "largest weight": stats.max_weight,
+            "effective tokens": stats.effective_tokens,
+        }
+    )
+
+
+def to_csv(table):
+    """A table as CSV at full precision (the engine's float64); masked (−∞) cells empty."""
+    return table.replace(-np.inf, np.nan).to_csv()
 
 
 def summary_table(sentences, scores, chosen):

@@ -10,9 +10,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
+import pandas as pd
 import plotly.graph_objects as go
 
-from app import compute, figures, state
+from app import compute, figures, state, tables
 from app.controls import find_token
 
 
@@ -20,14 +21,15 @@ from app.controls import find_token
 class Step:
     """One stop of the tour.
 
-    ``figure`` takes the settings the page runs (:class:`app.state.Settings`), the
-    shared head and the shared values, and returns the step's figure.
+    ``chart`` takes the settings the page runs (:class:`app.state.Settings`), the
+    shared head and the shared values, and returns the step's figure and the engine's
+    numbers behind it (its CSV).
     """
 
     title: str
     text: str
     page: str  # the page's script name, as in app.registry
-    figure: Callable[[state.Settings, int, dict], go.Figure]
+    chart: Callable[[state.Settings, int, dict], tuple[go.Figure, pd.DataFrame]]
 
 
 def _labels(settings):
@@ -36,36 +38,48 @@ def _labels(settings):
 
 def _tokens(settings, head, values):
     tokenization = compute.tokens(settings)[0]
-    return figures.token_ids_figure(tokenization.labels, tokenization.ids)
+    table = pd.DataFrame({"token": tokenization.labels, "id": tokenization.ids})
+    return figures.token_ids_figure(tokenization.labels, tokenization.ids), table
 
 
 def _qkv(settings, head, values):
     run = compute.layer(settings)
+    labels = _labels(settings)
     if settings.trained:
         title = f"Queries Q = X W_Q + b_Q of layer {settings.layer}, head {head}"
-        return figures.token_features_heatmap(run.attention.q[head], _labels(settings), title)
-    return figures.token_features_heatmap(run.q, _labels(settings), "Queries Q = X W_Q")
+        q = run.attention.q[head]
+    else:
+        title, q = "Queries Q = X W_Q", run.q
+    return figures.token_features_heatmap(q, labels, title), tables.token_features(q, labels)
 
 
 def _scores(settings, head, values):
     heads = compute.layer(settings).attention.heads
-    return figures.scores_heatmap(heads.scores[head], _labels(settings), "Raw scores q·kᵀ")
+    labels = _labels(settings)
+    return (
+        figures.scores_heatmap(heads.scores[head], labels, "Raw scores q·kᵀ"),
+        tables.matrix_frame(heads.scores[head], labels, labels),
+    )
 
 
 def _saturation(settings, head, values):
     scales, stats, rows = compute.saturation_curve(settings, head)
     default = state.default_scale(*settings.shape)
     scale = default if settings.scale is None else settings.scale
-    return figures.saturation_figure(scales, stats, scale, default, rows)
+    return (
+        figures.saturation_figure(scales, stats, scale, default, rows),
+        tables.saturation_curve(scales, stats),
+    )
 
 
 def _weights(settings, head, values):
     heads = compute.layer(settings).attention.heads
-    return figures.attention_heatmap(
-        heads.weights[head],
-        _labels(settings),
-        scores=heads.scores[head],
-        scaled=heads.scaled[head],
+    labels = _labels(settings)
+    return (
+        figures.attention_heatmap(
+            heads.weights[head], labels, scores=heads.scores[head], scaled=heads.scaled[head]
+        ),
+        tables.matrix_frame(heads.weights[head], labels, labels),
     )
 
 
@@ -82,8 +96,12 @@ def _training(settings, head, values):
     )
     if pair is None:
         heads = compute.layer(settings).attention.heads
-        return figures.attention_heatmap(
-            heads.weights[head], _labels(settings), "Random weights (MiniLM not available)"
+        labels = _labels(settings)
+        return (
+            figures.attention_heatmap(
+                heads.weights[head], labels, "Random weights (MiniLM not available)"
+            ),
+            tables.matrix_frame(heads.weights[head], labels, labels),
         )
     labels, random_weights, trained_weights = pair
     query = find_token(labels, "it")
@@ -91,13 +109,16 @@ def _training(settings, head, values):
         f"Random (seeded), head {head}": random_weights[head, query],
         f"MiniLM, layer {values['layer']}, head {head}": trained_weights[head, query],
     }
-    return figures.weights_bars_compared(rows, labels, labels[query])
+    table = pd.DataFrame({"key": labels, **rows})
+    return figures.weights_bars_compared(rows, labels, labels[query]), table
 
 
 def _causal(settings, head, values):
     heads = compute.layer(settings.replace(causal=True)).attention.heads
-    return figures.attention_heatmap(
-        heads.weights[head], _labels(settings), "Weights with the mask"
+    labels = _labels(settings)
+    return (
+        figures.attention_heatmap(heads.weights[head], labels, "Weights with the mask"),
+        tables.matrix_frame(heads.weights[head], labels, labels),
     )
 
 
@@ -107,7 +128,7 @@ def _positions(settings, head, values):
     kind = "minilm" if settings.trained else "sinusoidal"
     table = compute.encoding_table(kind, max(n, 2), d_model, settings.seed)
     title = "MiniLM's learned positions" if settings.trained else "Sinusoidal positions"
-    return figures.matrix_heatmap(
+    figure = figures.matrix_heatmap(
         table,
         range(table.shape[0]),
         figures.feature_labels(table.shape[1]),
@@ -116,6 +137,7 @@ def _positions(settings, head, values):
         y_title="position",
         max_cols=figures.FEATURE_LIMIT,
     )
+    return figure, tables.token_features(table, range(table.shape[0]))
 
 
 def _multi_head(settings, head, values):
@@ -125,9 +147,11 @@ def _multi_head(settings, head, values):
         heads = max(h for h in state.divisors(settings.d_model) if h <= 4)
         run = compute.layer(settings.replace(heads=heads, scale=None))
     # Two heads a row leave room for every token's label on the default passage.
-    return figures.heads_heatmaps(
-        run.attention.weights, _labels(settings), per_row=2, tick_limit=64
-    )
+    labels = _labels(settings)
+    weights = run.attention.weights
+    figure = figures.heads_heatmaps(weights, labels, per_row=2, tick_limit=64)
+    names = [f"head {h}" for h in range(weights.shape[0])]
+    return figure, tables.panels(weights, names, labels, labels)
 
 
 STEPS = (

@@ -57,7 +57,7 @@ def page_times(text, repeats):
         at.run()
         first.append(time.perf_counter() - start)
         assert not at.exception, [e.value for e in at.exception]
-        drawn = {c.proto.id.rsplit("-", 1)[-1] for c in at.get("plotly_chart")}
+        drawn = {c.proto.id.rsplit("-", 1)[-1] for c in at.get("bidi_component")}
         start = time.perf_counter()
         at.slider(key="k").set_value(3).run()
         k_move.append(time.perf_counter() - start)

@@ -32,15 +32,25 @@ CHROMIUM_ARGS = [
 ]
 SERVER_START_TIMEOUT = 90.0
 
-#: True once the script has run and every Plotly chart on the page has drawn its svg.
-SETTLED = """() => {
+#: True once every chart the page's components hold has drawn the data they last received
+#: (the chart component marks a chart ``data-pending`` from new data until it is drawn).
+CHARTS_DRAWN = """() => {
+    const parts = document.querySelectorAll('.stBidiComponent');
+    return parts.length > 0 && [...parts].every(c => c.querySelector('.ae-scale, .ae-frames')
+        || (c.querySelector('.ae-chart .main-svg') && !c.querySelector('.ae-chart[data-pending]')));
+}"""
+
+#: True once the script has run and every chart on the page has drawn.
+SETTLED = (
+    """() => {
     const app = document.querySelector('[data-testid="stApp"]');
     if (!app || app.dataset.testScriptState !== 'notRunning'
         || app.dataset.testConnectionState !== 'CONNECTED') return false;
-    const charts = document.querySelectorAll('[data-testid="stPlotlyChart"]');
-    return charts.length > 0
-        && [...charts].every(c => c.querySelector('.js-plotly-plot .main-svg'));
+    return ("""
+    + CHARTS_DRAWN
+    + """)();
 }"""
+)
 
 
 #: JavaScript: ``topFields(buffer)``, the field numbers at the top level of a protobuf

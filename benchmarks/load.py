@@ -45,12 +45,13 @@ ACTION_TIMEOUT_MS = 120_000
 #: a rerun that never finished or a chart that never drew.
 PAGE_STATE = """() => {
     const app = document.querySelector('[data-testid="stApp"]');
-    const charts = [...document.querySelectorAll('[data-testid="stPlotlyChart"]')];
+    const charts = [...document.querySelectorAll('.stBidiComponent')];
     return {
         script: app && app.dataset.testScriptState,
         connection: app && app.dataset.testConnectionState,
         charts: charts.length,
-        drawn: charts.filter(c => c.querySelector('.js-plotly-plot .main-svg')).length,
+        drawn: charts.filter(c => c.querySelector('.ae-scale, .ae-frames, .ae-chart .main-svg'))
+            .length,
         stale: document.querySelectorAll('[data-stale="true"]').length,
         runs: window.__runs && window.__runs.finished,
     };

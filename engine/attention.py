@@ -16,10 +16,14 @@ from engine.positional import rotary_embedding
 
 __all__ = [
     "AttentionResult",
+    "CellArithmetic",
     "MultiHeadResult",
     "QueryStages",
+    "ScaleSweep",
     "attention_loop",
+    "attention_over_scales",
     "causal_mask",
+    "cell_arithmetic",
     "merge_heads",
     "multi_head_attention",
     "query_stages",
@@ -134,6 +138,60 @@ def scaled_dot_product_attention(q, k, v, mask=None, scale=None):
     weights = softmax(masked, axis=-1)
     output = weights @ v  # [..., n_q, n_k] @ [..., n_k, d_v] -> [..., n_q, d_v]
     return AttentionResult(scores, scaled, masked, weights, output, scale)
+
+
+class ScaleSweep(NamedTuple):
+    """Attention at every scale of a grid, computed at once: the frames the scale slider plays.
+
+    Attributes
+    ----------
+    scales : ndarray of shape (n_s,)
+    scores : ndarray of shape (n_q, n_k)
+        Raw dot products ``q · kᵀ`` (the same at every scale).
+    scaled : ndarray of shape (n_s, n_q, n_k)
+        ``scales[t] · scores``, with ``-inf`` where the mask forbids.
+    weights : ndarray of shape (n_s, n_q, n_k)
+    output : ndarray of shape (n_s, n_q, d_v)
+    """
+
+    scales: np.ndarray
+    scores: np.ndarray
+    scaled: np.ndarray
+    weights: np.ndarray
+    output: np.ndarray
+
+
+def attention_over_scales(q, k, v, scales, mask=None):
+    r"""Scaled dot-product attention for every scale in ``scales``, in one vectorised call.
+
+    .. math:: A_t = \operatorname{softmax}\!\left(s_t\,QK^\top + M\right),
+              \quad O_t = A_t V, \qquad t = 1, \dots, n_s
+
+    Each frame equals :func:`scaled_dot_product_attention` at that scale (the same
+    operations on the same numbers). Memory is ``n_s · n_q · n_k`` floats per array.
+
+    Parameters
+    ----------
+    q : ndarray of shape (n_q, d_k)
+    k : ndarray of shape (n_k, d_k)
+    v : ndarray of shape (n_k, d_v)
+    scales : ndarray of shape (n_s,)
+    mask : bool ndarray broadcastable to (n_q, n_k), optional
+        True where the query may attend to the key.
+
+    Returns
+    -------
+    ScaleSweep
+    """
+    q, k, v = np.asarray(q), np.asarray(k), np.asarray(v)
+    scales = np.asarray(scales, dtype=float)
+    scores = q @ k.T  # [n_q, d_k] @ [d_k, n_k] -> [n_q, n_k]
+    scaled = scores[None] * scales[:, None, None]  # [1, n_q, n_k] * [n_s, 1, 1] -> [n_s, n_q, n_k]
+    if mask is not None:
+        scaled = np.where(np.asarray(mask, dtype=bool), scaled, -np.inf)
+    weights = softmax(scaled, axis=-1)
+    output = weights @ v  # [n_s, n_q, n_k] @ [n_k, d_v] -> [n_s, n_q, d_v]
+    return ScaleSweep(scales, scores, scaled, weights, output)
 
 
 def attention_loop(q, k, v, mask=None, scale=None):
@@ -327,3 +385,90 @@ def query_stages(q, k, scale=None):
     q, k = np.asarray(q), np.asarray(k)
     row = scaled_dot_product_attention(q[None, :], k, k, scale=scale)  # values unused
     return QueryStages(k * q, row.scores[0], row.scaled[0], row.weights[0], row.scale)
+
+
+class CellArithmetic(NamedTuple):
+    """The numbers behind one cell ``(i, j)`` of the weights, step by step.
+
+    Attributes
+    ----------
+    q : ndarray of shape (d_k,), the query ``q_i``
+    k : ndarray of shape (d_k,), the key ``k_j``
+    dot : float, ``q_i · k_j``
+    scale : float
+    scaled : float, ``scale · q_i · k_j`` (``-inf`` where masked)
+    row_max : float, the largest scaled score of row ``i``
+    shifted : float, ``scaled − row_max``
+    exp : float, ``exp(shifted)``
+    row_sum : float, the sum of ``exp`` over row ``i``
+    weight : float, ``exp / row_sum``: the cell's weight
+    v : ndarray of shape (d_v,), the value ``v_j`` (None without values)
+    contribution : ndarray of shape (d_v,), ``weight · v_j`` (None without values)
+    output : ndarray of shape (d_v,), ``o_i = Σ_j a_ij v_j`` (None without values)
+    """
+
+    q: np.ndarray
+    k: np.ndarray
+    dot: float
+    scale: float
+    scaled: float
+    row_max: float
+    shifted: float
+    exp: float
+    row_sum: float
+    weight: float
+    v: np.ndarray
+    contribution: np.ndarray
+    output: np.ndarray
+
+
+def cell_arithmetic(q, k, v, i, j, scale=None, mask=None):
+    r"""One weight of the attention matrix worked out by hand: what a clicked cell shows.
+
+    .. math:: a_{ij} = \frac{e^{s\,q_i \cdot k_j - m_i}}{\sum_{j'} e^{s\,q_i \cdot k_{j'} - m_i}},
+              \quad m_i = \max_{j'} s\,q_i \cdot k_{j'}, \qquad o_i = \sum_j a_{ij} v_j
+
+    Row ``i`` goes through :func:`softmax`, so ``weight`` is the same number as the
+    cell of :func:`scaled_dot_product_attention`'s weights, to the last bit.
+
+    Parameters
+    ----------
+    q : ndarray of shape (n_q, d_k)
+    k : ndarray of shape (n_k, d_k)
+    v : ndarray of shape (n_k, d_v), or None when the values were not kept (the output
+        part is then None too)
+    i, j : int, the query row and the key column
+    scale : float, optional; default ``1/√d_k``
+    mask : bool ndarray of shape (n_q, n_k), optional
+
+    Returns
+    -------
+    CellArithmetic
+    """
+    q, k = np.asarray(q), np.asarray(k)
+    if scale is None:
+        scale = 1.0 / np.sqrt(q.shape[-1])
+    scores = q @ k.T  # [n_q, d_k] @ [d_k, n_k] -> [n_q, n_k], as the matrix form computes it
+    row = scores[i] * scale  # [n_k]
+    if mask is not None:
+        row = np.where(np.asarray(mask, dtype=bool)[i], row, -np.inf)
+    weights = softmax(row)
+    row_max = float(np.max(row))
+    finite = np.isfinite(row_max)
+    shifted = row - (row_max if finite else 0.0)  # a fully masked row: all -inf, weights 0
+    exps = np.exp(shifted)
+    return CellArithmetic(
+        q=q[i],
+        k=k[j],
+        dot=float(scores[i, j]),
+        scale=float(scale),
+        scaled=float(row[j]),
+        row_max=row_max,
+        shifted=float(shifted[j]),
+        exp=float(exps[j]),
+        row_sum=float(np.sum(exps)),
+        weight=float(weights[j]),
+        v=None if v is None else np.asarray(v)[j],
+        contribution=None if v is None else weights[j] * np.asarray(v)[j],
+        output=None if v is None else weights @ np.asarray(v),  # [n_k] @ [n_k, d_v] -> [d_v]
+    )

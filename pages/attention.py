@@ -1,8 +1,9 @@
 """Attention: raw scores, scaling, softmax, weights and output, with the scale as a live control."""
 
+import pandas as pd
 import streamlit as st
 
-from app import compute, controls, equations, figures, render, state, tables
+from app import arithmetic, compute, controls, equations, figures, live, render, state, tables
 
 st.title("Scores → softmax → weights → output")
 st.latex(equations.ATTENTION)
@@ -20,6 +21,7 @@ render.chart(
     left,
     figures.scores_heatmap(run.attention.heads.scores[head], labels, "Raw scores q·kᵀ"),
     key="att_raw",
+    table=tables.matrix_frame(run.attention.heads.scores[head], labels, labels),
 )
 right.latex(equations.SOFTMAX)
 right.caption(
@@ -60,15 +62,24 @@ def random_against_trained():
     )
     rows = {f"Random (seeded), head {head}": untrained[query], trained_name: trained[query]}
     render.chart(
-        st, figures.weights_bars_compared(rows, labels, labels[query]), key="att_compare_bars"
+        st,
+        figures.weights_bars_compared(rows, labels, labels[query]),
+        key="att_compare_bars",
+        table=pd.DataFrame({"key": labels, **rows}),
     )
     left, right = st.columns(2)
     render.chart(
         left,
         figures.attention_heatmap(untrained, labels, f"Random (seeded), head {head}"),
         key="att_random",
+        table=tables.matrix_frame(untrained, labels, labels),
     )
-    render.chart(right, figures.attention_heatmap(trained, labels, trained_name), key="att_trained")
+    render.chart(
+        right,
+        figures.attention_heatmap(trained, labels, trained_name),
+        key="att_trained",
+        table=tables.matrix_frame(trained, labels, labels),
+    )
 
 
 if state.MINILM is not None:
@@ -77,10 +88,12 @@ if state.MINILM is not None:
 
 @st.fragment
 def scaled_view():
-    """The scale slider and every figure it alone drives, rerun together."""
-    controls.scale_slider()
+    """The scale slider and every figure it alone drives, rerun together on release."""
+    frame_id, frames = compute.scale_frames(settings, head)
+    controls.scale_slider(frames)
     now = settings.replace(scale=st.session_state["scale"])
-    heads = compute.layer(now).attention.heads
+    run_now = compute.layer(now)
+    heads = run_now.attention.heads
     scores, scaled = heads.scores[head], heads.scaled[head]
     weights, output = heads.weights[head], heads.output[head]
 
@@ -89,17 +102,34 @@ def scaled_view():
         left,
         figures.scores_heatmap(heads.masked[head], labels, f"Scaled scores × {heads.scale:.4g}"),
         key="att_scaled",
+        table=tables.matrix_frame(heads.masked[head], labels, labels),
+        live=live.follow(live.SOURCE, frame_id, title="Scaled scores × {scale}"),
     )
-    render.chart(
+    click = render.chart(
         right,
         figures.attention_heatmap(weights, labels, scores=scores, scaled=scaled),
         key="att_weights",
+        table=tables.matrix_frame(weights, labels, labels),
+        live=live.follow(live.SOURCE, frame_id, heatmap="weights"),
+        clicks=True,
     )
     left, right = st.columns(2)
     render.chart(
         left,
         figures.token_features_heatmap(output, labels, "Output = weights · V"),
         key="att_output",
+        table=tables.token_features(output, labels),
+        live=live.follow(live.SOURCE, frame_id, heatmap="output", limits="output"),
+    )
+
+    st.subheader("One weight, worked out")
+    attention = run_now.attention
+    arithmetic.panel(
+        arithmetic.clicked_cell("att_weights", click, *weights.shape),
+        (attention.q[head], attention.k[head], attention.v[head]),
+        heads.scale,
+        run_now.mask,
+        labels,
     )
 
     st.subheader("Saturation")
@@ -110,6 +140,8 @@ def scaled_view():
         st,
         figures.saturation_figure(scales, sweep, heads.scale, default, rows),
         key="att_saturation",
+        table=tables.saturation_curve(scales, sweep),
+        live=live.follow(live.SOURCE, frame_id, markers=figures.CURRENT_SCALE_MARKERS),
     )
     summary, per_row = tables.saturation_tables(weights, labels)
     st.dataframe(summary, hide_index=True)
@@ -118,7 +150,13 @@ def scaled_view():
 
     with right:
         query = controls.token_picker("attention_query", labels, prefer="it", url="query")
-        render.chart(st, figures.weights_bar(weights[query], labels, labels[query]), key="att_bar")
+        render.chart(
+            st,
+            figures.weights_bar(weights[query], labels, labels[query]),
+            key="att_bar",
+            table=tables.weights_row(weights[query], labels),
+            live=live.follow(live.SOURCE, frame_id, bar="weights", row=query),
+        )
     state.write_url()
 
 

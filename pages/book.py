@@ -39,6 +39,7 @@ render.chart(
         y_title="value m",
     ),
     key="book_attention",
+    table=tables.matrix_frame(exercise["matrix"].attention, inputs, inputs),
 )
 render.chart(
     right,
@@ -52,6 +53,7 @@ render.chart(
         y_title="value m",
     ),
     key="book_attention_scaled",
+    table=tables.matrix_frame(exercise["matrix_scaled"].attention, inputs, inputs),
 )
 
 st.subheader("Scaled (eq. 12.9): loop form and matrix form")
@@ -72,11 +74,13 @@ render.chart(
     left,
     figures.matrix_heatmap(check["permuted_output"], dims, inputs, "Sa[X P]"),
     key="book_perm_a",
+    table=tables.matrix_frame(check["permuted_output"], dims, inputs),
 )
 render.chart(
     right,
     figures.matrix_heatmap(check["output_permuted"], dims, inputs, "Sa[X] P"),
     key="book_perm_b",
+    table=tables.matrix_frame(check["output_permuted"], dims, inputs),
 )
 st.metric("max |Sa[XP] − Sa[X]P|", f"{check['difference']:.2e}")
 st.caption("Yes: permuting the inputs permutes the outputs the same way, to round-off.")

@@ -3,7 +3,7 @@
 import streamlit as st
 
 import engine
-from app import compute, controls, equations, figures, render
+from app import arithmetic, compute, controls, equations, figures, render, tables
 
 st.title("The causal mask")
 st.latex(equations.CAUSAL)
@@ -24,18 +24,26 @@ if settings.trained:
         "later tokens cut off — not something the model ever does. Side by side, with and "
         "without."
     )
-masked = compute.layer(settings.replace(causal=True)).attention.heads
+masked_run = compute.layer(settings.replace(causal=True))
+masked = masked_run.attention.heads
 unmasked = compute.layer(settings.replace(causal=False)).attention.heads
 
 left, right = st.columns(2)
-render.chart(left, figures.mask_heatmap(engine.causal_mask(len(labels)), labels), key="causal_mask")
+mask = engine.causal_mask(len(labels))
+render.chart(
+    left,
+    figures.mask_heatmap(mask, labels),
+    key="causal_mask",
+    table=tables.matrix_frame(mask, labels, labels),
+)
 render.chart(
     right,
     figures.scores_heatmap(masked.masked[head], labels, "Masked scaled scores"),
     key="causal_scores",
+    table=tables.matrix_frame(masked.masked[head], labels, labels),
 )
 left, right = st.columns(2)
-render.chart(
+click = render.chart(
     left,
     figures.attention_heatmap(
         masked.weights[head],
@@ -45,6 +53,8 @@ render.chart(
         scaled=masked.scaled[head],
     ),
     key="causal_weights_masked",
+    table=tables.matrix_frame(masked.weights[head], labels, labels),
+    clicks=True,
 )
 render.chart(
     right,
@@ -56,7 +66,18 @@ render.chart(
         scaled=unmasked.scaled[head],
     ),
     key="causal_weights_unmasked",
+    table=tables.matrix_frame(unmasked.weights[head], labels, labels),
 )
+
+with left:
+    attention = masked_run.attention
+    arithmetic.panel(
+        arithmetic.clicked_cell("causal_weights_masked", click, *masked.weights[head].shape),
+        (attention.q[head], attention.k[head], attention.v[head]),
+        masked.scale,
+        masked_run.mask,
+        labels,
+    )
 
 st.subheader("What each token can see")
 query = controls.token_picker("causal_query", labels)

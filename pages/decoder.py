@@ -3,7 +3,7 @@
 import streamlit as st
 
 import engine
-from app import compute, controls, equations, figures, render, state
+from app import compute, controls, equations, figures, render, state, tables
 from engine import seq2seq
 
 DEFAULT_SOURCE = "the third of march 2021"
@@ -91,10 +91,12 @@ with head_column:
 
 labels = list(step.inputs)
 mask_column, self_column = st.columns([1, 2])
+mask = engine.causal_mask(len(labels))
 render.chart(
     mask_column,
-    figures.mask_heatmap(engine.causal_mask(len(labels)), labels, "The mask at this step"),
+    figures.mask_heatmap(mask, labels, "The mask at this step"),
     key="decoder_mask",
+    table=tables.matrix_frame(mask, labels, labels),
 )
 render.chart(
     self_column,
@@ -104,6 +106,7 @@ render.chart(
         f"Masked self-attention, layer {layer}, head {head}",
     ),
     key="decoder_self",
+    table=tables.matrix_frame(step.self_attention[layer, head], labels, labels),
 )
 st.latex(equations.DECODER_SELF_ATTENTION)
 
@@ -128,6 +131,7 @@ render.chart(
         y_title="decoder input (query)",
     ),
     key="decoder_cross",
+    table=tables.matrix_frame(step.cross_attention[layer, head], labels, translation.source),
 )
 with st.expander("The whole alignment: the last step, averaged over heads", expanded=True):
     final = translation.steps[-1]
@@ -143,4 +147,7 @@ with st.expander("The whole alignment: the last step, averaged over heads", expa
             y_title="decoder input (query)",
         ),
         key="decoder_alignment",
+        table=tables.matrix_frame(
+            final.mean_cross_attention[layer], list(final.inputs), translation.source
+        ),
     )

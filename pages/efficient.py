@@ -5,7 +5,7 @@ import math
 
 import streamlit as st
 
-from app import compute, controls, equations, figures, render
+from app import compute, controls, equations, figures, render, tables
 from engine import efficient
 
 st.title("Efficient attention")
@@ -43,7 +43,12 @@ grid = [column for _ in range(3) for column in st.columns(2)]
 for column, pattern, share in zip(grid, patterns, errors["pairs computed"], strict=False):
     title = f"{pattern.name} · {share:.0%} of the pairs"
     key = "efficient_" + pattern.name.split(" ")[0]
-    render.chart(column, figures.attention_heatmap(pattern.weights, labels, title), key=key)
+    render.chart(
+        column,
+        figures.attention_heatmap(pattern.weights, labels, title),
+        key=key,
+        table=tables.matrix_frame(pattern.weights, labels, labels),
+    )
 with grid[-1]:
     st.markdown("**How far each pattern is from full softmax**")
     st.dataframe(
@@ -77,7 +82,12 @@ if record is None:
     st.info("No stored measurement was found; press “Measure on this machine”.")
 else:
     title = f"Measured on {record['machine']}"
-    render.chart(st, figures.cost_figure(record["rows"], title), "efficient_cost")
+    render.chart(
+        st,
+        figures.cost_figure(record["rows"], title),
+        "efficient_cost",
+        table=tables.cost(record["rows"]),
+    )
     st.markdown("**Log-log slopes, fitted over n ≥ 512** (2 means ∝ n², 1 means ∝ n)")
     st.dataframe(record["slopes"], hide_index=True)
 

@@ -2,7 +2,7 @@
 
 import streamlit as st
 
-from app import compute, controls, equations, figures, render, state
+from app import compute, controls, equations, figures, render, state, tables
 
 st.title("One encoder layer")
 st.caption(
@@ -44,13 +44,17 @@ layer = compute.encoder(settings, norm_first=norm == "pre")
 d_ff = layer.ffn_hidden.shape[1]
 
 render.chart(
-    st, figures.stream_norms_figure(layer.stream_norms, layer.update_norms, labels), key="enc_norms"
+    st,
+    figures.stream_norms_figure(layer.stream_norms, layer.update_norms, labels),
+    key="enc_norms",
+    table=tables.norms(layer.stream_norms, layer.update_norms, labels),
 )
 left, right = st.columns(2)
 render.chart(
     left,
     figures.token_features_heatmap(layer.attention_update, labels, "Attention sub-layer's update"),
     key="enc_attention_update",
+    table=tables.token_features(layer.attention_update, labels),
 )
 render.chart(
     right,
@@ -58,15 +62,18 @@ render.chart(
         layer.ffn_update, labels, f"Feed-forward update (d_ff = {d_ff})"
     ),
     key="enc_ffn_update",
+    table=tables.token_features(layer.ffn_update, labels),
 )
 left, right = st.columns(2)
 render.chart(
     left,
     figures.token_features_heatmap(layer.streams[0], labels, "Input X"),
     key="enc_input",
+    table=tables.token_features(layer.streams[0], labels),
 )
 render.chart(
     right,
     figures.token_features_heatmap(layer.output, labels, "Layer output"),
     key="enc_output",
+    table=tables.token_features(layer.output, labels),
 )

@@ -3,7 +3,7 @@
 import pandas as pd
 import streamlit as st
 
-from app import controls, equations, figures, render, state
+from app import controls, equations, figures, render, state, tables
 
 st.title("Tokens → Q, K, V")
 st.caption(
@@ -59,6 +59,7 @@ render.chart(
     st,
     figures.token_features_heatmap(run.x, labels, x_title, transpose=columns),
     key="home_x",
+    table=tables.token_features(run.x, labels),
 )
 weight_cols = st.columns(3)
 for col, name, w, part in zip(weight_cols, names, matrices, "qkv", strict=True):
@@ -74,6 +75,9 @@ for col, name, w, part in zip(weight_cols, names, matrices, "qkv", strict=True):
             max_cols=figures.FEATURE_LIMIT,
         ),
         key=f"home_w{part}",
+        table=tables.matrix_frame(
+            w, figures.feature_labels(w.shape[0]), figures.feature_labels(w.shape[1])
+        ),
     )
 proj_cols = st.columns(3)
 for col, name, m, part in zip(proj_cols, output_names, projections, "QKV", strict=True):
@@ -81,4 +85,5 @@ for col, name, m, part in zip(proj_cols, output_names, projections, "QKV", stric
         col,
         figures.token_features_heatmap(m, labels, name, transpose=columns),
         key=f"home_{part}",
+        table=tables.token_features(m, labels),
     )

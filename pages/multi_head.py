@@ -2,7 +2,7 @@
 
 import streamlit as st
 
-from app import controls, equations, figures, render, tables
+from app import arithmetic, controls, equations, figures, render, tables
 
 st.title("Multi-head attention")
 st.latex(equations.MULTI_HEAD)
@@ -31,14 +31,25 @@ render.chart(
         run.q, labels, "Q, with each head's columns marked", column_groups=n_heads
     ),
     key="mh_q",
+    table=tables.token_features(run.q, labels),
 )
 entropy = tables.head_entropy(mha.weights)
-render.chart(
+click = render.chart(
     st,
     figures.heads_heatmaps(
         mha.weights, labels, stat=[f"{bits:.2f} bits" for bits in entropy["mean entropy (bits)"]]
     ),
     key="mh_heads",
+    table=tables.panels(mha.weights, [f"head {h}" for h in range(n_heads)], labels, labels),
+    clicks=True,
+)
+clicked_head = arithmetic.clicked_head("mh_heads", click, n_heads)
+arithmetic.panel(
+    arithmetic.clicked_cell("mh_heads", click, n, n),
+    (mha.q[clicked_head], mha.k[clicked_head], mha.v[clicked_head]),
+    mha.heads.scale,
+    run.mask,
+    labels,
 )
 st.dataframe(entropy, hide_index=True)
 left, right = st.columns(2)
@@ -48,6 +59,7 @@ render.chart(
         mha.concat, labels, "Concat(head outputs)", column_groups=n_heads
     ),
     key="mh_concat",
+    table=tables.token_features(mha.concat, labels),
 )
 render.chart(
     right,
@@ -55,4 +67,5 @@ render.chart(
         mha.output, labels, "Output = Concat · W_O" + (" + b_O" if settings.trained else "")
     ),
     key="mh_output",
+    table=tables.token_features(mha.output, labels),
 )

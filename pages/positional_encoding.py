@@ -2,7 +2,7 @@
 
 import streamlit as st
 
-from app import compute, controls, equations, figures, minilm, render, state
+from app import compute, controls, equations, figures, minilm, render, state, tables
 
 st.title("Positional encoding")
 st.caption(
@@ -40,15 +40,16 @@ elif values["pe"] == "none":
     kinds = {}
 else:
     kinds = {values["pe"]: f"{state.PE_LABELS[values['pe']]} table (positions × dimensions)"}
+positions = range(n_positions)
 for column, (kind, name) in zip(
     st.columns(len(kinds)) if kinds else (), kinds.items(), strict=True
 ):
-    table = compute.encoding_table(kind, n_positions, d_model, values["seed"])
+    encoding = compute.encoding_table(kind, n_positions, d_model, values["seed"])
     render.chart(
         column,
         figures.matrix_heatmap(
-            table,
-            range(n_positions),
+            encoding,
+            positions,
             figures.feature_labels(d_model),
             name,
             x_title="dimension",
@@ -56,25 +57,29 @@ for column, (kind, name) in zip(
             max_cols=figures.FEATURE_LIMIT,
         ),
         key=f"pe_table_{kind}" if settings.trained else "pe_table",
+        table=tables.matrix_frame(encoding, positions, figures.feature_labels(d_model)),
     )
+    similarity = compute.encoding_similarity(kind, n_positions, d_model, values["seed"])
     render.chart(
         column,
         figures.matrix_heatmap(
-            compute.encoding_similarity(kind, n_positions, d_model, values["seed"]),
-            range(n_positions),
-            range(n_positions),
+            similarity,
+            positions,
+            positions,
             "Cosine similarity" if settings.trained else "Cosine similarity between positions",
             x_title="position",
             y_title="position",
         ),
         key=f"pe_similarity_{kind}" if settings.trained else "pe_similarity",
+        table=tables.matrix_frame(similarity, positions, positions),
     )
+sinusoidal = compute.encoding_table("sinusoidal", n_positions, d_model, 0)
+dims = range(0, min(d_model, 8), 2)
 render.chart(
     st,
-    figures.encoding_curves(
-        compute.encoding_table("sinusoidal", n_positions, d_model, 0), range(0, min(d_model, 8), 2)
-    ),
+    figures.encoding_curves(sinusoidal, dims),
     key="pe_curves",
+    table=tables.matrix_frame(sinusoidal[:, dims], range(n_positions), [f"f{i}" for i in dims]),
 )
 if not settings.trained and values["pe"] == "rotary":
     st.info(
@@ -103,11 +108,13 @@ render.chart(
     left,
     figures.attention_heatmap(without.attention.weights[head], labels, "Weights without positions"),
     key="pe_without",
+    table=tables.matrix_frame(without.attention.weights[head], labels, labels),
 )
 render.chart(
     right,
     figures.attention_heatmap(run.attention.weights[head], labels, with_title),
     key="pe_with",
+    table=tables.matrix_frame(run.attention.weights[head], labels, labels),
 )
 
 st.subheader("Is self-attention equivariant to permutation?")

@@ -2,7 +2,7 @@
 
 import streamlit as st
 
-from app import controls, equations, figures, minilm, render, state
+from app import arithmetic, controls, equations, figures, minilm, render, state, tables
 from engine import bert
 from engine.attention import query_stages
 
@@ -38,12 +38,12 @@ with right:
     key = controls.token_picker(
         "pretrained_finder_key", labels, prefer="restaurant", label="Key token", url="key"
     )
+grid = minilm.head_grid(st.session_state["text"], query, key)
 render.chart(
     st,
-    figures.head_grid_figure(
-        minilm.head_grid(st.session_state["text"], query, key), labels[query], labels[key]
-    ),
+    figures.head_grid_figure(grid, labels[query], labels[key]),
     key="pretrained_finder",
+    table=tables.head_grid(grid),
 )
 ranked = minilm.ranked_heads(st.session_state["text"], query, key)
 st.dataframe(
@@ -61,11 +61,22 @@ render.chart(
     left,
     figures.weights_bar(weights[token, shown], labels[shown], labels[token]),
     key="pretrained_bar",
+    table=tables.weights_row(weights[token, shown], labels[shown]),
 )
-render.chart(
+click = render.chart(
     right,
     figures.attention_heatmap(weights[shown, shown], labels[shown], f"Layer {layer}, head {head}"),
     key="pretrained_heatmap",
+    table=tables.matrix_frame(weights[shown, shown], labels[shown], labels[shown]),
+    clicks=True,
+)
+queries, keys = run.queries[layer, head], run.keys[layer, head]
+arithmetic.panel(
+    arithmetic.clicked_cell("pretrained_heatmap", click, *weights[shown, shown].shape, shown),
+    (queries, keys, None),
+    None,  # the model's own 1/√d_head
+    None,
+    labels,
 )
 
 st.header("Model view")
@@ -73,7 +84,6 @@ render.chart(
     st,
     figures.model_view_figure(run.attentions, (layer, head)),
     key="pretrained_model_view",
-    csv=False,
 )
 
 st.header("Neuron view")
@@ -83,6 +93,7 @@ render.chart(
     st,
     figures.neuron_view_figure(stages, run.keys[layer, head], labels, labels[token]),
     key="pretrained_neuron",
+    table=tables.neuron_view(stages, run.keys[layer, head], labels),
 )
 
 st.header("Attention rollout")
@@ -96,4 +107,5 @@ render.chart(
     st,
     figures.attention_heatmap(rollout[shown, shown], labels[shown], "Rollout through all 6 layers"),
     key="pretrained_rollout",
+    table=tables.matrix_frame(rollout[shown, shown], labels[shown], labels[shown]),
 )

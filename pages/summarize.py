@@ -77,7 +77,7 @@ if not render.presenting():
     st.dataframe(table, hide_index=True)
     st.download_button(
         "CSV: every sentence, its score, and whether it is in the summary",
-        data=lambda: table.to_csv(index=False, float_format="%.6g"),
+        data=lambda: table.to_csv(index=False),
         file_name=f"attention-explorer_summary_k{k}.csv",
         mime="text/csv",
         key="summarize_csv",
@@ -96,6 +96,7 @@ render.chart(
         value_name="similarity",
     ),
     key="summarize_similarity",
+    table=tables.matrix_frame(ranking.similarity, labels, labels),
 )
 
 st.header("Attention between sentences")
@@ -133,6 +134,7 @@ else:
             fmt="{:.3f}",
         ),
         key="summarize_attention",
+        table=tables.matrix_frame(pair, labels, labels),
     )
 render.chart(
     st,
@@ -144,7 +146,6 @@ render.chart(
         title="LexRank score and attention received from the other sentences (★ in the summary)",
     ),
     key="summarize_centrality",
-    csv=False,
 )
 
 st.header("Extractive, not abstractive")

@@ -33,7 +33,8 @@ if step < len(tour.STEPS):
         st.rerun()
 else:
     forward.success("End of the tour.")
-render.chart(st, current.figure(settings, head, state.current()), key=f"tour_step_{step}")
+figure, table = current.chart(settings, head, state.current())
+render.chart(st, figure, key=f"tour_step_{step}", table=table)
 if step == len(tour.STEPS):
     st.subheader("Where next")
     for target, label in tour.WHERE_NEXT:

@@ -2,7 +2,7 @@
 
 import streamlit as st
 
-from app import compute, controls, equations, figures, images, render, state
+from app import compute, controls, equations, figures, images, render, state, tables
 from engine.vision import POSITIONS, attention_overlay
 
 POSITION_LABELS = {"2d": "2-D sinusoidal", "1d": "1-D sinusoidal (raster order)", "none": "None"}
@@ -90,7 +90,11 @@ render.chart(
         cropped, patch, run.grid, (row, col), overlay, f"What patch ({row}, {col}) attends to"
     ),
     key="vision_overlay",
+    table=tables.matrix_frame(run.weights[query].reshape(run.grid), range(n_rows), range(n_cols)),
 )
 render.chart(
-    st, figures.patch_attention_heatmap(run.weights, run.grid, query), key="vision_weights"
+    st,
+    figures.patch_attention_heatmap(run.weights, run.grid, query),
+    key="vision_weights",
+    table=tables.patch_matrix(run.weights, run.grid),
 )

@@ -32,8 +32,8 @@ MAX_HEIGHT = 8000
 _SETTLED = """() => {
     const app = document.querySelector('[data-testid="stApp"]');
     if (!app || app.dataset.testScriptState !== 'notRunning') return false;
-    const charts = document.querySelectorAll('[data-testid="stPlotlyChart"]');
-    return [...charts].every(c => c.querySelector('.js-plotly-plot .main-svg'));
+    const charts = document.querySelectorAll('.stBidiComponent');
+    return [...charts].every(c => c.querySelector('.ae-scale, .ae-frames, .ae-chart .main-svg'));
 }"""
 
 _CONTENT_HEIGHT = """() => {

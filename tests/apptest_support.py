@@ -80,6 +80,49 @@ def open_app(page="home", query=None, *, page_query=None, timeout=60, **session)
     return at
 
 
+def chart_payloads(at):
+    """What the last run sent each chart: the chart component's data, by the chart's key.
+
+    Every chart is drawn by the app's chart component (``attention_explorer``); its data
+    hold the figure as JSON (``spec``), the Plotly config (``config``) and, for charts
+    that follow the scale while it is dragged, ``live``.
+
+    Parameters
+    ----------
+    at : AppTest
+
+    Returns
+    -------
+    dict of str to dict
+    """
+    payloads = {}
+    for element in at.get("bidi_component"):
+        if element.proto.WhichOneof("data") != "json":
+            continue  # the scale's frames, sent as bytes
+        data = json.loads(element.proto.json)
+        if "spec" in data:
+            payloads[element.proto.id.rsplit("-", 1)[-1]] = data
+    return payloads
+
+
+def scale_slider(at):
+    """The scale slider's data as the last run sent it: ``labels`` of every stop, ``stop``.
+
+    The slider is the chart component's (it plays the scale's frames in the browser); a
+    test moves it as its release does, through ``at.session_state["scale"]``.
+    """
+    for element in at.get("bidi_component"):
+        if element.proto.id.endswith("-att_scale") and element.proto.WhichOneof("data") == "json":
+            return json.loads(element.proto.json)
+    raise LookupError("no scale slider on this page")
+
+
+def scale_shown(at):
+    """The scale slider's current stop, as it labels it."""
+    data = scale_slider(at)
+    return data["labels"][data["stop"]]
+
+
 def charts(at):
     """The Plotly figures the last run sent, by their key, decoded from the element protos.
 
@@ -92,7 +135,7 @@ def charts(at):
     dict of str to dict
         Each chart's figure spec (``data``, ``layout``), keyed by the chart's widget key.
     """
-    return {c.proto.id.rsplit("-", 1)[-1]: json.loads(c.proto.spec) for c in at.get("plotly_chart")}
+    return {key: json.loads(data["spec"]) for key, data in chart_payloads(at).items()}
 
 
 def decode(array):

@@ -2,7 +2,7 @@
 
 import numpy as np
 import pytest
-from apptest_support import RANDOM, TOY_PAGES, chart_z, charts, decode, messages, open_app
+from apptest_support import RANDOM, TOY_PAGES, chart_z, charts, decode, messages, open_app, scale_shown
 
 from app import state
 from engine import book
@@ -20,8 +20,10 @@ def test_every_page_renders_figures_without_exception(page):
 def test_scale_slider_changes_the_scaled_scores_and_weights():
     at = open_app("attention", RANDOM)
     before = charts(at)
-    assert at.select_slider(key="scale").value == pytest.approx(0.25)
-    at.select_slider(key="scale").set_value(4.0).run()
+    assert scale_shown(at) == "0.25 = 1/√16 (default)"
+    at.session_state["scale"] = 4.0  # what releasing the slider on 4 does
+    at.run()
+    assert scale_shown(at) == "4"
     after = charts(at)
     raw_before, raw_after = (decode(c["att_raw"]["data"][0]["z"]) for c in (before, after))
     np.testing.assert_array_equal(raw_before, raw_after)  # raw scores do not depend on the scale
@@ -48,7 +50,7 @@ def test_link_sets_the_controls():
     assert at.sidebar.select_slider(key="d_model").value == 32
     assert at.sidebar.select_slider(key="heads").value == 4
     assert at.sidebar.toggle(key="causal").value is True
-    assert at.select_slider(key="scale").value == 1.0
+    assert scale_shown(at) == "1 (no scaling)"
     w = chart_z(at, "att_weights")
     assert w.shape == (6, 6)
     assert np.all(np.triu(w, k=1) == 0)  # causal
@@ -64,7 +66,7 @@ def test_bad_link_values_give_defaults_and_a_warning():
     for key in ("scale", "heads", "d_model", "junk"):
         assert key in warning
     assert at.sidebar.select_slider(key="d_model").value == 16
-    assert at.select_slider(key="scale").value == pytest.approx(0.25)
+    assert at.session_state["scale"] == pytest.approx(0.25)
     assert "junk" not in at.query_params
 
 
@@ -105,11 +107,12 @@ def test_changing_d_model_snaps_heads_and_keeps_scale_default():
 
 def test_controls_survive_a_page_switch():
     at = open_app("attention")
-    at.select_slider(key="scale").set_value(2.0).run()
+    at.session_state["scale"] = 2.0
+    at.run()
     at.sidebar.toggle(key="causal").set_value(True).run()
     at.switch_page("../pages/causal_mask.py").run()
     at.switch_page("../pages/attention.py").run()
-    assert at.select_slider(key="scale").value == 2.0
+    assert scale_shown(at) == "2"
     assert at.sidebar.toggle(key="causal").value is True
 
 

@@ -49,7 +49,7 @@ def test_page_draws_without_errors(page, app_url, path):
 
 def test_scale_slider_moves_with_the_keyboard(page, app_url):
     open_app(page, app_url + "/attention")
-    scale = slider(page, "scale")
+    scale = slider(page, "att_scale")
     assert scale.get_attribute("aria-valuetext").endswith("(default)")
     options, default = state.scale_options(*DEFAULT_SHAPE), state.default_scale(*DEFAULT_SHAPE)
     expected = options[options.index(default) + 1]  # one stop up from 1/√d_k
@@ -83,7 +83,7 @@ def test_link_sets_the_controls_and_the_figures(page, app_url):
     assert page.locator(".st-key-pe input[role=combobox]").input_value() == "Sinusoidal"
     assert slider(page, "d_model").get_attribute("aria-valuetext") == "32"
     assert slider(page, "heads").get_attribute("aria-valuetext") == "4"
-    assert slider(page, "scale").get_attribute("aria-valuetext") == "1 (no scaling)"
+    assert slider(page, "att_scale").get_attribute("aria-valuetext") == "1 (no scaling)"
     assert page.locator(".st-key-head").count() == 1  # four heads: a head picker
 
     assert z_shape(page, "att_weights") == [4, 4]

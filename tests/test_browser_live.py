@@ -1,0 +1,167 @@
+"""The live charts in headless Chromium: the scale played from frames while it is dragged,
+the exact figures on release, a clicked cell's arithmetic, plotly.js served by the app.
+
+Fixtures (the server, the browser, a fresh page) are in ``conftest.py``.
+"""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+import pytest
+from browser_support import assert_healthy, open_app, query, slider, wait_settled
+
+import engine
+from app import state
+
+pytestmark = pytest.mark.browser
+
+#: What the weights heatmap draws, as numbers.
+WEIGHTS = """() => {
+    const plot = document.querySelector('.st-key-att_weights .js-plotly-plot');
+    return Array.from(plot._fullData[0].z, row => Array.from(row));
+}"""
+
+
+def engine_weights(scale):
+    tokenization = engine.tokenize(state.DEFAULT_TEXT, state.default_tokenizer())
+    return engine.run_toy(tokenization.tokens, 16, 1, 0, scale=scale).attention.weights[0]
+
+
+def drag(page, start, end, steps):
+    """Press on the scale slider at ``start`` (a fraction of its width), move to ``end``."""
+    box = slider(page, "att_scale").bounding_box()
+    y = box["y"] + box["height"] / 2
+    page.mouse.move(box["x"] + box["width"] * start, y)
+    page.mouse.down()
+    for step in range(1, steps + 1):
+        page.mouse.move(box["x"] + box["width"] * (start + (end - start) * step / steps), y)
+
+
+def test_a_drag_plays_frames_with_no_run_until_release(page, app_url):
+    open_app(page, app_url + "/attention")
+    runs = page.evaluate("window.__runs.finished")
+    page.evaluate("window.__aeFrames = []")
+    slider(page, "att_scale").scroll_into_view_if_needed()
+    drag(page, 0.5, 0.9, 30)
+    shown = page.evaluate("window.__aeFrames.map(f => f.stop)")
+    recoloured = page.evaluate(
+        "document.querySelector('.st-key-att_weights .js-plotly-plot').dataset.recoloured"
+    )
+    assert len(set(shown)) >= 10  # the weights heatmap changed at many stops
+    assert recoloured == str(shown[-1])
+    assert page.evaluate("window.__runs.finished") == runs  # no server run while dragging
+    page.mouse.up()
+    page.wait_for_url(re.compile(r"[?&]scale="))
+    wait_settled(page)
+
+    scale = float(query(page)["scale"])
+    options = state.scale_options(16, 1)
+    assert scale == pytest.approx(options[shown[-1]])
+    np.testing.assert_allclose(page.evaluate(WEIGHTS), engine_weights(scale), atol=1e-6)
+    assert_healthy(page)
+
+
+def test_after_release_the_pixels_are_plotlys_own(page, app_url):
+    open_app(page, app_url + "/attention")
+    slider(page, "att_scale").scroll_into_view_if_needed()
+    drag(page, 0.5, 0.7, 10)
+    page.mouse.up()
+    page.wait_for_url(re.compile(r"[?&]scale="))
+    wait_settled(page)
+    same = page.evaluate(
+        """async () => {
+            const plot = document.querySelector('.st-key-att_weights .js-plotly-plot');
+            const href = () => plot.querySelector('.heatmaplayer image')
+                .getAttributeNS('http://www.w3.org/1999/xlink', 'href');
+            const before = href();
+            await Plotly.redraw(plot);  // what Plotly draws for this figure, afresh
+            return [before === href(), plot.dataset.recoloured === undefined];
+        }"""
+    )
+    assert same == [True, True]
+
+
+def test_a_drag_back_to_the_drawn_stop_restores_plotlys_image(page, app_url):
+    open_app(page, app_url + "/attention")
+    runs = page.evaluate("window.__runs.finished")
+    states = page.evaluate(
+        """async () => {
+            const input = document.querySelector('.st-key-att_scale input[type=range]');
+            const plot = document.querySelector('.st-key-att_weights .js-plotly-plot');
+            const drawn = input.value;
+            const image = () => plot.querySelector('.heatmaplayer image');
+            const look = () => [image().getAttribute('style'),
+                                image().getAttributeNS('http://www.w3.org/1999/xlink', 'href')];
+            const before = look();
+            const frame = () => new Promise(r => requestAnimationFrame(() => setTimeout(r, 0)));
+            const move = value => {
+                input.value = String(value);
+                input.dispatchEvent(new Event('input', {bubbles: true}));
+            };
+            move(Number(drawn) + 12);
+            await frame();
+            const during = plot.dataset.recoloured;
+            move(drawn);
+            await frame();
+            input.dispatchEvent(new Event('change', {bubbles: true}));  // released there
+            const after = look();
+            return [during, plot.dataset.recoloured ?? null,
+                    after[0] === before[0] && after[1] === before[1]];
+        }"""
+    )
+    page.wait_for_timeout(1000)
+    assert page.evaluate("window.__runs.finished") == runs  # nothing to ask the server
+    assert states[0] is not None
+    assert states[1:] == [None, True]
+
+
+def test_arrow_keys_step_the_scale_and_its_name_says_scale(page, app_url):
+    open_app(page, app_url + "/attention")
+    scale = page.get_by_role("slider", name=re.compile("Scale"))
+    assert scale.get_attribute("aria-valuetext").endswith("(default)")
+    scale.focus()
+    page.keyboard.press("ArrowLeft")
+    page.wait_for_url(re.compile(r"[?&]scale="))
+    wait_settled(page)
+    options = state.scale_options(16, 1)
+    assert float(query(page)["scale"]) == pytest.approx(options[options.index(0.25) - 1])
+
+
+def test_a_clicked_cell_shows_its_arithmetic(page, app_url):
+    open_app(page, app_url + "/attention")
+    runs = page.evaluate("window.__runs.finished")
+    page.locator(".st-key-att_weights").scroll_into_view_if_needed()
+    cell = page.evaluate(
+        """() => {
+            const plot = document.querySelector('.st-key-att_weights .js-plotly-plot');
+            const {z, y} = plot._fullData[0];
+            const i = y.indexOf('it');
+            const row = Array.from(z[i]);
+            const j = row.indexOf(Math.max(...row));
+            const {xaxis, yaxis} = plot._fullLayout;
+            const box = plot.getBoundingClientRect();
+            return {i, j, weight: row[j], x: box.left + xaxis._offset + xaxis.c2p(j),
+                    y: box.top + yaxis._offset + yaxis.c2p(i)};
+        }"""
+    )
+    page.mouse.click(cell["x"], cell["y"])
+    page.wait_for_function("(n) => window.__runs.finished > n", arg=runs)
+    wait_settled(page)
+    heading = page.get_by_text(f"Cell ({cell['i']}, {cell['j']}): query “it”")
+    assert heading.count() == 1
+    steps = page.locator('[data-testid="stTable"]').filter(has_text="row sum").inner_text()
+    shown = float(re.search(r"weight a_ij = exp\(·\) / row sum\s+([\d.e-]+)", steps).group(1))
+    assert shown == pytest.approx(cell["weight"], abs=1e-6)
+    assert_healthy(page)
+
+
+def test_plotly_js_is_served_by_the_app(page, app_url):
+    scripts = []
+    page.on("request", lambda request: scripts.append(request.url))
+    open_app(page, app_url + "/attention")
+    served = [url for url in scripts if url.endswith("plotly.min.js")]
+    assert served
+    assert all(url.startswith(app_url) for url in served)
+    assert_healthy(page)  # nothing requested from outside this machine

@@ -1,0 +1,75 @@
+"""Every chart's CSV, built: the engine's numbers at full precision with the full labels."""
+
+import io
+
+import numpy as np
+import pandas as pd
+import pytest
+import streamlit as st
+from apptest_support import TOY_PAGES, charts, open_app
+from streamlit.delta_generator import DeltaGenerator
+
+import engine
+from app import state
+from engine.resources import minilm_dir
+
+#: Charts without a CSV, and why: an image, and 72 pooled thumbnails (their numbers are
+#: the head view's, one head at a time).
+NO_DATA = {"vision_grid", "pretrained_model_view"}
+PAGES = [*TOY_PAGES, "book", "decoder", "efficient", "vision"]
+if minilm_dir() is not None:
+    PAGES.append("pretrained")
+
+
+@pytest.fixture
+def csv_builders(monkeypatch):
+    """The data callables of every download button the runs create, by button key."""
+    builders = {}
+    original = DeltaGenerator.download_button
+
+    def capture(self, label, data, *args, **kwargs):
+        builders[kwargs["key"]] = data
+        return original(self, label, data, *args, **kwargs)
+
+    monkeypatch.setattr(DeltaGenerator, "download_button", capture)
+    # st.download_button is bound to the main container when Streamlit is imported
+    monkeypatch.setattr(st, "download_button", capture.__get__(st._main))
+    return builders
+
+
+def built(builders, key):
+    return pd.read_csv(io.StringIO(builders[f"{key}_csv"]()), index_col=0)
+
+
+@pytest.mark.parametrize("page", PAGES)
+def test_every_chart_on_every_page_builds_its_csv(page, csv_builders):
+    at = open_app(page)
+    assert not at.exception
+    keys = set(charts(at)) - NO_DATA
+    assert keys
+    for key in keys:
+        frame = built(csv_builders, key)
+        assert len(frame) > 0, key
+
+
+@pytest.mark.parametrize("step", range(1, 9))
+def test_every_tour_step_builds_its_csv(step, csv_builders):
+    at = open_app("tour", page_query={"step": str(step)})
+    (key,) = charts(at)
+    assert len(built(csv_builders, key)) > 0
+
+
+def test_weights_csv_is_the_engines_array_at_full_precision(csv_builders):
+    open_app("attention")
+    frame = built(csv_builders, "att_weights")
+    tokenization = engine.tokenize(state.DEFAULT_TEXT, state.default_tokenizer())
+    run = engine.run_toy(tokenization.tokens, 16, 1, 0)
+    np.testing.assert_array_equal(frame.to_numpy(), run.attention.weights[0])  # float64, exact
+    assert list(frame.index) == tokenization.labels  # full labels, not the axis's clipped ones
+
+
+def test_masked_cells_are_empty(csv_builders):
+    open_app("causal_mask")
+    frame = built(csv_builders, "causal_scores")
+    assert np.isnan(frame.to_numpy()[0, 1])
+    assert np.isfinite(frame.to_numpy()[1, 0])

@@ -1,0 +1,110 @@
+"""The scale's frames and a cell's arithmetic: oracle and property tests against the matrix form."""
+
+import json
+import struct
+
+import numpy as np
+import pytest
+
+from app import live, state
+from engine.attention import (
+    attention_over_scales,
+    causal_mask,
+    cell_arithmetic,
+    scaled_dot_product_attention,
+)
+
+
+@pytest.fixture
+def head():
+    rng = np.random.default_rng(7)
+    return rng.normal(size=(9, 4)), rng.normal(size=(9, 4)), rng.normal(size=(9, 3))
+
+
+@pytest.mark.parametrize("masked", [False, True])
+def test_every_frame_is_the_matrix_form_at_its_scale(head, masked):
+    q, k, v = head
+    mask = causal_mask(9) if masked else None
+    scales = np.array(state.scale_options(16, 1))
+    sweep = attention_over_scales(q, k, v, scales, mask)
+    assert sweep.weights.shape == (len(scales), 9, 9)
+    for t, scale in enumerate(scales):
+        one = scaled_dot_product_attention(q, k, v, mask, scale)
+        np.testing.assert_array_equal(sweep.weights[t], one.weights)
+        np.testing.assert_array_equal(sweep.scaled[t], one.masked)
+        np.testing.assert_allclose(sweep.output[t], one.output, rtol=0, atol=1e-13)
+
+
+def test_frames_sharpen_as_the_scale_grows(head):
+    sweep = attention_over_scales(*head, np.geomspace(1e-3, 1e3, 13))
+    np.testing.assert_allclose(sweep.weights.sum(axis=-1), 1.0)
+    largest = sweep.weights.max(axis=-1).mean(axis=-1)
+    assert np.all(np.diff(largest) >= -1e-12)
+    assert largest[0] == pytest.approx(1 / 9, abs=1e-3)
+    assert largest[-1] == pytest.approx(1.0, abs=1e-3)
+
+
+@pytest.mark.parametrize("masked", [False, True])
+def test_a_cells_arithmetic_gives_the_cells_weight(head, masked):
+    q, k, v = head
+    mask = causal_mask(9) if masked else None
+    full = scaled_dot_product_attention(q, k, v, mask, 0.6)
+    for i, j in [(0, 0), (4, 2), (8, 8), (2, 6)]:
+        cell = cell_arithmetic(q, k, v, i, j, 0.6, mask)
+        assert cell.weight == full.weights[i, j]  # the same bits, not just close
+        assert cell.exp / cell.row_sum == pytest.approx(cell.weight, rel=1e-15)
+        assert cell.scaled == full.masked[i, j]
+        np.testing.assert_allclose(cell.output, full.output[i], atol=1e-14)
+        np.testing.assert_allclose(cell.contribution, full.weights[i, j] * v[j])
+        if masked and j > i:
+            assert cell.exp == 0.0
+        else:
+            assert cell.shifted <= 0.0
+            assert cell.dot == pytest.approx(q[i] @ k[j])
+
+
+def test_a_cell_without_values_stops_at_the_weight(head):
+    q, k, _ = head
+    cell = cell_arithmetic(q, k, None, 1, 2)
+    assert cell.scale == pytest.approx(0.5)  # 1/√d_k with d_k = 4
+    assert cell.output is None
+
+
+def unpack(payload):
+    (length,) = struct.unpack("<I", payload[:4])
+    header = json.loads(payload[4 : 4 + length])
+    body = payload[4 + length + (-(4 + length) % 8) :]
+    arrays = {}
+    for name, info in header["arrays"].items():
+        count = int(np.prod(info["shape"]))
+        raw = np.frombuffer(body, dtype="<" + info["dtype"], count=count, offset=info["offset"])
+        values = raw.astype(float).reshape(info["shape"])
+        if info["dtype"] == "u2":
+            gaps = raw.reshape(info["shape"]) == 65535
+            values = info["lo"] + values / 65534 * (info["hi"] - info["lo"])
+            values[gaps] = np.nan
+        arrays[name] = values
+    return header, arrays
+
+
+def test_small_frames_are_float32(head):
+    sweep = attention_over_scales(*head, np.array(state.scale_options(16, 1)))
+    frame_id, payload = live.sweep_frames("s", sweep)
+    header, arrays = unpack(payload)
+    assert header["id"] == frame_id
+    assert header["arrays"]["weights"]["dtype"] == "f4"
+    np.testing.assert_allclose(arrays["weights"], sweep.weights, atol=1e-7)
+    assert header["titles"][0] == f"{sweep.scales[0]:.4g}"
+
+
+def test_large_frames_are_16_bit_and_within_budget():
+    rng = np.random.default_rng(0)
+    q, k, v = rng.normal(size=(3, live.MAX_TOKENS, 16))
+    mask = causal_mask(live.MAX_TOKENS)
+    sweep = attention_over_scales(q, k, v, np.array(state.scale_options(16, 1)), mask)
+    _, payload = live.sweep_frames("s", sweep)
+    assert len(payload) <= live.MAX_BYTES
+    header, arrays = unpack(payload)
+    assert header["arrays"]["weights"]["dtype"] == "u2"
+    finite = np.isfinite(sweep.weights)
+    np.testing.assert_allclose(arrays["weights"][finite], sweep.weights[finite], atol=1 / 65534)
