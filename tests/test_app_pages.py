@@ -2,7 +2,16 @@
 
 import numpy as np
 import pytest
-from apptest_support import RANDOM, TOY_PAGES, chart_z, charts, decode, messages, open_app, scale_shown
+from apptest_support import (
+    RANDOM,
+    TOY_PAGES,
+    chart_z,
+    charts,
+    decode,
+    messages,
+    open_app,
+    scale_shown,
+)
 
 from app import state
 from engine import book
