@@ -13,11 +13,9 @@ import urllib.parse
 import streamlit as st
 
 import attention_explorer
-from app import state, tables
+from app import export, state, tables
 
 EXPORT_FORMATS = ("png", "svg")
-#: Toolbar images at 3× the on-screen size: about 300 dpi for a figure printed 10 cm wide.
-EXPORT_SCALE = 3
 PRESENT_FONT = 20
 
 #: Presentation mode: hide the sidebar, the header and every input; keep figures, text,
@@ -95,15 +93,18 @@ def chart(container, fig, key, table=None, *, live=None, clicks=False):
             template="simple_white",
             height=max(fig.layout.height or 0, 560, 24 * rows + 240),
         )
+    printed = export.print_layout(fig)
     config = {
         "displaylogo": False,
         "toImageButtonOptions": {
             "format": st.session_state.get("export_format", "png"),
             "filename": filename,
-            "scale": EXPORT_SCALE,
+            "scale": export.EXPORT_SCALE,
+            "width": printed["width"],
+            "height": printed["height"],
         },
     }
-    payload = {"spec": fig.to_json(), "config": config, "clicks": clicks}
+    payload = {"spec": fig.to_json(), "config": config, "print": printed, "clicks": clicks}
     if live is not None:
         payload["live"] = live
     with _inside(container):

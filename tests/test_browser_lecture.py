@@ -15,6 +15,7 @@ from browser_support import (
     unplugged_page,
     wait_settled,
 )
+from PIL import Image
 
 from app import tour
 
@@ -93,3 +94,16 @@ def test_a_copied_link_reproduces_the_view_in_a_fresh_browser(page, app_url, bro
             page, "att_scale"
         ).get_attribute("aria-valuetext")
         assert chart(fresh, "att_weights") == before
+
+
+def test_the_camera_saves_the_chart_laid_out_for_print(page, app_url):
+    open_app(page, app_url + "/attention")
+    plot = page.locator(".st-key-att_weights .js-plotly-plot")
+    options = plot.evaluate("(gd) => gd._context.toImageButtonOptions")
+    plot.hover()
+    with page.expect_download() as download:
+        plot.locator('a[data-title="Download for a slide or a paper"]').click()
+    assert download.value.suggested_filename == options["filename"] + ".png"
+    with Image.open(download.value.path()) as image:
+        assert image.size == (3 * options["width"], 3 * options["height"])
+        assert image.convert("RGB").getpixel((0, 0)) == (255, 255, 255)  # on white, for slides

@@ -225,9 +225,41 @@ function showFrame(src, stop) {
 
 // ---- a chart -------------------------------------------------------------------------------
 
+// The camera button saves the figure laid out for print (app/export.py): its own size
+// from the token count, thinned tick labels, the print font, on white.
+async function download(chart, gd) {
+  const Plotly = await plotlyReady;
+  const options = chart.config.toImageButtonOptions;
+  const print = chart.print || {};
+  const layout = {
+    ...gd.layout,
+    paper_bgcolor: "white",
+    plot_bgcolor: "white",
+    ...print,
+    font: { ...(gd.layout.font || {}), color: "#222", ...(print.font || {}) },
+  };
+  for (const axis of ["xaxis", "yaxis"]) {
+    if (print[axis]) layout[axis] = { ...(gd.layout[axis] || {}), ...print[axis] };
+  }
+  await Plotly.downloadImage({ data: gd.data, layout }, {
+    format: options.format,
+    filename: options.filename,
+    width: layout.width,
+    height: layout.height,
+    scale: options.scale,
+  });
+}
+
 async function react(chart, figure) {
   const Plotly = await plotlyReady;
   const version = chart.version;
+  chart.config.modeBarButtonsToRemove = ["toImage"];
+  chart.config.modeBarButtonsToAdd = [{
+    name: "download",
+    title: "Download for a slide or a paper",
+    icon: Plotly.Icons.camera,
+    click: (gd) => download(chart, gd),
+  }];
   // Bars and shapes restyled during a drag differ from the figure, so react redraws them.
   await Plotly.react(chart.div, figure.data, themed(figure.layout, chart.host), chart.config);
   restorePlotly(chart);
@@ -253,6 +285,7 @@ function mountChart(component) {
   chart.version += 1;
   chart.div.dataset.pending = "1"; // until this data is drawn (the tests wait on it)
   chart.config = { responsive: true, ...data.config };
+  chart.print = data.print || null;
   chart.onClick = (event) => {
     if (!chart.clicks || !event.points.length) return;
     const point = event.points[0];
