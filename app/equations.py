@@ -33,9 +33,13 @@ ATTENTION = (
     r"\operatorname{Attention}(Q, K, V) = \operatorname{softmax}\!\left(s \cdot Q K^\top\right)"
     r" V, \qquad s = \tfrac{1}{\sqrt{d_k}}\ \text{by default (Vaswani et al. 2017, eq. 1)}"
 )
+#: Stacked, so that it fits half a page at 1280 px, presentation mode's large type included.
 SOFTMAX = (
+    r"\begin{gathered}"
     r"a_{ij} = \frac{e^{s\,q_i \cdot k_j - m_i}}{\sum_{j'} e^{s\,q_i \cdot k_{j'} - m_i}},"
-    r"\quad m_i = \max_j s\, q_i \cdot k_j \quad\text{(subtracting } m_i \text{ keeps exp finite)}"
+    r"\qquad m_i = \max_j s\, q_i \cdot k_j \\"
+    r"\text{(subtracting } m_i \text{ keeps exp finite)}"
+    r"\end{gathered}"
 )
 SATURATION = (
     r"H_i = -\sum_j a_{ij}\log_2 a_{ij},\qquad n_\text{eff} = 2^{H_i},"

@@ -80,9 +80,10 @@ def _layout(fig, title, n_rows, n_cols, x_title, y_title):
         margin={"l": 10, "r": 10, "t": 50, "b": 10},
     )
     every = max(1, max(n_rows, n_cols) // 64)  # every label up to 64 tokens, then thinned
-    fig.update_xaxes(
-        title_text=x_title, tickangle=-60, type="category", dtick=every if n_cols > 1 else None
-    )
+    # Columns are as narrow as the chart's share of the page, which the server does not
+    # know: plotly.js thins the column labels to the width it draws (at least ~15 px
+    # apart), so they never pile up. Rows are as tall as the figure says: every label.
+    fig.update_xaxes(title_text=x_title, tickangle=-60, type="category")
     fig.update_yaxes(
         title_text=y_title,
         autorange="reversed",
@@ -243,14 +244,11 @@ def scores_heatmap(scores, labels, title):
             hovertemplate="query %{y}<br>key %{x}<br>score %{z:.4f}<extra></extra>",
             hoverongaps=False,
         )
-        fig.add_annotation(
-            text="blank cells are −∞ (masked)",
-            xref="paper",
-            yref="paper",
-            x=1.0,
-            y=1.06,
-            showarrow=False,
-            xanchor="right",
+        # A second title line, not an annotation: it takes the room it needs at any font
+        # size (presentation mode's too) instead of sitting on the plot's top edge.
+        fig.update_layout(
+            title_text=f"{fig.layout.title.text}<br><sup>blank cells are −∞ (masked)</sup>",
+            margin_t=75,
         )
     return fig
 

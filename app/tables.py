@@ -188,6 +188,18 @@ def to_csv(table):
     return table.replace(-np.inf, np.nan).to_csv()
 
 
+def centrality(labels, scores, received=None):
+    """The centrality chart's numbers: each sentence's LexRank score, and its attention.
+
+    The attention a sentence's tokens received from the other sentences' tokens is there
+    when the document was read whole (``received`` not None).
+    """
+    frame = pd.DataFrame({"LexRank score": np.asarray(scores, dtype=np.float64)}, index=labels)
+    if received is not None:
+        frame["attention received"] = np.asarray(received, dtype=np.float64)
+    return frame
+
+
 def summary_table(sentences, scores, chosen):
     """One row per sentence: its number, its text, its LexRank score, whether it is chosen.
 

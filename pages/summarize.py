@@ -146,6 +146,7 @@ render.chart(
         title="LexRank score and attention received from the other sentences (★ in the summary)",
     ),
     key="summarize_centrality",
+    table=tables.centrality(labels, ranking.scores, received),
 )
 
 st.header("Extractive, not abstractive")

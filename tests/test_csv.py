@@ -6,11 +6,12 @@ import numpy as np
 import pandas as pd
 import pytest
 import streamlit as st
-from apptest_support import TOY_PAGES, charts, open_app
+from apptest_support import RANDOM, TOY_PAGES, charts, open_app
 from streamlit.delta_generator import DeltaGenerator
 
 import engine
-from app import state
+from app import state, tour
+from engine import bert
 from engine.resources import minilm_dir
 
 #: Charts without a CSV, and why: an image, and 72 pooled thumbnails (their numbers are
@@ -18,7 +19,7 @@ from engine.resources import minilm_dir
 NO_DATA = {"vision_grid", "pretrained_model_view"}
 PAGES = [*TOY_PAGES, "book", "decoder", "efficient", "vision"]
 if minilm_dir() is not None:
-    PAGES.append("pretrained")
+    PAGES += ["pretrained", "summarize"]
 
 
 @pytest.fixture
@@ -52,7 +53,7 @@ def test_every_chart_on_every_page_builds_its_csv(page, csv_builders):
         assert len(frame) > 0, key
 
 
-@pytest.mark.parametrize("step", range(1, 9))
+@pytest.mark.parametrize("step", range(1, len(tour.STEPS) + 1))
 def test_every_tour_step_builds_its_csv(step, csv_builders):
     at = open_app("tour", page_query={"step": str(step)})
     (key,) = charts(at)
@@ -60,12 +61,21 @@ def test_every_tour_step_builds_its_csv(step, csv_builders):
 
 
 def test_weights_csv_is_the_engines_array_at_full_precision(csv_builders):
-    open_app("attention")
+    open_app("attention", RANDOM)
     frame = built(csv_builders, "att_weights")
     tokenization = engine.tokenize(state.DEFAULT_TEXT, state.default_tokenizer())
     run = engine.run_toy(tokenization.tokens, 16, 1, 0)
     np.testing.assert_array_equal(frame.to_numpy(), run.attention.weights[0])  # float64, exact
     assert list(frame.index) == tokenization.labels  # full labels, not the axis's clipped ones
+
+
+@pytest.mark.skipif(state.MINILM is None, reason="MiniLM is not installed")
+def test_trained_weights_csv_is_the_models_own_head(csv_builders):
+    open_app("attention")  # MiniLM, layer 3, head 1 by default
+    frame = built(csv_builders, "att_weights")
+    run = bert.run(bert.load_minilm(), state.DEFAULT_TEXT)
+    np.testing.assert_allclose(frame.to_numpy(), run.attentions[3, 1], rtol=0, atol=1e-6)
+    assert list(frame.index) == run.labels  # [CLS], the "##" pieces and [SEP] included
 
 
 def test_masked_cells_are_empty(csv_builders):
