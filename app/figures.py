@@ -357,7 +357,7 @@ def weights_bar(row, labels, query_label):
     fig.update_layout(
         title={"text": f"What “{axis_labels([query_label])[0]}” attends to", "x": 0.0},
         yaxis={"range": [0, 1], "title": "weight"},
-        xaxis={"tickangle": -60, "type": "category", "dtick": max(1, len(row) // 64)},
+        xaxis={"tickangle": -60, "type": "category"},  # plotly.js thins labels to the width
         height=340,
         margin={"l": 10, "r": 10, "t": 50, "b": 10},
     )
@@ -391,7 +391,7 @@ def weights_bars_compared(rows, labels, query_label):
         title={"text": f"What “{axis_labels([query_label])[0]}” attends to", "x": 0.0},
         barmode="group",
         yaxis={"range": [0, 1], "title": "weight"},
-        xaxis={"tickangle": -60, "type": "category", "dtick": max(1, len(axis) // 64)},
+        xaxis={"tickangle": -60, "type": "category"},  # plotly.js thins labels to the width
         legend={"orientation": "h", "y": 1.12, "x": 1.0, "xanchor": "right"},
         height=380,
         margin={"l": 10, "r": 10, "t": 70, "b": 10},
