@@ -7,7 +7,9 @@ content (Streamlit scrolls inside its own container, so a "full page" shot of th
 document would stop at the window), and saves the shot. A shot larger than
 ``--max-kb`` is reduced to a 256-colour palette, which keeps the figures legible.
 
-Run: ``python scripts/screenshots.py [--out assets/screenshots] [--width 1280]``.
+Run: ``python scripts/screenshots.py [--out assets/screenshots] [--width 1280]``; with
+``--present`` the pages open in presentation mode (``?present=1``) and the shots are named
+``<page>-present.png``.
 """
 
 from __future__ import annotations
@@ -45,8 +47,17 @@ _CONTENT_HEIGHT = """() => {
 
 
 def page_paths():
-    """Every page's URL path, from the registry the router is built from."""
-    return [page.url_path for page in registry.PAGES]
+    """Every page's URL path, from the registry the router is built from.
+
+    The default page is served at the root: Streamlit ignores its ``url_path``.
+    """
+    return ["" if page.default else page.url_path for page in registry.PAGES]
+
+
+def shot_name(path, present):
+    """The file a page's shot is saved in: ``home.png`` for the root page."""
+    name = path or next(page.url_path for page in registry.PAGES if page.default)
+    return f"{name}-present.png" if present else f"{name}.png"
 
 
 def settle(page):
@@ -70,6 +81,7 @@ def main():
     parser.add_argument("--out", type=Path, default=ROOT / "assets" / "screenshots")
     parser.add_argument("--width", type=int, default=1280)
     parser.add_argument("--max-kb", type=int, default=500)
+    parser.add_argument("--present", action="store_true", help="in presentation mode")
     parser.add_argument("pages", nargs="*", help="URL paths (default: every page)")
     args = parser.parse_args()
     args.out = args.out.resolve()  # the server runs elsewhere; say where the shots went
@@ -80,13 +92,17 @@ def main():
         page = context.new_page()
         for path in args.pages or page_paths():
             page.set_viewport_size({"width": args.width, "height": 900})
-            page.goto(f"{url}/{path}")
-            settle(page)
-            height = min(page.evaluate(_CONTENT_HEIGHT) + 40, MAX_HEIGHT)
-            page.set_viewport_size({"width": args.width, "height": height})
-            settle(page)
+            page.goto(f"{url}/{path}" + ("?present=1" if args.present else ""))
+            height = 900
+            for _ in range(4):  # charts mount after the first run settles: grow until still
+                settle(page)
+                content = min(page.evaluate(_CONTENT_HEIGHT) + 40, MAX_HEIGHT)
+                if content == height:
+                    break
+                height = content
+                page.set_viewport_size({"width": args.width, "height": height})
             png = compact_png(page.screenshot(), args.max_kb)
-            target = args.out / f"{path}.png"
+            target = args.out / shot_name(path, args.present)
             target.write_bytes(png)
             print(f"{target}: {args.width}×{height}, {len(png) / 1024:.0f} KB")
 
