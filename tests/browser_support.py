@@ -94,6 +94,7 @@ def assert_healthy(page):
     assert page.errors == []
     assert not page.plotly_warnings, page.plotly_warnings[:3]
     assert page.outside == []
+    assert page.get_by_text("Page not found").count() == 0  # a link to a path nobody serves
     marks = ".heatmaplayer image, .cartesianlayer .trace path, .table .cell-text"
     drawn = page.locator(f".js-plotly-plot .main-svg :is({marks})")
     assert drawn.count() > 0
