@@ -299,11 +299,12 @@ class ClassServer:
 
 
 @contextlib.contextmanager
-def serve_class(n_replicas, access_log=False):
+def serve_class(n_replicas, access_log=False, env=None):
     """Run ``bash scripts/serve_class.sh n_replicas PORT 127.0.0.1`` until the block ends.
 
     HAProxy listens on a free loopback port. ``access_log`` turns on its access log
-    (``AE_ACCESS_LOG=1``), read by :meth:`ClassServer.access`. Raises
+    (``AE_ACCESS_LOG=1``), read by :meth:`ClassServer.access`; ``env`` adds to the
+    script's environment (``XDG_STATE_HOME``, where the cookie secret is kept). Raises
     :class:`HAProxyMissingError` when the script can neither find nor install HAProxy.
 
     Yields
@@ -311,7 +312,7 @@ def serve_class(n_replicas, access_log=False):
     ClassServer
     """
     port = free_port()
-    env = {**os.environ, "AE_ACCESS_LOG": "1" if access_log else "0"}
+    env = {**os.environ, "AE_ACCESS_LOG": "1" if access_log else "0", **(env or {})}
     script = subprocess.Popen(
         ["bash", str(ROOT / "scripts" / "serve_class.sh"), str(n_replicas), str(port), "127.0.0.1"],
         cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
@@ -350,3 +351,4 @@ def serve_class(n_replicas, access_log=False):
                 os.killpg(script.pid, signal.SIGKILL)
                 script.wait()
         reader.join(timeout=5)
+        script.stdout.close()
