@@ -166,12 +166,16 @@ class LoadResult:
         lines = []
         for name, server in self.servers.items():
             share = server.cpu_s / server.busy_s if server.busy_s else float("nan")
-            label = "server" if len(self.servers) == 1 else f"replica {name}"
+            label = "server" if len(self.servers) == 1 else name
             lines += [
                 f"{label + ' peak RSS':<19} {server.peak_mb:.0f} MB",
                 f"{label + ' CPU':<19} {server.cpu_s:.0f} s of the machine's busy "
                 f"{server.busy_s:.0f} s ({share:.0%}; the rest is the browsers)",
             ]
+        if len(self.servers) > 1:
+            cpu = sum(server.cpu_s for server in self.servers.values())
+            busy = max(server.busy_s for server in self.servers.values())
+            lines.append(f"all servers CPU     {cpu:.0f} s of {busy:.0f} s ({cpu / busy:.0%})")
         replicas = Counter(s.replicas[0] for s in self.sessions if s.replicas)
         if replicas:
             spread = ", ".join(f"{name} {count}" for name, count in sorted(replicas.items()))
@@ -378,7 +382,7 @@ def main():
         result = run_load(args.url, pids, *load, ramp=args.ramp)
     elif args.replicas:
         with serve_class(args.replicas, access_log=True) as hall:
-            pids = {name: pid for name, (_, pid) in hall.replicas.items()}
+            pids = {f"replica {name}": pid for name, (_, pid) in hall.replicas.items()}
             pids["haproxy"] = hall.haproxy_pid
             result = run_load(hall.url, pids, *load, ramp=args.ramp)
             result.routes = routes(hall.access())
