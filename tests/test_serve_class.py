@@ -23,12 +23,13 @@ import signal
 import stat
 import time
 import urllib.request
+from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import urlsplit
 
 import pytest
 from browser_support import assert_healthy, query, slider, unplugged_page, wait_settled
-from harness import HAProxyMissingError, chromium, serve_class
+from harness import ClassServer, HAProxyMissingError, chromium, serve_class
 from load import LABELS
 from PIL import Image
 
@@ -67,16 +68,16 @@ def marker(index):
     return f"zq{index:02d}x"
 
 
+@dataclass
 class Hall:
     """The proxy, its replicas and the six sessions, with what they reported."""
 
-    def __init__(self, server, sessions, violations, stack):
-        self.server, self.sessions, self.violations, self.stack = (
-            server,
-            sessions,
-            violations,
-            stack,
-        )
+    server: ClassServer
+    sessions: list  # Playwright pages, one browser context each
+    violations: list  # (session index, what the Content-Security-Policy refused)
+    stack: contextlib.ExitStack  # closing it stops the browser and serve_class.sh
+    state_home: Path  # XDG_STATE_HOME for the script: where it keeps the cookie secret
+    folder: Path  # for files the test makes
 
     def replica(self, page):
         """The replica named by the session's ``ae_replica`` cookie."""
@@ -112,8 +113,7 @@ def hall(chromium_executable, tmp_path_factory):
         )
         page.context.add_init_script(CSP_LISTENER)
         sessions.append(page)
-    hall = Hall(server, sessions, violations, stack)
-    hall.state_home, hall.folder = state_home, tmp_path_factory.mktemp("files")
+    hall = Hall(server, sessions, violations, stack, state_home, tmp_path_factory.mktemp("files"))
     with stack:
         yield hall
 
