@@ -312,7 +312,12 @@ def serve_class(n_replicas, access_log=False, env=None):
     ClassServer
     """
     port = free_port()
-    env = {**os.environ, "AE_ACCESS_LOG": "1" if access_log else "0", **(env or {})}
+    env = {
+        **os.environ,
+        "PYTHON": sys.executable,  # the replicas run on this interpreter, as serve_app's server
+        "AE_ACCESS_LOG": "1" if access_log else "0",
+        **(env or {}),
+    }
     script = subprocess.Popen(
         ["bash", str(ROOT / "scripts" / "serve_class.sh"), str(n_replicas), str(port), "127.0.0.1"],
         cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
