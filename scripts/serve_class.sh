@@ -15,7 +15,8 @@
 #   ${XDG_STATE_HOME:-~/.local/state}/attention-explorer/cookie_secret (mode 600); passed
 #   in the environment, which `ps` does not show to other users (a command line it does).
 # - Health checks on /_stcore/health; a dead replica's sessions go to a live one
-#   (option redispatch) and come back there from the URL and the browser's widget state.
+#   (option redispatch): they reconnect there by themselves, and one reload restores
+#   each view from its link (README, "Serving a class").
 # - Headers Streamlit cannot set itself: Content-Security-Policy, X-Content-Type-Options,
 #   Referrer-Policy. EMBED_ORIGINS="https://course.example.edu ..." lets those origins
 #   frame the app (frame-ancestors); by default only the app itself may.
@@ -47,13 +48,12 @@ fi
 state_dir=${XDG_STATE_HOME:-$HOME/.local/state}/attention-explorer
 secret_file=$state_dir/cookie_secret
 if [[ ! -s $secret_file ]]; then
-    mkdir -p "$state_dir"
-    (umask 077 && "$python" -c "import secrets; print(secrets.token_hex(32))" >"$secret_file")
+    (umask 077 && mkdir -p "$state_dir" \
+        && "$python" -c "import secrets; print(secrets.token_hex(32))" >"$secret_file")
     echo "created the cookie secret in $secret_file" >&2
 fi
 chmod 600 "$secret_file"
-STREAMLIT_SERVER_COOKIE_SECRET=$(<"$secret_file")
-export STREAMLIT_SERVER_COOKIE_SECRET
+cookie_secret=$(<"$secret_file")
 
 work=$(mktemp -d)
 pids=()
@@ -83,7 +83,7 @@ EOF
 
 for i in $(seq 1 "$replicas"); do
     replica_port=${ports[i - 1]}
-    "$python" -m streamlit run app/main.py \
+    STREAMLIT_SERVER_COOKIE_SECRET=$cookie_secret "$python" -m streamlit run app/main.py \
         --server.address 127.0.0.1 --server.port "$replica_port" --server.headless true \
         >"$work/r$i.log" 2>&1 &
     pids+=($!)
