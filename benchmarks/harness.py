@@ -203,6 +203,18 @@ def launch_chromium(playwright):
     return playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
 
 
+def tagged_user_agent(browser, tag):
+    """Headless Chromium's own user agent with ``tag`` at the end.
+
+    HAProxy's access log (:func:`serve_class`) records the user agent, WebSocket
+    handshakes included, so a tag tells browser contexts apart there.
+    """
+    return (
+        "Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) "
+        f"HeadlessChrome/{browser.version} Safari/537.36 {tag}"
+    )
+
+
 @contextlib.contextmanager
 def chromium():
     """Headless Chromium under Playwright's sync API until the block ends; yields the Browser."""

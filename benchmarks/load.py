@@ -45,6 +45,7 @@ from harness import (
     launch_chromium,
     serve_app,
     serve_class,
+    tagged_user_agent,
 )
 
 #: Every token label drawn on the page's heatmaps.
@@ -260,7 +261,7 @@ async def _session(browser, url, index, seconds, think, ramp, rng):
     log = SessionLog(marker)
     context = await browser.new_context(
         viewport={"width": 1280, "height": 900},
-        user_agent=f"Chromium (load) ae-session-{index}",  # HAProxy's log tells sessions apart
+        user_agent=tagged_user_agent(browser, f"ae-session-{index}"),
     )
     context.set_default_timeout(ACTION_TIMEOUT_MS)
     context.set_default_navigation_timeout(ACTION_TIMEOUT_MS)

@@ -163,7 +163,7 @@ defaults
 
 frontend class
     bind $address:$port
-    capture request header User-Agent len 120
+    capture request header User-Agent len 256
     http-response set-header Content-Security-Policy "$csp"
     http-response set-header X-Content-Type-Options nosniff
     # Links carry the student's text in the query string: none of it leaves for another site.

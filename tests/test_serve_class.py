@@ -29,7 +29,13 @@ from urllib.parse import urlsplit
 
 import pytest
 from browser_support import assert_healthy, query, slider, unplugged_page, wait_settled
-from harness import ClassServer, HAProxyMissingError, chromium, serve_class
+from harness import (
+    ClassServer,
+    HAProxyMissingError,
+    chromium,
+    serve_class,
+    tagged_user_agent,
+)
 from load import LABELS
 from PIL import Image
 
@@ -107,7 +113,7 @@ def hall(chromium_executable, tmp_path_factory):
     sessions = []
     for index in range(N_SESSIONS):
         page = stack.enter_context(
-            unplugged_page(browser, user_agent=f"Chromium (test) ae-session-{index}")
+            unplugged_page(browser, user_agent=tagged_user_agent(browser, f"ae-session-{index}"))
         )
         page.context.set_default_timeout(TIMEOUT_MS)
         page.context.expose_function(
