@@ -146,13 +146,15 @@ csp="default-src 'self'; script-src 'self' 'wasm-unsafe-eval' ${script_hashes% }
     if [[ ${AE_ACCESS_LOG:-0} == 1 ]]; then
         echo "    log stdout format raw local0 info"
     fi
+    echo
+    echo "defaults"
+    echo "    mode http"
+    if [[ ${AE_ACCESS_LOG:-0} == 1 ]]; then
+        echo "    log global"
+        echo '    log-format "access %ci %s %ST %HM %HPO %hr"'
+        echo "    option logasap                  # a WebSocket is logged as it opens"
+    fi
     cat <<EOF
-
-defaults
-    mode http
-    log global
-    log-format "access %ci %s %ST %HM %HPO %hr"
-    option logasap                  # a WebSocket is logged when it opens, not when it closes
     timeout connect 5s
     timeout client 60s
     timeout server 60s
