@@ -97,6 +97,7 @@ class LoadResult:
     think: float
     servers: dict  # name -> ServerSampler, one per server process (replica)
     routes: dict = field(default_factory=dict)  # session index -> replicas its requests reached
+    statuses: Counter = field(default_factory=Counter)  # HAProxy's answers, by HTTP status
 
     @property
     def server(self):
@@ -189,6 +190,9 @@ class LoadResult:
                 f"unsticky sessions   {len(self.unsticky)} of {len(self.routes)} "
                 "(requests on more than one replica, HAProxy's log)"
             )
+        if self.statuses:
+            counts = ", ".join(f"{status} {n}" for status, n in sorted(self.statuses.items()))
+            lines.append(f"HAProxy statuses    {counts}")
         return lines
 
     def report(self):
@@ -387,6 +391,7 @@ def main():
             pids["haproxy"] = hall.haproxy_pid
             result = run_load(hall.url, pids, *load, ramp=args.ramp)
             result.routes = routes(hall.access())
+            result.statuses = Counter(status for _, status, *_ in hall.access())
     else:
         with serve_app(root / "app" / "main.py") as (url, pid):
             result = run_load(url, pid, *load, ramp=args.ramp)
