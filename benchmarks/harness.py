@@ -1,6 +1,7 @@
 """What the browser tests, benchmarks and screenshots share: the app served, Chromium, RSS.
 
-The server is ``streamlit run app/main.py`` as a subprocess on a free port; Chromium is
+The server is ``streamlit run app/main.py`` as a subprocess on a free port, or
+``scripts/serve_class.sh``'s replicas behind HAProxy (:func:`serve_class`); Chromium is
 Debian's package, driven by Playwright with its executable path (Playwright's own
 browser download is never used). Playwright is imported only by the functions that
 drive the browser, so the tests can import this module, and skip, without it.
@@ -10,6 +11,8 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
+import signal
 import socket
 import subprocess
 import sys
@@ -18,8 +21,10 @@ import threading
 import time
 import urllib.error
 import urllib.request
+from dataclasses import dataclass
 from pathlib import Path
 
+ROOT = Path(__file__).resolve().parents[1]
 CHROMIUM = Path("/usr/bin/chromium")
 CHROMIUM_ARGS = [
     "--no-sandbox",
@@ -125,6 +130,10 @@ class ServerError(RuntimeError):
     """The server did not come up; the message ends with its log."""
 
 
+class HAProxyMissingError(ServerError):
+    """``serve_class.sh`` found no HAProxy and could not install it."""
+
+
 def free_port():
     """A TCP port nobody is listening on right now."""
     with socket.socket() as sock:
@@ -204,6 +213,18 @@ def launch_chromium(playwright):
     return playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
 
 
+def tagged_user_agent(browser, tag):
+    """Headless Chromium's own user agent with ``tag`` at the end.
+
+    HAProxy's access log (:func:`serve_class`) records the user agent, WebSocket
+    handshakes included, so a tag tells browser contexts apart there.
+    """
+    return (
+        "Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) "
+        f"HeadlessChrome/{browser.version} Safari/537.36 {tag}"
+    )
+
+
 @contextlib.contextmanager
 def chromium():
     """Headless Chromium under Playwright's sync API until the block ends; yields the Browser."""
@@ -275,3 +296,86 @@ class ServerSampler:
         self.peak_mb = max(self.peak_mb, rss_mb(self.pid))
         self.cpu_s = cpu_seconds(self.pid) - self._cpu0
         self.busy_s = machine_busy_seconds() - self._busy0
+
+
+#: ``serve_class.sh``'s exit status when HAProxy is missing and cannot be installed.
+NO_HAPROXY = 3
+#: HAProxy's access log line (``AE_ACCESS_LOG=1``): client, replica, status, method,
+#: path, and the captured User-Agent in braces.
+ACCESS = re.compile(r"^access (\S+) (\S+) (\d+) (\S+) (\S+) \{(.*)\}$")
+
+
+@dataclass
+class ClassServer:
+    """What ``serve_class.sh`` started: the proxy's URL, the replicas, and its output."""
+
+    url: str
+    replicas: dict  # name -> (port, pid)
+    haproxy_pid: int
+    lines: list  # every line printed so far, growing while the script runs
+
+    def access(self):
+        """The access log so far: ``(replica, status, method, path, user_agent)`` tuples."""
+        found = (ACCESS.match(line) for line in list(self.lines))
+        return [m.group(2, 3, 4, 5, 6) for m in found if m]
+
+
+@contextlib.contextmanager
+def serve_class(n_replicas, access_log=False, env=None):
+    """Run ``bash scripts/serve_class.sh n_replicas PORT 127.0.0.1`` until the block ends.
+
+    HAProxy listens on a free loopback port. ``access_log`` turns on its access log
+    (``AE_ACCESS_LOG=1``), read by :meth:`ClassServer.access`; ``env`` adds to the
+    script's environment (``XDG_STATE_HOME``, where the cookie secret is kept). Raises
+    :class:`HAProxyMissingError` when the script can neither find nor install HAProxy.
+
+    Yields
+    ------
+    ClassServer
+    """
+    port = free_port()
+    env = {
+        **os.environ,
+        "PYTHON": sys.executable,  # the replicas run on this interpreter, as serve_app's server
+        "AE_ACCESS_LOG": "1" if access_log else "0",
+        **(env or {}),
+    }
+    script = subprocess.Popen(
+        ["bash", str(ROOT / "scripts" / "serve_class.sh"), str(n_replicas), str(port), "127.0.0.1"],
+        cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+        start_new_session=True,  # a group of its own: nothing is left over if it is killed
+    )  # fmt: skip
+    lines, ready = [], threading.Event()
+
+    def read():
+        for line in script.stdout:
+            lines.append(line.rstrip("\n"))
+            if line.startswith("open http"):
+                ready.set()
+        ready.set()  # the script ended
+
+    reader = threading.Thread(target=read, daemon=True)
+    reader.start()
+    try:
+        if not ready.wait(SERVER_START_TIMEOUT + 120) or script.poll() is not None:
+            script.wait(timeout=5)
+            output = "\n".join(lines[-40:])
+            error = HAProxyMissingError if script.returncode == NO_HAPROXY else ServerError
+            raise error(f"serve_class.sh did not come up (status {script.returncode}):\n{output}")
+        replicas = {
+            m.group(1): (int(m.group(2)), int(m.group(3)))
+            for m in (re.match(r"^replica (r\d+) port (\d+) pid (\d+)$", line) for line in lines)
+            if m
+        }
+        haproxy = next(int(line.split()[-1]) for line in lines if line.startswith("haproxy port"))
+        yield ClassServer(f"http://127.0.0.1:{port}", replicas, haproxy, lines)
+    finally:
+        if script.poll() is None:
+            script.terminate()  # the script stops its replicas and HAProxy
+            try:
+                script.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                os.killpg(script.pid, signal.SIGKILL)
+                script.wait()
+        reader.join(timeout=5)
+        script.stdout.close()

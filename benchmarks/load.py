@@ -16,7 +16,12 @@ The browsers run on the same machine as the server, so the report also says how 
 of the machine's busy CPU time was the server's.
 
 ``python benchmarks/load.py`` runs the full benchmark (25 sessions, 60 s) against a
-server it starts; the test suite runs a small variant through :func:`run_load`.
+server it starts; ``--replicas 3`` against ``scripts/serve_class.sh 3`` (replicas behind
+HAProxy), ``--url`` against one already running (``--pid`` names its processes, to
+measure). Through HAProxy each session also notes the replica its ``ae_replica`` cookie
+names, at its first load and at its end, and with ``--replicas`` HAProxy's access log
+says which replicas each session's requests (its WebSocket included) reached: one
+each, if stickiness holds. The test suite runs a small variant through :func:`run_load`.
 """
 
 from __future__ import annotations
@@ -24,14 +29,24 @@ from __future__ import annotations
 import argparse
 import asyncio
 import concurrent.futures
+import contextlib
 import random
+import re
 import statistics
 import time
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from harness import RUN_COUNTER, SETTLED_AFTER, ServerSampler, launch_chromium, serve_app
+from harness import (
+    RUN_COUNTER,
+    SETTLED_AFTER,
+    ServerSampler,
+    launch_chromium,
+    serve_app,
+    serve_class,
+    tagged_user_agent,
+)
 
 #: Every token label drawn on the page's heatmaps.
 LABELS = """() => [...document.querySelectorAll('.js-plotly-plot')]
@@ -71,6 +86,7 @@ class SessionLog:
     foreign: set = field(default_factory=set)
     done: Counter = field(default_factory=Counter)  # completed interactions by kind
     saw_own: bool = False  # proves the label check can see markers at all
+    replicas: list = field(default_factory=list)  # ae_replica cookie after loading, at the end
 
 
 @dataclass
@@ -80,12 +96,30 @@ class LoadResult:
     sessions: list
     seconds: float
     think: float
-    server: ServerSampler
+    servers: dict  # name -> ServerSampler, one per server process (replica)
+    routes: dict = field(default_factory=dict)  # session index -> replicas its requests reached
+    statuses: Counter = field(default_factory=Counter)  # HAProxy's answers, by HTTP status
+
+    @property
+    def server(self):
+        """The only server's sampler (a run against one server)."""
+        (sampler,) = self.servers.values()
+        return sampler
 
     @property
     def peak_rss_mb(self):
-        """The server's peak resident memory, MB."""
-        return self.server.peak_mb
+        """The largest peak resident memory of a server process, MB."""
+        return max(sampler.peak_mb for sampler in self.servers.values())
+
+    @property
+    def replica_changes(self):
+        """Sessions whose ``ae_replica`` cookie changed between their load and their end."""
+        return [s.marker for s in self.sessions if len(set(s.replicas)) > 1]
+
+    @property
+    def unsticky(self):
+        """Sessions whose requests reached more than one replica (from HAProxy's log)."""
+        return {index: sorted(seen) for index, seen in self.routes.items() if len(seen) > 1}
 
     @property
     def latencies(self):
@@ -131,10 +165,39 @@ class LoadResult:
         p50, p95 = self.percentile(data, 0.5), self.percentile(data, 0.95)
         return f"{p50:.0f} / {p95:.0f} / {max(data, default=float('nan')):.0f} ms"
 
+    def _server_lines(self):
+        lines = []
+        for name, server in self.servers.items():
+            share = server.cpu_s / server.busy_s if server.busy_s else float("nan")
+            label = "server" if len(self.servers) == 1 else name
+            lines += [
+                f"{label + ' peak RSS':<19} {server.peak_mb:.0f} MB",
+                f"{label + ' CPU':<19} {server.cpu_s:.0f} s of the machine's busy "
+                f"{server.busy_s:.0f} s ({share:.0%}; the rest is the browsers)",
+            ]
+        if len(self.servers) > 1:
+            cpu = sum(server.cpu_s for server in self.servers.values())
+            busy = max(server.busy_s for server in self.servers.values())
+            lines.append(f"all servers CPU     {cpu:.0f} s of {busy:.0f} s ({cpu / busy:.0%})")
+        replicas = Counter(s.replicas[0] for s in self.sessions if s.replicas)
+        if replicas:
+            spread = ", ".join(f"{name} {count}" for name, count in sorted(replicas.items()))
+            lines += [
+                f"sessions by replica {spread}",
+                f"replica changes     {len(self.replica_changes)} (ae_replica cookie, load to end)",
+            ]
+        if self.routes:
+            lines.append(
+                f"unsticky sessions   {len(self.unsticky)} of {len(self.routes)} "
+                "(requests on more than one replica, HAProxy's log)"
+            )
+        if self.statuses:
+            counts = ", ".join(f"{status} {n}" for status, n in sorted(self.statuses.items()))
+            lines.append(f"HAProxy statuses    {counts}")
+        return lines
+
     def report(self):
         """The figures, one per line."""
-        server = self.server
-        share = server.cpu_s / server.busy_s if server.busy_s else float("nan")
         return "\n".join(
             [
                 f"sessions            {len(self.sessions)}",
@@ -147,9 +210,7 @@ class LoadResult:
                 f"cross-session leaks {len(self.leaks)}",
                 f"answered p50/p95/max {self._quantiles(self.answered)}",
                 f"drawn p50/p95/max   {self._quantiles(self.latencies)}",
-                f"server peak RSS     {server.peak_mb:.0f} MB",
-                f"server CPU          {server.cpu_s:.0f} s of the machine's busy "
-                f"{server.busy_s:.0f} s ({share:.0%}; the rest is the browsers)",
+                *self._server_lines(),
             ]
         )
 
@@ -203,7 +264,10 @@ async def _step_slider(page, key, rng):
 async def _session(browser, url, index, seconds, think, ramp, rng):
     marker = f"zq{index:02d}x"  # a word no other session types
     log = SessionLog(marker)
-    context = await browser.new_context(viewport={"width": 1280, "height": 900})
+    context = await browser.new_context(
+        viewport={"width": 1280, "height": 900},
+        user_agent=tagged_user_agent(browser, f"ae-session-{index}"),
+    )
     context.set_default_timeout(ACTION_TIMEOUT_MS)
     context.set_default_navigation_timeout(ACTION_TIMEOUT_MS)
     await context.add_init_script(RUN_COUNTER)
@@ -216,6 +280,7 @@ async def _session(browser, url, index, seconds, think, ramp, rng):
     if log.latencies:
         log.load_ms = log.latencies.pop()
         log.done["load"] -= 1
+    await _note_replica(context, log)
     deadline = time.monotonic() + seconds  # the clock starts once this session has loaded
     while time.monotonic() < deadline:
         await asyncio.sleep(rng.uniform(0.5, 1.5) * think)  # a student reads between moves
@@ -234,8 +299,16 @@ async def _session(browser, url, index, seconds, think, ramp, rng):
         else:
             toggle = page.locator(".st-key-causal label")
             await _timed(page, log, "causal", toggle.click)
+    await _note_replica(context, log)
     await context.close()
     return log
+
+
+async def _note_replica(context, log):
+    """Note the replica HAProxy's ``ae_replica`` cookie names (none without HAProxy)."""
+    cookies = {c["name"]: c["value"] for c in await context.cookies()}
+    if "ae_replica" in cookies:
+        log.replicas.append(cookies["ae_replica"])
 
 
 async def _run(url, n_sessions, seconds, think, seed, ramp):
@@ -253,17 +326,23 @@ async def _run(url, n_sessions, seconds, think, seed, ramp):
     return sessions
 
 
-def run_load(url, server_pid, n_sessions, seconds, think=0.0, seed=0, ramp=0.0):
+def run_load(url, server_pids, n_sessions, seconds, think=0.0, seed=0, ramp=0.0):
     """Run ``n_sessions`` concurrent sessions against ``url``, each ``seconds`` after loading.
 
-    ``think`` is the mean pause in seconds between one session's actions (0: none);
-    session ``i`` opens the app ``i · ramp`` seconds after the first.
+    ``server_pids`` is the server's process id, or a dict naming each replica's (measured
+    alike); ``think`` is the mean pause in seconds between one session's actions (0:
+    none); session ``i`` opens the app ``i · ramp`` seconds after the first.
 
     Returns
     -------
     LoadResult
     """
-    with ServerSampler(server_pid) as server:
+    if not isinstance(server_pids, dict):
+        server_pids = {"server": server_pids}
+    with contextlib.ExitStack() as stack:
+        servers = {
+            name: stack.enter_context(ServerSampler(pid)) for name, pid in server_pids.items()
+        }
         start = time.monotonic()
         # A thread of its own: the caller may already run an event loop (pytest with the
         # sync Playwright of the other browser tests does).
@@ -272,7 +351,17 @@ def run_load(url, server_pid, n_sessions, seconds, think=0.0, seed=0, ramp=0.0):
                 asyncio.run, _run(url, n_sessions, seconds, think, seed, ramp)
             ).result()
         elapsed = time.monotonic() - start
-    return LoadResult(sessions, elapsed, think, server)
+    return LoadResult(sessions, elapsed, think, servers)
+
+
+def routes(access_log):
+    """Session index -> the replicas HAProxy sent its requests to, from ``access()`` tuples."""
+    seen = {}
+    for replica, _, _, _, agent in access_log:
+        index = re.search(r"ae-session-(\d+)$", agent)
+        if index and replica != "<NOSRV>":
+            seen.setdefault(int(index.group(1)), set()).add(replica)
+    return seen
 
 
 def main():
@@ -283,10 +372,30 @@ def main():
         "--think", type=float, default=2.0, help="mean pause between a session's actions, s"
     )
     parser.add_argument("--ramp", type=float, default=0.4, help="seconds between arrivals")
+    target = parser.add_mutually_exclusive_group()
+    target.add_argument(
+        "--replicas", type=int, help="run scripts/serve_class.sh with this many replicas"
+    )
+    target.add_argument("--url", help="an app already running there (start none)")
+    parser.add_argument(
+        "--pid", type=int, action="append", default=[], help="with --url: a server process"
+    )
     args = parser.parse_args()
     root = Path(__file__).resolve().parents[1]
-    with serve_app(root / "app" / "main.py") as (url, pid):
-        result = run_load(url, pid, args.sessions, args.seconds, args.think, ramp=args.ramp)
+    load = (args.sessions, args.seconds, args.think)
+    if args.url:
+        pids = {f"pid {pid}": pid for pid in args.pid}
+        result = run_load(args.url, pids, *load, ramp=args.ramp)
+    elif args.replicas:
+        with serve_class(args.replicas, access_log=True) as hall:
+            pids = {f"replica {name}": pid for name, (_, pid) in hall.replicas.items()}
+            pids["haproxy"] = hall.haproxy_pid
+            result = run_load(hall.url, pids, *load, ramp=args.ramp)
+            result.routes = routes(hall.access())
+            result.statuses = Counter(status for _, status, *_ in hall.access())
+    else:
+        with serve_app(root / "app" / "main.py") as (url, pid):
+            result = run_load(url, pid, *load, ramp=args.ramp)
     print(result.report())
     for error in result.errors[:20]:
         print("error:", error)
@@ -294,6 +403,8 @@ def main():
         print("timeout:", entry)
     for marker, seen in result.leaks:
         print(f"leak: session {marker} saw {seen}")
+    for index, seen in result.unsticky.items():
+        print(f"unsticky: session {index} reached {seen}")
 
 
 if __name__ == "__main__":

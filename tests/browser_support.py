@@ -33,16 +33,17 @@ _CHART_STATE = r"""(key) => {
 
 
 @contextlib.contextmanager
-def unplugged_page(browser):
+def unplugged_page(browser, **context_options):
     """A page in a fresh browser context, with the network outside this machine unplugged.
 
     Uncaught page errors are kept in ``page.errors``; plotly.js's own warnings (it logs
     them as "WARN: …", with a stack trace, on every redraw) in ``page.plotly_warnings``;
     requests for anything outside this machine are refused and kept in ``page.outside``
     (the app must fetch nothing at run time: fonts, scripts and models are all served
-    locally). The context closes when the block ends.
+    locally). ``context_options`` go to ``Browser.new_context`` (a user agent of its own,
+    say). The context closes when the block ends.
     """
-    context = browser.new_context(viewport={"width": 1400, "height": 1000})
+    context = browser.new_context(**{"viewport": {"width": 1400, "height": 1000}} | context_options)
     context.set_default_timeout(30_000)
     context.add_init_script(RUN_COUNTER)
     page = context.new_page()

@@ -1,0 +1,226 @@
+#!/usr/bin/env bash
+# Serve a class: N replicas of the app on loopback ports behind HAProxy on PORT.
+#
+#   bash scripts/serve_class.sh N PORT [ADDRESS]
+#
+# ADDRESS is where HAProxy listens (default 0.0.0.0, every interface, so students reach
+# it; 127.0.0.1 keeps it on this machine). The replicas listen on 127.0.0.1 only.
+# Runs in the foreground; Ctrl-C or SIGTERM stops everything it started.
+#
+# - Stickiness by cookie: HAProxy inserts `ae_replica` naming the replica, so one
+#   browser's page, WebSocket and uploads reach one replica even when a whole lecture
+#   hall shares one NAT address (which an address hash would send to one replica).
+# - One cookie secret for every replica (XSRF tokens signed by one replica must check on
+#   another), generated on the first start and kept outside the repository, in
+#   ${XDG_STATE_HOME:-~/.local/state}/attention-explorer/cookie_secret (mode 600); passed
+#   in the environment, which `ps` does not show to other users (a command line it does).
+# - Health checks on /_stcore/health; a dead replica's sessions go to a live one
+#   (option redispatch): they reconnect there by themselves, and one reload restores
+#   each view from its link (README, "Serving a class").
+# - Headers Streamlit cannot set itself: Content-Security-Policy, X-Content-Type-Options,
+#   Referrer-Policy. EMBED_ORIGINS="https://course.example.edu ..." lets those origins
+#   frame the app (frame-ancestors); by default only the app itself may.
+# - AE_ACCESS_LOG=1 prints one line per request (client, replica, status, method, path,
+#   user agent) from HAProxy.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+usage() {
+    echo "usage: bash scripts/serve_class.sh N PORT [ADDRESS]  (N replicas, 1-32; HAProxy on PORT)" >&2
+    exit 2
+}
+[[ $# -ge 2 && $# -le 3 && $1 =~ ^[0-9]+$ && $2 =~ ^[0-9]+$ ]] || usage
+replicas=$1 port=$2 address=${3:-0.0.0.0}
+((replicas >= 1 && replicas <= 32 && port >= 1 && port <= 65535)) || usage
+python=${PYTHON:-python}
+
+# HAProxy is Debian's package, installed as the test script installs Chromium.
+if ! command -v haproxy >/dev/null 2>&1; then
+    echo "installing haproxy (apt-get)" >&2
+    if ! { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq haproxy >/dev/null; } \
+        || ! command -v haproxy >/dev/null 2>&1; then
+        echo "serve_class: haproxy is missing and could not be installed" >&2
+        exit 3
+    fi
+fi
+
+# The secret: created once, readable by this user only, never in the repository.
+state_dir=${XDG_STATE_HOME:-$HOME/.local/state}/attention-explorer
+secret_file=$state_dir/cookie_secret
+if [[ ! -s $secret_file ]]; then
+    (umask 077 && mkdir -p "$state_dir" \
+        && "$python" -c "import secrets; print(secrets.token_hex(32))" >"$secret_file")
+    echo "created the cookie secret in $secret_file" >&2
+fi
+chmod 600 "$secret_file"
+cookie_secret=$(<"$secret_file")
+
+work=$(mktemp -d)
+pids=()
+haproxy_pid=
+stop() {
+    trap - INT TERM EXIT
+    local pid
+    for pid in "${pids[@]}" $haproxy_pid; do kill -TERM "$pid" 2>/dev/null || true; done
+    wait 2>/dev/null || true
+    rm -rf "$work"
+    exit "${1:-0}"
+}
+trap 'stop 0' INT TERM
+trap 'stop $?' EXIT
+
+# Free loopback ports for the replicas, chosen by the system.
+read -r -a ports < <("$python" - "$replicas" <<'EOF'
+import socket
+import sys
+
+sockets = [socket.socket() for _ in range(int(sys.argv[1]))]
+for s in sockets:
+    s.bind(("127.0.0.1", 0))
+print(" ".join(str(s.getsockname()[1]) for s in sockets))
+EOF
+)
+
+for i in $(seq 1 "$replicas"); do
+    replica_port=${ports[i - 1]}
+    STREAMLIT_SERVER_COOKIE_SECRET=$cookie_secret "$python" -m streamlit run app/main.py \
+        --server.address 127.0.0.1 --server.port "$replica_port" --server.headless true \
+        >"$work/r$i.log" 2>&1 &
+    pids+=($!)
+    echo "replica r$i port $replica_port pid $!"
+done
+
+# Wait until every replica answers its health check (or one of them has died).
+"$python" - "${ports[@]}" <<'EOF' || { echo "serve_class: a replica did not come up" >&2; tail -n 20 "$work"/r*.log >&2; stop 1; }
+import sys
+import time
+import urllib.request
+
+deadline = time.monotonic() + 120
+for port in sys.argv[1:]:
+    while True:
+        try:
+            with urllib.request.urlopen(f"http://127.0.0.1:{port}/_stcore/health", timeout=2):
+                break
+        except OSError:
+            if time.monotonic() > deadline:
+                sys.exit(1)
+            time.sleep(0.5)
+EOF
+
+# Streamlit's index.html carries one small inline script; the policy allows exactly it, by
+# its hash, computed from the Streamlit installed here (it changes between versions).
+script_hashes=$("$python" - <<'EOF'
+import base64
+import hashlib
+import re
+from pathlib import Path
+
+import streamlit
+
+html = (Path(streamlit.__file__).parent / "static" / "index.html").read_text()
+for body in re.findall(r"<script>(.*?)</script>", html, re.S):
+    digest = base64.b64encode(hashlib.sha256(body.encode()).digest()).decode()
+    print(f"'sha256-{digest}'", end=" ")
+EOF
+)
+
+# Content-Security-Policy, each allowance for something the app does:
+#   script-src 'self' + hashes  the app's own bundles (plotly.js included, served by the
+#                               replica) and Streamlit's one inline line; no eval, no CDN
+#   'wasm-unsafe-eval'          WebAssembly only, not JavaScript eval: Streamlit's protobuf
+#                               bundle (long.js) compiles a tiny multiply module of its own
+#                               bytes; blocked, it falls back to JS but reports a violation
+#                               on every page load, which would drown a real one
+#   style-src 'unsafe-inline'   Streamlit (emotion) and plotly.js write <style> elements
+#                               and style attributes while they run
+#   img-src data: blob:         icons, chart export (PNG/SVG built in the page)
+#   font-src data:              fonts inlined in stylesheets (KaTeX, Material icons)
+#   connect-src 'self'          fetch and the same-origin WebSocket (ws: is 'self' in CSP 3)
+#   frame-ancestors             who may put the app in a frame: itself, and EMBED_ORIGINS
+csp="default-src 'self'; script-src 'self' 'wasm-unsafe-eval' ${script_hashes% }; style-src 'self' 'unsafe-inline'; img-src 'self' data: blob:; font-src 'self' data:; connect-src 'self'; worker-src 'self' blob:; object-src 'none'; base-uri 'self'; form-action 'self'; frame-ancestors 'self'${EMBED_ORIGINS:+ $EMBED_ORIGINS}"
+
+{
+    echo "global"
+    echo "    maxconn 4096"
+    if [[ ${AE_ACCESS_LOG:-0} == 1 ]]; then
+        echo "    log stdout format raw local0 info"
+    fi
+    echo
+    echo "defaults"
+    echo "    mode http"
+    if [[ ${AE_ACCESS_LOG:-0} == 1 ]]; then
+        echo "    log global"
+        echo '    log-format "access %ci %s %ST %HM %HPO %hr"'
+        echo "    option logasap                  # a WebSocket is logged as it opens"
+    fi
+    cat <<EOF
+    timeout connect 5s
+    timeout client 60s
+    timeout server 60s
+    timeout http-request 10s
+    timeout http-keep-alive 10s
+    timeout tunnel 2h               # an upgraded WebSocket: a whole lecture
+    timeout client-fin 10s
+
+frontend class
+    bind $address:$port
+    capture request header User-Agent len 256
+    http-response set-header Content-Security-Policy "$csp"
+    http-response set-header X-Content-Type-Options nosniff
+    # Links carry the student's text in the query string: none of it leaves for another site.
+    http-response set-header Referrer-Policy same-origin
+    default_backend replicas
+
+backend replicas
+    balance leastconn               # WebSockets are long: spread them, not requests
+    cookie ae_replica insert indirect nocache httponly attr "SameSite=Lax"
+    option httpchk GET /_stcore/health
+    http-check expect status 200
+    option redispatch 1             # a dead replica's sessions go to a live one at once
+    retries 2
+    default-server check inter 2s fastinter 1s fall 2 rise 2
+EOF
+    for i in $(seq 1 "$replicas"); do
+        echo "    server r$i 127.0.0.1:${ports[i - 1]} cookie r$i"
+    done
+} >"$work/haproxy.cfg"
+
+haproxy -db -f "$work/haproxy.cfg" &
+haproxy_pid=$!
+# Ready once HAProxy answers a health check, passed through to a replica.
+probe=$address
+[[ $probe == 0.0.0.0 ]] && probe=127.0.0.1
+"$python" - "http://$probe:$port/_stcore/health" <<'EOF' || { echo "serve_class: HAProxy did not start" >&2; stop 1; }
+import sys
+import time
+import urllib.request
+
+deadline = time.monotonic() + 30
+while True:
+    try:
+        with urllib.request.urlopen(sys.argv[1], timeout=2):
+            break
+    except OSError:
+        if time.monotonic() > deadline:
+            sys.exit(1)
+        time.sleep(0.2)
+EOF
+echo "haproxy port $port pid $haproxy_pid"
+echo "open http://localhost:$port/ (students: this machine's address, port $port)"
+
+# Until HAProxy stops or a signal comes: say when a replica dies (it is not restarted;
+# HAProxy's health check takes it out and its sessions come back on the others).
+declare -A reported=()
+while kill -0 "$haproxy_pid" 2>/dev/null; do
+    for i in "${!pids[@]}"; do
+        if [[ -z ${reported[$i]:-} ]] && ! kill -0 "${pids[i]}" 2>/dev/null; then
+            reported[$i]=1
+            echo "replica r$((i + 1)) (pid ${pids[i]}) has stopped; its sessions go to the others"
+        fi
+    done
+    sleep 1 &
+    wait $! || true
+done
+echo "serve_class: HAProxy stopped" >&2
+stop 1
