@@ -47,7 +47,7 @@ def _axis(categories, step, title):
         "tickmode": "array",
         "tickvals": shown,
         "ticktext": shown,
-        "automargin": False,
+        "automargin": True,  # the title goes beyond the labels; our margins are the floor
         "title": {"text": (title or "") + note},
     }, shown
 

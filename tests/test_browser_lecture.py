@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import re
 
 import pandas as pd
@@ -100,10 +101,37 @@ def test_the_camera_saves_the_chart_laid_out_for_print(page, app_url):
     open_app(page, app_url + "/attention")
     plot = page.locator(".st-key-att_weights .js-plotly-plot")
     options = plot.evaluate("(gd) => gd._context.toImageButtonOptions")
-    plot.hover()
+    camera = page.locator(
+        '.st-key-att_weights .modebar-btn[data-title="Download for a slide or a paper"]'
+    )
+    plot.hover()  # plotly.js draws its toolbar when the pointer first enters
+    camera.wait_for()
+    titles = page.locator(".st-key-att_weights .modebar-btn").evaluate_all(
+        "(buttons) => buttons.map((b) => b.getAttribute('data-title'))"
+    )
+    assert "Share chart..." not in titles  # plotly.js's upload to its cloud is gone
     with page.expect_download() as download:
-        plot.locator('a[data-title="Download for a slide or a paper"]').click()
+        camera.click()
     assert download.value.suggested_filename == options["filename"] + ".png"
     with Image.open(download.value.path()) as image:
         assert image.size == (3 * options["width"], 3 * options["height"])
         assert image.convert("RGB").getpixel((0, 0)) == (255, 255, 255)  # on white, for slides
+
+
+@pytest.mark.parametrize(("width", "height"), [(1280, 720), (1920, 1080)])
+def test_presentation_mode_fits_a_projector(page, app_url, width, height):
+    page.set_viewport_size({"width": width, "height": height})
+    open_app(page, app_url + "/attention?present=1")
+    assert_healthy(page)
+    clipped = page.evaluate(
+        """() => [...document.querySelectorAll('.katex-display')]
+            .filter((e) => e.scrollWidth > e.clientWidth + 4)  // KaTeX overhangs a pixel or two
+            .map((e) => e.textContent.slice(0, 40))"""
+    )
+    assert clipped == []  # no equation cut off on the right
+    assert "Drag the scale" not in page.locator('[data-testid="stMain"]').inner_text()
+    ends = page.evaluate(  # a rotated label ends at its tick
+        """() => [...document.querySelectorAll('.st-key-att_weights .xtick text')]
+            .map((t) => t.getBoundingClientRect().right).sort((a, b) => a - b)"""
+    )
+    assert min(b - a for a, b in itertools.pairwise(ends)) >= 12  # no pile of keys

@@ -253,7 +253,8 @@ async function download(chart, gd) {
 async function react(chart, figure) {
   const Plotly = await plotlyReady;
   const version = chart.version;
-  chart.config.modeBarButtonsToRemove = ["toImage"];
+  // Our camera replaces plotly.js's; its "Share chart..." would upload to Plotly's cloud.
+  chart.config.modeBarButtonsToRemove = ["toImage", "sendChartToCloud"];
   chart.config.modeBarButtonsToAdd = [{
     name: "download",
     title: "Download for a slide or a paper",
