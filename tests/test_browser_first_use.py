@@ -11,7 +11,7 @@ import re
 import pytest
 from browser_support import assert_healthy, open_app, query, wait_settled
 
-from app import state
+from app import state, tour
 
 pytestmark = pytest.mark.browser
 
@@ -45,7 +45,7 @@ def type_text(page, text):
 
 @pytest.mark.parametrize("word", ["it", "because"])
 def test_query_picker_names_the_token_the_chart_uses_after_new_text(page, app_url, word):
-    open_app(page, app_url + "/attention?tokenizer=words")
+    open_app(page, app_url + "/attention?weights=random&tokenizer=words")
     labels = page.locator(".st-key-attention_query input[role=combobox]")
     if word != "it":
         position = state.DEFAULT_TEXT.split().index(word)
@@ -62,7 +62,7 @@ def test_query_picker_names_the_token_the_chart_uses_after_new_text(page, app_ur
 
 
 def test_a_copied_link_brings_back_the_chosen_query(page, app_url):
-    open_app(page, app_url + "/attention?tokenizer=words")
+    open_app(page, app_url + "/attention?weights=random&tokenizer=words")
     choose(page, "attention_query", "9: because")
     page.wait_for_url(re.compile(r"[?&]query="))
     link = page.url
@@ -85,7 +85,7 @@ def z_range(page, key):
 
 
 def test_positional_encoding_opens_on_charts_that_show_something(page, app_url):
-    open_app(page, app_url + "/positional-encoding")
+    open_app(page, app_url + "/positional-encoding?weights=random")
     assert page.locator(".st-key-pe input[role=combobox]").input_value() == "Sinusoidal"
     low, high = z_range(page, "pe_table")
     assert high - low > 1  # sines and cosines, not a grey square
@@ -96,7 +96,7 @@ def test_positional_encoding_opens_on_charts_that_show_something(page, app_url):
 
 
 def test_positional_encoding_none_says_nothing_is_added(page, app_url):
-    open_app(page, app_url + "/positional-encoding?pe=none")
+    open_app(page, app_url + "/positional-encoding?weights=random&pe=none")
     assert page.locator(".st-key-pe input[role=combobox]").input_value() == "None"
     assert page.locator(".st-key-pe_table").count() == 0
     info = page.locator('[data-testid="stAlertContentInfo"]').first
@@ -144,10 +144,11 @@ def test_tour_next_shows_the_new_steps_heading(page, app_url):
 
 
 def test_tour_heads_have_token_labels(page, app_url):
-    open_app(page, app_url + "/tour?step=8&tokenizer=words")
-    ticks = page.locator(".st-key-tour_step_8 .xtick text").all_text_contents()
+    step = next(i for i, s in enumerate(tour.STEPS, 1) if s.page == "multi_head")
+    open_app(page, app_url + f"/tour?step={step}")
+    ticks = page.locator(f".st-key-tour_step_{step} .xtick text").all_text_contents()
     assert "restaurant" in ticks
-    assert "it" in page.locator(".st-key-tour_step_8 .ytick text").all_text_contents()
+    assert "it" in page.locator(f".st-key-tour_step_{step} .ytick text").all_text_contents()
     assert_healthy(page)
 
 
