@@ -14,6 +14,7 @@ from browser_support import assert_healthy, open_app, query, slider, wait_settle
 
 import engine
 from app import state
+from engine import bert
 
 pytestmark = pytest.mark.browser
 
@@ -24,7 +25,13 @@ WEIGHTS = """() => {
 }"""
 
 
-def engine_weights(scale):
+def engine_weights(weights, scale):
+    """The engine's weights for the default passage and head at ``scale``."""
+    if weights == "minilm":
+        model = bert.load_minilm()
+        run = bert.run(model, state.DEFAULT_TEXT)
+        layer = bert.layer_run(model, run, state.DEFAULT_LAYER, scale, False)
+        return layer.attention.weights[state.DEFAULT_HEAD]
     tokenization = engine.tokenize(state.DEFAULT_TEXT, state.default_tokenizer())
     return engine.run_toy(tokenization.tokens, 16, 1, 0, scale=scale).attention.weights[0]
 
@@ -39,8 +46,12 @@ def drag(page, start, end, steps):
         page.mouse.move(box["x"] + box["width"] * (start + (end - start) * step / steps), y)
 
 
-def test_a_drag_plays_frames_with_no_run_until_release(page, app_url):
-    open_app(page, app_url + "/attention")
+WEIGHTS_MODES = ["random"] + (["minilm"] if state.MINILM is not None else [])
+
+
+@pytest.mark.parametrize("weights", WEIGHTS_MODES)
+def test_a_drag_plays_frames_with_no_run_until_release(page, app_url, weights):
+    open_app(page, app_url + f"/attention?weights={weights}")
     runs = page.evaluate("window.__runs.finished")
     page.evaluate("window.__aeFrames = []")
     slider(page, "att_scale").scroll_into_view_if_needed()
@@ -57,9 +68,11 @@ def test_a_drag_plays_frames_with_no_run_until_release(page, app_url):
     wait_settled(page)
 
     scale = float(query(page)["scale"])
-    options = state.scale_options(16, 1)
+    options = state.scale_options(
+        *state.model_shape({"weights": weights, "d_model": 16, "heads": 1})
+    )
     assert scale == pytest.approx(options[shown[-1]])
-    np.testing.assert_allclose(page.evaluate(WEIGHTS), engine_weights(scale), atol=1e-6)
+    np.testing.assert_allclose(page.evaluate(WEIGHTS), engine_weights(weights, scale), atol=1e-6)
     assert_healthy(page)
 
 
@@ -118,7 +131,7 @@ def test_a_drag_back_to_the_drawn_stop_restores_plotlys_image(page, app_url):
 
 
 def test_arrow_keys_step_the_scale_and_its_name_says_scale(page, app_url):
-    open_app(page, app_url + "/attention")
+    open_app(page, app_url + "/attention?weights=random")
     scale = page.get_by_role("slider", name=re.compile("Scale"))
     assert scale.get_attribute("aria-valuetext").endswith("(default)")
     scale.focus()
