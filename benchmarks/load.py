@@ -275,7 +275,9 @@ async def _session(browser, url, index, seconds, think, ramp, rng):
     page.on("pageerror", lambda error: log.errors.append(f"{marker}: page error {error}"))
     text = f"The restaurant {marker} refused because it only cooks vegetarian food."
     await asyncio.sleep(index * ramp)  # arrivals spread over the ramp, not all at once
-    address = f"{url}/attention?text={text}&tokenizer=words"
+    # The random model: its d_model slider is the heaviest step a student can take (new
+    # weights, every chart redrawn); MiniLM's pages hide it.
+    address = f"{url}/attention?text={text}&weights=random&tokenizer=words"
     await _timed(page, log, "load", lambda: page.goto(address), navigation=True)
     if log.latencies:
         log.load_ms = log.latencies.pop()
@@ -286,7 +288,7 @@ async def _session(browser, url, index, seconds, think, ramp, rng):
         await asyncio.sleep(rng.uniform(0.5, 1.5) * think)  # a student reads between moves
         choice = rng.random()
         if choice < 0.4 and "/attention" in page.url:
-            await _timed(page, log, "scale", lambda: _step_slider(page, "scale", rng))
+            await _timed(page, log, "scale", lambda: _step_slider(page, "att_scale", rng))
         elif choice < 0.5:  # off /attention, every slider step lands here
             await _timed(page, log, "d_model", lambda: _step_slider(page, "d_model", rng))
         elif choice < 0.85:

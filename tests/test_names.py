@@ -1,17 +1,11 @@
 """Names a new user meets in the sidebar are distinct (issue #13, item 9)."""
 
-import re
-from pathlib import Path
+from apptest_support import RANDOM, open_app
 
-from apptest_support import open_app
+from app import registry
 
-ROOT = Path(__file__).resolve().parents[1]
-#: Every page title the router registers (``st.Page(..., title="...")``), wherever it lives.
-TITLES = {
-    title
-    for path in (ROOT / "app").glob("*.py")
-    for title in re.findall(r'st\.Page\([^)]*?\btitle="([^"]+)"', path.read_text(), re.DOTALL)
-}
+#: Every page title the router registers.
+TITLES = {page.title for page in registry.PAGES}
 
 
 def test_titles_were_found():
@@ -19,7 +13,7 @@ def test_titles_were_found():
 
 
 def test_no_sidebar_control_is_named_like_a_page():
-    at = open_app("attention")
+    at = open_app("attention", RANDOM)  # the random model shows every shared control
     labels = {widget.label for widget in at.sidebar.get("toggle")}
     for kind in ("selectbox", "select_slider", "number_input", "text_area"):
         labels |= {widget.label for widget in at.sidebar.get(kind)}

@@ -58,7 +58,7 @@ def test_presentation_mode_hides_controls_and_can_be_left():
     assert not at.get("download_button")
     at.button(key="leave_presentation").click().run()
     assert "present" not in at.query_params
-    assert not at.get("html")
+    assert not any("display: none" in h.proto.body for h in at.get("html"))
 
 
 def test_charts_export_print_resolution_images_named_after_settings():

@@ -17,6 +17,7 @@ from apptest_support import (
     messages,
     open_app,
     page_script,
+    scale_shown,
 )
 
 from app import registry, state
@@ -42,7 +43,8 @@ def test_minilm_is_the_default_with_layer_3_head_1():
     assert at.sidebar.selectbox(key="weights").value == "minilm"
     assert at.sidebar.select_slider(key="layer").value == 3
     assert at.sidebar.select_slider(key="head").value == 1
-    assert at.select_slider(key="scale").value == pytest.approx(1 / np.sqrt(32))
+    assert at.session_state["scale"] == pytest.approx(1 / np.sqrt(32))
+    assert scale_shown(at) == f"{1 / np.sqrt(32):.4g} = 1/√32 (default)"
     assert not {"weights", "layer", "head", "scale"} & set(at.query_params)  # all defaults
 
 
@@ -113,7 +115,7 @@ def test_sidebar_hides_the_random_models_settings():
     assert not {"layer", "head"} & keys  # one head: nothing to pick
     assert at.session_state["head"] == 0
     assert at.query_params["weights"] == "random"
-    assert at.select_slider(key="scale").value == pytest.approx(0.25)  # follows d_k = 16
+    assert at.session_state["scale"] == pytest.approx(0.25)  # follows d_k = 16
 
 
 def test_a_link_chooses_weights_layer_and_head(reference):

@@ -32,7 +32,6 @@ from browser_support import assert_healthy, query, slider, unplugged_page, wait_
 from harness import (
     ClassServer,
     HAProxyMissingError,
-    chromium,
     serve_class,
     tagged_user_agent,
 )
@@ -98,7 +97,7 @@ class Hall:
 
 
 @pytest.fixture(scope="module")
-def hall(chromium_executable, tmp_path_factory):
+def hall(browser, tmp_path_factory):
     state_home = tmp_path_factory.mktemp("state")
     stack = contextlib.ExitStack()
     try:
@@ -108,7 +107,7 @@ def hall(chromium_executable, tmp_path_factory):
     except HAProxyMissingError as error:
         stack.close()
         _unavailable(str(error))
-    browser = stack.enter_context(chromium())
+    # The session's browser: a second sync Playwright in this thread would refuse to start.
     violations = []
     sessions = []
     for index in range(N_SESSIONS):
