@@ -130,7 +130,8 @@ def _open_all(hall):
     for index, page in enumerate(hall.sessions):
         text = f"The restaurant {marker(index)} refused because it only cooks vegetarian food."
         page.runs_seen = 0
-        page.goto(f"{hall.server.url}/attention?text={text}&tokenizer=words", wait_until="commit")
+        address = f"{hall.server.url}/attention?text={text}&weights=random&tokenizer=words"
+        page.goto(address, wait_until="commit")
     for page in hall.sessions:
         wait_settled(page)
 
@@ -191,7 +192,7 @@ def test_sessions_spread_and_keep_their_replica(hall):
     assert len(set(first)) >= 2, first  # one address, yet more than one replica
 
     for page in hall.sessions:  # one step of the scale in every session, then wait for all
-        slider(page, "scale").focus()
+        slider(page, "att_scale").focus()
         page.keyboard.press("ArrowRight")
     for page in hall.sessions:
         wait_settled(page)
@@ -232,7 +233,7 @@ def _upload_and_download(page, folder):
     weights = page.locator(".st-key-vision_weights")
     weights.hover()  # plotly.js shows its mode bar on hover
     with page.expect_download() as png:  # built in the page: data: and blob: images
-        weights.locator('.modebar-btn[data-title^="Download plot"]').click()
+        weights.locator('.modebar-btn[data-title="Download for a slide or a paper"]').click()
     assert png.value.suggested_filename.endswith(".png")
     with page.expect_download() as csv:  # made by the replica on demand
         page.locator(".st-key-vision_weights_csv button").click()
