@@ -157,35 +157,3 @@ def share_link():
         present = link + ("&" if query else "?") + "present=1"
         st.caption("The same view in presentation mode:")
         st.code(present, language=None, wrap_lines=True)
-
-
-#: On the tour, scroll to the top whenever the page's heading changes (a new step):
-#: Streamlit keeps the scroll position across reruns. Installed once per browser tab, it
-#: watches the page rather than running on each step, because Streamlit may keep an
-#: unchanged element, and its script, from one run to the next. Our own script, with no
-#: user text in it.
-_SCROLL_ON_NEW_HEADING = """
-<script>
-if (!window.__scrollOnNewHeading) {
-    window.__scrollOnNewHeading = true;
-    let heading;  // undefined until the first heading is seen
-    new MutationObserver(() => {
-        const h1 = document.querySelector('[data-testid="stMain"] h1');
-        const text = h1 ? h1.textContent : null;
-        if (text === heading) return;
-        if (heading !== undefined && location.pathname.endsWith('/tour')) {
-            for (const pane of [document.scrollingElement,
-                                ...document.querySelectorAll('[data-testid="stMain"]')]) {
-                pane.scrollTo({top: 0});
-            }
-        }
-        heading = text;
-    }).observe(document.body, {childList: true, subtree: true, characterData: true});
-}
-</script>
-"""
-
-
-def scroll_on_new_heading():
-    """On the tour: bring a new step's heading into view, even when the reader had scrolled."""
-    st.html(_SCROLL_ON_NEW_HEADING, unsafe_allow_javascript=True)

@@ -9,7 +9,6 @@ if warning:
     st.warning(warning)
 current = tour.STEPS[step - 1]
 
-render.scroll_on_new_heading()
 st.progress(step / len(tour.STEPS), text=f"Step {step} of {len(tour.STEPS)}")
 st.title(current.title)
 st.write(current.text)

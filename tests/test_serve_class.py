@@ -38,6 +38,8 @@ from harness import (
 from load import LABELS
 from PIL import Image
 
+from app import registry
+
 pytestmark = [pytest.mark.browser, pytest.mark.serve_class]
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -48,12 +50,12 @@ TOURS = [
     ("home", "multi-head"),
     ("tour", "positional-encoding"),
     ("decoder", "encoder-layer"),
-    ("efficient",),
+    ("efficient", "summarize"),
     ("pretrained", "book"),
 ]
 #: Pages whose heatmaps are labelled with the sentence's tokens.
 TOKEN_PAGES = {"attention", "causal-mask", "multi-head", "positional-encoding", "encoder-layer"}
-URL_PATHS = set(re.findall(r'url_path="([^"]+)"', (ROOT / "app/main.py").read_text()))
+URL_PATHS = {page.url_path for page in registry.PAGES}
 #: Every Content-Security-Policy violation, reported to the test by the page.
 CSP_LISTENER = """document.addEventListener('securitypolicyviolation', e => window.__cspViolation(
     `${e.violatedDirective} ${e.blockedURI} ${e.sourceFile}:${e.lineNumber}`));"""

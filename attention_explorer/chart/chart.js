@@ -17,6 +17,25 @@
 
 const plotlyReady = import("./plotly.min.js").then(() => window.Plotly);
 
+// On the tour, a new step starts at its heading even when the reader had scrolled down to
+// the figure. Here, in a script the app serves, rather than inline: a Content-Security-
+// Policy (scripts/serve_class.sh) allows no inline scripts of ours.
+if (!window.__aeScrollOnNewHeading) {
+  window.__aeScrollOnNewHeading = true;
+  let heading; // undefined until the first heading is seen
+  new MutationObserver(() => {
+    const h1 = document.querySelector('[data-testid="stMain"] h1');
+    const text = h1 ? h1.textContent : null;
+    if (text === heading) return;
+    if (heading !== undefined && location.pathname.endsWith("/tour")) {
+      for (const pane of [document.scrollingElement, ...document.querySelectorAll('[data-testid="stMain"]')]) {
+        pane.scrollTo({ top: 0 });
+      }
+    }
+    heading = text;
+  }).observe(document.body, { childList: true, subtree: true, characterData: true });
+}
+
 const elements = new WeakMap(); // parentElement -> chart or slider state
 const sources = new Map(); // slider key -> {frames, stop, charts: Set, sent}
 
