@@ -93,6 +93,12 @@ def chart(container, fig, key, table=None, *, live=None, clicks=False):
             template="simple_white",
             height=max(fig.layout.height or 0, 560, 24 * rows + 240),
         )
+        # A table's rows keep their height whatever the font: make room for the large type.
+        fig.update_traces(
+            cells_height=PRESENT_FONT + 12,
+            header_height=PRESENT_FONT + 14,
+            selector={"type": "table"},
+        )
     printed = export.print_layout(fig)
     config = {
         "displaylogo": False,

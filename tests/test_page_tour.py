@@ -1,9 +1,11 @@
 """The guided tour, the presentation mode and the export set-up, through AppTest."""
 
+import json
+
 import pytest
 from apptest_support import RANDOM, chart_payloads, open_app
 
-from app import state, tour
+from app import render, state, tour
 
 
 def open_tour(step=None, **query):
@@ -91,3 +93,11 @@ def test_export_names_say_the_trained_layer_and_head():
     options = chart_payloads(at)["att_weights"]["config"]["toImageButtonOptions"]
     filename = options["filename"]
     assert filename == "attention-explorer_att_weights_minilm-l2-h7-s0.1768-full"
+
+
+def test_presentation_mode_gives_a_tables_rows_room_for_its_large_type():
+    spec = json.loads(chart_payloads(open_tour(step=1, present="1"))["tour_step_1"]["spec"])
+    table = spec["data"][0]
+    assert table["type"] == "table"
+    assert table["cells"]["height"] >= render.PRESENT_FONT + 10
+    assert table["header"]["height"] >= render.PRESENT_FONT + 10
