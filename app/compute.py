@@ -29,14 +29,7 @@ _TTL = 3600
 SWEEP_ROWS = 64
 
 
-def _freeze(value):
-    """Mark an array, or every array in a (nested) tuple, read-only in place; return it."""
-    if isinstance(value, np.ndarray):
-        value.flags.writeable = False
-    elif isinstance(value, tuple):
-        for item in value:
-            _freeze(item)
-    return value
+_freeze = minilm.freeze  # one definition, shared with the cached model runs
 
 
 @st.cache_data(max_entries=256, ttl=_TTL, show_spinner=False)

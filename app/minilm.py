@@ -51,13 +51,16 @@ def _run(text, positions):
     return result
 
 
-def _freeze(value):
-    """Mark every array in a (nested) tuple read-only in place; return it."""
+def freeze(value):
+    """Mark an array, or every array in a (nested) tuple, read-only in place; return it.
+
+    Cached results are shared by every session: nobody may write into them.
+    """
     if isinstance(value, np.ndarray):
         value.flags.writeable = False
     elif isinstance(value, tuple):
         for item in value:
-            _freeze(item)
+            freeze(item)
     return value
 
 
@@ -72,7 +75,7 @@ def layer_run(text, layer, scale=None, causal=False, positions=True):
     -------
     engine.bert.LayerRun
     """
-    return _freeze(bert.layer_run(model(), run(text, positions), layer, scale, causal))
+    return freeze(bert.layer_run(model(), run(text, positions), layer, scale, causal))
 
 
 @st.cache_resource(max_entries=16, ttl=3600, show_spinner=False)
@@ -83,7 +86,7 @@ def layer_stages(text, layer):
     -------
     engine.layers.EncoderLayerResult
     """
-    return _freeze(bert.layer_stages(model(), run(text), layer))
+    return freeze(bert.layer_stages(model(), run(text), layer))
 
 
 @st.cache_data(max_entries=64, show_spinner=False)
