@@ -15,7 +15,7 @@ import pandas as pd
 import streamlit as st
 
 import engine
-from app import cost, images, live, minilm, state
+from app import cache, cost, images, live, minilm, state
 from engine import book, seq2seq
 from engine.efficient import attention_patterns, pattern_errors
 from engine.layers import encoder_layer, toy_encoder_weights
@@ -79,7 +79,7 @@ def layer(settings):
     return _toy(settings)
 
 
-@st.cache_resource(max_entries=32, ttl=_TTL, show_spinner=False)
+@cache.bounded(ttl=_TTL)
 def _toy(settings):
     tokens = tokenize(settings.text, settings.tokenizer)[0].tokens
     if not tokens:
@@ -90,7 +90,7 @@ def _toy(settings):
     )
 
 
-@st.cache_resource(max_entries=16, ttl=_TTL, show_spinner=False)
+@cache.bounded(ttl=_TTL)
 def random_and_trained(text, layer, seed, scale, causal):
     """MiniLM's layer on ``text`` beside random weights of its shape on the same tokens.
 
@@ -124,7 +124,7 @@ def encoder(settings, norm_first):
     return _toy_encoder(settings.replace(scale=None), norm_first)
 
 
-@st.cache_resource(max_entries=16, ttl=_TTL, show_spinner=False)
+@cache.bounded(ttl=_TTL)
 def _toy_encoder(settings, norm_first):
     """A toy encoder layer (positions added to X; RoPE not applied), d_ff = 4·d_model."""
     run = _toy(settings)
@@ -151,7 +151,7 @@ def saturation_curve(settings, head):
     return _saturation_curve(settings.replace(scale=None), head)
 
 
-@st.cache_resource(max_entries=32, ttl=_TTL, show_spinner=False)
+@cache.bounded(ttl=_TTL)
 def _saturation_curve(settings, head, n_points=61):
     run = layer(settings)
     scores = run.attention.heads.scores[head]
@@ -176,7 +176,7 @@ def scale_frames(settings, head):
     return _scale_frames(settings.replace(scale=None), head)
 
 
-@st.cache_resource(max_entries=8, ttl=_TTL, show_spinner=False)
+@cache.bounded(ttl=_TTL)
 def _scale_frames(settings, head):
     run = layer(settings)
     attention = run.attention
@@ -204,7 +204,7 @@ def book_exercise():
     }
 
 
-@st.cache_resource(max_entries=64, ttl=_TTL, show_spinner=False)
+@cache.bounded(ttl=_TTL)
 def encoding_table(kind, n_positions, d_model, seed):
     """The table the page draws for an encoding, shape (n_positions, d_model).
 
@@ -219,7 +219,7 @@ def encoding_table(kind, n_positions, d_model, seed):
     return _freeze(positional_table(kind, n_positions, d_model, seed))
 
 
-@st.cache_resource(max_entries=64, ttl=_TTL, show_spinner=False)
+@cache.bounded(ttl=_TTL)
 def encoding_similarity(kind, n_positions, d_model, seed):
     """Cosine similarity between the positions of :func:`encoding_table`."""
     return _freeze(position_similarity(encoding_table(kind, n_positions, d_model, seed)))
@@ -288,7 +288,7 @@ def book_permutation(permutation):
     }
 
 
-@st.cache_resource(max_entries=32, ttl=_TTL, show_spinner=False)
+@cache.bounded(ttl=_TTL)
 def efficient_patterns(settings, head, window, stride):
     """Full softmax, linear attention and the sparse patterns on one head of the layer.
 
@@ -372,7 +372,7 @@ def sample_image():
     return _freeze(images.load_sample())
 
 
-@st.cache_data(max_entries=16, ttl=_TTL, show_spinner=False)
+@cache.bounded(ttl=_TTL)
 def _decoded_upload(digest, _data):
     try:
         return images.load_upload(_data), None
@@ -394,7 +394,7 @@ def uploaded_image(data):
     return digest, image, problem
 
 
-@st.cache_resource(max_entries=16, ttl=_TTL, show_spinner=False)
+@cache.bounded(ttl=_TTL)
 def vision_run(source, patch, d_model, seed, position, tied, _image):
     """Self-attention over the patches of the image named by ``source``.
 
@@ -432,7 +432,7 @@ def translator():
         return None, str(error)
 
 
-@st.cache_resource(max_entries=64, ttl=_TTL, show_spinner=False)
+@cache.bounded(ttl=_TTL)
 def _translation(source_text):
     return _freeze(seq2seq.translate(translator()[0], source_text))
 

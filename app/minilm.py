@@ -9,6 +9,7 @@ from __future__ import annotations
 import numpy as np
 import streamlit as st
 
+from app import cache
 from engine import bert
 from engine.resources import MINILM_INSTALL_HINT
 from engine.toy import random_permutation
@@ -37,7 +38,7 @@ def run(text, positions=True):
     return _run(text, positions)  # one call form, so one cache entry per text
 
 
-@st.cache_resource(max_entries=32, ttl=3600, show_spinner=False)
+@cache.bounded
 def _run(text, positions):
     loaded = model()
     if isinstance(loaded, Exception):
@@ -64,7 +65,7 @@ def freeze(value):
     return value
 
 
-@st.cache_resource(max_entries=64, ttl=3600, show_spinner=False)
+@cache.bounded
 def layer_run(text, layer, scale=None, causal=False, positions=True):
     """Every head of layer ``layer`` on ``text`` (see :func:`engine.bert.layer_run`).
 
@@ -78,7 +79,7 @@ def layer_run(text, layer, scale=None, causal=False, positions=True):
     return freeze(bert.layer_run(model(), run(text, positions), layer, scale, causal))
 
 
-@st.cache_resource(max_entries=16, ttl=3600, show_spinner=False)
+@cache.bounded
 def layer_stages(text, layer):
     """Every stage of encoder layer ``layer`` on ``text`` (see :func:`engine.bert.layer_stages`).
 
@@ -107,13 +108,13 @@ def permutation_errors(text, shuffle_seed):
     return permutation.tolist(), errors
 
 
-@st.cache_data(max_entries=256, show_spinner=False)
+@cache.bounded
 def rollout(text):
     """Attention rollout over all six layers for ``text``, shape (n, n)."""
     return bert.attention_rollout(run(text).attentions)
 
 
-@st.cache_data(max_entries=256, show_spinner=False)
+@cache.bounded
 def ranked_heads(text, query, key):
     """Every head ranked by the weight from token ``query`` to token ``key``."""
     return bert.rank_heads(run(text).attentions, query, key)

@@ -10,9 +10,8 @@ summarise), this page reads :data:`DEFAULT_DOCUMENT` instead.
 from __future__ import annotations
 
 import numpy as np
-import streamlit as st
 
-from app import minilm, state
+from app import cache, minilm, state
 from engine import summarize as engine_summarize
 
 __all__ = [
@@ -44,7 +43,7 @@ def document(text):
     return DEFAULT_DOCUMENT if text == state.DEFAULT_TEXT else text
 
 
-@st.cache_data(max_entries=64, show_spinner="Embedding every sentence with MiniLM …")
+@cache.bounded(spinner="Embedding every sentence with MiniLM …")
 def rank(text):
     """LexRank over ``text``'s first :data:`app.state.MAX_SENTENCES` sentences.
 
@@ -58,7 +57,7 @@ def rank(text):
     return engine_summarize.rank_sentences(loaded, text, state.MAX_SENTENCES)
 
 
-@st.cache_data(max_entries=256, show_spinner=False)
+@cache.bounded
 def sentence_attention(text, layer):
     """Mean attention between the sentences of ``text``, read with the whole text at once.
 
