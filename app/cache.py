@@ -20,6 +20,8 @@ store too; :func:`clear` clears it alone.
 
 from __future__ import annotations
 
+import contextlib
+import ctypes
 import dataclasses
 import functools
 import inspect
@@ -41,6 +43,24 @@ BUDGET_VARIABLE = "ATTENTION_EXPLORER_CACHE_MB"
 DEFAULT_BUDGET_MB = 300
 #: What an entry costs beyond its arrays (key, bookkeeping, small Python objects).
 ENTRY_OVERHEAD = 1024
+#: glibc's M_MMAP_THRESHOLD (malloc.h), and the value this module sets it to.
+_M_MMAP_THRESHOLD, _MMAP_THRESHOLD_BYTES = -3, 256 * 1024
+
+
+def _return_freed_arrays_to_the_system():
+    """Have glibc give every array above 256 KB its own mapping, unmapped when freed.
+
+    By default glibc raises this threshold to the size of each large block freed, up to
+    32 MB, so a (16, 500, 500) float64 array (32 MB) freed once lands in the heap the next
+    time, and the heap seldom shrinks: a server that had evicted its results still held
+    about 200 MB more than its live arrays (measured with AppTest, three long texts). A
+    fixed threshold keeps the resident memory to what the caches hold. Not glibc: no-op.
+    """
+    with contextlib.suppress(OSError, AttributeError):
+        ctypes.CDLL("libc.so.6").mallopt(_M_MMAP_THRESHOLD, _MMAP_THRESHOLD_BYTES)
+
+
+_return_freed_arrays_to_the_system()
 
 
 def budget():

@@ -17,6 +17,8 @@ from pathlib import Path
 
 MAIN = Path(__file__).resolve().parent / "main.py"
 TEXT_VARIABLE = "ATTENTION_EXPLORER_TEXT"
+#: The cache budget in MB, read by :mod:`app.cache` (not imported here: it loads Streamlit).
+CACHE_VARIABLE = "ATTENTION_EXPLORER_CACHE_MB"
 
 #: ``.streamlit/config.toml``'s settings (``tests/test_cli.py`` checks they agree), except
 #: ``server.headless``: the command opens a browser when there is a display.
@@ -38,8 +40,11 @@ def start_values():
     return {"text": text[:MAX_TEXT_CHARS]} if text else {}
 
 
-def command(text=None, port=None, options=SERVER_OPTIONS):
-    """The ``streamlit run`` command line and the environment for it."""
+def command(text=None, port=None, options=SERVER_OPTIONS, cache_mb=None):
+    """The ``streamlit run`` command line and the environment for it.
+
+    ``cache_mb`` sets the server's cache budget (:data:`app.cache.BUDGET_VARIABLE`).
+    """
     line = [sys.executable, "-m", "streamlit", "run", str(MAIN)]
     for name, value in options.items():
         line += [f"--{name}", value]
@@ -49,6 +54,8 @@ def command(text=None, port=None, options=SERVER_OPTIONS):
     env.pop(TEXT_VARIABLE, None)
     if text:
         env[TEXT_VARIABLE] = text
+    if cache_mb is not None:
+        env[CACHE_VARIABLE] = f"{cache_mb:g}"
     return line, env
 
 
@@ -62,6 +69,12 @@ def main(argv=None):
         "text", nargs="*", help="the text to open with (default: the restaurant passage)"
     )
     parser.add_argument("--port", type=int, help="the port to serve on (default 8501)")
+    parser.add_argument(
+        "--cache-mb",
+        type=float,
+        help="memory for cached results, in MB, shared by every visitor (default 300; "
+        f"the environment variable {CACHE_VARIABLE})",
+    )
     args = parser.parse_args(argv)
-    line, env = command(" ".join(args.text), args.port)
+    line, env = command(" ".join(args.text), args.port, cache_mb=args.cache_mb)
     os.execve(line[0], line, env)

@@ -3,7 +3,8 @@
 Caches key on small values (an :class:`app.state.Settings`, a text, a seed), never on
 arrays: Streamlit hashes only a sample of a large array, so two different arrays could
 share a key. Results are shared between
-sessions (``cache_resource``), so their arrays are made read-only.
+sessions, so their arrays are made read-only; those that grow with what users type are
+kept within the server's memory budget (:func:`app.cache.bounded`).
 """
 
 from __future__ import annotations

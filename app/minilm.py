@@ -1,7 +1,7 @@
 """Cached access to the pretrained MiniLM: loaded once per server, run once per text.
 
 The weights are read-only and shared by every session (``cache_resource``); runs are
-keyed on the text alone.
+keyed on the text alone and kept within the server's memory budget (:mod:`app.cache`).
 """
 
 from __future__ import annotations

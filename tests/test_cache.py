@@ -1,0 +1,153 @@
+"""The memory budget (app/cache.py): eviction by bytes in LRU order, threads, clearing."""
+
+import threading
+import time
+
+import numpy as np
+import pytest
+import streamlit as st
+from apptest_support import RANDOM, chart_z, open_app
+
+from app import cache, compute
+
+MB = 1024 * 1024
+
+
+@pytest.fixture
+def budget_mb(monkeypatch):
+    """Set the budget in MB for one test, on an empty store; empty it again afterwards."""
+    cache.clear()
+    yield lambda mb: monkeypatch.setenv(cache.BUDGET_VARIABLE, str(mb))
+    cache.clear()
+
+
+def _make(calls):
+    @cache.bounded
+    def block(i, mb=1):
+        calls.append(i)
+        return {"block": np.full(int(mb * MB) // 8, float(i)), "i": i}
+
+    return block
+
+
+def test_sizes_count_every_array_once():
+    a = np.zeros(1000)
+    value = (a, a, {"b": np.zeros(10, dtype=np.float32)}, "xy")
+    assert cache.nbytes(value) == 8000 + 40 + 1 + 2  # the key "b" too
+    assert cache.nbytes(compute._freeze((a[:10],))) == 80
+
+
+def test_evicts_least_recent_once_over_budget(budget_mb):
+    budget_mb(5.5)
+    calls = []
+    block = _make(calls)
+    for i in range(5):
+        block(i)
+    assert cache.stats()["bytes"] <= cache.budget()
+    block(0)  # a hit: 0 becomes the most recent
+    assert calls == [0, 1, 2, 3, 4]
+    block(5)  # 6 MB > 5.5 MB: the least recent, 1, goes
+    assert cache.stats()["bytes"] <= cache.budget()
+    block(0)
+    assert calls == [0, 1, 2, 3, 4, 5]
+    block(1)
+    assert calls[-1] == 1  # recomputed
+    assert cache.stats()["evictions"] >= 2
+
+
+def test_budget_holds_with_entries_of_every_size(budget_mb):
+    budget_mb(8)
+    calls = []
+    block = _make(calls)
+    rng = np.random.default_rng(0)
+    for i, mb in enumerate(rng.uniform(0.1, 4, 60)):
+        block(i, float(mb))
+        assert cache.stats()["bytes"] <= cache.budget()
+    block(999, 20)  # larger than the whole budget: returned, not kept
+    assert cache.stats()["bytes"] <= cache.budget()
+
+
+def test_results_are_read_only(budget_mb):
+    budget_mb(10)
+    value = _make([])(1)
+    with pytest.raises(ValueError, match="read-only"):
+        value["block"][0] = 1.0
+
+
+def test_threads_compute_a_key_once_and_stay_under_budget(budget_mb):
+    budget_mb(6)
+    calls, lock = [], threading.Lock()
+
+    @cache.bounded
+    def slow(i):
+        with lock:
+            calls.append(i)
+        time.sleep(0.05)
+        return np.zeros(MB // 8)
+
+    errors = []
+
+    def student(offset):
+        try:
+            for i in range(20):
+                slow((i + offset) % 12)
+                assert cache.stats()["bytes"] <= cache.budget()
+        except Exception as error:
+            errors.append(error)
+
+    threads = [threading.Thread(target=student, args=(0,)) for _ in range(4)]
+    threads += [threading.Thread(target=student, args=(6,)) for _ in range(2)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert not errors
+    first_round = calls[: len(set(calls))]
+    assert len(first_round) == len(set(first_round))  # no key computed twice at once
+
+
+def test_streamlit_clear_clears_the_budget(budget_mb):
+    budget_mb(10)
+    calls = []
+    block = _make(calls)
+    block(1)
+    st.cache_resource.clear()
+    block(1)
+    st.cache_data.clear()
+    block(1)
+    assert calls == [1, 1, 1]
+    cache.clear()
+    block(1)
+    assert calls == [1, 1, 1, 1]
+
+
+def test_budget_reads_its_variable(monkeypatch):
+    monkeypatch.setenv(cache.BUDGET_VARIABLE, "12.5")
+    assert cache.budget() == int(12.5 * MB)
+    monkeypatch.setenv(cache.BUDGET_VARIABLE, "lots")
+    assert cache.budget() == cache.DEFAULT_BUDGET_MB * MB
+    monkeypatch.delenv(cache.BUDGET_VARIABLE)
+    assert cache.budget() == cache.DEFAULT_BUDGET_MB * MB
+
+
+def test_a_page_draws_the_same_after_its_entries_were_evicted(budget_mb):
+    budget_mb(40)
+    query = {**RANDOM, "d_model": "64", "heads": "4", "text": "The river bank was closed."}
+    at = open_app("attention", query)
+    assert not at.exception
+    before = chart_z(at, "att_weights")
+    filler = _make([])
+    for i in range(8):
+        filler(i, 6)  # 48 MB of other results: the page's entries are the least recent
+    assert not any(key[0].startswith("app.compute") for key in cache._STORE._entries)
+    at.run()
+    assert not at.exception
+    np.testing.assert_array_equal(chart_z(at, "att_weights"), before)
+
+
+def test_the_command_passes_the_budget_on():
+    from app import cli
+
+    assert cli.CACHE_VARIABLE == cache.BUDGET_VARIABLE
+    _, env = cli.command(cache_mb=120)
+    assert env[cache.BUDGET_VARIABLE] == "120"
