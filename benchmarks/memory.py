@@ -12,9 +12,10 @@ Then the time of a view, from ``goto`` until every chart has drawn, alternating:
 repeated view (the text just shown, a cache hit) and a fresh one (a text never seen, a
 miss).
 
-``--baseline DIR`` serves the app of another checkout (``/work/main``) instead, with
-``PYTHONPATH=DIR`` so its ``app`` and ``engine`` are imported; ``--budget-mb`` sets
-``ATTENTION_EXPLORER_CACHE_MB`` for the server (ignored by code without the budget).
+``--baseline DIR`` (repeatable) first measures the app of another checkout
+(``/work/main``), served with ``PYTHONPATH=DIR`` so its ``app`` and ``engine`` are
+imported; ``--budget-mb`` sets ``ATTENTION_EXPLORER_CACHE_MB`` for every server (code
+without the budget ignores it).
 
 Run: ``python benchmarks/memory.py [--texts 20] [--pretrained 10] [--budget-mb 300]``.
 """
@@ -198,14 +199,19 @@ def main():
     parser.add_argument("--pretrained", type=int, default=10)
     parser.add_argument("--budget-mb", type=float, default=None)
     parser.add_argument("--timings", type=int, default=3)
-    parser.add_argument("--baseline", help="also measure this checkout's app, first")
+    parser.add_argument(
+        "--baseline",
+        action="append",
+        default=[],
+        help="also measure this checkout's app, first (repeat for several)",
+    )
     args = parser.parse_args()
     runs = {}
     print(f"load average at the start: {os.getloadavg()}")
-    if args.baseline:
-        print(f"\n{args.baseline}:")
-        runs[args.baseline] = measure(
-            args.texts, args.pretrained, None, args.baseline, args.timings
+    for baseline in args.baseline:
+        print(f"\n{baseline}:")
+        runs[baseline] = measure(
+            args.texts, args.pretrained, args.budget_mb, baseline, args.timings
         )
     print("\nthis checkout:")
     runs["this checkout"] = measure(args.texts, args.pretrained, args.budget_mb, None, args.timings)

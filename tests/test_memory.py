@@ -1,0 +1,33 @@
+"""The memory benchmark's short variant: six long texts at the largest model stay in budget.
+
+``benchmarks/memory.py`` with 6 distinct texts of about 2,000 characters on /attention
+(d_model 768, 16 heads) and 2 on /pretrained, against a server whose cache budget is
+:data:`BUDGET_MB`. The server's peak RSS must stay under the budget plus
+:data:`ALLOWANCE_MB`: the interpreter with Streamlit, Plotly and pandas, MiniLM's
+weights, one page's results being computed and drawn while the previous ones are still
+cached, and the sessions still open.
+"""
+
+import pytest
+from memory import measure
+
+BUDGET_MB = 100
+#: Measured: 77 MB before any page, about 300 MB with one /attention run drawn and
+#: MiniLM loaded beside it; a run being computed at 500 tokens and 16 heads adds
+#: about 150 MB (two float64 layers) before the older ones are evicted.
+ALLOWANCE_MB = 550
+
+pytestmark = pytest.mark.browser
+
+
+@pytest.mark.xfail(
+    reason="pages/attention.py keeps the whole run in its globals, which its @st.fragment "
+    "holds for the session's life (and two minutes after it closes): each session keeps "
+    "its text's run beyond the budget until the page drops it (`del run`, see README)",
+    strict=True,
+)
+def test_six_long_texts_stay_within_the_budget(chromium_executable):
+    result = measure(n_texts=6, n_pretrained=2, budget_mb=BUDGET_MB, timings=0, log=print)
+    assert result["peak"] <= BUDGET_MB + ALLOWANCE_MB, result
+    growth = result["after_each"][5] - result["after_each"][2]
+    assert growth < BUDGET_MB, result  # flat once the budget is full
