@@ -12,10 +12,10 @@ import pytest
 from memory import measure
 
 BUDGET_MB = 100
-#: Measured: 77 MB before any page, about 300 MB with one /attention run drawn and
-#: MiniLM loaded beside it; a run being computed at 500 tokens and 16 heads adds
-#: about 150 MB (two float64 layers) before the older ones are evicted.
-ALLOWANCE_MB = 550
+#: Measured with /attention not keeping its run: 77 MB before any page, about 275 MB
+#: with the first run cached and drawn, 290 MB after six texts; MiniLM's weights and
+#: runs add about 120 MB (409 MB after the last text). Without that fix: 815 MB.
+ALLOWANCE_MB = 450
 
 pytestmark = pytest.mark.browser
 
@@ -28,6 +28,7 @@ pytestmark = pytest.mark.browser
 )
 def test_six_long_texts_stay_within_the_budget(chromium_executable):
     result = measure(n_texts=6, n_pretrained=2, budget_mb=BUDGET_MB, timings=0, log=print)
+    print(f"peak {result['peak']:.0f} MB")
     assert result["peak"] <= BUDGET_MB + ALLOWANCE_MB, result
     growth = result["after_each"][5] - result["after_each"][2]
     assert growth < BUDGET_MB, result  # flat once the budget is full
