@@ -20,7 +20,6 @@ store too; :func:`clear` clears it alone.
 
 from __future__ import annotations
 
-import contextlib
 import ctypes
 import dataclasses
 import functools
@@ -44,20 +43,39 @@ DEFAULT_BUDGET_MB = 300
 #: What an entry costs beyond its arrays (key, bookkeeping, small Python objects).
 ENTRY_OVERHEAD = 1024
 #: glibc's M_MMAP_THRESHOLD (malloc.h), and the value this module sets it to.
-_M_MMAP_THRESHOLD, _MMAP_THRESHOLD_BYTES = -3, 256 * 1024
+_M_MMAP_THRESHOLD, _MMAP_THRESHOLD_BYTES = -3, 4 * 1024 * 1024
+
+
+def _glibc():
+    """The C library when it is glibc (Linux), else None."""
+    try:
+        libc = ctypes.CDLL("libc.so.6")
+        return libc if hasattr(libc, "mallopt") and hasattr(libc, "malloc_trim") else None
+    except OSError:
+        return None
+
+
+_LIBC = _glibc()
 
 
 def _return_freed_arrays_to_the_system():
-    """Have glibc give every array above 256 KB its own mapping, unmapped when freed.
+    """Have glibc give every array above 4 MB its own mapping, unmapped when freed.
 
     By default glibc raises this threshold to the size of each large block freed, up to
     32 MB, so a (16, 500, 500) float64 array (32 MB) freed once lands in the heap the next
     time, and the heap seldom shrinks: a server that had evicted its results still held
-    about 200 MB more than its live arrays (measured with AppTest, three long texts). A
-    fixed threshold keeps the resident memory to what the caches hold. Not glibc: no-op.
+    about 250 MB more than its live arrays (AppTest, three long texts). 4 MB, not lower:
+    smaller arrays (one head's figure data) reuse the heap, and a view drawn from cached
+    results does not pay for fresh pages each time. Not glibc: nothing happens.
     """
-    with contextlib.suppress(OSError, AttributeError):
-        ctypes.CDLL("libc.so.6").mallopt(_M_MMAP_THRESHOLD, _MMAP_THRESHOLD_BYTES)
+    if _LIBC is not None:
+        _LIBC.mallopt(_M_MMAP_THRESHOLD, _MMAP_THRESHOLD_BYTES)
+
+
+def _trim():
+    """Give the heap's free pages back to the system (after an eviction freed results)."""
+    if _LIBC is not None:
+        _LIBC.malloc_trim(0)
 
 
 _return_freed_arrays_to_the_system()
@@ -131,18 +149,26 @@ class _Store:
             return True, entry[0]
 
     def put(self, key, value, size, ttl):
-        """Keep ``value``, dropping the least recent entries until the budget holds."""
+        """Keep ``value``, dropping the least recent entries until the budget holds.
+
+        Returns
+        -------
+        int, the number of entries dropped to make room
+        """
         limit = budget()
+        evicted = 0
         with self._lock:
             if key in self._entries:
                 self._drop(key)
             if size > limit:
-                return  # larger than the whole budget: returned, never kept
+                return 0  # larger than the whole budget: returned, never kept
             while self._entries and self.total + size > limit:
                 self._drop(next(iter(self._entries)))
-                self.evictions += 1
+                evicted += 1
+            self.evictions += evicted
             self._entries[key] = (value, size, time.monotonic() + ttl)
             self.total += size
+        return evicted
 
     def _drop(self, key):
         self.total -= self._entries.pop(key)[1]
@@ -240,7 +266,8 @@ def bounded(function=None, *, ttl=3600, spinner=None):
                 else:
                     value = function(*args, **kwargs)
                 _freeze(value)
-                _STORE.put(key, value, nbytes(value) + ENTRY_OVERHEAD, ttl)
+                if _STORE.put(key, value, nbytes(value) + ENTRY_OVERHEAD, ttl):
+                    _trim()
                 return value
         finally:
             _STORE.done(key, lock)
