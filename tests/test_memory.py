@@ -12,10 +12,9 @@ import pytest
 from memory import measure
 
 BUDGET_MB = 100
-#: Measured with /attention not keeping its run: 77 MB before any page, about 275 MB
-#: with the first run cached and drawn, 290 MB after six texts; MiniLM's weights and
-#: runs add about 120 MB (409 MB after the last text). Without that fix: 815 MB.
-ALLOWANCE_MB = 450
+#: Measured with /attention not keeping its run: 77 MB before any page, 340–360 MB over
+#: the six texts, 441 MB after MiniLM's two, peak 517 MB. Without that fix: 815 MB.
+ALLOWANCE_MB = 500
 
 pytestmark = pytest.mark.browser
 
