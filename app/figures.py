@@ -523,6 +523,36 @@ def token_ids_figure(labels, ids):
     return fig
 
 
+def numbers_table(frame, height=None):
+    """A DataFrame as a table: text columns as labels (escaped), numbers to four decimals.
+
+    Parameters
+    ----------
+    frame : DataFrame
+    height : int, optional; by default every row shows (up to 700 px, then it scrolls)
+    """
+    numeric = [frame[c].dtype.kind in "fiu" for c in frame.columns]
+    values = [
+        frame[c].to_numpy(float).tolist() if is_number else axis_labels(frame[c])
+        for c, is_number in zip(frame.columns, numeric, strict=True)
+    ]
+    fig = go.Figure(
+        go.Table(
+            header={"values": [html.escape(str(c)) for c in frame.columns], "align": "left"},
+            cells={
+                "values": values,
+                "format": [".4f" if is_number else None for is_number in numeric],
+                "align": "left",
+            },
+        )
+    )
+    rows = len(frame)
+    fig.update_layout(
+        height=height or min(40 + 24 * (rows + 1), 700), margin={"l": 0, "r": 0, "t": 4, "b": 0}
+    )
+    return fig
+
+
 #: Colour of each cost series: softmax warm, linear cool; causal a darker shade.
 COST_COLOURS = {
     "softmax": "#d6604d",

@@ -20,6 +20,7 @@ import struct
 import numpy as np
 from plotly.colors import sample_colorscale
 
+import engine
 from app import figures
 
 #: The attention page's scale slider: its key, and the name its charts follow.
@@ -102,10 +103,11 @@ def scale_title(scale):
 
 
 def sweep_frames(source, sweep):
-    """Pack an engine sweep for the attention page: weights, scaled scores, the output's columns.
+    """Pack an engine sweep for the attention page: weights, scaled scores, output, saturation.
 
-    The scaled scores go only into float32 frames: with them the browser draws every chart
-    at any stop from the frames (the figures' numbers are the engine's float32 values).
+    The scaled scores and each row's saturation (:func:`engine.saturation`, and its mean
+    over the rows) go only into float32 frames: with them the browser draws every chart
+    and table at any stop from the frames (the figures' numbers are the engine's float32 values).
     When float32 would pass :data:`MAX_BYTES` they are left out and the rest is packed in
     16 bits, too coarse for an exact figure: the charts are then drawn by the server on
     release, and the scaled scores' colours do not move with the scale anyway (their
@@ -121,9 +123,18 @@ def sweep_frames(source, sweep):
     frame_id, payload : as :func:`pack` returns them
     """
     output = sweep.output[..., : figures.FEATURE_LIMIT]
-    arrays = {"weights": sweep.weights, "output": output, "scaled": sweep.scaled}
+    stats = engine.saturation(sweep.weights)  # each field (n_s, n_q)
+    per_row = np.stack(stats, axis=-1)  # [n_s, n_q, 4]
+    arrays = {
+        "weights": sweep.weights,
+        "output": output,
+        "scaled": sweep.scaled,
+        "saturation": per_row,
+        "saturation_mean": per_row.mean(axis=1, keepdims=True),  # [n_s, 1, 4]
+    }
     if sum(a.size for a in arrays.values()) * 4 > MAX_BYTES:
-        del arrays["scaled"]
+        for name in ("scaled", "saturation", "saturation_mean"):
+            del arrays[name]
     finite = np.where(np.isfinite(sweep.scaled), np.abs(sweep.scaled), 0.0)
     limits = {"output": np.max(np.abs(output), axis=(1, 2)), "scaled": finite.max(axis=(1, 2))}
     return pack(
@@ -161,7 +172,8 @@ def follow(source, frame_id, drawn=None, **binding):
     array recolouring trace 0, with optional ``limits``: ± a per-stop limit), ``hover``
     (an array that fills the second entry of trace 0's customdata), ``bar`` and ``row``
     (one row of an array as the bars of trace 0, coloured with :data:`WEIGHT_COLORS`),
-    ``markers`` (indices of shapes drawn at the current scale).
+    ``markers`` (indices of shapes drawn at the current scale), ``columns`` (a table's
+    columns from an array of shape (n_s, n_rows, n_columns): ``[array, first column]``).
 
     ``drawn`` is the index of the stop the figure was drawn at when it is a reference
     that the browser redraws at the current stop from the frames, before the server

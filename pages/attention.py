@@ -166,9 +166,22 @@ def scaled_view():
         live=live.follow(live.SOURCE, frame_id, drawn, markers=figures.CURRENT_SCALE_MARKERS),
     )
     summary, per_row = tables.saturation_tables(weights, labels)
-    st.dataframe(summary, hide_index=True)
+    shown_summary, shown_rows = tables.saturation_tables(shown.weights[head], labels)
+    render.chart(
+        st,
+        figures.numbers_table(shown_summary, height=64),
+        key="att_saturation_mean",
+        table=summary,
+        live=live.follow(live.SOURCE, frame_id, drawn, columns=["saturation_mean", 1]),
+    )
     with st.expander("Per query row"):
-        st.dataframe(per_row, hide_index=True)
+        render.chart(
+            st,
+            figures.numbers_table(shown_rows),
+            key="att_saturation_rows",
+            table=per_row,
+            live=live.follow(live.SOURCE, frame_id, drawn, columns=["saturation", 1]),
+        )
 
     with right:
         query = controls.token_picker("attention_query", labels, prefer="it", url="query")

@@ -66,7 +66,15 @@ def test_charts_drawn_from_frames_send_the_same_data_at_every_stop():
         at.session_state["scale"] = scale
         at.run()
         after = chart_payloads(at)
-        for key in ("att_scaled", "att_weights", "att_output", "att_bar", "att_saturation"):
+        for key in (
+            "att_scaled",
+            "att_weights",
+            "att_output",
+            "att_bar",
+            "att_saturation",
+            "att_saturation_mean",
+            "att_saturation_rows",
+        ):
             assert after[key] == before[key], key
             assert after[key]["live"]["drawn"] == header_stop(at, 0.25)
 

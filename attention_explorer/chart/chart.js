@@ -307,6 +307,17 @@ function figureAt(chart, frames, stop) {
     trace.y = row;
     trace.marker = { ...trace.marker, color: Array.from(row, (v) => live.colors[Math.max(0, Math.min(255, Math.round(v * 255)))]) };
   }
+  if (live.columns) {
+    // A table: columns first, first + 1, ... are the stop's frame, one per last axis entry.
+    const [name, first] = live.columns;
+    const array = frames.arrays[name];
+    const [rows, width] = [array.shape[1], array.shape[2]];
+    const values = trace.cells.values.slice();
+    for (let c = 0; c < width; c++) {
+      values[first + c] = Array.from({ length: rows }, (_, i) => array.values[stop * array.size + i * width + c]);
+    }
+    trace.cells = { ...trace.cells, values };
+  }
   if (live.markers) {
     layout.shapes = layout.shapes.slice();
     for (const index of live.markers) {
