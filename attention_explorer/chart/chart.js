@@ -354,7 +354,7 @@ function redraw(chart) {
   return react(chart, want === null ? chart.figure : figureAt(chart, source(chart.live.source).frames, frameFor(chart)));
 }
 
-// Redraws from frames wait their turn, one chart per task, after the next paint: a release
+// Redraws from frames wait their turn, one chart per task, after two frames: a release
 // shows the new stop at once (the recoloured images), sends it to Python, and only then
 // spends Plotly.react's 10-40 ms per chart, leaving the socket room in between.
 const queue = new Set();
@@ -366,7 +366,8 @@ function schedule(chart) {
   chart.div.dataset.pending = "1"; // until drawn (the tests wait on it)
   if (!pumping) {
     pumping = true;
-    requestAnimationFrame(() => setTimeout(pump, 0));
+    // two frames: the first paints the preview, the second puts it on screen
+    requestAnimationFrame(() => requestAnimationFrame(() => setTimeout(pump, 0)));
   }
   return true;
 }
