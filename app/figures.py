@@ -9,6 +9,8 @@ colour scales (Viridis, RdBu) stay readable with the common colour-vision defici
 
 from __future__ import annotations
 
+import copy
+import functools
 import html
 
 import numpy as np
@@ -414,6 +416,13 @@ def weights_bars_compared(rows, labels, query_label):
     return fig
 
 
+@functools.cache
+def _three_panels(titles):
+    """The layout of three side-by-side panels with ``titles``, made once: ``make_subplots``
+    costs 25 ms a call, as much as the rest of the saturation figure and more."""
+    return make_subplots(rows=1, cols=3, subplot_titles=titles).layout.to_plotly_json()
+
+
 def saturation_figure(scales, stats, current_scale, default_scale, rows=None):
     """Entropy, largest weight and effective tokens against the scale (log axis).
 
@@ -429,21 +438,22 @@ def saturation_figure(scales, stats, current_scale, default_scale, rows=None):
         ("largest weight", stats.max_weight),
         ("effective tokens", stats.effective_tokens),
     )
-    fig = make_subplots(rows=1, cols=3, subplot_titles=[name for name, _ in panels])
-    markers = []
+    layout = copy.deepcopy(_three_panels(tuple(name for name, _ in panels)))
+    traces, markers = [], []
     for i, (name, values) in enumerate(panels, start=1):
-        fig.add_trace(
+        axis = "" if i == 1 else str(i)
+        traces.append(
             go.Scatter(
                 x=np.asarray(scales, dtype=np.float32),
                 y=np.asarray(values, dtype=np.float32),
                 mode="lines",
                 name=name,
                 hovertemplate="scale %{x:.4g}<br>" + name + " %{y:.3f}<extra></extra>",
-            ),
-            row=1,
-            col=i,
+                xaxis=f"x{axis}",
+                yaxis=f"y{axis}",
+            )
         )
-        axis = "" if i == 1 else str(i)
+        layout[f"xaxis{axis}"] |= {"type": "log", "title": {"text": "scale"}}
         for x, line in (
             (current_scale, {"color": "#d62728", "width": 2}),
             (default_scale, {"color": "#7f7f7f", "dash": "dot"}),
@@ -452,18 +462,17 @@ def saturation_figure(scales, stats, current_scale, default_scale, rows=None):
                 {"type": "line", "x0": x, "x1": x, "xref": f"x{axis}", "y0": 0, "y1": 1,
                  "yref": f"y{axis} domain", "line": line}
             )  # fmt: skip
-    fig.update_layout(shapes=markers)
-    fig.update_xaxes(type="log", title_text="scale")
-    fig.update_layout(
-        title={
+    layout |= {
+        "shapes": markers,
+        "title": {
             "text": f"Mean over {rows or 'all'} query rows — red: current scale, dotted: 1/√d_k",
             "x": 0.0,
         },
-        showlegend=False,
-        height=300,
-        margin={"l": 10, "r": 10, "t": 70, "b": 10},
-    )
-    return fig
+        "showlegend": False,
+        "height": 300,
+        "margin": {"l": 10, "r": 10, "t": 70, "b": 10},
+    }
+    return go.Figure(traces, layout)
 
 
 def encoding_curves(pe, dims):

@@ -166,7 +166,9 @@ def scaled_view():
         live=live.follow(live.SOURCE, frame_id, drawn, markers=figures.CURRENT_SCALE_MARKERS),
     )
     summary, per_row = tables.saturation_tables(weights, labels)
-    shown_summary, shown_rows = tables.saturation_tables(shown.weights[head], labels)
+    shown_summary, shown_rows = summary, per_row
+    if drawn is not None:
+        shown_summary, shown_rows = tables.saturation_tables(shown.weights[head], labels)
     render.chart(
         st,
         figures.numbers_table(shown_summary, height=64),
