@@ -418,8 +418,10 @@ def weights_bars_compared(rows, labels, query_label):
 
 @functools.cache
 def _three_panels(titles):
-    """The layout of three side-by-side panels with ``titles``, made once: ``make_subplots``
-    costs 25 ms a call, as much as the rest of the saturation figure and more."""
+    """The layout of three side-by-side panels with ``titles``, made once.
+
+    ``make_subplots`` costs 25 ms a call, more than the rest of the saturation figure.
+    """
     return make_subplots(rows=1, cols=3, subplot_titles=titles).layout.to_plotly_json()
 
 

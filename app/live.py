@@ -7,8 +7,9 @@ settings change. While the slider is dragged the browser only switches between t
 frames (indexing and colour mapping); on release the stop goes back to Python. With
 float32 frames the browser draws the exact figures of the new stop itself, from the
 frames, and the charts' data do not depend on the stop (Streamlit resends an unchanged
-element as a reference to it); with 16-bit frames Python draws them. Above :data:`MAX_TOKENS`, or past :data:`MAX_BYTES`, no frames
-are sent and the charts update in place from the server on release.
+element as a reference to it); with 16-bit frames Python draws them. Above
+:data:`MAX_TOKENS`, or past :data:`MAX_BYTES`, no frames are sent and the charts update
+in place from the server on release.
 """
 
 from __future__ import annotations
@@ -46,7 +47,7 @@ def _fixed16(array):
     return codes, lo, hi
 
 
-def pack(source, arrays, scales, titles, limits):
+def pack(source, arrays, scales, titles, limits, labels=None):
     """The frames as one binary message.
 
     Layout: a little-endian uint32 header length, the header as UTF-8 JSON, zero padding
@@ -61,6 +62,7 @@ def pack(source, arrays, scales, titles, limits):
     scales : ndarray of shape (n_s,)
     titles : list of n_s str, each stop's scale as the figures' titles write it
     limits : dict of str to ndarray of shape (n_s,), colour limits per stop
+    labels : list of n_s str, optional, each stop as the slider shows it
 
     Returns
     -------
@@ -89,6 +91,7 @@ def pack(source, arrays, scales, titles, limits):
         "scales": [float(s) for s in scales],
         "titles": list(titles),
         "limits": {name: [float(x) for x in values] for name, values in limits.items()},
+        "labels": labels,
         "arrays": described,
     }
     text = json.dumps(header).encode()
@@ -102,7 +105,7 @@ def scale_title(scale):
     return f"{scale:.4g}"
 
 
-def sweep_frames(source, sweep):
+def sweep_frames(source, sweep, labels=None):
     """Pack an engine sweep for the attention page: weights, scaled scores, output, saturation.
 
     The scaled scores and each row's saturation (:func:`engine.saturation`, and its mean
@@ -117,6 +120,7 @@ def sweep_frames(source, sweep):
     ----------
     source : str
     sweep : engine.attention.ScaleSweep
+    labels : list of str, optional, the slider's label of each stop (sent with the frames)
 
     Returns
     -------
@@ -143,6 +147,7 @@ def sweep_frames(source, sweep):
         sweep.scales,
         [scale_title(s) for s in sweep.scales],
         limits,
+        labels,
     )
 
 

@@ -111,7 +111,7 @@ def scaled_view():
     drawn_scale = heads.scale if drawn is None else default
     scaled_title = f"Scaled scores × {live.scale_title(drawn_scale)}"
 
-    left, right = st.columns(2)
+    left, right = st.columns(2)  # both rows in one pair of columns: fewer blocks per step
     scaled_figure = figures.scores_heatmap(shown.masked[head], labels, scaled_title)
     render.chart(
         left,
@@ -136,7 +136,6 @@ def scaled_view():
         live=live.follow(live.SOURCE, frame_id, drawn, heatmap="weights", hover="scaled"),
         clicks=True,
     )
-    left, right = st.columns(2)
     render.chart(
         left,
         figures.token_features_heatmap(shown.output[head], labels, "Output = weights · V"),

@@ -109,12 +109,17 @@ def chart_payloads(at):
 def scale_slider(at):
     """The scale slider's data as the last run sent it: ``labels`` of every stop, ``stop``.
 
+    With frames, the labels come with them (:func:`scale_frames`).
+
     The slider is the chart component's (it plays the scale's frames in the browser); a
     test moves it as its release does, through ``at.session_state["scale"]``.
     """
     for element in at.get("bidi_component"):
         if element.proto.id.endswith("-att_scale") and element.proto.WhichOneof("data") == "json":
-            return json.loads(element.proto.json)
+            data = json.loads(element.proto.json)
+            if "labels" not in data:  # sent with the frames
+                data["labels"] = scale_frames(at)[0]["labels"]
+            return data
     raise LookupError("no scale slider on this page")
 
 

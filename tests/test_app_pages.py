@@ -5,8 +5,8 @@ import pytest
 from apptest_support import (
     RANDOM,
     TOY_PAGES,
-    chart_z,
     chart_payloads,
+    chart_z,
     charts,
     decode,
     messages,

@@ -8,7 +8,7 @@
 //
 // Three kinds of data arrive from Python (app/render.py, app/controls.py):
 //   chart   {spec: figure JSON string, config, clicks: bool, live?: {...}}
-//   scale   {kind: "scale", source, label, labels: [text per stop], stop}
+//   scale   {kind: "scale", source, label, stop, labels?: [text per stop] (else in the frames)}
 //   frames  bytes: [uint32 header length][header JSON][pad to 8][arrays], see decodeFrames
 // While the slider moves, the charts whose `live` names its source show the frame of the
 // stop under the pointer: their heatmap image is recoloured (indexing and colour mapping
@@ -44,7 +44,7 @@ const elements = new WeakMap(); // parentElement -> chart or slider state
 const sources = new Map(); // slider key -> {frames, stop, charts: Set, sent}
 
 function source(name) {
-  if (!sources.has(name)) sources.set(name, { frames: null, stop: null, sent: null, charts: new Set() });
+  if (!sources.has(name)) sources.set(name, { frames: null, stop: null, sent: null, slider: null, charts: new Set() });
   return sources.get(name);
 }
 
@@ -71,7 +71,7 @@ function themed(layout, element) {
 
 // ---- frames --------------------------------------------------------------------------------
 
-// Header: {source, id, scales, titles, arrays: {name: {dtype, shape, offset, lo?, hi?}}}.
+// Header: {source, id, scales, titles, limits, labels, arrays: {name: {dtype, shape, offset, lo?, hi?}}}.
 // dtype "f4" is float32; "u2" is 16-bit fixed point over [lo, hi], 65535 marking a gap
 // (a masked cell). Arrays are (n_stops, ...) in C order.
 function decodeFrames(bytes) {
@@ -496,6 +496,7 @@ function mountFrames(component) {
   src.header = header;
   src.frames = decodeFrames(data);
   parentElement.querySelector(".ae-frames").dataset.bytes = String(data.byteLength);
+  if (src.slider && src.stop !== null) src.slider.describe(src.stop);
   for (const chart of src.charts) schedule(chart);
 }
 
@@ -540,10 +541,14 @@ function mountSlider(component) {
       }
     });
   }
-  slider.labels = data.labels;
+  // The stops' labels come with the data, or with the frames (which may arrive after).
+  slider.labels = data.labels || null;
+  src.slider = slider;
   slider.describe = (stop) => {
-    slider.wrap.querySelector(".ae-scale-value").textContent = slider.labels[stop];
-    slider.input.setAttribute("aria-valuetext", slider.labels[stop]);
+    const labels = slider.labels || src.frames?.labels;
+    if (!labels) return;
+    slider.wrap.querySelector(".ae-scale-value").textContent = labels[stop];
+    slider.input.setAttribute("aria-valuetext", labels[stop]);
   };
   slider.wrap.querySelector("label").textContent = data.label;
   slider.input.max = String(data.labels.length - 1);
