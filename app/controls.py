@@ -152,6 +152,7 @@ def scale_slider(frames=None):
         "kind": "scale",
         "source": live.SOURCE,
         "label": "Scale s in softmax(s · q·kᵀ), logarithmic",
+        "stops": len(options),
         "stop": options.index(st.session_state["scale"]),
     }
     if frames is not None:

@@ -8,7 +8,7 @@
 //
 // Three kinds of data arrive from Python (app/render.py, app/controls.py):
 //   chart   {spec: figure JSON string, config, clicks: bool, live?: {...}}
-//   scale   {kind: "scale", source, label, stop, labels?: [text per stop] (else in the frames)}
+//   scale   {kind: "scale", source, label, stops, stop, labels?: [text per stop] (else in frames)}
 //   frames  bytes: [uint32 header length][header JSON][pad to 8][arrays], see decodeFrames
 // While the slider moves, the charts whose `live` names its source show the frame of the
 // stop under the pointer: their heatmap image is recoloured (indexing and colour mapping
@@ -551,7 +551,7 @@ function mountSlider(component) {
     slider.input.setAttribute("aria-valuetext", labels[stop]);
   };
   slider.wrap.querySelector("label").textContent = data.label;
-  slider.input.max = String(data.labels.length - 1);
+  slider.input.max = String(data.stops - 1);
   slider.input.value = String(data.stop);
   slider.describe(data.stop);
   src.stop = data.stop;
