@@ -170,6 +170,26 @@ def test_a_keyboard_step_resends_no_figure(page, app_url):
     assert_healthy(page)
 
 
+def test_the_saturation_tables_follow_the_scale(page, app_url):
+    open_app(page, app_url + "/attention?weights=random")
+    scale = page.get_by_role("slider", name=re.compile("Scale"))
+    scale.focus()
+    page.keyboard.press("ArrowRight")
+    page.wait_for_url(re.compile(r"[?&]scale="))
+    wait_settled(page)
+    page.get_by_text("Per query row").click()  # a closed expander's table is drawn on opening
+    page.wait_for_function(
+        "() => !document.querySelector('.st-key-att_saturation_rows .ae-chart[data-pending]')"
+    )
+    columns = page.evaluate(
+        """() => document.querySelector('.st-key-att_saturation_rows .js-plotly-plot')
+            .data[0].cells.values.slice(1).map(c => Array.from(c))"""
+    )
+    stats = engine.saturation(engine_weights("random", float(query(page)["scale"])))
+    np.testing.assert_allclose(np.array(columns).T, np.stack(stats, axis=-1), rtol=1e-5, atol=1e-6)
+    assert_healthy(page)
+
+
 def test_a_clicked_cell_shows_its_arithmetic(page, app_url):
     open_app(page, app_url + "/attention")
     runs = page.evaluate("window.__runs.finished")

@@ -372,11 +372,28 @@ function schedule(chart) {
   return true;
 }
 
+// A chart in a closed expander waits until it is opened (a Plotly table of 43 rows costs
+// 60-150 ms to redraw, as much as all the heatmaps together).
+function folded(chart) {
+  const details = chart.div.closest("details");
+  if (!details || details.open) return false;
+  if (!details.aeWatched) {
+    details.aeWatched = true;
+    details.addEventListener("toggle", () => {
+      if (!details.open) return;
+      for (const src of sources.values()) {
+        for (const other of src.charts) if (details.contains(other.div)) schedule(other);
+      }
+    });
+  }
+  return true;
+}
+
 async function pump() {
   while (queue.size) {
     const chart = queue.values().next().value;
     queue.delete(chart);
-    const drawing = chart.div.isConnected ? redraw(chart) : null;
+    const drawing = chart.div.isConnected && !folded(chart) ? redraw(chart) : null;
     if (drawing === null) {
       if (!chart.reacting) delete chart.div.dataset.pending;
       continue;
