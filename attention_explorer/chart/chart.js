@@ -50,6 +50,12 @@ function source(name) {
 
 // ---- theme ---------------------------------------------------------------------------------
 
+// The theme's CSS variables that themed() reads, as one string (a change redraws).
+function themeKey(element) {
+  const css = getComputedStyle(element);
+  return ["--st-text-color", "--st-font", "--st-border-color-light"].map((name) => css.getPropertyValue(name)).join("|");
+}
+
 // Streamlit's theme, from the CSS variables its component wrapper carries.
 function themed(layout, element) {
   const css = getComputedStyle(element);
@@ -488,7 +494,8 @@ function mountChart(component) {
   chart.live = data.live || null;
   if (chart.live) source(chart.live.source).charts.add(chart);
   const same = chart.spec === data.spec && chart.liveText === JSON.stringify(chart.live);
-  if (same) return schedule(chart); // the same data again: at most a new stop to draw
+  if (same && chart.theme === themeKey(chart.host)) return schedule(chart); // at most a new stop
+  chart.theme = themeKey(chart.host);
   chart.spec = data.spec;
   chart.liveText = JSON.stringify(chart.live);
   chart.figure = JSON.parse(data.spec);
