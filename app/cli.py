@@ -23,6 +23,7 @@ CACHE_VARIABLE = "ATTENTION_EXPLORER_CACHE_MB"
 #: ``.streamlit/config.toml``'s settings (``tests/test_cli.py`` checks they agree), except
 #: ``server.headless``: the command opens a browser when there is a display.
 SERVER_OPTIONS = {
+    "global.minCachedMessageSize": "256",
     "browser.gatherUsageStats": "false",
     "server.enableXsrfProtection": "true",
     "server.maxUploadSize": "10",

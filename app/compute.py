@@ -187,7 +187,8 @@ def _scale_frames(settings, head):
     sweep = engine.attention_over_scales(
         attention.q[head], attention.k[head], attention.v[head], scales, run.mask
     )
-    return live.sweep_frames(live.SOURCE, sweep)
+    labels = [state.scale_label(scale, *settings.shape) for scale in scales]
+    return live.sweep_frames(live.SOURCE, sweep, labels)
 
 
 @st.cache_resource(show_spinner=False)

@@ -133,16 +133,6 @@ def weights_control(trained):
         st.select_slider("Head h", range(n_heads), key="head", **_PERSIST)
 
 
-def scale_label(value, d_model, heads):
-    """A stop of the scale slider as it is shown: 1/√d_k and "no scaling" named."""
-    default = state.default_scale(d_model, heads)
-    if value == default:
-        return f"{value:.4g} = 1/√{d_model // heads} (default)"
-    if value == 1.0:
-        return "1 (no scaling)"
-    return f"{value:.4g}"
-
-
 def scale_slider(frames=None):
     """The logarithmic scale slider, which lives in the browser while it moves.
 
@@ -158,19 +148,18 @@ def scale_slider(frames=None):
     def released():
         st.session_state["scale"] = options[st.session_state[live.SOURCE]["stop"]]
 
+    data = {
+        "kind": "scale",
+        "source": live.SOURCE,
+        "label": "Scale s in softmax(s · q·kᵀ), logarithmic",
+        "stops": len(options),
+        "stop": options.index(st.session_state["scale"]),
+    }
     if frames is not None:
         attention_explorer.chart(key=f"{live.SOURCE}_frames", data=frames, height=0)
-    attention_explorer.chart(
-        key=live.SOURCE,
-        data={
-            "kind": "scale",
-            "source": live.SOURCE,
-            "label": "Scale s in softmax(s · q·kᵀ), logarithmic",
-            "labels": [scale_label(value, d_model, heads) for value in options],
-            "stop": options.index(st.session_state["scale"]),
-        },
-        on_stop_change=released,
-    )
+    else:  # the frames carry the stops' labels, which a step then need not resend
+        data["labels"] = [state.scale_label(value, d_model, heads) for value in options]
+    attention_explorer.chart(key=live.SOURCE, data=data, on_stop_change=released)
 
 
 def url_warnings(new_warnings):

@@ -4,9 +4,12 @@ For the current text and settings the engine computes attention at every stop of
 scale grid in one call (:func:`engine.attention.attention_over_scales`); :func:`pack`
 turns the frames into one compact binary message that the page sends once per text or
 settings change. While the slider is dragged the browser only switches between these
-frames (indexing and colour mapping); on release the stop goes back to Python, which
-draws the exact figures. Above :data:`MAX_TOKENS`, or past :data:`MAX_BYTES`, no frames
-are sent and the charts update in place from the server on release.
+frames (indexing and colour mapping); on release the stop goes back to Python. With
+float32 frames the browser draws the exact figures of the new stop itself, from the
+frames, and the charts' data do not depend on the stop (Streamlit resends an unchanged
+element as a reference to it); with 16-bit frames Python draws them. Above
+:data:`MAX_TOKENS`, or past :data:`MAX_BYTES`, no frames are sent and the charts update
+in place from the server on release.
 """
 
 from __future__ import annotations
@@ -18,6 +21,7 @@ import struct
 import numpy as np
 from plotly.colors import sample_colorscale
 
+import engine
 from app import figures
 
 #: The attention page's scale slider: its key, and the name its charts follow.
@@ -43,7 +47,7 @@ def _fixed16(array):
     return codes, lo, hi
 
 
-def pack(source, arrays, scales, titles, limits):
+def pack(source, arrays, scales, titles, limits, labels=None):
     """The frames as one binary message.
 
     Layout: a little-endian uint32 header length, the header as UTF-8 JSON, zero padding
@@ -58,6 +62,7 @@ def pack(source, arrays, scales, titles, limits):
     scales : ndarray of shape (n_s,)
     titles : list of n_s str, each stop's scale as the figures' titles write it
     limits : dict of str to ndarray of shape (n_s,), colour limits per stop
+    labels : list of n_s str, optional, each stop as the slider shows it
 
     Returns
     -------
@@ -86,6 +91,7 @@ def pack(source, arrays, scales, titles, limits):
         "scales": [float(s) for s in scales],
         "titles": list(titles),
         "limits": {name: [float(x) for x in values] for name, values in limits.items()},
+        "labels": labels,
         "arrays": described,
     }
     text = json.dumps(header).encode()
@@ -99,43 +105,92 @@ def scale_title(scale):
     return f"{scale:.4g}"
 
 
-def sweep_frames(source, sweep):
-    """Pack an engine sweep for the attention page: weights, and the output's shown columns.
+def sweep_frames(source, sweep, labels=None):
+    """Pack an engine sweep for the attention page: weights, scaled scores, output, saturation.
 
-    The scaled scores are not sent: their heatmap's colours do not move with the scale
-    (its colour range is ± the largest scaled score), only its title does.
+    The scaled scores and each row's saturation (:func:`engine.saturation`, and its mean
+    over the rows) go only into float32 frames: with them the browser draws every chart
+    and table at any stop from the frames (the figures' numbers are the engine's float32 values).
+    When float32 would pass :data:`MAX_BYTES` they are left out and the rest is packed in
+    16 bits, too coarse for an exact figure: the charts are then drawn by the server on
+    release, and the scaled scores' colours do not move with the scale anyway (their
+    colour range is ± the largest scaled score), only its title does.
 
     Parameters
     ----------
     source : str
     sweep : engine.attention.ScaleSweep
+    labels : list of str, optional, the slider's label of each stop (sent with the frames)
 
     Returns
     -------
     frame_id, payload : as :func:`pack` returns them
     """
     output = sweep.output[..., : figures.FEATURE_LIMIT]
-    limits = {"output": np.max(np.abs(output), axis=(1, 2))}
+    stats = engine.saturation(sweep.weights)  # each field (n_s, n_q)
+    per_row = np.stack(stats, axis=-1)  # [n_s, n_q, 4]
+    arrays = {
+        "weights": sweep.weights,
+        "output": output,
+        "scaled": sweep.scaled,
+        "saturation": per_row,
+        "saturation_mean": per_row.mean(axis=1, keepdims=True),  # [n_s, 1, 4]
+    }
+    if sum(a.size for a in arrays.values()) * 4 > MAX_BYTES:
+        for name in ("scaled", "saturation", "saturation_mean"):
+            del arrays[name]
+    finite = np.where(np.isfinite(sweep.scaled), np.abs(sweep.scaled), 0.0)
+    limits = {"output": np.max(np.abs(output), axis=(1, 2)), "scaled": finite.max(axis=(1, 2))}
     return pack(
         source,
-        {"weights": sweep.weights, "output": output},
+        arrays,
         sweep.scales,
         [scale_title(s) for s in sweep.scales],
         limits,
+        labels,
     )
 
 
-def follow(source, frame_id, **binding):
-    """The ``live`` part of a chart's data: follow ``source``'s frames while it is dragged.
+def header(payload):
+    """The JSON header of packed frames (:func:`pack`)."""
+    (length,) = struct.unpack_from("<I", payload)
+    return json.loads(payload[4 : 4 + length])
+
+
+def drawn_in_browser(payload):
+    """Whether the browser can draw the charts at every stop from these frames.
+
+    True for float32 frames with the scaled scores (:func:`sweep_frames`): the charts then
+    get one figure at a reference stop, the same whatever the stop, and the browser puts
+    the current stop's frame into it. False without frames or with 16-bit ones.
+    """
+    if payload is None:
+        return False
+    arrays = header(payload)["arrays"]
+    return "scaled" in arrays and all(a["dtype"] == "f4" for a in arrays.values())
+
+
+def follow(source, frame_id, drawn=None, **binding):
+    """The ``live`` part of a chart's data: follow ``source``'s frames.
 
     ``binding`` names what moves: ``title`` (with ``{scale}`` in it), ``heatmap`` (an
-    array recolouring trace 0, with optional ``limits``), ``bar`` and ``row`` (one row of
-    an array as the bars of trace 0, coloured with :data:`WEIGHT_COLORS`), ``markers``
-    (indices of shapes drawn at the current scale). None without frames.
+    array recolouring trace 0, with optional ``limits``: ± a per-stop limit), ``hover``
+    (an array that fills the second entry of trace 0's customdata), ``bar`` and ``row``
+    (one row of an array as the bars of trace 0, coloured with :data:`WEIGHT_COLORS`),
+    ``markers`` (indices of shapes drawn at the current scale), ``columns`` (a table's
+    columns from an array of shape (n_s, n_rows, n_columns): ``[array, first column]``).
+
+    ``drawn`` is the index of the stop the figure was drawn at when it is a reference
+    that the browser redraws at the current stop from the frames, before the server
+    answers and after (:func:`drawn_in_browser`): the chart's data are then the same at
+    every stop. None when the figure is the server's exact one at the current stop, which
+    the frames only preview while the slider is dragged. Returns None without frames.
     """
     if frame_id is None:
         return None
     live = {"source": source, "frames": frame_id, **binding}
+    if drawn is not None:
+        live["drawn"] = drawn
     if "bar" in binding:
         live["colors"] = WEIGHT_COLORS
     return live

@@ -48,9 +48,14 @@ def presentation_frame():
         st.rerun()
 
 
-def settings_slug(values):
-    """The settings that shape a figure, as a short file-name-safe string."""
-    tail = f"-s{values['scale']:.4g}-{'causal' if values['causal'] else 'full'}"
+def settings_slug(values, scale=None):
+    """The settings that shape a figure, as a short file-name-safe string.
+
+    ``scale`` replaces the scale's own text: a chart drawn from the scale's frames gets
+    ``"{scale}"``, which the browser fills in with the stop it shows.
+    """
+    scale = f"{values['scale']:.4g}" if scale is None else scale
+    tail = f"-s{scale}-{'causal' if values['causal'] else 'full'}"
     if values["weights"] == "minilm":
         return f"minilm-l{values['layer']}-h{values['head']}{tail}"
     return f"d{values['d_model']}-h{values['heads']}{tail}-pe_{values['pe']}-seed{values['seed']}"
@@ -83,6 +88,9 @@ def chart(container, fig, key, table=None, *, live=None, clicks=False):
     """
     values = state.current()
     filename = f"attention-explorer_{key}_{settings_slug(values)}"
+    # A chart drawn from the scale's frames sends the same data at every stop.
+    shown = "{scale}" if live is not None and "drawn" in live else None
+    figure_name = f"attention-explorer_{key}_{settings_slug(values, shown)}"
     fig.layout.template = None  # plotly.py's default template is 6 KB per chart; the JS themes
     if presenting():
         rows = max(
@@ -104,7 +112,7 @@ def chart(container, fig, key, table=None, *, live=None, clicks=False):
         "displaylogo": False,
         "toImageButtonOptions": {
             "format": st.session_state.get("export_format", "png"),
-            "filename": filename,
+            "filename": figure_name,
             "scale": export.EXPORT_SCALE,
             "width": printed["width"],
             "height": printed["height"],

@@ -99,6 +99,16 @@ def scale_options(d_model, heads):
     return tuple(sorted({*SCALE_GRID, default_scale(d_model, heads)}))
 
 
+def scale_label(value, d_model, heads):
+    """A stop of the scale slider as it is shown: 1/√d_k and "no scaling" named."""
+    default = default_scale(d_model, heads)
+    if value == default:
+        return f"{value:.4g} = 1/√{d_model // heads} (default)"
+    if value == 1.0:
+        return "1 (no scaling)"
+    return f"{value:.4g}"
+
+
 def nearest(options, value):
     """The option closest to ``value`` on a log scale."""
     return min(options, key=lambda option: abs(math.log(option) - math.log(value)))

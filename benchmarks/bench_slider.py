@@ -235,6 +235,7 @@ class Target:
     slider_key: str
     key: str = "ArrowRight"
     received: int = 0
+    messages: list = field(default_factory=list)  # the last step's, as received
     counting: bool = True
     missed: int = 0  # steps where the frame loop missed a change (timed as an upper bound)
     charts: Counter = field(default_factory=Counter)
@@ -251,6 +252,7 @@ class Target:
     def _watch(self, ws):
         def count(payload):
             self.received += len(payload)
+            self.messages.append(payload)
 
         ws.on("framereceived", count)
 
@@ -271,6 +273,7 @@ class Target:
         thumb.focus()
         self.page.evaluate("window.__bench.arm()")
         before = self.received
+        self.messages = []
         self.page.keyboard.press(self.key)
         return before
 
@@ -340,6 +343,48 @@ def summary(target, baseline=None):
     for part in ("sent", "first", "last"):
         row[part] = float(np.nanmedian([s[part] for s in target.steps]))
     return row
+
+
+def message_breakdown(messages):
+    """Bytes of each message one step received: ``(bytes, what)``, in arrival order.
+
+    ``what`` names the ForwardMsg: its type, and for an element its kind and key (a
+    ``ref_hash`` is an element resent as a reference to the browser's copy).
+    """
+    from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
+
+    out = []
+    for payload in messages:
+        if isinstance(payload, str):
+            out.append((len(payload), "text"))
+            continue
+        msg = ForwardMsg()
+        msg.ParseFromString(payload)
+        what = msg.WhichOneof("type")
+        if what == "delta":
+            what = msg.delta.WhichOneof("type")
+            if what == "new_element":
+                element = msg.delta.new_element
+                kind = element.WhichOneof("type")
+                key = getattr(getattr(element, kind), "id", "").rsplit("-", 1)[-1]
+                what = f"{kind} {key}".strip()
+        out.append((len(payload), what))
+    return out
+
+
+def print_breakdown(label, messages):
+    """The last step's bytes by message: references and blocks summed, elements by key."""
+    parts = message_breakdown(messages)
+    sizes, counts = Counter(), Counter()
+    for size, what in parts:
+        group = what if what not in ("ref_hash", "add_block") else f"{what} (every one)"
+        sizes[group] += size
+        counts[group] += 1
+    total = sum(size for size, _ in parts)
+    print(f"bytes of the last step, {label}: {total} in {len(parts)} messages")
+    for group, size in sizes.most_common():
+        times = f" ({counts[group]}×)" if counts[group] > 1 else ""
+        print(f"  {size:7d}  {group}{times}")
 
 
 def print_table(rows):
@@ -690,6 +735,7 @@ def main():
             app, trivial, args.steps, args.warmup, browser, profile
         )
         rows += phase
+        step_messages = {"default passage": list(app.messages)}  # before the drag adds more
         drag = measure_drag(app)
         loads = {}
         if args.loads:
@@ -727,6 +773,10 @@ def main():
         f"on {os.cpu_count()} CPUs"
     )
     print_table(rows)
+    print()
+    for label, messages in step_messages.items():
+        if messages:
+            print_breakdown(label, messages)
     print()
     for label, counts in charts.items():
         for names, count in counts.most_common():

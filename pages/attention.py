@@ -89,38 +89,59 @@ if state.MINILM is not None:
 
 @st.fragment
 def scaled_view():
-    """The scale slider and every figure it alone drives, rerun together on release."""
+    """The scale slider and every figure it alone drives, rerun together on release.
+
+    With float32 frames the browser draws the charts at every stop from the frames, so
+    they get the figures at the default scale, the same data at every stop (Streamlit
+    then sends a reference, not the figure); else the server's exact figures at the stop.
+    The CSV buttons and the tables below are the engine's numbers at the current stop.
+    """
     frame_id, frames = compute.scale_frames(settings, head)
     controls.scale_slider(frames)
     now = settings.replace(scale=st.session_state["scale"])
     run_now = compute.layer(now)
     heads = run_now.attention.heads
-    scores, scaled = heads.scores[head], heads.scaled[head]
-    weights, output = heads.weights[head], heads.output[head]
+    weights = heads.weights[head]
+    default = state.default_scale(*settings.shape)
+    drawn = None
+    shown = heads  # the arrays the charts are drawn from
+    if live.drawn_in_browser(frames):
+        drawn = state.scale_options(*settings.shape).index(default)
+        shown = compute.layer(settings.replace(scale=None)).attention.heads
+    drawn_scale = heads.scale if drawn is None else default
+    scaled_title = f"Scaled scores × {live.scale_title(drawn_scale)}"
 
-    left, right = st.columns(2)
+    left, right = st.columns(2)  # both rows in one pair of columns: fewer blocks per step
+    scaled_figure = figures.scores_heatmap(shown.masked[head], labels, scaled_title)
     render.chart(
         left,
-        figures.scores_heatmap(heads.masked[head], labels, f"Scaled scores × {heads.scale:.4g}"),
+        scaled_figure,
         key="att_scaled",
         table=tables.matrix_frame(heads.masked[head], labels, labels),
-        live=live.follow(live.SOURCE, frame_id, title="Scaled scores × {scale}"),
+        live=live.follow(
+            live.SOURCE,
+            frame_id,
+            drawn,
+            title=scaled_figure.layout.title.text.replace(scaled_title, "Scaled scores × {scale}"),
+            **({"heatmap": "scaled", "limits": "scaled"} if drawn is not None else {}),
+        ),
     )
     click = render.chart(
         right,
-        figures.attention_heatmap(weights, labels, scores=scores, scaled=scaled),
+        figures.attention_heatmap(
+            shown.weights[head], labels, scores=shown.scores[head], scaled=shown.scaled[head]
+        ),
         key="att_weights",
         table=tables.matrix_frame(weights, labels, labels),
-        live=live.follow(live.SOURCE, frame_id, heatmap="weights"),
+        live=live.follow(live.SOURCE, frame_id, drawn, heatmap="weights", hover="scaled"),
         clicks=True,
     )
-    left, right = st.columns(2)
     render.chart(
         left,
-        figures.token_features_heatmap(output, labels, "Output = weights · V"),
+        figures.token_features_heatmap(shown.output[head], labels, "Output = weights · V"),
         key="att_output",
-        table=tables.token_features(output, labels),
-        live=live.follow(live.SOURCE, frame_id, heatmap="output", limits="output"),
+        table=tables.token_features(heads.output[head], labels),
+        live=live.follow(live.SOURCE, frame_id, drawn, heatmap="output", limits="output"),
     )
 
     st.subheader("One weight, worked out")
@@ -136,27 +157,41 @@ def scaled_view():
     st.subheader("Saturation")
     st.latex(equations.SATURATION)
     scales, sweep, rows = compute.saturation_curve(now, head)
-    default = state.default_scale(*state.model_shape(state.current()))
     render.chart(
         st,
-        figures.saturation_figure(scales, sweep, heads.scale, default, rows),
+        figures.saturation_figure(scales, sweep, drawn_scale, default, rows),
         key="att_saturation",
         table=tables.saturation_curve(scales, sweep),
-        live=live.follow(live.SOURCE, frame_id, markers=figures.CURRENT_SCALE_MARKERS),
+        live=live.follow(live.SOURCE, frame_id, drawn, markers=figures.CURRENT_SCALE_MARKERS),
     )
     summary, per_row = tables.saturation_tables(weights, labels)
-    st.dataframe(summary, hide_index=True)
+    shown_summary, shown_rows = summary, per_row
+    if drawn is not None:
+        shown_summary, shown_rows = tables.saturation_tables(shown.weights[head], labels)
+    render.chart(
+        st,
+        figures.numbers_table(shown_summary, height=64),
+        key="att_saturation_mean",
+        table=summary,
+        live=live.follow(live.SOURCE, frame_id, drawn, columns=["saturation_mean", 1]),
+    )
     with st.expander("Per query row"):
-        st.dataframe(per_row, hide_index=True)
+        render.chart(
+            st,
+            figures.numbers_table(shown_rows),
+            key="att_saturation_rows",
+            table=per_row,
+            live=live.follow(live.SOURCE, frame_id, drawn, columns=["saturation", 1]),
+        )
 
     with right:
         query = controls.token_picker("attention_query", labels, prefer="it", url="query")
         render.chart(
             st,
-            figures.weights_bar(weights[query], labels, labels[query]),
+            figures.weights_bar(shown.weights[head][query], labels, labels[query]),
             key="att_bar",
             table=tables.weights_row(weights[query], labels),
-            live=live.follow(live.SOURCE, frame_id, bar="weights", row=query),
+            live=live.follow(live.SOURCE, frame_id, drawn, bar="weights", row=query),
         )
     state.write_url()
 

@@ -8,6 +8,7 @@ figures are read from the element protos the run sent, and Plotly's typed arrays
 
 import base64
 import json
+import struct
 from pathlib import Path
 
 import numpy as np
@@ -108,12 +109,17 @@ def chart_payloads(at):
 def scale_slider(at):
     """The scale slider's data as the last run sent it: ``labels`` of every stop, ``stop``.
 
+    With frames, the labels come with them (:func:`scale_frames`).
+
     The slider is the chart component's (it plays the scale's frames in the browser); a
     test moves it as its release does, through ``at.session_state["scale"]``.
     """
     for element in at.get("bidi_component"):
         if element.proto.id.endswith("-att_scale") and element.proto.WhichOneof("data") == "json":
-            return json.loads(element.proto.json)
+            data = json.loads(element.proto.json)
+            if "labels" not in data:  # sent with the frames
+                data["labels"] = scale_frames(at)[0]["labels"]
+            return data
     raise LookupError("no scale slider on this page")
 
 
@@ -193,3 +199,33 @@ def messages(at, kind):
     list of str
     """
     return [m.value for m in getattr(at, kind)]
+
+
+def unpack(payload):
+    """The scale's frames (:func:`app.live.pack`) as their header and float arrays.
+
+    Read independently of the browser's decoder: 16-bit codes are mapped back onto
+    ``[lo, hi]``, gaps (masked cells) to NaN.
+    """
+    (length,) = struct.unpack("<I", payload[:4])
+    header = json.loads(payload[4 : 4 + length])
+    body = payload[4 + length + (-(4 + length) % 8) :]
+    arrays = {}
+    for name, info in header["arrays"].items():
+        count = int(np.prod(info["shape"]))
+        raw = np.frombuffer(body, dtype="<" + info["dtype"], count=count, offset=info["offset"])
+        values = raw.astype(float).reshape(info["shape"])
+        if info["dtype"] == "u2":
+            gaps = raw.reshape(info["shape"]) == 65535
+            values = info["lo"] + values / 65534 * (info["hi"] - info["lo"])
+            values[gaps] = np.nan
+        arrays[name] = values
+    return header, arrays
+
+
+def scale_frames(at):
+    """The scale's frames as the last run sent them: ``(header, arrays)``, see :func:`unpack`."""
+    for element in at.get("bidi_component"):
+        if element.proto.id.endswith("-att_scale_frames"):
+            return unpack(element.proto.bytes)
+    raise LookupError("no scale frames on this page")

@@ -5,14 +5,17 @@ import pytest
 from apptest_support import (
     RANDOM,
     TOY_PAGES,
+    chart_payloads,
     chart_z,
     charts,
     decode,
     messages,
     open_app,
+    scale_frames,
     scale_shown,
 )
 
+import engine
 from app import state
 from engine import book
 
@@ -26,6 +29,12 @@ def test_every_page_renders_figures_without_exception(page):
     assert len(charts(at)) >= 1
 
 
+def engine_heads(text, scale):
+    """The engine's single head on ``text`` (the page's defaults: d_model 16, seed 0)."""
+    tokens = engine.tokenize(text, state.default_tokenizer()).tokens
+    return engine.run_toy(tokens, 16, 1, 0, scale=scale).attention.heads
+
+
 def test_scale_slider_changes_the_scaled_scores_and_weights():
     at = open_app("attention", RANDOM)
     before = charts(at)
@@ -36,11 +45,59 @@ def test_scale_slider_changes_the_scaled_scores_and_weights():
     after = charts(at)
     raw_before, raw_after = (decode(c["att_raw"]["data"][0]["z"]) for c in (before, after))
     np.testing.assert_array_equal(raw_before, raw_after)  # raw scores do not depend on the scale
-    scaled_before, scaled_after = (decode(c["att_scaled"]["data"][0]["z"]) for c in (before, after))
-    np.testing.assert_allclose(scaled_after, scaled_before * 16, rtol=1e-5, atol=1e-5)
-    w_before, w_after = (decode(c["att_weights"]["data"][0]["z"]) for c in (before, after))
-    assert w_after.max(axis=1).mean() > w_before.max(axis=1).mean()  # sharper rows
+    # At 43 tokens the browser draws every stop from the float32 frames: what the charts
+    # show at 4 is the frames' stop at 4, the engine's numbers there.
+    header, frames = scale_frames(at)
+    stop = header["scales"].index(4.0)
+    heads = engine_heads(state.DEFAULT_TEXT, 4.0)
+    np.testing.assert_allclose(frames["weights"][stop], heads.weights[0], rtol=1e-6, atol=1e-7)
+    np.testing.assert_allclose(frames["scaled"][stop], heads.masked[0], rtol=1e-6, atol=1e-6)
+    default = header["scales"].index(0.25)
+    sharpness = frames["weights"].max(axis=2).mean(axis=1)
+    assert sharpness[stop] > sharpness[default]  # sharper rows
     assert at.query_params["scale"] == "4.0"
+
+
+def test_charts_drawn_from_frames_send_the_same_data_at_every_stop():
+    """Streamlit resends an unchanged element as a reference, so a step costs no figure."""
+    at = open_app("attention", RANDOM)
+    before = chart_payloads(at)
+    for scale in (4.0, 0.001953125):
+        at.session_state["scale"] = scale
+        at.run()
+        after = chart_payloads(at)
+        for key in (
+            "att_scaled",
+            "att_weights",
+            "att_output",
+            "att_bar",
+            "att_saturation",
+            "att_saturation_mean",
+            "att_saturation_rows",
+        ):
+            assert after[key] == before[key], key
+            assert after[key]["live"]["drawn"] == header_stop(at, 0.25)
+
+
+def header_stop(at, scale):
+    """The index of ``scale`` among the frames' stops."""
+    return scale_frames(at)[0]["scales"].index(scale)
+
+
+def test_without_float32_frames_the_server_draws_the_exact_figures():
+    text = " ".join(["the cat sat on the mat while the dog slept by the door"] * 8)  # 96 tokens
+    at = open_app("attention", RANDOM | {"text": text})
+    header, _ = scale_frames(at)
+    assert "scaled" not in header["arrays"]  # float32 with them would pass 4 MB
+    at.session_state["scale"] = 4.0
+    at.run()
+    payloads = chart_payloads(at)
+    assert "drawn" not in payloads["att_weights"]["live"]
+    heads = engine_heads(text, 4.0)
+    np.testing.assert_allclose(chart_z(at, "att_weights"), heads.weights[0], atol=1e-6)
+    shown = chart_z(at, "att_scaled")
+    finite = np.isfinite(heads.masked[0])
+    np.testing.assert_allclose(shown[finite], heads.masked[0][finite], rtol=1e-6, atol=1e-5)
 
 
 def test_weights_rows_sum_to_one_on_screen():

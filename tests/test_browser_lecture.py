@@ -18,7 +18,7 @@ from browser_support import (
 )
 from PIL import Image
 
-from app import tour
+from app import state, tour
 
 pytestmark = pytest.mark.browser
 
@@ -112,7 +112,12 @@ def test_the_camera_saves_the_chart_laid_out_for_print(page, app_url):
     assert "Share chart..." not in titles  # plotly.js's upload to its cloud is gone
     with page.expect_download() as download:
         camera.click()
-    assert download.value.suggested_filename == options["filename"] + ".png"
+    # The chart is drawn from the scale's frames: its file name says the stop it shows.
+    weights = "minilm" if state.MINILM is not None else "random"
+    scale = state.default_scale(*state.model_shape({"weights": weights, "d_model": 16, "heads": 1}))
+    shown = options["filename"].replace("{scale}", f"{scale:.4g}")
+    assert download.value.suggested_filename == shown + ".png"
+    assert f"-s{scale:.4g}-" in shown
     with Image.open(download.value.path()) as image:
         assert image.size == (3 * options["width"], 3 * options["height"])
         assert image.convert("RGB").getpixel((0, 0)) == (255, 255, 255)  # on white, for slides

@@ -142,6 +142,54 @@ def test_arrow_keys_step_the_scale_and_its_name_says_scale(page, app_url):
     assert float(query(page)["scale"]) == pytest.approx(options[options.index(0.25) - 1])
 
 
+#: What one keyboard step of the scale may receive at the default passage. Streamlit's own
+#: messages for a fragment run are about 1.9 KB (its new_session message lists every
+#: page); the charts' data are the same at every stop and go as references. Before the
+#: charts were drawn from the frames a step received 87 KB.
+STEP_BYTES = 8 * 1024
+
+
+def test_a_keyboard_step_resends_no_figure(page, app_url):
+    received = []
+    page.on("websocket", lambda ws: ws.on("framereceived", lambda data: received.append(data)))
+    open_app(page, app_url + "/attention?weights=random")
+    scale = page.get_by_role("slider", name=re.compile("Scale"))
+    before = page.evaluate(WEIGHTS)
+    received.clear()
+    scale.focus()
+    page.keyboard.press("ArrowRight")
+    page.wait_for_url(re.compile(r"[?&]scale="))
+    wait_settled(page)
+    assert sum(len(data) for data in received) <= STEP_BYTES
+    options = state.scale_options(16, 1)
+    scale_now = float(query(page)["scale"])
+    assert scale_now == pytest.approx(options[options.index(0.25) + 1])
+    shown = page.evaluate(WEIGHTS)  # drawn in the browser from the frames
+    assert not np.allclose(shown, before)
+    np.testing.assert_allclose(shown, engine_weights("random", scale_now), atol=1e-6)
+    assert_healthy(page)
+
+
+def test_the_saturation_tables_follow_the_scale(page, app_url):
+    open_app(page, app_url + "/attention?weights=random")
+    scale = page.get_by_role("slider", name=re.compile("Scale"))
+    scale.focus()
+    page.keyboard.press("ArrowRight")
+    page.wait_for_url(re.compile(r"[?&]scale="))
+    wait_settled(page)
+    page.get_by_text("Per query row").click()  # a closed expander's table is drawn on opening
+    page.wait_for_function(
+        "() => !document.querySelector('.st-key-att_saturation_rows .ae-chart[data-pending]')"
+    )
+    columns = page.evaluate(
+        """() => document.querySelector('.st-key-att_saturation_rows .js-plotly-plot')
+            .data[0].cells.values.slice(1).map(c => Array.from(c))"""
+    )
+    stats = engine.saturation(engine_weights("random", float(query(page)["scale"])))
+    np.testing.assert_allclose(np.array(columns).T, np.stack(stats, axis=-1), rtol=1e-5, atol=1e-6)
+    assert_healthy(page)
+
+
 def test_a_clicked_cell_shows_its_arithmetic(page, app_url):
     open_app(page, app_url + "/attention")
     runs = page.evaluate("window.__runs.finished")

@@ -1,10 +1,8 @@
 """The scale's frames and a cell's arithmetic: oracle and property tests against the matrix form."""
 
-import json
-import struct
-
 import numpy as np
 import pytest
+from apptest_support import unpack
 
 from app import live, state
 from engine.attention import (
@@ -68,23 +66,6 @@ def test_a_cell_without_values_stops_at_the_weight(head):
     cell = cell_arithmetic(q, k, None, 1, 2)
     assert cell.scale == pytest.approx(0.5)  # 1/√d_k with d_k = 4
     assert cell.output is None
-
-
-def unpack(payload):
-    (length,) = struct.unpack("<I", payload[:4])
-    header = json.loads(payload[4 : 4 + length])
-    body = payload[4 + length + (-(4 + length) % 8) :]
-    arrays = {}
-    for name, info in header["arrays"].items():
-        count = int(np.prod(info["shape"]))
-        raw = np.frombuffer(body, dtype="<" + info["dtype"], count=count, offset=info["offset"])
-        values = raw.astype(float).reshape(info["shape"])
-        if info["dtype"] == "u2":
-            gaps = raw.reshape(info["shape"]) == 65535
-            values = info["lo"] + values / 65534 * (info["hi"] - info["lo"])
-            values[gaps] = np.nan
-        arrays[name] = values
-    return header, arrays
 
 
 def test_small_frames_are_float32(head):

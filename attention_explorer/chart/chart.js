@@ -8,12 +8,16 @@
 //
 // Three kinds of data arrive from Python (app/render.py, app/controls.py):
 //   chart   {spec: figure JSON string, config, clicks: bool, live?: {...}}
-//   scale   {kind: "scale", source, label, labels: [text per stop], stop}
+//   scale   {kind: "scale", source, label, stops, stop, labels?: [text per stop] (else in frames)}
 //   frames  bytes: [uint32 header length][header JSON][pad to 8][arrays], see decodeFrames
 // While the slider moves, the charts whose `live` names its source show the frame of the
 // stop under the pointer: their heatmap image is recoloured (indexing and colour mapping
 // only, no maths), bars restyled, markers moved, titles relabelled. On release the stop
-// goes back to Python, which sends the exact figures; Plotly.react draws them.
+// goes back to Python. A chart whose `live.drawn` is set got a reference figure (the same
+// data at every stop, so Streamlit resends only a reference to it): with float32 frames
+// the exact figure of any stop is that figure with the stop's frame put in (drawAt),
+// drawn by Plotly.react at release, before the server answers. Otherwise Python sends
+// the exact figures and Plotly.react draws them.
 
 const plotlyReady = import("./plotly.min.js").then(() => window.Plotly);
 
@@ -40,11 +44,17 @@ const elements = new WeakMap(); // parentElement -> chart or slider state
 const sources = new Map(); // slider key -> {frames, stop, charts: Set, sent}
 
 function source(name) {
-  if (!sources.has(name)) sources.set(name, { frames: null, stop: null, sent: null, charts: new Set() });
+  if (!sources.has(name)) sources.set(name, { frames: null, stop: null, sent: null, slider: null, charts: new Set() });
   return sources.get(name);
 }
 
 // ---- theme ---------------------------------------------------------------------------------
+
+// The theme's CSS variables that themed() reads, as one string (a change redraws).
+function themeKey(element) {
+  const css = getComputedStyle(element);
+  return ["--st-text-color", "--st-font", "--st-border-color-light"].map((name) => css.getPropertyValue(name)).join("|");
+}
 
 // Streamlit's theme, from the CSS variables its component wrapper carries.
 function themed(layout, element) {
@@ -67,7 +77,7 @@ function themed(layout, element) {
 
 // ---- frames --------------------------------------------------------------------------------
 
-// Header: {source, id, scales, titles, arrays: {name: {dtype, shape, offset, lo?, hi?}}}.
+// Header: {source, id, scales, titles, limits, labels, arrays: {name: {dtype, shape, offset, lo?, hi?}}}.
 // dtype "f4" is float32; "u2" is 16-bit fixed point over [lo, hi], 65535 marking a gap
 // (a masked cell). Arrays are (n_stops, ...) in C order.
 function decodeFrames(bytes) {
@@ -223,10 +233,14 @@ function showFrame(src, stop) {
   for (const chart of src.charts) {
     const live = chart.live;
     if (!frames || live.frames !== frames.id || !chart.div.isConnected) continue;
+    if (chart.shows === `${frames.id}:${stop}`) continue; // its exact figure is drawn
     const begun = performance.now();
     if (live.title) {
       const title = chart.div.querySelector(".gtitle");
-      if (title) title.textContent = live.title.replace("{scale}", frames.titles[stop]);
+      const text = live.title.replace("{scale}", frames.titles[stop]).split("<br>")[0];
+      const lines = title ? title.querySelectorAll("tspan.line") : [];
+      if (lines.length) lines[0].textContent = text;
+      else if (title) title.textContent = text;
     }
     if (live.heatmap) {
       const array = frames.arrays[live.heatmap];
@@ -240,6 +254,160 @@ function showFrame(src, stop) {
   const log = (window.__aeFrames = window.__aeFrames || []);
   log.push({ stop, started, painted, parts });
   if (log.length > 2000) log.splice(0, 1000);
+}
+
+// ---- the exact figure of a stop, from float32 frames -----------------------------------------
+
+// A typed array as plotly.py writes it ({dtype, bdata: base64, shape}) as a flat array.
+function typed(spec) {
+  if (!spec || !spec.bdata) return null;
+  const bytes = Uint8Array.from(atob(spec.bdata), (c) => c.charCodeAt(0));
+  const types = { f4: Float32Array, f8: Float64Array };
+  return new types[spec.dtype](bytes.buffer);
+}
+
+// Rows of frame `stop` of `array`, each a view of its first `cols` columns.
+function frameRows(array, stop, cols) {
+  const [rows, width] = [array.shape[1], array.shape[2]];
+  const start = stop * array.size;
+  return Array.from({ length: rows }, (_, i) =>
+    array.values.subarray(start + i * width, start + i * width + Math.min(cols ?? width, width)));
+}
+
+// Cell text as the figure builders write it (two decimals; a gap is a masked −∞ score).
+const cellText = (rows) => rows.map((row) => Array.from(row, (v) => (Number.isNaN(v) ? "−∞" : v.toFixed(2))));
+
+// The figure at frame `stop`: the reference figure (the chart's data) with the engine's
+// float32 numbers of that stop put in its place. Indexing only: every number shown comes
+// from the frames, and colours, text and hover follow from them as plotly.js draws them.
+function figureAt(chart, frames, stop) {
+  const live = chart.live;
+  const figure = chart.figure;
+  const data = figure.data.slice();
+  const layout = { ...figure.layout };
+  const trace = { ...data[0] };
+  if (live.title) {
+    layout.title = { ...(layout.title || {}), text: live.title.replace("{scale}", frames.titles[stop]) };
+  }
+  if (live.heatmap) {
+    const array = frames.arrays[live.heatmap];
+    trace.z = frameRows(array, stop);
+    if (live.limits) {
+      const limit = frames.limits[live.limits][stop];
+      Object.assign(trace, { zmin: -limit, zmax: limit, zmid: 0 });
+    }
+    if (trace.text) trace.text = cellText(trace.z);
+  }
+  if (live.hover && trace.customdata) {
+    // customdata holds (raw score, scaled score) per cell; the scaled one is the stop's
+    // (−∞ where the mask forbids, a gap in the frames).
+    const raw = chart.rawHover || (chart.rawHover = typed(trace.customdata));
+    const scaled = frameRows(frames.arrays[live.hover], stop);
+    trace.customdata = scaled.map((row, i) =>
+      Array.from(row, (v, j) => [raw[2 * (i * row.length + j)], Number.isNaN(v) ? -Infinity : v]));
+  }
+  if (live.bar) {
+    const array = frames.arrays[live.bar];
+    const n = array.shape[2];
+    const row = array.values.subarray(stop * array.size + live.row * n, stop * array.size + (live.row + 1) * n);
+    trace.y = row;
+    trace.marker = { ...trace.marker, color: Array.from(row, (v) => live.colors[Math.max(0, Math.min(255, Math.round(v * 255)))]) };
+  }
+  if (live.columns) {
+    // A table: columns first, first + 1, ... are the stop's frame, one per last axis entry.
+    const [name, first] = live.columns;
+    const array = frames.arrays[name];
+    const [rows, width] = [array.shape[1], array.shape[2]];
+    const values = trace.cells.values.slice();
+    for (let c = 0; c < width; c++) {
+      values[first + c] = Array.from({ length: rows }, (_, i) => array.values[stop * array.size + i * width + c]);
+    }
+    trace.cells = { ...trace.cells, values };
+  }
+  if (live.markers) {
+    layout.shapes = layout.shapes.slice();
+    for (const index of live.markers) {
+      layout.shapes[index] = { ...layout.shapes[index], x0: frames.scales[stop], x1: frames.scales[stop] };
+    }
+  }
+  data[0] = trace;
+  return { data, layout };
+}
+
+// Whether `chart` is drawn from frames (float32, its reference figure) and which stop it
+// should show now: null when it shows its data as they came.
+function frameFor(chart) {
+  const live = chart.live;
+  if (!live || live.drawn === undefined) return null;
+  const src = source(live.source);
+  if (!src.frames || src.frames.id !== live.frames || src.stop === null) return null;
+  return src.stop;
+}
+
+// What `chart` should show: its data as they came (null) or "frames id:stop".
+function wanted(chart) {
+  const stop = frameFor(chart);
+  return stop === null ? null : `${chart.live.frames}:${stop}`;
+}
+
+// Draw `chart` at the stop it should show, unless it already does.
+function redraw(chart) {
+  const want = wanted(chart);
+  if (want === chart.shows) return null;
+  chart.shows = want;
+  chart.version += 1;
+  chart.div.dataset.pending = "1";
+  return react(chart, want === null ? chart.figure : figureAt(chart, source(chart.live.source).frames, frameFor(chart)));
+}
+
+// Redraws from frames wait their turn, one chart per task, after two frames: a release
+// shows the new stop at once (the recoloured images), sends it to Python, and only then
+// spends Plotly.react's 10-40 ms per chart, leaving the socket room in between.
+const queue = new Set();
+let pumping = false;
+
+function schedule(chart) {
+  if (wanted(chart) === chart.shows) return false;
+  queue.add(chart);
+  chart.div.dataset.pending = "1"; // until drawn (the tests wait on it)
+  if (!pumping) {
+    pumping = true;
+    // two frames: the first paints the preview, the second puts it on screen
+    requestAnimationFrame(() => requestAnimationFrame(() => setTimeout(pump, 0)));
+  }
+  return true;
+}
+
+// A chart in a closed expander waits until it is opened (a Plotly table of 43 rows costs
+// 60-150 ms to redraw, as much as all the heatmaps together).
+function folded(chart) {
+  const details = chart.div.closest("details");
+  if (!details || details.open) return false;
+  if (!details.aeWatched) {
+    details.aeWatched = true;
+    details.addEventListener("toggle", () => {
+      if (!details.open) return;
+      for (const src of sources.values()) {
+        for (const other of src.charts) if (details.contains(other.div)) schedule(other);
+      }
+    });
+  }
+  return true;
+}
+
+async function pump() {
+  while (queue.size) {
+    const chart = queue.values().next().value;
+    queue.delete(chart);
+    const drawing = chart.div.isConnected && !folded(chart) ? redraw(chart) : null;
+    if (drawing === null) {
+      if (!chart.reacting) delete chart.div.dataset.pending;
+      continue;
+    }
+    await drawing;
+    await new Promise((resolve) => setTimeout(resolve, 0));
+  }
+  pumping = false;
 }
 
 // ---- a chart -------------------------------------------------------------------------------
@@ -260,9 +428,11 @@ async function download(chart, gd) {
   for (const axis of ["xaxis", "yaxis"]) {
     if (print[axis]) layout[axis] = { ...(gd.layout[axis] || {}), ...print[axis] };
   }
+  const stop = frameFor(chart); // a chart drawn from frames names the stop it shows
+  const shown = stop === null ? null : source(chart.live.source).frames.titles[stop];
   await Plotly.downloadImage({ data: gd.data, layout }, {
     format: options.format,
-    filename: options.filename,
+    filename: shown === null ? options.filename : options.filename.replace("{scale}", shown),
     width: layout.width,
     height: layout.height,
     scale: options.scale,
@@ -281,13 +451,18 @@ async function react(chart, figure) {
     click: (gd) => download(chart, gd),
   }];
   // Bars and shapes restyled during a drag differ from the figure, so react redraws them.
-  await Plotly.react(chart.div, figure.data, themed(figure.layout, chart.host), chart.config);
+  chart.reacting = (chart.reacting || 0) + 1;
+  try {
+    await Plotly.react(chart.div, figure.data, themed(figure.layout, chart.host), chart.config);
+  } finally {
+    chart.reacting -= 1;
+  }
   restorePlotly(chart);
   if (!chart.listening) {
     chart.listening = true;
     chart.div.on("plotly_click", (event) => chart.onClick(event));
   }
-  if (version === chart.version) delete chart.div.dataset.pending;
+  if (version === chart.version && !queue.has(chart)) delete chart.div.dataset.pending;
 }
 
 function mountChart(component) {
@@ -302,8 +477,6 @@ function mountChart(component) {
     chart = { div, host: parentElement, key, version: 0, listening: false };
     elements.set(parentElement, chart);
   }
-  chart.version += 1;
-  chart.div.dataset.pending = "1"; // until this data is drawn (the tests wait on it)
   chart.config = { responsive: true, ...data.config };
   chart.print = data.print || null;
   chart.onClick = (event) => {
@@ -320,7 +493,15 @@ function mountChart(component) {
   for (const src of sources.values()) src.charts.delete(chart);
   chart.live = data.live || null;
   if (chart.live) source(chart.live.source).charts.add(chart);
-  return react(chart, JSON.parse(data.spec));
+  const same = chart.spec === data.spec && chart.liveText === JSON.stringify(chart.live);
+  if (same && chart.theme === themeKey(chart.host)) return schedule(chart); // at most a new stop
+  chart.theme = themeKey(chart.host);
+  chart.spec = data.spec;
+  chart.liveText = JSON.stringify(chart.live);
+  chart.figure = JSON.parse(data.spec);
+  chart.rawHover = null;
+  chart.shows = undefined; // new data: draw them (at the current stop, from frames)
+  return redraw(chart);
 }
 
 // ---- the scale slider and its frames -------------------------------------------------------
@@ -339,6 +520,8 @@ function mountFrames(component) {
   src.header = header;
   src.frames = decodeFrames(data);
   parentElement.querySelector(".ae-frames").dataset.bytes = String(data.byteLength);
+  if (src.slider && src.stop !== null) src.slider.describe(src.stop);
+  for (const chart of src.charts) schedule(chart);
 }
 
 function mountSlider(component) {
@@ -370,26 +553,34 @@ function mountSlider(component) {
     });
     // Release (pointer up, or a keyboard step): the stop goes back to Python, which
     // draws the exact figures. Back on the stop Python last drew, put its images back.
+    // Charts drawn from float32 frames get the exact figure of the stop now.
     input.addEventListener("change", () => {
       const stop = Number(input.value);
-      if (stop === src.sent) {
-        for (const chart of src.charts) restorePlotly(chart);
-        return;
+      src.stop = stop;
+      if (stop !== src.sent) setStateValue("stop", stop);
+      for (const chart of src.charts) {
+        if (frameFor(chart) !== null) {
+          if (!schedule(chart)) restorePlotly(chart); // already drawn at this stop
+        } else if (stop === src.sent) restorePlotly(chart);
       }
-      setStateValue("stop", stop);
     });
   }
-  slider.labels = data.labels;
+  // The stops' labels come with the data, or with the frames (which may arrive after).
+  slider.labels = data.labels || null;
+  src.slider = slider;
   slider.describe = (stop) => {
-    slider.wrap.querySelector(".ae-scale-value").textContent = slider.labels[stop];
-    slider.input.setAttribute("aria-valuetext", slider.labels[stop]);
+    const labels = slider.labels || src.frames?.labels;
+    if (!labels) return;
+    slider.wrap.querySelector(".ae-scale-value").textContent = labels[stop];
+    slider.input.setAttribute("aria-valuetext", labels[stop]);
   };
   slider.wrap.querySelector("label").textContent = data.label;
-  slider.input.max = String(data.labels.length - 1);
+  slider.input.max = String(data.stops - 1);
   slider.input.value = String(data.stop);
   slider.describe(data.stop);
   src.stop = data.stop;
   src.sent = data.stop;
+  for (const chart of src.charts) schedule(chart);
 }
 
 export default function (component) {
