@@ -24,6 +24,7 @@ render.chart(
     key="att_raw",
     table=tables.matrix_frame(run.attention.heads.scores[head], labels, labels),
 )
+del run  # the fragment below holds this page's globals for the session: not the run
 right.latex(equations.SOFTMAX)
 right.caption(
     "The raw scores do not depend on the scale; everything below the slider does, and "

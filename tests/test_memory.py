@@ -19,12 +19,6 @@ ALLOWANCE_MB = 500
 pytestmark = pytest.mark.browser
 
 
-@pytest.mark.xfail(
-    reason="pages/attention.py keeps the whole run in its globals, which its @st.fragment "
-    "holds for the session's life (and two minutes after it closes): each session keeps "
-    "its text's run beyond the budget until the page drops it (`del run`, see README)",
-    strict=True,
-)
 def test_six_long_texts_stay_within_the_budget(chromium_executable):
     result = measure(n_texts=6, n_pretrained=2, budget_mb=BUDGET_MB, timings=0, log=print)
     print(f"peak {result['peak']:.0f} MB")
