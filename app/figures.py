@@ -986,3 +986,156 @@ def centrality_figure(labels, scores, chosen, received=None, title="Centrality p
         margin={"l": 10, "r": 10, "t": 80, "b": 10},
     )
     return fig
+
+
+def head_grids_compared(grid_a, grid_b, pair_a, pair_b):
+    """Two sentences' head-finder grids and their difference, side by side.
+
+    Parameters
+    ----------
+    grid_a, grid_b : ndarray of shape (n_layers, n_heads)
+        Each sentence's weight from its query token to its key token, in every head.
+    pair_a, pair_b : (str, str)
+        Each sentence's (query, key) labels.
+    """
+    grid_a, grid_b = np.asarray(grid_a, dtype=np.float32), np.asarray(grid_b, dtype=np.float32)
+    change = np.asarray(grid_a, dtype=np.float64) - grid_b  # exact A − B of what is drawn
+    limit = float(max(np.abs(change).max(), 1e-6))
+    (qa, ka), (qb, kb) = axis_labels(pair_a), axis_labels(pair_b)
+    fig = make_subplots(
+        rows=1,
+        cols=3,
+        horizontal_spacing=0.07,
+        subplot_titles=[f"A: “{qa}” → “{ka}”", f"B: “{qb}” → “{kb}”", "A − B"],
+    )
+    x = [f"H{h}" for h in range(grid_a.shape[1])]
+    y = [f"L{layer}" for layer in range(grid_a.shape[0])]
+    panels = (
+        (grid_a, WEIGHTS_SCALE, 0.0, 1.0, "A", 0.255),
+        (grid_b, WEIGHTS_SCALE, 0.0, 1.0, "B", 0.63),
+        (change, DIVERGING_SCALE, -limit, limit, "A − B", 1.0),
+    )
+    for col, (z, scale, low, high, name, bar_x) in enumerate(panels, start=1):
+        fig.add_trace(
+            go.Heatmap(
+                z=z,
+                x=x,
+                y=y,
+                colorscale=scale,
+                zmin=low,
+                zmax=high,
+                name=name,
+                showscale=col != 1,
+                colorbar={"thickness": 10, "x": bar_x, "len": 0.9},
+                hovertemplate=f"{name}<br>%{{y}} %{{x}}<br>%{{z:.4f}}<extra></extra>",
+            ),
+            row=1,
+            col=col,
+        )
+    fig.update_yaxes(autorange="reversed")
+    fig.update_layout(
+        title={"text": "Which heads moved between the two sentences", "x": 0.0},
+        height=340,
+        margin={"l": 10, "r": 10, "t": 70, "b": 10},
+    )
+    return fig
+
+
+#: One colour per head in the line view (Tableau 10, then two more), as BertViz does.
+HEAD_COLOURS = (
+    "#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b",
+    "#e377c2", "#7f7f7f", "#bcbd22", "#17becf", "#393b79", "#ad494a",
+)  # fmt: skip
+#: The line view's opacity steps: a link's weight falls in one bucket, drawn at its alpha.
+LINE_BUCKETS = (0.25, 0.5, 0.75)
+LINE_ALPHAS = (0.3, 0.55, 0.8, 1.0)
+
+
+def _rgba(colour, alpha):
+    red, green, blue = (int(colour[i : i + 2], 16) for i in (1, 3, 5))
+    return f"rgba({red},{green},{blue},{alpha})"
+
+
+def line_view_figure(links, labels, heads, threshold, title, chosen=None):
+    """BertViz's head view: tokens in two columns, a line from each query to each key.
+
+    One colour per head; a line's opacity steps with its weight (:data:`LINE_BUCKETS`).
+    Lines are the links :func:`engine.attention.strong_links` found, drawn one trace per
+    (head, opacity step) with breaks between segments, so the figure has at most
+    4 · n_heads line traces whatever the length. Traces 0 and 1 are the query and key
+    columns (a click on a token reports trace 0 or 1 and the token's row).
+
+    Parameters
+    ----------
+    links : engine.attention.Links, with query and key indices into ``labels``
+    labels : sequence of n str, the tokens drawn (perhaps without [CLS] and [SEP])
+    heads : sequence of int, the model's head number of each ``links.head`` index
+    threshold : float, the smallest weight drawn (stated in the title)
+    title : str
+    chosen : int, optional, the token (index into ``labels``) whose lines are shown
+    """
+    n = len(labels)
+    axis = axis_labels(labels)
+    rows = np.arange(n)
+    colour = ["#d62728" if i == chosen else "#222222" for i in rows]
+    fig = go.Figure()
+    for x, side, anchor in ((0.0, "query", "middle left"), (1.0, "key", "middle right")):
+        fig.add_trace(
+            go.Scatter(
+                x=np.full(n, x, dtype=np.float32),
+                y=rows.astype(np.float32),
+                mode="markers+text",
+                text=axis,
+                textposition=anchor,
+                textfont={"color": colour, "size": 12 if n <= 64 else 10},
+                marker={"size": 6, "color": "#bbbbbb"},
+                hovertemplate=f"{side} %{{text}}<extra>click: only its lines</extra>",
+                showlegend=False,
+            )
+        )
+    bucket = np.digitize(links.weight, LINE_BUCKETS)
+    shown_heads = set()
+    for index, head in enumerate(heads):
+        for step, alpha in enumerate(LINE_ALPHAS):
+            picked = (links.head == index) & (bucket == step)
+            if not picked.any():
+                continue
+            count = int(picked.sum())
+            x = np.tile(np.array([0.0, 1.0, np.nan], dtype=np.float32), count)
+            y = np.full(3 * count, np.nan, dtype=np.float32)
+            y[0::3] = links.query[picked]
+            y[1::3] = links.key[picked]
+            fig.add_trace(
+                go.Scatter(
+                    x=x,
+                    y=y,
+                    mode="lines",
+                    line={
+                        "color": _rgba(HEAD_COLOURS[head % len(HEAD_COLOURS)], alpha),
+                        "width": 1 + step,
+                    },
+                    name=f"H{head}",
+                    legendgroup=f"H{head}",
+                    showlegend=head not in shown_heads,
+                    hoverinfo="skip",
+                    connectgaps=False,
+                )
+            )
+            shown_heads.add(head)
+    drawn = len(links.weight)
+    fig.update_layout(
+        title={
+            "text": f"{title}<br><sup>{drawn:,} lines: weights ≥ {threshold:g} of "
+            f"{links.considered:,} cells; the rest hold {links.omitted_mass:.0%} of the "
+            "attention and are not drawn</sup>",
+            "x": 0.0,
+        },
+        height=int(max(320, (22 if n <= 64 else 14) * n + 110)),
+        margin={"l": 10, "r": 10, "t": 70, "b": 10},
+        xaxis={"visible": False, "range": [-0.6, 1.6], "fixedrange": True},
+        yaxis={"visible": False, "autorange": "reversed", "range": None, "fixedrange": True},
+        legend={"orientation": "h", "y": 1.0, "x": 1.0, "xanchor": "right", "yanchor": "bottom"},
+        hovermode="closest",
+        plot_bgcolor="white",
+    )
+    return fig

@@ -43,6 +43,7 @@ from engine.tokenize import piece_labels
 __all__ = [
     "BertConfig",
     "BertRun",
+    "HeadChange",
     "HeadWeight",
     "LayerRun",
     "LayerWeights",
@@ -63,6 +64,7 @@ __all__ = [
     "load_minilm",
     "minilm_config",
     "permutation_error",
+    "rank_changes",
     "rank_heads",
     "run",
     "run_ids",
@@ -173,6 +175,16 @@ class HeadWeight(NamedTuple):
     layer: int
     head: int
     weight: float
+
+
+class HeadChange(NamedTuple):
+    """How one head's weight differs between two sentences (a minimal pair)."""
+
+    layer: int
+    head: int
+    weight_a: float
+    weight_b: float
+    change: float  # weight_a − weight_b
 
 
 # Rational approximation erf(x) ≈ x·P(x²)/Q(x²) on [-4, 4], the one Eigen and XLA use for
@@ -495,6 +507,40 @@ def rank_heads(attentions, query_index, key_index):
     layers, heads = np.unravel_index(order, weights.shape)
     return [
         HeadWeight(int(layer), int(head), float(weights[layer, head]))
+        for layer, head in zip(layers, heads, strict=True)
+    ]
+
+
+def rank_changes(grid_a, grid_b):
+    r"""The heads that moved most between two sentences, largest change first.
+
+    .. math:: \Delta_{\ell h} = a^{A}_{\ell h} - a^{B}_{\ell h}
+
+    ``grid_a`` and ``grid_b`` hold each sentence's weight from its own query token to
+    its own key token in every head (the head finder's grids), so the two may pick the
+    words at different positions.
+
+    Parameters
+    ----------
+    grid_a, grid_b : ndarray of shape (n_layers, n_heads)
+
+    Returns
+    -------
+    list of HeadChange, n_layers · n_heads long, by |change| descending (ties keep
+    layer-then-head order)
+    """
+    grid_a, grid_b = np.asarray(grid_a), np.asarray(grid_b)
+    change = grid_a - grid_b  # -> [n_layers, n_heads]
+    order = np.argsort(-np.abs(change), axis=None, kind="stable")
+    layers, heads = np.unravel_index(order, change.shape)
+    return [
+        HeadChange(
+            int(layer),
+            int(head),
+            float(grid_a[layer, head]),
+            float(grid_b[layer, head]),
+            float(change[layer, head]),
+        )
         for layer, head in zip(layers, heads, strict=True)
     ]
 

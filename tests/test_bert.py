@@ -23,6 +23,7 @@ from engine.bert import (
     layer_stages,
     load_minilm,
     permutation_error,
+    rank_changes,
     rank_heads,
     run,
     run_ids,
@@ -371,3 +372,18 @@ def test_without_positions_the_model_only_permutes(model, runs):
     permutation = np.random.default_rng(0).permutation(len(ids))
     assert permutation_error(model, ids, permutation, positions=False) < 1e-4
     assert permutation_error(model, ids, permutation) > 0.1
+
+
+def test_rank_changes_puts_the_largest_absolute_change_first():
+    rng = np.random.default_rng(3)
+    grid_a, grid_b = rng.random((6, 12)), rng.random((6, 12))
+    grid_b[4, 7] = grid_a[4, 7] + 0.99  # a head that moved a lot, downwards (A − B < 0)
+    changes = rank_changes(grid_a, grid_b)
+    assert len(changes) == 72
+    assert (changes[0].layer, changes[0].head) == (4, 7)
+    assert changes[0].change == pytest.approx(-0.99)
+    magnitudes = [abs(c.change) for c in changes]
+    assert magnitudes == sorted(magnitudes, reverse=True)
+    for c in changes:
+        assert c.change == grid_a[c.layer, c.head] - grid_b[c.layer, c.head]
+        assert (c.weight_a, c.weight_b) == (grid_a[c.layer, c.head], grid_b[c.layer, c.head])
