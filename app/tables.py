@@ -225,8 +225,10 @@ def summary_table(sentences, scores, chosen):
 
 
 def head_changes(changes):
-    """Every head's weight in two sentences and the change, largest change first."""
-    return pd.DataFrame([change._asdict() for change in changes])
+    """Every head's weight in two sentences and the change, largest change first (rank 1)."""
+    frame = pd.DataFrame([change._asdict() for change in changes])
+    frame.index = pd.RangeIndex(1, len(frame) + 1, name="rank")
+    return frame
 
 
 def links(found, labels, heads, offset=0):

@@ -100,7 +100,7 @@ else:
         table=tables.head_changes(changes),
     )
     st.caption("The heads that moved most, A − B:")
-    st.dataframe(tables.head_changes(changes[:8]), hide_index=True)
+    st.table(tables.head_changes(changes[:8]))
     best = changes[0]
 
 st.header("Head view")

@@ -137,9 +137,9 @@ def test_two_sentences_draw_both_grids_their_difference_and_the_heads_that_moved
     np.testing.assert_allclose(grid_a, run_a.attentions[:, :, query_a, key_a], atol=1e-6)
     np.testing.assert_allclose(grid_b, run_b.attentions[:, :, query_b, key_b], atol=1e-6)
     np.testing.assert_array_equal(change, grid_a.astype(np.float64) - grid_b)
-    table = at.dataframe[0].value
+    table = at.table[0].value
     top = np.unravel_index(np.argmax(np.abs(change)), change.shape)
-    assert (table["layer"][0], table["head"][0]) == tuple(int(i) for i in top)
+    assert (table["layer"].iloc[0], table["head"].iloc[0]) == tuple(int(i) for i in top)
     assert np.abs(table["change"]).is_monotonic_decreasing
     # the head views follow the head that moved most, for both sentences side by side
     assert at.select_slider(key="pretrained_layer").value == top[0]
