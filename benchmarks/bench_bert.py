@@ -1,15 +1,18 @@
 """Time the NumPy MiniLM forward pass against PyTorch eager on the same machine.
 
 Runs the engine's :func:`engine.bert.run_ids` on the app's default passage (45 tokens)
-and on 256 tokens, alternating (in blocks, see :data:`BLOCK`) with Hugging Face
-transformers' ``BertModel`` (CPU, eager attention, ``output_attentions=True`` so both
+and on 128, 256 and 510 tokens, alternating (in blocks, see :data:`BLOCK`) with Hugging
+Face transformers' ``BertModel`` (CPU, eager attention, ``output_attentions=True`` so both
 return every attention map) when torch and transformers are importable, and prints the
-medians and their ratio::
+medians, their ratio and the load average before and after::
 
     python benchmarks/bench_bert.py [--runs 60]
 
-``OPENBLAS_NUM_THREADS=1`` pins both engines to one thread, which gives steadier numbers
-on a busy machine.
+Both engines get the same cores. The engine runs as the app runs it: BLAS on one thread
+(``OPENBLAS_NUM_THREADS=1``, as ``app/main.py`` sets it), with blocks of rows and heads on
+:data:`engine.bert.THREADS` threads of its own; PyTorch gets that many intra-op threads.
+Run with ``OPENBLAS_NUM_THREADS`` set to override the BLAS threads (PyTorch then keeps
+:data:`engine.bert.THREADS`).
 """
 
 import argparse
@@ -19,17 +22,18 @@ import statistics
 import time
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")  # as app/main.py, before NumPy loads
 
 import numpy as np
 
-from engine.bert import load_minilm, run_ids
+from engine.bert import THREADS, load_minilm, run_ids
 
 DEFAULT_TEXT = (
     "The restaurant refused to serve me a ham sandwich because it only cooks vegetarian "
     "food. In the end, they just gave me two slices of bread. Their ambiance was just as "
     "good as the food and service."
 )
-LONG_TOKENS = 256
+LENGTHS = (128, 256, 510)
 #: Runs in a row per engine before switching. Each engine's worker threads keep spinning
 #: for a while after a call (OpenBLAS's for about 2**28 cycles, ~0.1 s); timed run by run
 #: in turns, the two pools fight over the cores and both look 5-10 times slower. So the
@@ -48,8 +52,7 @@ def load_reference(folder):
         return None
     model = BertModel.from_pretrained(folder, local_files_only=True, attn_implementation="eager")
     model.eval()
-    if "OPENBLAS_NUM_THREADS" in os.environ:  # give both engines the same number of threads
-        torch.set_num_threads(int(os.environ["OPENBLAS_NUM_THREADS"]))
+    torch.set_num_threads(THREADS)  # the cores the engine's own threads use
 
     def forward(ids):
         with torch.inference_mode():
@@ -62,8 +65,11 @@ def load_reference(folder):
 def cases(model):
     ids = model.tokenizer.encode(DEFAULT_TEXT).ids
     body = model.tokenizer.encode(DEFAULT_TEXT, add_special_tokens=False).ids
-    repeated = (body * (LONG_TOKENS // len(body) + 1))[: LONG_TOKENS - 2]
-    return {"default passage": ids, f"{LONG_TOKENS} tokens": [ids[0], *repeated, ids[-1]]}
+    found = {"default passage": ids}
+    for n in LENGTHS:
+        repeated = (body * (n // len(body) + 1))[: n - 2]
+        found[f"{n} tokens"] = [ids[0], *repeated, ids[-1]]
+    return found
 
 
 def median_ms(timings):
@@ -87,8 +93,10 @@ def main():
     print(
         f"numpy {np.__version__}, {platform.processor() or platform.machine()}, "
         f"OPENBLAS_CORETYPE={os.environ.get('OPENBLAS_CORETYPE', '(unset)')}, "
-        f"OPENBLAS_NUM_THREADS={os.environ.get('OPENBLAS_NUM_THREADS', '(unset)')}"
+        f"OPENBLAS_NUM_THREADS={os.environ.get('OPENBLAS_NUM_THREADS', '(unset)')}, "
+        f"engine threads {THREADS}"
     )
+    print("load average before: {:.2f} {:.2f} {:.2f}".format(*os.getloadavg()))
 
     def numpy_forward(ids):
         return run_ids(model, ids)
@@ -116,6 +124,7 @@ def main():
             f"{name:<16} {len(ids):>6} {numpy_ms:>9.2f} {torch_ms:>9.2f} "
             f"{numpy_ms / torch_ms:>11.2f}"
         )
+    print("load average after: {:.2f} {:.2f} {:.2f}".format(*os.getloadavg()))
 
 
 if __name__ == "__main__":

@@ -20,6 +20,8 @@ and ``d_ff`` the features inside the feed-forward block. Everything is float32.
 from __future__ import annotations
 
 import json
+import os
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from types import MappingProxyType
 from typing import NamedTuple
@@ -33,7 +35,6 @@ from engine.attention import (
     causal_mask,
     merge_heads,
     scaled_dot_product_attention,
-    softmax,
     split_heads,
 )
 from engine.layers import EncoderLayerResult, layer_norm
@@ -265,7 +266,7 @@ def gelu(x):
     return y
 
 
-def linear(x, w, b):  # [n, d_in], [d_in, d_out], [d_out] -> [n, d_out]
+def linear(x, w, b, out=None):  # [n, d_in], [d_in, d_out], [d_out] -> [n, d_out]
     """A dense layer, ``x @ w + b``.
 
     Parameters
@@ -273,17 +274,20 @@ def linear(x, w, b):  # [n, d_in], [d_in, d_out], [d_out] -> [n, d_out]
     x : ndarray of shape (n, d_in)
     w : ndarray of shape (d_in, d_out)
     b : ndarray of shape (d_out,)
+    out : ndarray of shape (n, d_out), optional; written in place and returned
 
     Returns
     -------
     ndarray of shape (n, d_out)
     """
-    y = x @ w
+    y = np.matmul(x, w, out=out)
     y += b
     return y
 
 
-def attention(q, k, v):  # [n_heads, n, d_head] x3 -> [n_heads, n, d_head], [n_heads, n, n]
+def attention(
+    q, k, v, out=None
+):  # [n_heads, n, d_head] x3 -> [n_heads, n, d_head], [n_heads, n, n]
     r"""Scaled dot-product attention for every head at once (Vaswani et al. 2017, eq. 1).
 
     .. math:: \operatorname{Attention}(Q, K, V) =
@@ -295,16 +299,21 @@ def attention(q, k, v):  # [n_heads, n, d_head] x3 -> [n_heads, n, d_head], [n_h
     Parameters
     ----------
     q, k, v : ndarray of shape (n_heads, n, d_head)
+    out : ndarray of shape (n_heads, n, n), optional; receives the weights
 
     Returns
     -------
     output : ndarray of shape (n_heads, n, d_head)
     weights : ndarray of shape (n_heads, n, n)
     """
-    scores = q @ k.swapaxes(-1, -2)  # [.., n, d_head] @ [.., d_head, n] -> [n_heads, n, n]
+    scores = np.matmul(q, k.swapaxes(-1, -2), out=out)  # -> [n_heads, n, n]
     scores *= q.shape[-1] ** -0.5  # in place; a Python float keeps float32 float32
-    weights = softmax(scores)
-    return weights @ v, weights  # [n_heads, n, n] @ [n_heads, n, d_head] -> [n_heads, n, d_head]
+    # The stable softmax of engine.attention.softmax, in place: no mask here, so every
+    # score is finite and no row is empty; the same operations give the same bits.
+    scores -= scores.max(axis=-1, keepdims=True)
+    np.exp(scores, out=scores)
+    scores /= scores.sum(axis=-1, keepdims=True)
+    return scores @ v, scores  # [n_heads, n, n] @ [n_heads, n, d_head] -> [n_heads, n, d_head]
 
 
 def embed(ids, wte, wpe, wtt, ln_e, eps):  # [n] -> [n, d_model]
@@ -331,13 +340,50 @@ def embed(ids, wte, wpe, wtt, ln_e, eps):  # [n] -> [n, d_model]
     return layer_norm(x, **ln_e, eps=eps)
 
 
-def encoder_layer(x, qkv, attn_out, ln_1, ffn_in, ffn_out, ln_2, n_heads, eps):
+#: Threads one forward pass works in: the cores this process may use, at most 4. NumPy
+#: lets go of the GIL inside its loops and BLAS calls, so blocks of rows (or of heads) run
+#: at once, each on a core, while BLAS itself keeps the one thread the app gives it (its
+#: own threads spin, and fight the server's; see app/main.py).
+THREADS = max(1, min(4, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else 1))
+#: Below this many tokens a layer runs on one thread and in whole arrays: handing blocks
+#: over, and cutting them to the cache, costs more than it saves.
+PARALLEL_MIN_TOKENS = 64
+#: Tokens the feed-forward takes at a time: 32 × d_ff floats (192 KB for MiniLM) stay in a
+#: core's cache through GELU's dozen passes, where a whole 256-token block does not.
+CHUNK_ROWS = 32
+_POOL = ThreadPoolExecutor(max(THREADS - 1, 1), thread_name_prefix="minilm")
+
+
+def _in_blocks(work, n, parts):
+    """Call ``work(block)`` for ``parts`` contiguous slices of ``range(n)``, at once.
+
+    The caller runs the first block itself, so a busy pool delays but never deadlocks it.
+    """
+    parts = max(1, min(parts, n))
+    blocks = [slice(n * i // parts, n * (i + 1) // parts) for i in range(parts)]
+    futures = [_POOL.submit(work, block) for block in blocks[1:]]
+    work(blocks[0])
+    for future in futures:
+        future.result()
+
+
+def _chunks(block, size):
+    """``block`` (a slice with a stop) cut into slices of at most ``size``."""
+    return [
+        slice(start, min(start + size, block.stop))
+        for start in range(block.start or 0, block.stop, size)
+    ]
+
+
+def encoder_layer(x, qkv, attn_out, ln_1, ffn_in, ffn_out, ln_2, n_heads, eps, weights=None):
     r"""One post-LayerNorm encoder layer (Vaswani et al. 2017, section 3.1).
 
     .. math:: h = \operatorname{LN}_1(x + \operatorname{MultiHead}(x)),\qquad
               y = \operatorname{LN}_2\bigl(h + \operatorname{GELU}(hW_1 + b_1)W_2 + b_2\bigr)
 
     Q, K and V come from one fused (d_model, 3·d_model) matrix: one matmul instead of three.
+    Everything but the attention is row by row (token by token), and the attention is head
+    by head: so blocks of rows, then of heads, run on :data:`THREADS` threads at once.
 
     Parameters
     ----------
@@ -346,6 +392,7 @@ def encoder_layer(x, qkv, attn_out, ln_1, ffn_in, ffn_out, ln_2, n_heads, eps):
     ln_1, ln_2 : mapping with ``g``, ``b``
     n_heads : int
     eps : float
+    weights : ndarray of shape (n_heads, n, n), optional; receives the attention weights
 
     Returns
     -------
@@ -356,17 +403,41 @@ def encoder_layer(x, qkv, attn_out, ln_1, ffn_in, ffn_out, ln_2, n_heads, eps):
     """
     n, d_model = x.shape
     d_head = d_model // n_heads
-    fused = linear(x, **qkv)  # [n, d_model] -> [n, 3 * d_model]
+    long = n >= PARALLEL_MIN_TOKENS
+    parts = THREADS if long else 1
+    fused = np.empty((n, 3 * d_model), dtype=x.dtype)
+    _in_blocks(lambda rows: linear(x[rows], **qkv, out=fused[rows]), n, parts)
     q, k, v = fused.reshape(n, 3, n_heads, d_head).transpose(1, 2, 0, 3)  # -> [n_heads, n, d_head]
-    heads, weights = attention(q, k, v)
-    merged = heads.transpose(1, 0, 2).reshape(n, d_model)  # [n_heads, n, d_head] -> [n, d_model]
-    h = layer_norm(x + linear(merged, **attn_out), **ln_1, eps=eps)
-    ffn = linear(gelu(linear(h, **ffn_in)), **ffn_out)  # [n, d_model] -> [n, d_ff] -> [n, d_model]
-    return layer_norm(h + ffn, **ln_2, eps=eps), q, k, weights
+    if weights is None:
+        weights = np.empty((n_heads, n, n), dtype=x.dtype)
+    merged = np.empty((n, n_heads, d_head), dtype=x.dtype)
+
+    def attend(heads):  # long texts one head at a time: its n × n scores stay in cache
+        for group in _chunks(heads, 1 if long else n_heads):
+            output, _ = attention(q[group], k[group], v[group], out=weights[group])
+            merged[:, group] = output.transpose(1, 0, 2)  # -> [n, heads, d_head]
+
+    _in_blocks(attend, n_heads, parts)
+    merged = merged.reshape(n, d_model)
+    y = np.empty_like(x)
+
+    def rest(rows):  # the residuals, LayerNorms and the feed-forward, for some tokens
+        for chunk in _chunks(rows, CHUNK_ROWS if long else n):  # each chunk stays in cache
+            h = linear(merged[chunk], **attn_out)
+            h += x[chunk]
+            h = layer_norm(h, **ln_1, eps=eps)
+            ffn = linear(gelu(linear(h, **ffn_in)), **ffn_out)  # -> [.., d_ff] -> [.., d_model]
+            ffn += h
+            y[chunk] = layer_norm(ffn, **ln_2, eps=eps)
+
+    _in_blocks(rest, n, parts)
+    return y, q, k, weights
 
 
 def bert(ids, wte, wpe, wtt, ln_e, blocks, n_heads, eps):
     """The whole encoder: embeddings, then every layer, keeping each layer's intermediates.
+
+    The outputs are allocated once, and each layer writes its part in place.
 
     Parameters
     ----------
@@ -381,15 +452,18 @@ def bert(ids, wte, wpe, wtt, ln_e, blocks, n_heads, eps):
     attentions : ndarray of shape (n_layers, n_heads, n, n)
     queries, keys : ndarray of shape (n_layers, n_heads, n, d_head)
     """
-    x = embed(ids, wte, wpe, wtt, ln_e, eps)  # [n] -> [n, d_model]
-    hidden, queries, keys, attentions = [x], [], [], []
-    for block in blocks:
-        x, q, k, weights = encoder_layer(x, **block, n_heads=n_heads, eps=eps)
-        hidden.append(x)
-        queries.append(q)
-        keys.append(k)
-        attentions.append(weights)
-    return np.stack(hidden), np.stack(attentions), np.stack(queries), np.stack(keys)
+    n, d_model, n_layers = len(ids), wte.shape[1], len(blocks)
+    d_head = d_model // n_heads
+    hidden = np.empty((n_layers + 1, n, d_model), dtype=wte.dtype)
+    attentions = np.empty((n_layers, n_heads, n, n), dtype=wte.dtype)
+    queries = np.empty((n_layers, n_heads, n, d_head), dtype=wte.dtype)
+    keys = np.empty_like(queries)
+    hidden[0] = embed(ids, wte, wpe, wtt, ln_e, eps)  # [n] -> [n, d_model]
+    for layer, block in enumerate(blocks):
+        hidden[layer + 1], queries[layer], keys[layer], _ = encoder_layer(
+            hidden[layer], **block, n_heads=n_heads, eps=eps, weights=attentions[layer]
+        )
+    return hidden, attentions, queries, keys
 
 
 def run_ids(model, ids, positions=True):

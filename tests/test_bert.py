@@ -387,3 +387,15 @@ def test_rank_changes_puts_the_largest_absolute_change_first():
     for c in changes:
         assert c.change == grid_a[c.layer, c.head] - grid_b[c.layer, c.head]
         assert (c.weight_a, c.weight_b) == (grid_a[c.layer, c.head], grid_b[c.layer, c.head])
+
+
+def test_blocks_on_threads_give_the_one_thread_numbers(model, monkeypatch):
+    from engine import bert
+
+    ids = [101, *([2023, 2003, 1037, 6251, 1012] * 60)[:198], 102]  # 200 tokens: the long path
+    threaded = run_ids(model, ids)
+    monkeypatch.setattr(bert, "PARALLEL_MIN_TOKENS", 10**9)  # whole arrays, one thread
+    whole = run_ids(model, ids)
+    np.testing.assert_allclose(threaded.attentions, whole.attentions, rtol=0, atol=1e-6)
+    np.testing.assert_allclose(threaded.hidden_states, whole.hidden_states, rtol=0, atol=1e-5)
+    np.testing.assert_array_equal(threaded.queries.shape, (6, 12, 200, 32))
