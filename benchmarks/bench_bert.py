@@ -11,8 +11,7 @@ medians, their ratio and the load average before and after::
 Both engines get the same cores. The engine runs as the app runs it: BLAS on one thread
 (``OPENBLAS_NUM_THREADS=1``, as ``app/main.py`` sets it), with blocks of rows and heads on
 :data:`engine.bert.THREADS` threads of its own; PyTorch gets that many intra-op threads.
-Run with ``OPENBLAS_NUM_THREADS`` set to override the BLAS threads (PyTorch then keeps
-:data:`engine.bert.THREADS`).
+``--threads 1`` runs both on one core.
 """
 
 import argparse
@@ -26,7 +25,8 @@ os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")  # as app/main.py, before Num
 
 import numpy as np
 
-from engine.bert import THREADS, load_minilm, run_ids
+from engine import bert
+from engine.bert import load_minilm, run_ids
 
 DEFAULT_TEXT = (
     "The restaurant refused to serve me a ham sandwich because it only cooks vegetarian "
@@ -43,7 +43,7 @@ BLOCK = 5
 SETTLE_S = 0.3
 
 
-def load_reference(folder):
+def load_reference(folder, threads):
     try:
         import torch
         from transformers import BertModel
@@ -52,7 +52,7 @@ def load_reference(folder):
         return None
     model = BertModel.from_pretrained(folder, local_files_only=True, attn_implementation="eager")
     model.eval()
-    torch.set_num_threads(THREADS)  # the cores the engine's own threads use
+    torch.set_num_threads(threads)  # the cores the engine's own threads use
 
     def forward(ids):
         with torch.inference_mode():
@@ -86,15 +86,19 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=60, help="timed runs per case and engine")
     parser.add_argument("--warmup", type=int, default=5)
+    parser.add_argument(
+        "--threads", type=int, default=bert.THREADS, help="the engine's threads and PyTorch's"
+    )
     args = parser.parse_args()
+    bert.THREADS = args.threads  # read on every call
 
     model = load_minilm()
-    reference = load_reference(model.folder)
+    reference = load_reference(model.folder, args.threads)
     print(
         f"numpy {np.__version__}, {platform.processor() or platform.machine()}, "
         f"OPENBLAS_CORETYPE={os.environ.get('OPENBLAS_CORETYPE', '(unset)')}, "
         f"OPENBLAS_NUM_THREADS={os.environ.get('OPENBLAS_NUM_THREADS', '(unset)')}, "
-        f"engine threads {THREADS}"
+        f"engine threads {bert.THREADS}"
     )
     print("load average before: {:.2f} {:.2f} {:.2f}".format(*os.getloadavg()))
 

@@ -57,7 +57,10 @@ def test_model_view_stays_small_at_512_tokens():
     assert not at.exception
     size = len(chart_payloads(at)["pretrained_model_view"]["spec"])
     assert size < 2_000_000
-    assert len(charts(at)["pretrained_model_view"]["data"]) == 72
+    (grid,) = charts(at)["pretrained_model_view"]["data"]  # one heatmap, 72 tiles
+    tiles = decode(grid["z"])
+    step = figures.THUMBNAIL_MAX + figures.THUMBNAIL_GAP
+    assert tiles.shape == (6 * step - figures.THUMBNAIL_GAP, 12 * step - figures.THUMBNAIL_GAP)
     assert not any(
         b.proto.id.endswith("pretrained_model_view_csv") for b in at.get("download_button")
     )
@@ -193,3 +196,15 @@ def test_line_view_hides_special_tokens_and_says_what_it_omits():
     figure = charts(at)["pretrained_lines"]
     assert "[CLS]" not in figure["data"][0]["text"]
     assert "not drawn" in figure["layout"]["title"]["text"]
+
+
+def test_model_view_tiles_are_each_heads_pooled_weights():
+    at = open_pretrained()
+    tiles = chart_z(at, "pretrained_model_view")
+    run = bert.run(bert.load_minilm(), at.session_state["text"])
+    n = len(run.labels)  # 45: under the thumbnail size, so not pooled
+    step = n + figures.THUMBNAIL_GAP
+    for layer, head in ((0, 0), (3, 1), (5, 11)):
+        tile = tiles[layer * step : layer * step + n, head * step : head * step + n]
+        np.testing.assert_allclose(tile / 254, run.attentions[layer, head], atol=0.5 / 254 + 1e-6)
+    assert (tiles[n : n + figures.THUMBNAIL_GAP] == 255).all()  # the blank gap between layers
