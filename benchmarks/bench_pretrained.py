@@ -67,7 +67,8 @@ def type_text(page, text):
     page.wait_for_function(SETTLED_AFTER, arg=before, polling="raf", timeout=120_000)
     end = page.evaluate("performance.now()")
     finished = page.evaluate("window.__runs.finishedAt")
-    return finished - start, end - start
+    runs = page.evaluate("window.__runs.finished") - before
+    return finished - start, end - start, runs
 
 
 def main():
@@ -87,11 +88,12 @@ def main():
             for n in cases:
                 cases[n].append(type_text(page, texts(n, LAST_WORDS[round_ % len(LAST_WORDS)])))
                 time.sleep(0.5)
-        print(f"\n{'tokens':>6} {'run done ms':>12} {'all drawn ms':>13}")
+        print(f"\n{'tokens':>6} {'run done ms':>12} {'all drawn ms':>13} {'runs':>5}")
         for n, timings in cases.items():
             run_ms = statistics.median(t[0] for t in timings)
             drawn_ms = statistics.median(t[1] for t in timings)
-            print(f"{n:>6} {run_ms:>12.0f} {drawn_ms:>13.0f}")
+            runs = max(t[2] for t in timings)
+            print(f"{n:>6} {run_ms:>12.0f} {drawn_ms:>13.0f} {runs:>5}")
         print("\nplotly.js alone, per chart, at 256 tokens (ms):")
         for key in page.evaluate(CHART_KEYS):
             print(f"  {key:<24} {page.evaluate(DRAW_TIME, key):>7.0f}")
