@@ -208,3 +208,15 @@ def test_model_view_tiles_are_each_heads_pooled_weights():
         tile = tiles[layer * step : layer * step + n, head * step : head * step + n]
         np.testing.assert_allclose(tile / 254, run.attentions[layer, head], atol=0.5 / 254 + 1e-6)
     assert (tiles[n : n + figures.THUMBNAIL_GAP] == 255).all()  # the blank gap between layers
+
+
+def test_the_compared_sentence_survives_a_visit_to_another_page():
+    at = open_pretrained()
+    at.text_area(key="text_b").set_value(TROPHY_B).run()
+    at.switch_page(page_script("attention")).run()
+    assert not at.exception
+    assert at.query_params["text_b"] == TROPHY_B
+    at.switch_page(page_script("pretrained")).run()
+    assert not at.exception
+    assert at.text_area(key="text_b").value == TROPHY_B
+    assert "pretrained_compare" in charts(at)
