@@ -77,7 +77,7 @@ else:
         query_b = controls.token_picker(
             "pretrained_b_query",
             run_b.labels,
-            prefer=labels[query],
+            prefer=labels[query].lower(),  # the picker matches words in lower case
             label="B's query token",
             url="query_b",
         )
@@ -85,7 +85,7 @@ else:
         key_b = controls.token_picker(
             "pretrained_b_key",
             run_b.labels,
-            prefer=labels[key],
+            prefer=labels[key].lower(),
             label="B's key token",
             url="key_b",
         )
