@@ -345,12 +345,8 @@ def embed(ids, wte, wpe, wtt, ln_e, eps):  # [n] -> [n, d_model]
 #: at once, each on a core, while BLAS itself keeps the one thread the app gives it (its
 #: own threads spin, and fight the server's; see app/main.py).
 THREADS = max(1, min(4, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else 1))
-#: Below this many tokens a layer runs on one thread and in whole arrays: handing blocks
-#: over, and cutting them to the cache, costs more than it saves.
+#: Below this many tokens a layer runs on one thread: handing blocks over costs more.
 PARALLEL_MIN_TOKENS = 64
-#: Tokens the feed-forward takes at a time: 32 × d_ff floats (192 KB for MiniLM) stay in a
-#: core's cache through GELU's dozen passes, where a whole 256-token block does not.
-CHUNK_ROWS = 32
 _POOL = ThreadPoolExecutor(max(THREADS - 1, 1), thread_name_prefix="minilm")
 
 
@@ -365,14 +361,6 @@ def _in_blocks(work, n, parts):
     work(blocks[0])
     for future in futures:
         future.result()
-
-
-def _chunks(block, size):
-    """``block`` (a slice with a stop) cut into slices of at most ``size``."""
-    return [
-        slice(start, min(start + size, block.stop))
-        for start in range(block.start or 0, block.stop, size)
-    ]
 
 
 def encoder_layer(x, qkv, attn_out, ln_1, ffn_in, ffn_out, ln_2, n_heads, eps, weights=None):
@@ -403,8 +391,7 @@ def encoder_layer(x, qkv, attn_out, ln_1, ffn_in, ffn_out, ln_2, n_heads, eps, w
     """
     n, d_model = x.shape
     d_head = d_model // n_heads
-    long = n >= PARALLEL_MIN_TOKENS
-    parts = THREADS if long else 1
+    parts = THREADS if n >= PARALLEL_MIN_TOKENS else 1
     fused = np.empty((n, 3 * d_model), dtype=x.dtype)
     _in_blocks(lambda rows: linear(x[rows], **qkv, out=fused[rows]), n, parts)
     q, k, v = fused.reshape(n, 3, n_heads, d_head).transpose(1, 2, 0, 3)  # -> [n_heads, n, d_head]
@@ -412,23 +399,21 @@ def encoder_layer(x, qkv, attn_out, ln_1, ffn_in, ffn_out, ln_2, n_heads, eps, w
         weights = np.empty((n_heads, n, n), dtype=x.dtype)
     merged = np.empty((n, n_heads, d_head), dtype=x.dtype)
 
-    def attend(heads):  # long texts one head at a time: its n × n scores stay in cache
-        for group in _chunks(heads, 1 if long else n_heads):
-            output, _ = attention(q[group], k[group], v[group], out=weights[group])
-            merged[:, group] = output.transpose(1, 0, 2)  # -> [n, heads, d_head]
+    def attend(heads):
+        output, _ = attention(q[heads], k[heads], v[heads], out=weights[heads])
+        merged[:, heads] = output.transpose(1, 0, 2)  # [heads, n, d_head] -> [n, heads, d_head]
 
     _in_blocks(attend, n_heads, parts)
     merged = merged.reshape(n, d_model)
     y = np.empty_like(x)
 
     def rest(rows):  # the residuals, LayerNorms and the feed-forward, for some tokens
-        for chunk in _chunks(rows, CHUNK_ROWS if long else n):  # each chunk stays in cache
-            h = linear(merged[chunk], **attn_out)
-            h += x[chunk]
-            h = layer_norm(h, **ln_1, eps=eps)
-            ffn = linear(gelu(linear(h, **ffn_in)), **ffn_out)  # -> [.., d_ff] -> [.., d_model]
-            ffn += h
-            y[chunk] = layer_norm(ffn, **ln_2, eps=eps)
+        h = linear(merged[rows], **attn_out)
+        h += x[rows]
+        h = layer_norm(h, **ln_1, eps=eps)
+        ffn = linear(gelu(linear(h, **ffn_in)), **ffn_out)  # -> [rows, d_ff] -> [rows, d_model]
+        ffn += h
+        y[rows] = layer_norm(ffn, **ln_2, eps=eps)
 
     _in_blocks(rest, n, parts)
     return y, q, k, weights
