@@ -11,7 +11,8 @@ medians, their ratio and the load average before and after::
 Both engines get the same cores. The engine runs as the app runs it: BLAS on one thread
 (``OPENBLAS_NUM_THREADS=1``, as ``app/main.py`` sets it), with blocks of rows and heads on
 :data:`engine.bert.THREADS` threads of its own; PyTorch gets that many intra-op threads.
-``--threads 1`` runs both on one core.
+``--threads 1`` runs both on one core. The engine uses its threads only when that many
+cores are idle (:func:`engine.bert.spare_threads`); the last column says what it chose.
 """
 
 import argparse
@@ -105,7 +106,9 @@ def main():
     def numpy_forward(ids):
         return run_ids(model, ids)
 
-    print(f"\n{'case':<16} {'tokens':>6} {'numpy ms':>9} {'torch ms':>9} {'numpy/torch':>11}")
+    print(
+        f"\n{'case':<16} {'tokens':>6} {'numpy ms':>9} {'torch ms':>9} {'numpy/torch':>11} threads"
+    )
     for name, ids in cases(model).items():
         engines = {"numpy": numpy_forward}
         if reference is not None:
@@ -120,13 +123,14 @@ def main():
                 forward(ids)
                 timings[engine].extend(time_once(forward, ids) for _ in range(BLOCK))
         numpy_ms = median_ms(timings["numpy"])
+        threads = bert.spare_threads(len(ids))  # what the engine chose at the end
         if reference is None:
             print(f"{name:<16} {len(ids):>6} {numpy_ms:>9.2f} {'-':>9} {'-':>11}")
             continue
         torch_ms = median_ms(timings["torch"])
         print(
             f"{name:<16} {len(ids):>6} {numpy_ms:>9.2f} {torch_ms:>9.2f} "
-            f"{numpy_ms / torch_ms:>11.2f}"
+            f"{numpy_ms / torch_ms:>11.2f} {threads:>7}"
         )
     print("load average after: {:.2f} {:.2f} {:.2f}".format(*os.getloadavg()))
 

@@ -340,14 +340,31 @@ def embed(ids, wte, wpe, wtt, ln_e, eps):  # [n] -> [n, d_model]
     return layer_norm(x, **ln_e, eps=eps)
 
 
-#: Threads one forward pass works in: the cores this process may use, at most 4. NumPy
-#: lets go of the GIL inside its loops and BLAS calls, so blocks of rows (or of heads) run
-#: at once, each on a core, while BLAS itself keeps the one thread the app gives it (its
-#: own threads spin, and fight the server's; see app/main.py).
-THREADS = max(1, min(4, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else 1))
+#: The cores this process may use.
+CORES = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+#: Threads a forward pass may work in, at most: one per core, up to 4. NumPy lets go of the
+#: GIL inside its loops and BLAS calls, so blocks of rows (or of heads) run at once, each
+#: on a core, while BLAS itself keeps the one thread the app gives it (its own threads spin,
+#: and fight the server's; see app/main.py).
+THREADS = max(1, min(4, CORES))
 #: Below this many tokens a layer runs on one thread: handing blocks over costs more.
 PARALLEL_MIN_TOKENS = 64
 _POOL = ThreadPoolExecutor(max(THREADS - 1, 1), thread_name_prefix="minilm")
+
+
+def spare_threads(n):
+    """Threads a forward pass over ``n`` tokens should use now.
+
+    Blocks on threads pay only on idle cores: the layer waits for its slowest block, and on
+    a busy machine one of them is always waiting for a core. Measured with the machine's
+    two cores already busy (load average 5-8): 256 tokens 211 ms on one thread, 369 ms on
+    two. So one thread per core not busy over the last minute (counting this pass's own),
+    at most :data:`THREADS`.
+    """
+    if n < PARALLEL_MIN_TOKENS or THREADS == 1:
+        return 1
+    idle = CORES - os.getloadavg()[0]
+    return max(1, min(THREADS, int(idle) + 1))
 
 
 def _in_blocks(work, n, parts):
@@ -363,7 +380,9 @@ def _in_blocks(work, n, parts):
         future.result()
 
 
-def encoder_layer(x, qkv, attn_out, ln_1, ffn_in, ffn_out, ln_2, n_heads, eps, weights=None):
+def encoder_layer(
+    x, qkv, attn_out, ln_1, ffn_in, ffn_out, ln_2, n_heads, eps, weights=None, threads=1
+):
     r"""One post-LayerNorm encoder layer (Vaswani et al. 2017, section 3.1).
 
     .. math:: h = \operatorname{LN}_1(x + \operatorname{MultiHead}(x)),\qquad
@@ -371,7 +390,7 @@ def encoder_layer(x, qkv, attn_out, ln_1, ffn_in, ffn_out, ln_2, n_heads, eps, w
 
     Q, K and V come from one fused (d_model, 3·d_model) matrix: one matmul instead of three.
     Everything but the attention is row by row (token by token), and the attention is head
-    by head: so blocks of rows, then of heads, run on :data:`THREADS` threads at once.
+    by head: so blocks of rows, then of heads, can run on ``threads`` threads at once.
 
     Parameters
     ----------
@@ -381,6 +400,7 @@ def encoder_layer(x, qkv, attn_out, ln_1, ffn_in, ffn_out, ln_2, n_heads, eps, w
     n_heads : int
     eps : float
     weights : ndarray of shape (n_heads, n, n), optional; receives the attention weights
+    threads : int, how many blocks to run at once (see :func:`spare_threads`)
 
     Returns
     -------
@@ -391,7 +411,7 @@ def encoder_layer(x, qkv, attn_out, ln_1, ffn_in, ffn_out, ln_2, n_heads, eps, w
     """
     n, d_model = x.shape
     d_head = d_model // n_heads
-    parts = THREADS if n >= PARALLEL_MIN_TOKENS else 1
+    parts = threads
     fused = np.empty((n, 3 * d_model), dtype=x.dtype)
     _in_blocks(lambda rows: linear(x[rows], **qkv, out=fused[rows]), n, parts)
     q, k, v = fused.reshape(n, 3, n_heads, d_head).transpose(1, 2, 0, 3)  # -> [n_heads, n, d_head]
@@ -422,7 +442,8 @@ def encoder_layer(x, qkv, attn_out, ln_1, ffn_in, ffn_out, ln_2, n_heads, eps, w
 def bert(ids, wte, wpe, wtt, ln_e, blocks, n_heads, eps):
     """The whole encoder: embeddings, then every layer, keeping each layer's intermediates.
 
-    The outputs are allocated once, and each layer writes its part in place.
+    The outputs are allocated once, and each layer writes its part in place, on as many
+    threads as :func:`spare_threads` finds free.
 
     Parameters
     ----------
@@ -444,9 +465,15 @@ def bert(ids, wte, wpe, wtt, ln_e, blocks, n_heads, eps):
     queries = np.empty((n_layers, n_heads, n, d_head), dtype=wte.dtype)
     keys = np.empty_like(queries)
     hidden[0] = embed(ids, wte, wpe, wtt, ln_e, eps)  # [n] -> [n, d_model]
+    threads = spare_threads(n)
     for layer, block in enumerate(blocks):
         hidden[layer + 1], queries[layer], keys[layer], _ = encoder_layer(
-            hidden[layer], **block, n_heads=n_heads, eps=eps, weights=attentions[layer]
+            hidden[layer],
+            **block,
+            n_heads=n_heads,
+            eps=eps,
+            weights=attentions[layer],
+            threads=threads,
         )
     return hidden, attentions, queries, keys
 

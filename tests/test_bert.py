@@ -392,10 +392,30 @@ def test_rank_changes_puts_the_largest_absolute_change_first():
 def test_blocks_on_threads_give_the_one_thread_numbers(model, monkeypatch):
     from engine import bert
 
-    ids = [101, *([2023, 2003, 1037, 6251, 1012] * 60)[:198], 102]  # 200 tokens: the long path
+    ids = [101, *([2023, 2003, 1037, 6251, 1012] * 60)[:198], 102]  # 200 tokens
+    monkeypatch.setattr(bert, "spare_threads", lambda n: 2)
     threaded = run_ids(model, ids)
-    monkeypatch.setattr(bert, "PARALLEL_MIN_TOKENS", 10**9)  # whole arrays, one thread
+    monkeypatch.setattr(bert, "spare_threads", lambda n: 1)
     whole = run_ids(model, ids)
     np.testing.assert_allclose(threaded.attentions, whole.attentions, rtol=0, atol=1e-6)
     np.testing.assert_allclose(threaded.hidden_states, whole.hidden_states, rtol=0, atol=1e-5)
-    np.testing.assert_array_equal(threaded.queries.shape, (6, 12, 200, 32))
+    assert threaded.queries.shape == (6, 12, 200, 32)
+
+
+@pytest.mark.parametrize(
+    ("n", "load", "cores", "expected"),
+    [
+        (256, 0.2, 2, 2),  # idle: one thread per core
+        (256, 1.1, 2, 1),  # another job holds a core
+        (256, 7.5, 2, 1),  # busy
+        (256, 0.1, 8, 4),  # at most four
+        (45, 0.0, 2, 1),  # too short to pay
+    ],
+)
+def test_spare_threads_follow_the_idle_cores(monkeypatch, n, load, cores, expected):
+    from engine import bert
+
+    monkeypatch.setattr(bert.os, "getloadavg", lambda: (load, load, load))
+    monkeypatch.setattr(bert, "CORES", cores)
+    monkeypatch.setattr(bert, "THREADS", min(4, cores))
+    assert bert.spare_threads(n) == expected
