@@ -24,16 +24,15 @@ LINES = """([key, token]) => {
     const plot = document.querySelector(`.st-key-${key} .js-plotly-plot`);
     const data = plot._fullData;
     const pairs = [];
-    for (const trace of data.slice(2)) {
-        const y = Array.from(trace.y);
-        for (let i = 0; i < y.length; i += 3) pairs.push([y[i], y[i + 1]]);
+    for (const shape of plot._fullLayout.shapes) {
+        for (const m of shape.path.matchAll(/M0,(\\d+)L1,(\\d+)/g)) pairs.push([+m[1], +m[2]]);
     }
     const {xaxis, yaxis} = plot._fullLayout;
     const box = plot.getBoundingClientRect();
     return {
         n: data[0].text.length,
         pairs,
-        paths: plot.querySelectorAll('.scatterlayer .trace path.js-line').length,
+        paths: plot.querySelectorAll('.shapelayer path').length,
         x: box.left + xaxis._offset + xaxis.c2p(0),
         y: box.top + yaxis._offset + yaxis.c2p(token),
     };
@@ -49,8 +48,8 @@ GRIDS = """() => {
 CHOSEN = """([key, token]) => {
     const plot = document.querySelector(`.st-key-${key} .js-plotly-plot`);
     if (!plot || plot.dataset.pending) return false;
-    const queries = plot._fullData.slice(2)
-        .flatMap(t => Array.from(t.y).filter((_, i) => i % 3 === 0));
+    const queries = plot._fullLayout.shapes
+        .flatMap(s => [...s.path.matchAll(/M0,(\\d+)L/g)].map(m => +m[1]));
     return queries.length > 0 && queries.every(q => q === token);
 }"""
 

@@ -1,5 +1,7 @@
 """The pretrained page through AppTest: the head finder's answer, the views, and its failures."""
 
+import re
+
 import numpy as np
 import pytest
 import streamlit as st
@@ -166,9 +168,8 @@ def line_segments(at, key):
     """Every line the line view draws, as (query row, key row) pairs, and its label count."""
     figure = charts(at)[key]
     pairs = []
-    for trace in figure["data"][2:]:
-        y = decode(trace["y"])
-        pairs += list(zip(y[0::3].astype(int), y[1::3].astype(int), strict=True))
+    for shape in figure["layout"].get("shapes", []):
+        pairs += [(int(q), int(k)) for q, k in re.findall(r"M0,(\d+)L1,(\d+)", shape["path"])]
     return pairs, len(figure["data"][0]["text"])
 
 
@@ -186,8 +187,9 @@ def test_line_view_draws_every_strong_link_and_a_token_keeps_only_its_own():
     assert {q for q, _ in pairs} == {5}
     assert len(pairs) == int((run.attentions[2, :, 5] >= 0.05).sum())
     at.multiselect(key="pretrained_lines_heads").set_value([3]).run()
-    names = {trace["name"] for trace in charts(at)["pretrained_lines"]["data"][2:]}
-    assert names == {"H3"}
+    figure = charts(at)["pretrained_lines"]
+    assert {shape["name"] for shape in figure["layout"]["shapes"]} == {"H3"}
+    assert {trace["name"] for trace in figure["data"][2:]} == {"H3"}
 
 
 def test_line_view_hides_special_tokens_and_says_what_it_omits():
