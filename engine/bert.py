@@ -356,15 +356,16 @@ def spare_threads(n):
     """Threads a forward pass over ``n`` tokens should use now.
 
     Blocks on threads pay only on idle cores: the layer waits for its slowest block, and on
-    a busy machine one of them is always waiting for a core. Measured with the machine's
-    two cores already busy (load average 5-8): 256 tokens 211 ms on one thread, 369 ms on
-    two. So one thread per core not busy over the last minute (counting this pass's own),
-    at most :data:`THREADS`.
+    a busy machine one of them is always waiting for a core. Measured at 256 tokens: with
+    the two cores busy with other jobs (load average 5-8), 211 ms on one thread and 369 ms
+    on two; with the machine to itself (load 1.4, mostly these runs), 131 ms and 74 ms. So
+    one thread per core the last minute's load leaves idle, counting this pass's own
+    threads as idle (they are part of that load), at most :data:`THREADS`.
     """
     if n < PARALLEL_MIN_TOKENS or THREADS == 1:
         return 1
-    idle = CORES - os.getloadavg()[0]
-    return max(1, min(THREADS, int(idle) + 1))
+    idle = CORES - os.getloadavg()[0] + THREADS
+    return max(1, min(THREADS, int(idle)))
 
 
 def _in_blocks(work, n, parts):

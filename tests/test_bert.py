@@ -406,7 +406,8 @@ def test_blocks_on_threads_give_the_one_thread_numbers(model, monkeypatch):
     ("n", "load", "cores", "expected"),
     [
         (256, 0.2, 2, 2),  # idle: one thread per core
-        (256, 1.1, 2, 1),  # another job holds a core
+        (256, 1.4, 2, 2),  # the load of these passes themselves
+        (256, 2.6, 2, 1),  # another job holds a core
         (256, 7.5, 2, 1),  # busy
         (256, 0.1, 8, 4),  # at most four
         (45, 0.0, 2, 1),  # too short to pay
