@@ -778,12 +778,19 @@ def _pool(matrix, size):
     return np.add.reduceat(rows, edges[:-1], axis=-1) / np.diff(edges)[None, :]
 
 
+#: Cells between two thumbnails of the model view, drawn blank (level :data:`_GAP`).
+THUMBNAIL_GAP = 2
+_GAP = 255
+
+
 def model_view_figure(attentions, selected=None):
     """Every head of every layer as a thumbnail: the layers × heads grid.
 
-    Thumbnails are block-averaged to at most :data:`THUMBNAIL_MAX` tokens a side and
-    sent as 8-bit levels (weight × 255), which keeps the grid under a megabyte even at
-    512 tokens; the head view shows any head in full.
+    Thumbnails are block-averaged to at most :data:`THUMBNAIL_MAX` tokens a side, sent
+    as 8-bit levels (weight × 254; 255 marks the gaps between them) and tiled into one
+    heatmap: one trace, where 72 subplots cost plotly.py and plotly.js about a second
+    each. The grid stays under a megabyte even at 512 tokens; the head view shows any
+    head in full.
 
     Parameters
     ----------
@@ -791,46 +798,58 @@ def model_view_figure(attentions, selected=None):
     selected : (int, int), optional, the (layer, head) to outline
     """
     n_layers, n_heads = attentions.shape[:2]
-    fig = make_subplots(
-        rows=n_layers,
-        cols=n_heads,
-        horizontal_spacing=0.008,
-        vertical_spacing=0.012,
-        row_titles=[f"L{layer}" for layer in range(n_layers)],
-        column_titles=[f"H{head}" for head in range(n_heads)],
-    )
+    side = min(attentions.shape[-1], THUMBNAIL_MAX)
+    step = side + THUMBNAIL_GAP
+    tiles = np.full((n_layers * step - THUMBNAIL_GAP, n_heads * step - THUMBNAIL_GAP), _GAP)
     for layer in range(n_layers):
         for head in range(n_heads):
-            levels = np.round(_pool(np.asarray(attentions[layer, head]), THUMBNAIL_MAX) * 255)
-            fig.add_trace(
-                go.Heatmap(
-                    z=levels.astype(np.uint8),
-                    colorscale=WEIGHTS_SCALE,
-                    zmin=0,
-                    zmax=255,
-                    showscale=False,
-                    hovertemplate=f"layer {layer}, head {head}<extra></extra>",
-                ),
-                row=layer + 1,
-                col=head + 1,
+            pooled = _pool(np.asarray(attentions[layer, head], dtype=np.float64), THUMBNAIL_MAX)
+            tiles[layer * step : layer * step + side, head * step : head * step + side] = np.round(
+                np.clip(pooled, 0.0, 1.0) * (_GAP - 1)
             )
-    fig.update_xaxes(showticklabels=False)
-    fig.update_yaxes(showticklabels=False, autorange="reversed")
+    viridis = sample_colorscale(WEIGHTS_SCALE, np.linspace(0.0, 1.0, 11))
+    top = (_GAP - 1) / _GAP
+    colorscale = [[top * i / 10, colour] for i, colour in enumerate(viridis)]
+    colorscale += [[top + 1e-6, "#ffffff"], [1.0, "#ffffff"]]
+    centres = np.arange(n_heads) * step + (side - 1) / 2
+    fig = go.Figure(
+        go.Heatmap(
+            z=tiles.astype(np.uint8),
+            colorscale=colorscale,
+            zmin=0,
+            zmax=_GAP,
+            showscale=False,
+            hoverinfo="skip",
+        )
+    )
+    fig.update_xaxes(
+        tickvals=centres,
+        ticktext=[f"H{head}" for head in range(n_heads)],
+        side="top",
+        showgrid=False,
+        zeroline=False,
+    )
+    fig.update_yaxes(
+        tickvals=np.arange(n_layers) * step + (side - 1) / 2,
+        ticktext=[f"L{layer}" for layer in range(n_layers)],
+        autorange="reversed",
+        showgrid=False,
+        zeroline=False,
+        scaleanchor="x",
+    )
     if selected is not None:
         layer, head = selected
-        axis = layer * n_heads + head + 1
-        suffix = "" if axis == 1 else str(axis)
         fig.add_shape(
             type="rect",
-            xref=f"x{suffix} domain",
-            yref=f"y{suffix} domain",
-            x0=-0.04,
-            x1=1.04,
-            y0=-0.04,
-            y1=1.04,
+            x0=head * step - 1.5,
+            x1=head * step + side + 0.5,
+            y0=layer * step - 1.5,
+            y1=layer * step + side + 0.5,
             line={"color": "#d62728", "width": 3},
         )
-    fig.update_layout(height=90 * n_layers + 60, margin={"l": 30, "r": 10, "t": 40, "b": 10})
+    fig.update_layout(
+        height=90 * n_layers + 60, margin={"l": 30, "r": 10, "t": 40, "b": 10}, plot_bgcolor="white"
+    )
     return fig
 
 
@@ -1040,5 +1059,152 @@ def centrality_figure(labels, scores, chosen, received=None, title="Centrality p
         legend={"orientation": "h", "x": 0.0, "xanchor": "left", "y": 1.0, "yanchor": "bottom"},
         height=400,
         margin={"l": 10, "r": 10, "t": 80, "b": 10},
+    )
+    return fig
+
+
+def head_grids_compared(grid_a, grid_b, pair_a, pair_b):
+    """Two sentences' head-finder grids and their difference, side by side.
+
+    Parameters
+    ----------
+    grid_a, grid_b : ndarray of shape (n_layers, n_heads)
+        Each sentence's weight from its query token to its key token, in every head.
+    pair_a, pair_b : (str, str)
+        Each sentence's (query, key) labels.
+    """
+    grid_a, grid_b = np.asarray(grid_a, dtype=np.float32), np.asarray(grid_b, dtype=np.float32)
+    change = np.asarray(grid_a, dtype=np.float64) - grid_b  # exact A − B of what is drawn
+    limit = float(max(np.abs(change).max(), 1e-6))
+    (qa, ka), (qb, kb) = axis_labels(pair_a), axis_labels(pair_b)
+    fig = make_subplots(
+        rows=1,
+        cols=3,
+        horizontal_spacing=0.07,
+        subplot_titles=[f"A: “{qa}” → “{ka}”", f"B: “{qb}” → “{kb}”", "A − B"],
+    )
+    x = [f"H{h}" for h in range(grid_a.shape[1])]
+    y = [f"L{layer}" for layer in range(grid_a.shape[0])]
+    panels = (
+        (grid_a, WEIGHTS_SCALE, 0.0, 1.0, "A", 0.255),
+        (grid_b, WEIGHTS_SCALE, 0.0, 1.0, "B", 0.63),
+        (change, DIVERGING_SCALE, -limit, limit, "A − B", 1.0),
+    )
+    for col, (z, scale, low, high, name, bar_x) in enumerate(panels, start=1):
+        fig.add_trace(
+            go.Heatmap(
+                z=z,
+                x=x,
+                y=y,
+                colorscale=scale,
+                zmin=low,
+                zmax=high,
+                name=name,
+                showscale=col != 1,
+                colorbar={"thickness": 10, "x": bar_x, "len": 0.9},
+                hovertemplate=f"{name}<br>%{{y}} %{{x}}<br>%{{z:.4f}}<extra></extra>",
+            ),
+            row=1,
+            col=col,
+        )
+    fig.update_yaxes(autorange="reversed")
+    fig.update_layout(
+        title={"text": "Which heads moved between the two sentences", "x": 0.0},
+        height=340,
+        margin={"l": 10, "r": 10, "t": 70, "b": 10},
+    )
+    return fig
+
+
+#: One colour per head in the line view (Tableau 10, then two more), as BertViz does.
+HEAD_COLOURS = (
+    "#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b",
+    "#e377c2", "#7f7f7f", "#bcbd22", "#17becf", "#393b79", "#ad494a",
+)  # fmt: skip
+#: The line view's opacity steps: a link's weight falls in one bucket, drawn at its alpha.
+LINE_BUCKETS = (0.25, 0.5, 0.75)
+LINE_ALPHAS = (0.3, 0.55, 0.8, 1.0)
+
+
+def _rgba(colour, alpha):
+    red, green, blue = (int(colour[i : i + 2], 16) for i in (1, 3, 5))
+    return f"rgba({red},{green},{blue},{alpha})"
+
+
+def line_view_figure(links, labels, heads, threshold, title, chosen=None):
+    """BertViz's head view: tokens in two columns, a line from each query to each key.
+
+    One colour per head; a line's opacity steps with its weight (:data:`LINE_BUCKETS`).
+    Lines are the links :func:`engine.attention.strong_links` found, drawn as one SVG path
+    per (head, opacity step) — a layout shape ``M0,i L1,j M0,i′ L1,j′ …`` named after its
+    head — so the browser draws at most 4 · n_heads paths whatever the length (a trace
+    with gaps would be one path per line: 7,000 at 256 tokens). Traces 0 and 1 are the
+    query and key columns (a click on a token reports trace 0 or 1 and the token's row);
+    then one legend entry per head.
+
+    Parameters
+    ----------
+    links : engine.attention.Links, with query and key indices into ``labels``
+    labels : sequence of n str, the tokens drawn (perhaps without [CLS] and [SEP])
+    heads : sequence of int, the model's head number of each ``links.head`` index
+    threshold : float, the smallest weight drawn (stated in the title)
+    title : str
+    chosen : int, optional, the token (index into ``labels``) whose lines are shown
+    """
+    n = len(labels)
+    axis = axis_labels(labels)
+    rows = np.arange(n)
+    colour = ["#d62728" if i == chosen else "#222222" for i in rows]
+    fig = go.Figure()
+    for x, side, anchor in ((0.0, "query", "middle left"), (1.0, "key", "middle right")):
+        fig.add_trace(
+            go.Scatter(
+                x=np.full(n, x, dtype=np.float32),
+                y=rows.astype(np.float32),
+                mode="markers+text",
+                text=axis,
+                textposition=anchor,
+                textfont={"color": colour, "size": 12 if n <= 64 else 10},
+                marker={"size": 6, "color": "#bbbbbb"},
+                hovertemplate=f"{side} %{{text}}<extra>click: only its lines</extra>",
+                showlegend=False,
+            )
+        )
+    bucket = np.digitize(links.weight, LINE_BUCKETS)
+    shapes = []
+    for index, head in enumerate(heads):
+        colour = HEAD_COLOURS[head % len(HEAD_COLOURS)]
+        fig.add_trace(  # the head's legend entry; its lines are the shapes below
+            go.Scatter(x=[None], y=[None], mode="lines", name=f"H{head}", line={"color": colour})
+        )
+        for step, alpha in enumerate(LINE_ALPHAS):
+            picked = (links.head == index) & (bucket == step)
+            if picked.any():
+                segments = zip(links.query[picked], links.key[picked], strict=True)
+                shapes.append(
+                    {
+                        "type": "path",
+                        "path": "".join(f"M0,{q}L1,{k}" for q, k in segments),
+                        "name": f"H{head}",
+                        "line": {"color": _rgba(colour, alpha), "width": 1 + step},
+                        "layer": "below",
+                    }
+                )
+    fig.update_layout(shapes=shapes)
+    drawn = len(links.weight)
+    fig.update_layout(
+        title={
+            "text": f"{title}<br><sup>{drawn:,} lines: weights ≥ {threshold:g} of "
+            f"{links.considered:,} cells; the rest hold {links.omitted_mass:.0%} of the "
+            "attention and are not drawn</sup>",
+            "x": 0.0,
+        },
+        height=int(max(320, (22 if n <= 64 else 14) * n + 110)),
+        margin={"l": 10, "r": 10, "t": 100, "b": 10},
+        xaxis={"visible": False, "range": [-0.6, 1.6], "fixedrange": True},
+        yaxis={"visible": False, "autorange": "reversed", "range": None, "fixedrange": True},
+        legend={"orientation": "h", "y": 1.0, "x": 1.0, "xanchor": "right", "yanchor": "bottom"},
+        hovermode="closest",
+        plot_bgcolor="white",
     )
     return fig

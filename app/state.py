@@ -30,6 +30,9 @@ DEFAULT_TEXT = (
 )
 #: Longer texts still run, but are left out of links (browsers and servers cap URL length).
 MAX_URL_TEXT = 2000
+#: The free-text controls: the text every page reads, and the one /pretrained compares it
+#: with (empty: no comparison).
+TEXT_KEYS = ("text", "text_b")
 #: Characters read from the text box; beyond this the rest is ignored, with a message.
 MAX_TEXT_CHARS = 100_000
 #: Sentences the summarize page ranks (one MiniLM pass each); later ones are left out.
@@ -185,6 +188,12 @@ def make_controls(config=MINILM):
                 "text", DEFAULT_TEXT, _parse_text, f"text of at most {MAX_URL_TEXT} characters"
             ),
             Control(
+                "text_b",
+                "",
+                _parse_text,
+                f"text of at most {MAX_URL_TEXT} characters (the sentence compared with)",
+            ),
+            Control(
                 "tokenizer",
                 tokenizers[0],
                 _parse_choice(tokenizers),
@@ -308,8 +317,9 @@ def _n_heads(values, controls):
 
 
 #: Parameters that belong to other features, left alone here: presentation mode, the
-#: tour's step, and the tokens a page's pickers chose (``controls.token_picker``).
-EXTRA_PARAMS = frozenset({"present", "step", "query", "key"})
+#: tour's step, and the tokens a page's pickers chose (``controls.token_picker``; ``_b``
+#: for the sentence /pretrained compares with).
+EXTRA_PARAMS = frozenset({"present", "step", "query", "key", "query_b", "key_b"})
 
 
 def _clip(text, limit=40):
@@ -371,7 +381,7 @@ def url_params(values, controls=CONTROLS):
             if isinstance(value, float) and isinstance(default, float)
             else value == default
         )
-        if same or (key == "text" and len(value) > MAX_URL_TEXT):
+        if same or (key in TEXT_KEYS and len(value) > MAX_URL_TEXT):
             continue
         params[key] = format_value(key, value)
     return params

@@ -222,3 +222,29 @@ def summary_table(sentences, scores, chosen):
             "in summary": [i in chosen for i in range(len(sentences))],
         }
     )
+
+
+def head_changes(changes):
+    """Every head's weight in two sentences and the change, largest change first (rank 1)."""
+    frame = pd.DataFrame([change._asdict() for change in changes])
+    frame.index = pd.RangeIndex(1, len(frame) + 1, name="rank")
+    return frame
+
+
+def links(found, labels, heads, offset=0):
+    """The line view's lines: head, query and key (positions and full labels), weight.
+
+    ``found`` indexes ``labels``; ``offset`` is the text position of ``labels[0]`` (1 when
+    [CLS] is hidden), so the positions written are the text's.
+    """
+    labels = list(labels)
+    return pd.DataFrame(
+        {
+            "head": np.asarray(heads, dtype=int)[found.head],
+            "query": found.query + offset,
+            "query token": [labels[i] for i in found.query],
+            "key": found.key + offset,
+            "key token": [labels[i] for i in found.key],
+            "weight": found.weight,
+        }
+    )

@@ -17,6 +17,7 @@ from engine.positional import rotary_embedding
 __all__ = [
     "AttentionResult",
     "CellArithmetic",
+    "Links",
     "MultiHeadResult",
     "QueryStages",
     "ScaleSweep",
@@ -30,6 +31,7 @@ __all__ = [
     "scaled_dot_product_attention",
     "softmax",
     "split_heads",
+    "strong_links",
 ]
 
 
@@ -486,3 +488,58 @@ def cell_arithmetic(q, k, v, i, j, scale=None, mask=None):
         contribution=None if v is None else weights[j] * np.asarray(v)[j],
         output=None if v is None else weights @ np.asarray(v),  # [n_k] @ [n_k, d_v] -> [d_v]
     )
+
+
+class Links(NamedTuple):
+    """The cells of some heads' attention maps whose weight reaches a threshold.
+
+    Attributes
+    ----------
+    head, query, key : int ndarrays of shape (n_links,)
+        Where each link is: its head (an index into the heads given), row and column.
+    weight : ndarray of shape (n_links,)
+    considered : int
+        Cells looked at (heads × queries × keys).
+    omitted_mass : float
+        The share of the attention those cells hold that the links leave out, in [0, 1].
+    """
+
+    head: np.ndarray
+    query: np.ndarray
+    key: np.ndarray
+    weight: np.ndarray
+    considered: int
+    omitted_mass: float
+
+
+def strong_links(weights, threshold, queries=None):  # [n_heads, n_q, n_k] -> Links
+    r"""The links the line view draws: every weight ``a_{h,ij} ≥ threshold``.
+
+    .. math:: L = \{(h, i, j) : a_{h,ij} \ge \tau\}
+
+    Each row of a softmax sums to 1, so a row holds at most ``1/τ`` such links: the line
+    view stays drawable at any length, and ``omitted_mass`` says how much of the
+    attention the lines leave out.
+
+    Parameters
+    ----------
+    weights : ndarray of shape (n_heads, n_q, n_k)
+    threshold : float
+    queries : sequence of int, optional
+        Only these rows (the line view's chosen token); all by default.
+
+    Returns
+    -------
+    Links, ordered by head, then query, then key
+    """
+    weights = np.asarray(weights)
+    if queries is not None:
+        rows = np.asarray(queries, dtype=np.intp).reshape(-1)
+        picked = weights[:, rows]  # -> [n_heads, len(queries), n_k]
+    else:
+        rows, picked = np.arange(weights.shape[1]), weights
+    head, row, key = np.nonzero(picked >= threshold)
+    weight = picked[head, row, key]
+    total = float(picked.sum(dtype=np.float64))
+    omitted = 0.0 if total == 0 else max(0.0, 1.0 - float(weight.sum(dtype=np.float64)) / total)
+    return Links(head, rows[row], key, weight, int(picked.size), omitted)

@@ -20,6 +20,8 @@ and ``d_ff`` the features inside the feed-forward block. Everything is float32.
 from __future__ import annotations
 
 import json
+import os
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from types import MappingProxyType
 from typing import NamedTuple
@@ -33,7 +35,6 @@ from engine.attention import (
     causal_mask,
     merge_heads,
     scaled_dot_product_attention,
-    softmax,
     split_heads,
 )
 from engine.layers import EncoderLayerResult, layer_norm
@@ -43,6 +44,7 @@ from engine.tokenize import piece_labels
 __all__ = [
     "BertConfig",
     "BertRun",
+    "HeadChange",
     "HeadWeight",
     "LayerRun",
     "LayerWeights",
@@ -63,6 +65,7 @@ __all__ = [
     "load_minilm",
     "minilm_config",
     "permutation_error",
+    "rank_changes",
     "rank_heads",
     "run",
     "run_ids",
@@ -175,6 +178,16 @@ class HeadWeight(NamedTuple):
     weight: float
 
 
+class HeadChange(NamedTuple):
+    """How one head's weight differs between two sentences (a minimal pair)."""
+
+    layer: int
+    head: int
+    weight_a: float
+    weight_b: float
+    change: float  # weight_a − weight_b
+
+
 # Rational approximation erf(x) ≈ x·P(x²)/Q(x²) on [-4, 4], the one Eigen and XLA use for
 # float32 erf. Measured against math.erf on 2,000,001 float32 points in [-6, 6]: max
 # absolute error 4.4e-7 evaluated in float32 (6.5e-8 in float64, so the rest is float32
@@ -253,7 +266,7 @@ def gelu(x):
     return y
 
 
-def linear(x, w, b):  # [n, d_in], [d_in, d_out], [d_out] -> [n, d_out]
+def linear(x, w, b, out=None):  # [n, d_in], [d_in, d_out], [d_out] -> [n, d_out]
     """A dense layer, ``x @ w + b``.
 
     Parameters
@@ -261,17 +274,20 @@ def linear(x, w, b):  # [n, d_in], [d_in, d_out], [d_out] -> [n, d_out]
     x : ndarray of shape (n, d_in)
     w : ndarray of shape (d_in, d_out)
     b : ndarray of shape (d_out,)
+    out : ndarray of shape (n, d_out), optional; written in place and returned
 
     Returns
     -------
     ndarray of shape (n, d_out)
     """
-    y = x @ w
+    y = np.matmul(x, w, out=out)
     y += b
     return y
 
 
-def attention(q, k, v):  # [n_heads, n, d_head] x3 -> [n_heads, n, d_head], [n_heads, n, n]
+def attention(
+    q, k, v, out=None
+):  # [n_heads, n, d_head] x3 -> [n_heads, n, d_head], [n_heads, n, n]
     r"""Scaled dot-product attention for every head at once (Vaswani et al. 2017, eq. 1).
 
     .. math:: \operatorname{Attention}(Q, K, V) =
@@ -283,16 +299,21 @@ def attention(q, k, v):  # [n_heads, n, d_head] x3 -> [n_heads, n, d_head], [n_h
     Parameters
     ----------
     q, k, v : ndarray of shape (n_heads, n, d_head)
+    out : ndarray of shape (n_heads, n, n), optional; receives the weights
 
     Returns
     -------
     output : ndarray of shape (n_heads, n, d_head)
     weights : ndarray of shape (n_heads, n, n)
     """
-    scores = q @ k.swapaxes(-1, -2)  # [.., n, d_head] @ [.., d_head, n] -> [n_heads, n, n]
+    scores = np.matmul(q, k.swapaxes(-1, -2), out=out)  # -> [n_heads, n, n]
     scores *= q.shape[-1] ** -0.5  # in place; a Python float keeps float32 float32
-    weights = softmax(scores)
-    return weights @ v, weights  # [n_heads, n, n] @ [n_heads, n, d_head] -> [n_heads, n, d_head]
+    # The stable softmax of engine.attention.softmax, in place: no mask here, so every
+    # score is finite and no row is empty; the same operations give the same bits.
+    scores -= scores.max(axis=-1, keepdims=True)
+    np.exp(scores, out=scores)
+    scores /= scores.sum(axis=-1, keepdims=True)
+    return scores @ v, scores  # [n_heads, n, n] @ [n_heads, n, d_head] -> [n_heads, n, d_head]
 
 
 def embed(ids, wte, wpe, wtt, ln_e, eps):  # [n] -> [n, d_model]
@@ -319,13 +340,58 @@ def embed(ids, wte, wpe, wtt, ln_e, eps):  # [n] -> [n, d_model]
     return layer_norm(x, **ln_e, eps=eps)
 
 
-def encoder_layer(x, qkv, attn_out, ln_1, ffn_in, ffn_out, ln_2, n_heads, eps):
+#: The cores this process may use.
+CORES = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+#: Threads a forward pass may work in, at most: one per core, up to 4. NumPy lets go of the
+#: GIL inside its loops and BLAS calls, so blocks of rows (or of heads) run at once, each
+#: on a core, while BLAS itself keeps the one thread the app gives it (its own threads spin,
+#: and fight the server's; see app/main.py).
+THREADS = max(1, min(4, CORES))
+#: Below this many tokens a layer runs on one thread: handing blocks over costs more.
+PARALLEL_MIN_TOKENS = 64
+_POOL = ThreadPoolExecutor(max(THREADS - 1, 1), thread_name_prefix="minilm")
+
+
+def spare_threads(n):
+    """Threads a forward pass over ``n`` tokens should use now.
+
+    Blocks on threads pay only on idle cores: the layer waits for its slowest block, and on
+    a busy machine one of them is always waiting for a core. Measured at 256 tokens: with
+    the two cores busy with other jobs (load average 5-8), 211 ms on one thread and 369 ms
+    on two; with the machine to itself (load 1.4, mostly these runs), 131 ms and 74 ms. So
+    one thread per core the last minute's load leaves idle, counting this pass's own
+    threads as idle (they are part of that load), at most :data:`THREADS`.
+    """
+    if n < PARALLEL_MIN_TOKENS or THREADS == 1:
+        return 1
+    idle = CORES - os.getloadavg()[0] + THREADS
+    return max(1, min(THREADS, int(idle)))
+
+
+def _in_blocks(work, n, parts):
+    """Call ``work(block)`` for ``parts`` contiguous slices of ``range(n)``, at once.
+
+    The caller runs the first block itself, so a busy pool delays but never deadlocks it.
+    """
+    parts = max(1, min(parts, n))
+    blocks = [slice(n * i // parts, n * (i + 1) // parts) for i in range(parts)]
+    futures = [_POOL.submit(work, block) for block in blocks[1:]]
+    work(blocks[0])
+    for future in futures:
+        future.result()
+
+
+def encoder_layer(
+    x, qkv, attn_out, ln_1, ffn_in, ffn_out, ln_2, n_heads, eps, weights=None, threads=1
+):
     r"""One post-LayerNorm encoder layer (Vaswani et al. 2017, section 3.1).
 
     .. math:: h = \operatorname{LN}_1(x + \operatorname{MultiHead}(x)),\qquad
               y = \operatorname{LN}_2\bigl(h + \operatorname{GELU}(hW_1 + b_1)W_2 + b_2\bigr)
 
     Q, K and V come from one fused (d_model, 3·d_model) matrix: one matmul instead of three.
+    Everything but the attention is row by row (token by token), and the attention is head
+    by head: so blocks of rows, then of heads, can run on ``threads`` threads at once.
 
     Parameters
     ----------
@@ -334,6 +400,8 @@ def encoder_layer(x, qkv, attn_out, ln_1, ffn_in, ffn_out, ln_2, n_heads, eps):
     ln_1, ln_2 : mapping with ``g``, ``b``
     n_heads : int
     eps : float
+    weights : ndarray of shape (n_heads, n, n), optional; receives the attention weights
+    threads : int, how many blocks to run at once (see :func:`spare_threads`)
 
     Returns
     -------
@@ -344,17 +412,39 @@ def encoder_layer(x, qkv, attn_out, ln_1, ffn_in, ffn_out, ln_2, n_heads, eps):
     """
     n, d_model = x.shape
     d_head = d_model // n_heads
-    fused = linear(x, **qkv)  # [n, d_model] -> [n, 3 * d_model]
+    parts = threads
+    fused = np.empty((n, 3 * d_model), dtype=x.dtype)
+    _in_blocks(lambda rows: linear(x[rows], **qkv, out=fused[rows]), n, parts)
     q, k, v = fused.reshape(n, 3, n_heads, d_head).transpose(1, 2, 0, 3)  # -> [n_heads, n, d_head]
-    heads, weights = attention(q, k, v)
-    merged = heads.transpose(1, 0, 2).reshape(n, d_model)  # [n_heads, n, d_head] -> [n, d_model]
-    h = layer_norm(x + linear(merged, **attn_out), **ln_1, eps=eps)
-    ffn = linear(gelu(linear(h, **ffn_in)), **ffn_out)  # [n, d_model] -> [n, d_ff] -> [n, d_model]
-    return layer_norm(h + ffn, **ln_2, eps=eps), q, k, weights
+    if weights is None:
+        weights = np.empty((n_heads, n, n), dtype=x.dtype)
+    merged = np.empty((n, n_heads, d_head), dtype=x.dtype)
+
+    def attend(heads):
+        output, _ = attention(q[heads], k[heads], v[heads], out=weights[heads])
+        merged[:, heads] = output.transpose(1, 0, 2)  # [heads, n, d_head] -> [n, heads, d_head]
+
+    _in_blocks(attend, n_heads, parts)
+    merged = merged.reshape(n, d_model)
+    y = np.empty_like(x)
+
+    def rest(rows):  # the residuals, LayerNorms and the feed-forward, for some tokens
+        h = linear(merged[rows], **attn_out)
+        h += x[rows]
+        h = layer_norm(h, **ln_1, eps=eps)
+        ffn = linear(gelu(linear(h, **ffn_in)), **ffn_out)  # -> [rows, d_ff] -> [rows, d_model]
+        ffn += h
+        y[rows] = layer_norm(ffn, **ln_2, eps=eps)
+
+    _in_blocks(rest, n, parts)
+    return y, q, k, weights
 
 
 def bert(ids, wte, wpe, wtt, ln_e, blocks, n_heads, eps):
     """The whole encoder: embeddings, then every layer, keeping each layer's intermediates.
+
+    The outputs are allocated once, and each layer writes its part in place, on as many
+    threads as :func:`spare_threads` finds free.
 
     Parameters
     ----------
@@ -369,15 +459,24 @@ def bert(ids, wte, wpe, wtt, ln_e, blocks, n_heads, eps):
     attentions : ndarray of shape (n_layers, n_heads, n, n)
     queries, keys : ndarray of shape (n_layers, n_heads, n, d_head)
     """
-    x = embed(ids, wte, wpe, wtt, ln_e, eps)  # [n] -> [n, d_model]
-    hidden, queries, keys, attentions = [x], [], [], []
-    for block in blocks:
-        x, q, k, weights = encoder_layer(x, **block, n_heads=n_heads, eps=eps)
-        hidden.append(x)
-        queries.append(q)
-        keys.append(k)
-        attentions.append(weights)
-    return np.stack(hidden), np.stack(attentions), np.stack(queries), np.stack(keys)
+    n, d_model, n_layers = len(ids), wte.shape[1], len(blocks)
+    d_head = d_model // n_heads
+    hidden = np.empty((n_layers + 1, n, d_model), dtype=wte.dtype)
+    attentions = np.empty((n_layers, n_heads, n, n), dtype=wte.dtype)
+    queries = np.empty((n_layers, n_heads, n, d_head), dtype=wte.dtype)
+    keys = np.empty_like(queries)
+    hidden[0] = embed(ids, wte, wpe, wtt, ln_e, eps)  # [n] -> [n, d_model]
+    threads = spare_threads(n)
+    for layer, block in enumerate(blocks):
+        hidden[layer + 1], queries[layer], keys[layer], _ = encoder_layer(
+            hidden[layer],
+            **block,
+            n_heads=n_heads,
+            eps=eps,
+            weights=attentions[layer],
+            threads=threads,
+        )
+    return hidden, attentions, queries, keys
 
 
 def run_ids(model, ids, positions=True):
@@ -495,6 +594,40 @@ def rank_heads(attentions, query_index, key_index):
     layers, heads = np.unravel_index(order, weights.shape)
     return [
         HeadWeight(int(layer), int(head), float(weights[layer, head]))
+        for layer, head in zip(layers, heads, strict=True)
+    ]
+
+
+def rank_changes(grid_a, grid_b):
+    r"""The heads that moved most between two sentences, largest change first.
+
+    .. math:: \Delta_{\ell h} = a^{A}_{\ell h} - a^{B}_{\ell h}
+
+    ``grid_a`` and ``grid_b`` hold each sentence's weight from its own query token to
+    its own key token in every head (the head finder's grids), so the two may pick the
+    words at different positions.
+
+    Parameters
+    ----------
+    grid_a, grid_b : ndarray of shape (n_layers, n_heads)
+
+    Returns
+    -------
+    list of HeadChange, n_layers · n_heads long, by |change| descending (ties keep
+    layer-then-head order)
+    """
+    grid_a, grid_b = np.asarray(grid_a), np.asarray(grid_b)
+    change = grid_a - grid_b  # -> [n_layers, n_heads]
+    order = np.argsort(-np.abs(change), axis=None, kind="stable")
+    layers, heads = np.unravel_index(order, change.shape)
+    return [
+        HeadChange(
+            int(layer),
+            int(head),
+            float(grid_a[layer, head]),
+            float(grid_b[layer, head]),
+            float(change[layer, head]),
+        )
         for layer, head in zip(layers, heads, strict=True)
     ]
 

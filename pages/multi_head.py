@@ -2,7 +2,7 @@
 
 import streamlit as st
 
-from app import arithmetic, controls, equations, figures, render, tables
+from app import arithmetic, controls, equations, figures, line_view, render, tables
 
 st.title("Multi-head attention")
 st.latex(equations.MULTI_HEAD)
@@ -52,6 +52,23 @@ arithmetic.panel(
     labels,
 )
 st.dataframe(entropy, hide_index=True)
+st.subheader("Line view")
+st.caption(
+    "The same heads as BertViz draws them: each query token on the left, a line to each key "
+    "on the right it attends to, one colour per head. Click a token for its lines alone."
+)
+heads, threshold = line_view.controls("mh_lines", n_heads, clicked_head)
+line_view.draw(
+    st,
+    "mh_lines",
+    mha.weights,
+    labels,
+    heads,
+    threshold,
+    line_view.token_picker(st, "mh_lines_token", labels),
+    f"{n_heads} head{'s' if n_heads > 1 else ''}",
+    picker="mh_lines_token",
+)
 left, right = st.columns(2)
 render.chart(
     left,

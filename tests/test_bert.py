@@ -23,6 +23,7 @@ from engine.bert import (
     layer_stages,
     load_minilm,
     permutation_error,
+    rank_changes,
     rank_heads,
     run,
     run_ids,
@@ -371,3 +372,51 @@ def test_without_positions_the_model_only_permutes(model, runs):
     permutation = np.random.default_rng(0).permutation(len(ids))
     assert permutation_error(model, ids, permutation, positions=False) < 1e-4
     assert permutation_error(model, ids, permutation) > 0.1
+
+
+def test_rank_changes_puts_the_largest_absolute_change_first():
+    rng = np.random.default_rng(3)
+    grid_a, grid_b = rng.random((6, 12)), rng.random((6, 12))
+    grid_b[4, 7] = grid_a[4, 7] + 0.99  # a head that moved a lot, downwards (A − B < 0)
+    changes = rank_changes(grid_a, grid_b)
+    assert len(changes) == 72
+    assert (changes[0].layer, changes[0].head) == (4, 7)
+    assert changes[0].change == pytest.approx(-0.99)
+    magnitudes = [abs(c.change) for c in changes]
+    assert magnitudes == sorted(magnitudes, reverse=True)
+    for c in changes:
+        assert c.change == grid_a[c.layer, c.head] - grid_b[c.layer, c.head]
+        assert (c.weight_a, c.weight_b) == (grid_a[c.layer, c.head], grid_b[c.layer, c.head])
+
+
+def test_blocks_on_threads_give_the_one_thread_numbers(model, monkeypatch):
+    from engine import bert
+
+    ids = [101, *([2023, 2003, 1037, 6251, 1012] * 60)[:198], 102]  # 200 tokens
+    monkeypatch.setattr(bert, "spare_threads", lambda n: 2)
+    threaded = run_ids(model, ids)
+    monkeypatch.setattr(bert, "spare_threads", lambda n: 1)
+    whole = run_ids(model, ids)
+    np.testing.assert_allclose(threaded.attentions, whole.attentions, rtol=0, atol=1e-6)
+    np.testing.assert_allclose(threaded.hidden_states, whole.hidden_states, rtol=0, atol=1e-5)
+    assert threaded.queries.shape == (6, 12, 200, 32)
+
+
+@pytest.mark.parametrize(
+    ("n", "load", "cores", "expected"),
+    [
+        (256, 0.2, 2, 2),  # idle: one thread per core
+        (256, 1.4, 2, 2),  # the load of these passes themselves
+        (256, 2.6, 2, 1),  # another job holds a core
+        (256, 7.5, 2, 1),  # busy
+        (256, 0.1, 8, 4),  # at most four
+        (45, 0.0, 2, 1),  # too short to pay
+    ],
+)
+def test_spare_threads_follow_the_idle_cores(monkeypatch, n, load, cores, expected):
+    from engine import bert
+
+    monkeypatch.setattr(bert.os, "getloadavg", lambda: (load, load, load))
+    monkeypatch.setattr(bert, "CORES", cores)
+    monkeypatch.setattr(bert, "THREADS", min(4, cores))
+    assert bert.spare_threads(n) == expected

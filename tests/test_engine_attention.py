@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 import engine
+from engine.attention import strong_links
 from engine.positional import rotary_embedding
 
 SEEDS = range(4)
@@ -230,3 +231,32 @@ def test_public_api_names():
     result = engine.scaled_dot_product_attention(np.ones((2, 3)), np.ones((2, 3)), np.ones((2, 1)))
     for field in ["weights", "output", "scores", "scaled", "masked"]:
         assert getattr(result, field).shape[-2] == 2, field
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+@pytest.mark.parametrize("threshold", [0.0, 0.05, 0.3, 1.01])
+def test_strong_links_are_exactly_the_cells_at_or_above_the_threshold(seed, threshold):
+    rng = np.random.default_rng(seed)
+    weights = engine.softmax(rng.normal(size=(3, 9, 9)) * 3)
+    found = strong_links(weights, threshold)
+    loop = {
+        (h, i, j)
+        for h in range(3)
+        for i in range(9)
+        for j in range(9)
+        if weights[h, i, j] >= threshold
+    }
+    assert set(zip(found.head, found.query, found.key, strict=True)) == loop
+    np.testing.assert_array_equal(found.weight, weights[found.head, found.query, found.key])
+    assert found.considered == weights.size
+    kept = sum(weights[cell] for cell in loop)
+    assert found.omitted_mass == pytest.approx(1 - kept / weights.sum(), abs=1e-12)
+    assert len(found.weight) <= 3 * 9 / max(threshold, 1e-9)  # a row holds at most 1/τ
+
+
+def test_strong_links_of_one_query_keep_its_position():
+    weights = engine.softmax(np.random.default_rng(0).normal(size=(2, 6, 6)))
+    found = strong_links(weights, 0.0, queries=[4])
+    assert set(found.query) == {4}
+    assert len(found.weight) == 2 * 6
+    assert found.omitted_mass == pytest.approx(0.0, abs=1e-12)

@@ -1,9 +1,11 @@
 """The pretrained page through AppTest: the head finder's answer, the views, and its failures."""
 
+import re
+
 import numpy as np
 import pytest
 import streamlit as st
-from apptest_support import chart_payloads, chart_z, charts, open_app, page_script
+from apptest_support import chart_payloads, chart_z, charts, decode, open_app, page_script
 
 from app import figures
 from engine import bert
@@ -57,7 +59,10 @@ def test_model_view_stays_small_at_512_tokens():
     assert not at.exception
     size = len(chart_payloads(at)["pretrained_model_view"]["spec"])
     assert size < 2_000_000
-    assert len(charts(at)["pretrained_model_view"]["data"]) == 72
+    (grid,) = charts(at)["pretrained_model_view"]["data"]  # one heatmap, 72 tiles
+    tiles = decode(grid["z"])
+    step = figures.THUMBNAIL_MAX + figures.THUMBNAIL_GAP
+    assert tiles.shape == (6 * step - figures.THUMBNAIL_GAP, 12 * step - figures.THUMBNAIL_GAP)
     assert not any(
         b.proto.id.endswith("pretrained_model_view_csv") for b in at.get("download_button")
     )
@@ -107,3 +112,113 @@ def test_token_pickers_keep_their_word_when_the_text_changes():
     assert any("“restaurant” is not in the new text" in c.value for c in at.caption)
     assert at.selectbox(key="pretrained_token").value == 1  # "it" again
     assert "“it”" in charts(at)["pretrained_neuron"]["layout"]["title"]["text"]
+
+
+TROPHY_A = "The trophy doesn't fit into the brown suitcase because it is too big."
+TROPHY_B = "The trophy doesn't fit into the brown suitcase because it is too small."
+
+
+def test_one_sentence_by_default_and_no_comparison():
+    at = open_pretrained()
+    assert at.text_area(key="text_b").value == ""
+    assert "pretrained_compare" not in charts(at)
+    assert "pretrained_lines_b" not in charts(at)
+    assert "text_b" not in at.query_params
+
+
+def test_two_sentences_draw_both_grids_their_difference_and_the_heads_that_moved():
+    at = open_pretrained(text=TROPHY_A, text_b=TROPHY_B)
+    assert not at.exception
+    assert "pretrained_finder" not in charts(at)
+    grid_a, grid_b, change = (chart_z(at, "pretrained_compare", trace) for trace in range(3))
+    model = bert.load_minilm()
+    run_a, run_b = bert.run(model, TROPHY_A), bert.run(model, TROPHY_B)
+    query_a = at.selectbox(key="pretrained_finder_query").value
+    key_a = at.selectbox(key="pretrained_finder_key").value
+    query_b = at.selectbox(key="pretrained_b_query").value
+    key_b = at.selectbox(key="pretrained_b_key").value
+    assert run_b.labels[query_b] == run_a.labels[query_a] == "it"  # B's pickers follow A's words
+    assert run_b.labels[key_b] == run_a.labels[key_a]
+    np.testing.assert_allclose(grid_a, run_a.attentions[:, :, query_a, key_a], atol=1e-6)
+    np.testing.assert_allclose(grid_b, run_b.attentions[:, :, query_b, key_b], atol=1e-6)
+    np.testing.assert_array_equal(change, grid_a.astype(np.float64) - grid_b)
+    table = at.table[0].value
+    top = np.unravel_index(np.argmax(np.abs(change)), change.shape)
+    assert (table["layer"].iloc[0], table["head"].iloc[0]) == tuple(int(i) for i in top)
+    assert np.abs(table["change"]).is_monotonic_decreasing
+    # the head views follow the head that moved most, for both sentences side by side
+    assert at.select_slider(key="pretrained_layer").value == top[0]
+    assert {"pretrained_lines", "pretrained_lines_b"} <= set(charts(at))
+    assert at.query_params["text_b"] == TROPHY_B
+
+
+def test_a_minimal_pair_is_one_click():
+    at = open_pretrained()
+    at.button(key="pair_trophy").click().run()
+    assert not at.exception
+    assert at.session_state["text"] == TROPHY_A
+    assert at.session_state["text_b"] == TROPHY_B
+    run_a = bert.run(bert.load_minilm(), TROPHY_A)
+    for picker, word in (("pretrained_finder_query", "it"), ("pretrained_finder_key", "trophy")):
+        assert run_a.labels[at.selectbox(key=picker).value] == word
+    assert "pretrained_compare" in charts(at)
+
+
+def line_segments(at, key):
+    """Every line the line view draws, as (query row, key row) pairs, and its label count."""
+    figure = charts(at)[key]
+    pairs = []
+    for shape in figure["layout"].get("shapes", []):
+        pairs += [(int(q), int(k)) for q, k in re.findall(r"M0,(\d+)L1,(\d+)", shape["path"])]
+    return pairs, len(figure["data"][0]["text"])
+
+
+def test_line_view_draws_every_strong_link_and_a_token_keeps_only_its_own():
+    at = open_pretrained()
+    at.select_slider(key="pretrained_layer").set_value(2).run()
+    pairs, n = line_segments(at, "pretrained_lines")
+    run = bert.run(bert.load_minilm(), at.session_state["text"])
+    expected = int((run.attentions[2] >= 0.05).sum())
+    assert len(pairs) == expected
+    assert {q for q, _ in pairs} == set(range(n))  # every token sends at least one line
+    at.selectbox(key="pretrained_lines_token").set_value(5).run()
+    pairs, _ = line_segments(at, "pretrained_lines")
+    assert pairs
+    assert {q for q, _ in pairs} == {5}
+    assert len(pairs) == int((run.attentions[2, :, 5] >= 0.05).sum())
+    at.multiselect(key="pretrained_lines_heads").set_value([3]).run()
+    figure = charts(at)["pretrained_lines"]
+    assert {shape["name"] for shape in figure["layout"]["shapes"]} == {"H3"}
+    assert {trace["name"] for trace in figure["data"][2:]} == {"H3"}
+
+
+def test_line_view_hides_special_tokens_and_says_what_it_omits():
+    at = open_pretrained()
+    at.toggle(key="pretrained_hide_special").set_value(True).run()
+    figure = charts(at)["pretrained_lines"]
+    assert "[CLS]" not in figure["data"][0]["text"]
+    assert "not drawn" in figure["layout"]["title"]["text"]
+
+
+def test_model_view_tiles_are_each_heads_pooled_weights():
+    at = open_pretrained()
+    tiles = chart_z(at, "pretrained_model_view")
+    run = bert.run(bert.load_minilm(), at.session_state["text"])
+    n = len(run.labels)  # 45: under the thumbnail size, so not pooled
+    step = n + figures.THUMBNAIL_GAP
+    for layer, head in ((0, 0), (3, 1), (5, 11)):
+        tile = tiles[layer * step : layer * step + n, head * step : head * step + n]
+        np.testing.assert_allclose(tile / 254, run.attentions[layer, head], atol=0.5 / 254 + 1e-6)
+    assert (tiles[n : n + figures.THUMBNAIL_GAP] == 255).all()  # the blank gap between layers
+
+
+def test_the_compared_sentence_survives_a_visit_to_another_page():
+    at = open_pretrained()
+    at.text_area(key="text_b").set_value(TROPHY_B).run()
+    at.switch_page(page_script("attention")).run()
+    assert not at.exception
+    assert at.query_params["text_b"] == TROPHY_B
+    at.switch_page(page_script("pretrained")).run()
+    assert not at.exception
+    assert at.text_area(key="text_b").value == TROPHY_B
+    assert "pretrained_compare" in charts(at)
