@@ -12,7 +12,7 @@ from typing import NamedTuple
 
 import streamlit as st
 
-from app import controls, minilm, state
+from app import controls, minilm, render, state
 
 
 class MinimalPair(NamedTuple):
@@ -74,8 +74,9 @@ def text_box():
         max_chars=state.MAX_TEXT_CHARS,
         persist_state="session",
     )
-    columns = st.columns(len(MINIMAL_PAIRS) + 1)
-    columns[0].caption("Minimal pairs:")
-    for column, pair in zip(columns[1:], MINIMAL_PAIRS, strict=True):
-        column.button(pair.name, key=f"pair_{pair.key}", on_click=use_pair, args=(pair,))
+    if not render.presenting():  # a projector shows the pair, not the buttons that set it
+        columns = st.columns(len(MINIMAL_PAIRS) + 1)
+        columns[0].caption("Minimal pairs:")
+        for column, pair in zip(columns[1:], MINIMAL_PAIRS, strict=True):
+            column.button(pair.name, key=f"pair_{pair.key}", on_click=use_pair, args=(pair,))
     return st.session_state["text_b"]

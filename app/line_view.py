@@ -46,12 +46,12 @@ def controls(prefix, n_heads, head):
     heads = picker.multiselect(
         "Heads drawn", every, key=heads_key, format_func=lambda h: f"H{h}", **_PERSIST
     )
-    for column, (name, chosen) in zip(
-        buttons, (("All", every), ("None", []), (f"Only H{head}", [head])), strict=True
-    ):
-        column.button(
-            name, key=f"{prefix}_{name.split()[0].lower()}", on_click=choose, args=(chosen,)
-        )
+    shortcuts = (("All", every), ("None", []), (f"Only H{head}", [head]))
+    for column, (name, chosen) in zip(buttons, shortcuts, strict=True):
+        if not render.presenting():  # presentation mode hides the inputs, these with them
+            column.button(
+                name, key=f"{prefix}_{name.split()[0].lower()}", on_click=choose, args=(chosen,)
+            )
     threshold = st.select_slider(
         "Draw lines for weights of at least",
         THRESHOLDS,

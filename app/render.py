@@ -24,7 +24,7 @@ _PRESENT_CSS = """
 <style>
 [data-testid="stSidebar"], [data-testid="stSidebarCollapsedControl"],
 [data-testid="stHeader"], [data-testid="stToolbar"],
-.stSlider, .stSelectbox, .stTextInput, .stTextArea, .stNumberInput, .stCheckbox,
+.stSlider, .stSelectbox, .stMultiSelect, .stTextInput, .stTextArea, .stNumberInput, .stCheckbox,
 .stDownloadButton, [data-testid="stButtonGroup"], .stPopover, .stExpander,
 [data-testid="stDataFrame"], .ae-scale { display: none !important; }
 .block-container { max-width: 100% !important; padding: 1rem 2rem !important; }
