@@ -807,7 +807,7 @@ def model_view_figure(attentions, selected=None):
             tiles[layer * step : layer * step + side, head * step : head * step + side] = np.round(
                 np.clip(pooled, 0.0, 1.0) * (_GAP - 1)
             )
-    viridis = sample_colorscale(WEIGHTS_SCALE, np.linspace(0.0, 1.0, 11))
+    viridis = weight_colors(np.linspace(0.0, 1.0, 11))
     top = (_GAP - 1) / _GAP
     colorscale = [[top * i / 10, colour] for i, colour in enumerate(viridis)]
     colorscale += [[top + 1e-6, "#ffffff"], [1.0, "#ffffff"]]

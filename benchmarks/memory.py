@@ -126,7 +126,9 @@ def _environment(**values):
                 os.environ[key] = value
 
 
-def measure(n_texts=20, n_pretrained=10, budget_mb=None, baseline=None, timings=3, log=print):
+def measure(
+    n_texts=20, n_pretrained=10, budget_mb=None, baseline=None, timings=3, log=print, browser=None
+):
     """Drive one server as a class would; return the RSS figures (MB) and view times (s).
 
     Parameters
@@ -136,6 +138,8 @@ def measure(n_texts=20, n_pretrained=10, budget_mb=None, baseline=None, timings=
     baseline : str or Path, optional, another checkout whose app is served instead
     timings : int, hit/miss pairs timed at the end (0: none)
     log : callable, receives one line per step
+    browser : a Playwright Browser to use, optional (one of its own is launched when None:
+        Playwright's sync API runs once per process, so a test passes the session's)
 
     Returns
     -------
@@ -150,7 +154,7 @@ def measure(n_texts=20, n_pretrained=10, budget_mb=None, baseline=None, timings=
     with (
         _environment(**env),
         serve_app(root / "app" / "main.py") as (url, pid),
-        chromium() as browser,
+        contextlib.nullcontext(browser) if browser else chromium() as browser,
         RssSampler(pid) as rss,
     ):
         start = rss.now()

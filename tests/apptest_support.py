@@ -168,7 +168,11 @@ def decode(array):
 
 
 def chart_z(at, key, trace=0):
-    """The ``z`` values of one trace of the chart with widget key ``key``, decoded.
+    """The ``z`` values one trace of the chart with widget key ``key`` shows, decoded.
+
+    A heatmap drawn in the browser from the scale's float32 frames (its ``live`` names
+    the stop its figure was ``drawn`` at) shows the frames' array at the slider's stop,
+    not its figure's: that is what this returns for it.
 
     Parameters
     ----------
@@ -182,6 +186,9 @@ def chart_z(at, key, trace=0):
     -------
     ndarray
     """
+    live = chart_payloads(at)[key].get("live") or {}
+    if trace == 0 and "drawn" in live and "heatmap" in live:
+        return scale_frames(at)[1][live["heatmap"]][scale_slider(at)["stop"]]
     return decode(charts(at)[key]["data"][trace]["z"])
 
 

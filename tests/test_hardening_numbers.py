@@ -8,7 +8,7 @@ import base64
 
 import numpy as np
 import pytest
-from apptest_support import RANDOM, TOY_PAGES, charts, open_app
+from apptest_support import RANDOM, TOY_PAGES, chart_z, charts, open_app
 
 from app import state
 
@@ -60,7 +60,7 @@ def test_scale_extremes_stay_finite(scale, causal, weights):
 
 def test_largest_scale_gives_one_hot_rows():
     at = run_page("attention", {"scale": repr(state.SCALE_MAX)})
-    weights = next(arrays(charts(at)["att_weights"]["data"][0]["z"]))
+    weights = chart_z(at, "att_weights")
     assert weights.max() == pytest.approx(1.0, abs=1e-3)
 
 
