@@ -1203,7 +1203,8 @@ def line_view_figure(links, labels, heads, threshold, title, chosen=None):
         margin={"l": 10, "r": 10, "t": 100, "b": 10},
         xaxis={"visible": False, "range": [-0.6, 1.6], "fixedrange": True},
         yaxis={"visible": False, "autorange": "reversed", "range": None, "fixedrange": True},
-        legend={"orientation": "h", "y": 1.0, "x": 1.0, "xanchor": "right", "yanchor": "bottom"},
+        # Under the lines: above them, in large type, the heads' keys ran into the title.
+        legend={"orientation": "h", "y": 0.0, "x": 0.5, "xanchor": "center", "yanchor": "top"},
         hovermode="closest",
         plot_bgcolor="white",
     )
