@@ -90,23 +90,30 @@ for i in $(seq 1 "$replicas"); do
     echo "replica r$i port $replica_port pid $!"
 done
 
-# Wait until every replica answers its health check (or one of them has died).
-"$python" - "${ports[@]}" <<'EOF' || { echo "serve_class: a replica did not come up" >&2; tail -n 20 "$work"/r*.log >&2; stop 1; }
+# wait_for SECONDS URL...: true once every URL answers, false when SECONDS pass first.
+wait_for() {
+    "$python" - "$@" <<'EOF'
 import sys
 import time
 import urllib.request
 
-deadline = time.monotonic() + 120
-for port in sys.argv[1:]:
+deadline = time.monotonic() + float(sys.argv[1])
+for url in sys.argv[2:]:
     while True:
         try:
-            with urllib.request.urlopen(f"http://127.0.0.1:{port}/_stcore/health", timeout=2):
+            with urllib.request.urlopen(url, timeout=2):
                 break
         except OSError:
             if time.monotonic() > deadline:
                 sys.exit(1)
-            time.sleep(0.5)
+            time.sleep(0.3)
 EOF
+}
+
+# Wait until every replica answers its health check (or one of them has died).
+health=()
+for replica_port in "${ports[@]}"; do health+=("http://127.0.0.1:$replica_port/_stcore/health"); done
+wait_for 120 "${health[@]}" || { echo "serve_class: a replica did not come up" >&2; tail -n 20 "$work"/r*.log >&2; stop 1; }
 
 # Streamlit's index.html carries one small inline script; the policy allows exactly it, by
 # its hash, computed from the Streamlit installed here (it changes between versions).
@@ -191,21 +198,7 @@ haproxy_pid=$!
 # Ready once HAProxy answers a health check, passed through to a replica.
 probe=$address
 [[ $probe == 0.0.0.0 ]] && probe=127.0.0.1
-"$python" - "http://$probe:$port/_stcore/health" <<'EOF' || { echo "serve_class: HAProxy did not start" >&2; stop 1; }
-import sys
-import time
-import urllib.request
-
-deadline = time.monotonic() + 30
-while True:
-    try:
-        with urllib.request.urlopen(sys.argv[1], timeout=2):
-            break
-    except OSError:
-        if time.monotonic() > deadline:
-            sys.exit(1)
-        time.sleep(0.2)
-EOF
+wait_for 30 "http://$probe:$port/_stcore/health" || { echo "serve_class: HAProxy did not start" >&2; stop 1; }
 echo "haproxy port $port pid $haproxy_pid"
 echo "open http://localhost:$port/ (students: this machine's address, port $port)"
 
