@@ -343,19 +343,19 @@ def embed(ids, wte, wpe, wtt, ln_e, eps):  # [n] -> [n, d_model]
 #: The cores this process may use.
 CORES = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
 #: Threads a forward pass may work in, at most: one per core, up to 4. NumPy lets go of the
-#: GIL inside its loops and BLAS calls, so blocks of rows (or of heads) run at once, each
-#: on a core, while BLAS itself keeps the one thread the app gives it (its own threads spin,
+#: GIL inside its loops and BLAS calls, so the parts of a layer run at once, each on a
+#: core, while BLAS itself keeps the one thread the app gives it (its own threads spin,
 #: and fight the server's; see app/main.py).
 THREADS = max(1, min(4, CORES))
-#: Below this many tokens a layer runs on one thread: handing blocks over costs more.
-PARALLEL_MIN_TOKENS = 64
+#: Below this many tokens a layer runs on one thread: handing parts over costs more.
+PARALLEL_MIN_TOKENS = 16
 _POOL = ThreadPoolExecutor(max(THREADS - 1, 1), thread_name_prefix="minilm")
 
 
 def spare_threads(n):
     """Threads a forward pass over ``n`` tokens should use now.
 
-    Blocks on threads pay only on idle cores: the layer waits for its slowest block, and on
+    Parts on threads pay only on idle cores: the layer waits for its slowest part, and on
     a busy machine one of them is always waiting for a core. Measured at 256 tokens: with
     the two cores busy with other jobs (load average 5-8), 211 ms on one thread and 369 ms
     on two; with the machine to itself (load 1.4, mostly these runs), 131 ms and 74 ms. So
@@ -368,76 +368,104 @@ def spare_threads(n):
     return max(1, min(THREADS, int(idle)))
 
 
-def _in_blocks(work, n, parts):
-    """Call ``work(block)`` for ``parts`` contiguous slices of ``range(n)``, at once.
+def _share(n, parts, part):
+    """The ``part``-th of ``parts`` contiguous slices of ``range(n)``."""
+    return slice(n * part // parts, n * (part + 1) // parts)
 
-    The caller runs the first block itself, so a busy pool delays but never deadlocks it.
+
+def _in_parts(work, parts):
+    """Call ``work(part)`` for each part in ``range(parts)``, at once.
+
+    The caller runs part 0 itself, so a busy pool delays but never deadlocks it.
     """
-    parts = max(1, min(parts, n))
-    blocks = [slice(n * i // parts, n * (i + 1) // parts) for i in range(parts)]
-    futures = [_POOL.submit(work, block) for block in blocks[1:]]
-    work(blocks[0])
+    futures = [_POOL.submit(work, part) for part in range(1, parts)]
+    work(0)
     for future in futures:
         future.result()
 
 
 def encoder_layer(
-    x, qkv, attn_out, ln_1, ffn_in, ffn_out, ln_2, n_heads, eps, weights=None, threads=1
+    x,
+    qkv,
+    attn_out,
+    ln_1,
+    ffn_in,
+    ffn_out,
+    ln_2,
+    n_heads,
+    eps,
+    weights=None,
+    queries=None,
+    keys=None,
+    threads=1,
 ):
     r"""One post-LayerNorm encoder layer (Vaswani et al. 2017, section 3.1).
 
     .. math:: h = \operatorname{LN}_1(x + \operatorname{MultiHead}(x)),\qquad
               y = \operatorname{LN}_2\bigl(h + \operatorname{GELU}(hW_1 + b_1)W_2 + b_2\bigr)
 
-    Q, K and V come from one fused (d_model, 3·d_model) matrix: one matmul instead of three.
-    Everything but the attention is row by row (token by token), and the attention is head
-    by head: so blocks of rows, then of heads, can run on ``threads`` threads at once.
+    Each sub-layer is a sum of independent parts, so ``threads`` parts run at once and
+    meet once, at the sum. The attention splits by heads: a part projects its heads'
+    queries, keys and values, attends, and multiplies its heads' outputs by their rows of
+    W_O. The feed-forward splits by hidden features: a part takes its columns of W_1, the
+    GELU of them, and their rows of W_2. Every part sees all the tokens, so at 45 tokens
+    each matrix product keeps 45 rows (a split by tokens would leave BLAS slivers of 23).
 
     Parameters
     ----------
     x : ndarray of shape (n, d_model)
-    qkv, attn_out, ffn_in, ffn_out : mapping with ``w``, ``b``
+    qkv : mapping with ``w`` of shape (d_model, 3 d_model), W_Q, W_K, W_V side by side, and ``b``
+    attn_out, ffn_in, ffn_out : mapping with ``w``, ``b``
     ln_1, ln_2 : mapping with ``g``, ``b``
     n_heads : int
     eps : float
     weights : ndarray of shape (n_heads, n, n), optional; receives the attention weights
-    threads : int, how many blocks to run at once (see :func:`spare_threads`)
+    queries, keys : ndarray of shape (n_heads, n, d_head), optional; receive them
+    threads : int, how many parts to run at once (see :func:`spare_threads`)
 
     Returns
     -------
     y : ndarray of shape (n, d_model)
-    q, k : ndarray of shape (n_heads, n, d_head)
-        Queries and keys, after the bias and before scaling.
+    queries, keys : ndarray of shape (n_heads, n, d_head), after the bias, before scaling
     weights : ndarray of shape (n_heads, n, n)
     """
     n, d_model = x.shape
     d_head = d_model // n_heads
-    parts = threads
-    fused = np.empty((n, 3 * d_model), dtype=x.dtype)
-    _in_blocks(lambda rows: linear(x[rows], **qkv, out=fused[rows]), n, parts)
-    q, k, v = fused.reshape(n, 3, n_heads, d_head).transpose(1, 2, 0, 3)  # -> [n_heads, n, d_head]
+    d_ff = ffn_in["w"].shape[1]
+    parts = max(1, min(threads, n_heads))
     if weights is None:
         weights = np.empty((n_heads, n, n), dtype=x.dtype)
-    merged = np.empty((n, n_heads, d_head), dtype=x.dtype)
+    if queries is None:
+        queries = np.empty((n_heads, n, d_head), dtype=x.dtype)
+    if keys is None:
+        keys = np.empty_like(queries)
+    shares = np.empty((parts, n, d_model), dtype=x.dtype)  # each part's term of the sum
+    (w_q, w_k, w_v), (b_q, b_k, b_v) = np.split(qkv["w"], 3, axis=1), np.split(qkv["b"], 3)
 
-    def attend(heads):
-        output, _ = attention(q[heads], k[heads], v[heads], out=weights[heads])
-        merged[:, heads] = output.transpose(1, 0, 2)  # [heads, n, d_head] -> [n, heads, d_head]
+    def attend(part):  # some heads, start to finish, and their share of the projection
+        heads = _share(n_heads, parts, part)
+        count, features = heads.stop - heads.start, slice(heads.start * d_head, heads.stop * d_head)
+        queries[heads] = split_heads(linear(x, w_q[:, features], b_q[features]), count)
+        keys[heads] = split_heads(linear(x, w_k[:, features], b_k[features]), count)
+        values = split_heads(linear(x, w_v[:, features], b_v[features]), count)
+        output, _ = attention(queries[heads], keys[heads], values, out=weights[heads])
+        np.matmul(merge_heads(output), attn_out["w"][features], out=shares[part])
 
-    _in_blocks(attend, n_heads, parts)
-    merged = merged.reshape(n, d_model)
-    y = np.empty_like(x)
+    def feed_forward(part):  # some hidden features, and their share of the output
+        hidden = _share(d_ff, parts, part)
+        inner = gelu(linear(h, ffn_in["w"][:, hidden], ffn_in["b"][hidden]))
+        np.matmul(inner, ffn_out["w"][hidden], out=shares[part])
 
-    def rest(rows):  # the residuals, LayerNorms and the feed-forward, for some tokens
-        h = linear(merged[rows], **attn_out)
-        h += x[rows]
-        h = layer_norm(h, **ln_1, eps=eps)
-        ffn = linear(gelu(linear(h, **ffn_in)), **ffn_out)  # -> [rows, d_ff] -> [rows, d_model]
-        ffn += h
-        y[rows] = layer_norm(ffn, **ln_2, eps=eps)
-
-    _in_blocks(rest, n, parts)
-    return y, q, k, weights
+    _in_parts(attend, parts)
+    h = shares.sum(axis=0)  # [parts, n, d_model] -> [n, d_model]
+    h += attn_out["b"]
+    h += x
+    h = layer_norm(h, **ln_1, eps=eps)
+    _in_parts(feed_forward, parts)
+    y = shares.sum(axis=0)
+    y += ffn_out["b"]
+    y += h
+    return layer_norm(y, **ln_2, eps=eps), queries, keys, weights
 
 
 def bert(ids, wte, wpe, wtt, ln_e, blocks, n_heads, eps):
@@ -468,12 +496,14 @@ def bert(ids, wte, wpe, wtt, ln_e, blocks, n_heads, eps):
     hidden[0] = embed(ids, wte, wpe, wtt, ln_e, eps)  # [n] -> [n, d_model]
     threads = spare_threads(n)
     for layer, block in enumerate(blocks):
-        hidden[layer + 1], queries[layer], keys[layer], _ = encoder_layer(
+        hidden[layer + 1], *_ = encoder_layer(
             hidden[layer],
             **block,
             n_heads=n_heads,
             eps=eps,
             weights=attentions[layer],
+            queries=queries[layer],
+            keys=keys[layer],
             threads=threads,
         )
     return hidden, attentions, queries, keys
