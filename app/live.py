@@ -17,6 +17,7 @@ from __future__ import annotations
 import hashlib
 import json
 import struct
+from dataclasses import dataclass
 
 import numpy as np
 from plotly.colors import sample_colorscale
@@ -194,3 +195,10 @@ def follow(source, frame_id, drawn=None, **binding):
     if "bar" in binding:
         live["colors"] = WEIGHT_COLORS
     return live
+
+
+@dataclass
+class HeldScale:
+    """The current scale, in a mutable holder: read where session state cannot be."""
+
+    scale: float

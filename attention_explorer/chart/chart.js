@@ -8,7 +8,7 @@
 //
 // Three kinds of data arrive from Python (app/render.py, app/controls.py):
 //   chart   {spec: figure JSON string, config, clicks: bool, live?: {...}}
-//   scale   {kind: "scale", source, label, stops, stop, labels?: [text per stop] (else in frames)}
+//   scale   {kind: "scale", source, label, stops, stop, placed, labels?: [text per stop] (else in frames)}
 //   frames  bytes: [uint32 header length][header JSON][pad to 8][arrays], see decodeFrames
 // While the slider moves, the charts whose `live` names its source show the frame of the
 // stop under the pointer: their heatmap image is recoloured (indexing and colour mapping
@@ -538,7 +538,7 @@ function mountSlider(component) {
         style="width: 100%; accent-color: var(--st-primary-color)">`;
     parentElement.appendChild(wrap);
     const input = wrap.querySelector("input");
-    slider = { wrap, input, pending: null };
+    slider = { wrap, input, pending: null, placed: undefined, held: null };
     elements.set(parentElement, slider);
     const paint = () => {
       slider.pending = null;
@@ -557,7 +557,8 @@ function mountSlider(component) {
     input.addEventListener("change", () => {
       const stop = Number(input.value);
       src.stop = stop;
-      if (stop !== src.sent) setStateValue("stop", stop);
+      if (stop !== slider.held) setStateValue("stop", stop);
+      slider.held = stop;
       for (const chart of src.charts) {
         if (frameFor(chart) !== null) {
           if (!schedule(chart)) restorePlotly(chart); // already drawn at this stop
@@ -576,9 +577,16 @@ function mountSlider(component) {
   };
   slider.wrap.querySelector("label").textContent = data.label;
   slider.input.max = String(data.stops - 1);
-  slider.input.value = String(data.stop);
-  slider.describe(data.stop);
-  src.stop = data.stop;
+  // The thumb goes to `stop` when it is new here or Python placed it (`placed` counts
+  // that): a release reruns only the slider's fragment, whose data keep the stop of the
+  // last full run, so Streamlit resends them as a reference and the thumb stays put.
+  if (slider.placed !== data.placed) {
+    slider.placed = data.placed;
+    slider.held = data.stop; // the stop Python holds
+    slider.input.value = String(data.stop);
+    src.stop = data.stop;
+  }
+  slider.describe(src.stop);
   src.sent = data.stop;
   for (const chart of src.charts) schedule(chart);
 }
