@@ -7,9 +7,10 @@ settings change. While the slider is dragged the browser only switches between t
 frames (indexing and colour mapping); on release the stop goes back to Python. With
 float32 frames the browser draws the exact figures of the new stop itself, from the
 frames, and the charts' data do not depend on the stop (Streamlit resends an unchanged
-element as a reference to it); with 16-bit frames Python draws them. Above
-:data:`MAX_TOKENS`, or past :data:`MAX_BYTES`, no frames are sent and the charts update
-in place from the server on release.
+element as a reference to it): the page puts the slider in a fragment of its own, so a
+release reruns only the slider, which stores the stop. With 16-bit frames Python draws
+the figures. Above :data:`MAX_TOKENS`, or past :data:`MAX_BYTES`, no frames are sent
+and the charts update in place from the server on release.
 """
 
 from __future__ import annotations

@@ -12,6 +12,7 @@ from apptest_support import (
     messages,
     open_app,
     scale_frames,
+    scale_slider,
     scale_shown,
 )
 
@@ -77,6 +78,19 @@ def test_charts_drawn_from_frames_send_the_same_data_at_every_stop():
         ):
             assert after[key] == before[key], key
             assert after[key]["live"]["drawn"] == header_stop(at, 0.25)
+
+
+def test_the_slider_places_its_thumb_only_when_python_moves_the_scale():
+    """A full run that keeps the scale leaves the thumb alone; one that moves it places it."""
+    at = open_app("attention", RANDOM)
+    first = scale_slider(at)
+    at.run()
+    assert scale_slider(at) == first
+    at.session_state["d_model"] = 64  # the default scale follows d_k: 1/√64
+    at.run()
+    moved = scale_slider(at)
+    assert moved["placed"] == first["placed"] + 1
+    assert moved["stop"] == header_stop(at, 0.125)
 
 
 def header_stop(at, scale):

@@ -15,9 +15,9 @@
 // only, no maths), bars restyled, markers moved, titles relabelled. On release the stop
 // goes back to Python. A chart whose `live.drawn` is set got a reference figure (the same
 // data at every stop, so Streamlit resends only a reference to it): with float32 frames
-// the exact figure of any stop is that figure with the stop's frame put in (drawAt),
-// drawn by Plotly.react at release, before the server answers. Otherwise Python sends
-// the exact figures and Plotly.react draws them.
+// the exact figure of any stop is that figure with the stop's frame put in (figureAt),
+// drawn by Plotly.react at release; Python then reruns only the slider. Otherwise
+// Python sends the exact figures and Plotly.react draws them.
 
 const plotlyReady = import("./plotly.min.js").then(() => window.Plotly);
 
@@ -557,7 +557,7 @@ function mountSlider(component) {
     input.addEventListener("change", () => {
       const stop = Number(input.value);
       src.stop = stop;
-      if (stop !== slider.held) setStateValue("stop", stop);
+      if (stop !== slider.held) slider.send(stop);
       slider.held = stop;
       for (const chart of src.charts) {
         if (frameFor(chart) !== null) {
@@ -566,6 +566,10 @@ function mountSlider(component) {
       }
     });
   }
+  // The latest mount's setter: the slider moves between the page's fragments (its own
+  // when the frames draw every chart, else the charts'), and the setter names the one
+  // whose run a release starts.
+  slider.send = (stop) => setStateValue("stop", stop);
   // The stops' labels come with the data, or with the frames (which may arrive after).
   slider.labels = data.labels || null;
   src.slider = slider;
@@ -587,7 +591,7 @@ function mountSlider(component) {
     src.stop = data.stop;
   }
   slider.describe(src.stop);
-  src.sent = data.stop;
+  src.sent = data.stop; // the stop of the figures Python drew (those not drawn from frames)
   for (const chart of src.charts) schedule(chart);
 }
 
