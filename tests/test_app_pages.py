@@ -12,8 +12,8 @@ from apptest_support import (
     messages,
     open_app,
     scale_frames,
-    scale_slider,
     scale_shown,
+    scale_slider,
 )
 
 import engine

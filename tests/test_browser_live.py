@@ -28,14 +28,14 @@ WEIGHTS = """() => {
 }"""
 
 
-def engine_weights(weights, scale):
-    """The engine's weights for the default passage and head at ``scale``."""
+def engine_weights(weights, scale, text=state.DEFAULT_TEXT):
+    """The engine's weights for ``text`` (the default passage) and head at ``scale``."""
     if weights == "minilm":
         model = bert.load_minilm()
-        run = bert.run(model, state.DEFAULT_TEXT)
+        run = bert.run(model, text)
         layer = bert.layer_run(model, run, state.DEFAULT_LAYER, scale, False)
         return layer.attention.weights[state.DEFAULT_HEAD]
-    tokenization = engine.tokenize(state.DEFAULT_TEXT, state.default_tokenizer())
+    tokenization = engine.tokenize(text, state.default_tokenizer())
     return engine.run_toy(tokenization.tokens, 16, 1, 0, scale=scale).attention.weights[0]
 
 
@@ -193,6 +193,24 @@ def test_after_a_step_the_thumb_stays_and_the_next_step_goes_on_from_it(page, ap
     thumb = slider(page, "att_scale")
     assert thumb.input_value() == str(expected)
     assert thumb.get_attribute("aria-valuetext") == f"{options[expected]:.4g}"
+    assert_healthy(page)
+
+
+def test_the_slider_steps_on_after_the_text_passes_128_tokens(page, app_url):
+    """Past 128 tokens the slider leaves its own fragment for the charts'; it still steps."""
+    open_app(page, app_url + "/attention?weights=random")
+    step(page, "ArrowRight")
+    text = " ".join(["the cat sat on the mat"] * 30)  # 180 tokens: no frames
+    box = page.locator(".st-key-text textarea")
+    box.fill(text)
+    box.press("Control+Enter")
+    wait_settled(page)
+    step(page, "ArrowRight")
+    options = state.scale_options(16, 1)
+    scale = float(query(page)["scale"])
+    assert scale == pytest.approx(options[options.index(0.25) + 2])
+    shown = page.evaluate(WEIGHTS)  # the server's exact figure
+    np.testing.assert_allclose(shown, engine_weights("random", scale, text), atol=1e-6)
     assert_healthy(page)
 
 
