@@ -88,11 +88,14 @@ if state.MINILM is not None:
     random_against_trained()
 
 
-#: The fragment of the charts that follow the scale (a release reruns it by this key).
-CHARTS = "attention_charts"
+#: The fragments of the scale slider and of the charts that follow it, by key.
+SLIDER, CHARTS = "attention_scale", "attention_charts"
 frame_id, frames = compute.scale_frames(settings, head)
+per_stop = frames is None  # past live.MAX_TOKENS: each release sends its own stop's frames
+if per_stop:
+    frame_id, frames = compute.stop_frames(settings, head)
 in_browser = live.drawn_in_browser(frames)  # the browser draws every chart at every stop
-if frames is not None:
+if frames is not None and not per_stop:
     controls.scale_frames(frames)
 del frames  # as the run: the fragments below keep only what they need
 
@@ -100,23 +103,26 @@ del frames  # as the run: the fragments below keep only what they need
 def after_release():
     """A clicked cell's arithmetic is drawn here: rerun the charts' fragment to redo it."""
     if st.session_state.get("att_weights_cell") is not None:
-        st.rerun(CHARTS)
+        st.rerun([SLIDER, CHARTS])
 
 
-@st.fragment
+@st.fragment(key=SLIDER)
 def scale_control(data):
     """The scale slider alone: a release stores the stop and writes the URL, nothing else.
 
     Only when the browser draws every chart at every stop from the frames: the slider's
     ``data`` are those of the last full run, the same after a release, so Streamlit
-    resends them as a reference.
+    resends them as a reference. Past live.MAX_TOKENS the stop's own frames follow it.
     """
     controls.scale_slider(data, on_release=after_release)
+    if per_stop:
+        now = settings.replace(scale=st.session_state["scale"])
+        controls.scale_frames(compute.stop_frames(now, head)[1])
     state.write_url()
 
 
 if in_browser:
-    scale_control(controls.scale_slider_data(with_labels=False))
+    scale_control(controls.scale_slider_data(with_labels=per_stop))
 
 
 @st.fragment(key=CHARTS)
