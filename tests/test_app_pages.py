@@ -122,7 +122,8 @@ def test_past_128_tokens_each_stop_sends_its_own_frames():
     at.session_state["scale"] = 4.0
     at.run()
     header, frames = scale_frames(at)
-    assert header["first"] == header_stop_of(4.0) and header["scales"] == [4.0]
+    assert header["first"] == header_stop_of(4.0)
+    assert header["scales"] == [4.0]
     after = chart_payloads(at)
     for key in ("att_scaled", "att_weights", "att_output", "att_bar", "att_saturation"):
         assert after[key] == before[key], key
