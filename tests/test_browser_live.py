@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
+from urllib.parse import quote
 
 import numpy as np
 import pandas as pd
@@ -79,6 +80,18 @@ def test_a_drag_plays_frames_with_no_run_until_release(page, app_url, weights):
     assert_healthy(page)
 
 
+#: Whether the weights heatmap's image is Plotly's own for its figure (not a recoloured
+#: preview), and it is marked as not recoloured.
+PLOTLYS_OWN = """async () => {
+    const plot = document.querySelector('.st-key-att_weights .js-plotly-plot');
+    const href = () => plot.querySelector('.heatmaplayer image')
+        .getAttributeNS('http://www.w3.org/1999/xlink', 'href');
+    const before = href();
+    await Plotly.redraw(plot);  // what Plotly draws for this figure, afresh
+    return [before === href(), plot.dataset.recoloured === undefined];
+}"""
+
+
 def test_after_release_the_pixels_are_plotlys_own(page, app_url):
     open_app(page, app_url + "/attention")
     slider(page, "att_scale").scroll_into_view_if_needed()
@@ -86,17 +99,32 @@ def test_after_release_the_pixels_are_plotlys_own(page, app_url):
     page.mouse.up()
     page.wait_for_url(re.compile(r"[?&]scale="))
     wait_settled(page)
-    same = page.evaluate(
-        """async () => {
+    assert page.evaluate(PLOTLYS_OWN) == [True, True]
+
+
+def test_past_128_tokens_a_step_draws_the_engines_figure_from_its_frames(page, app_url):
+    """Each step sends its stop's frames; the heatmap shows the engine's weights there."""
+    text = " ".join(["the cat sat on the mat while the dog slept by the door"] * 16)  # 208 tokens
+    open_app(page, f"{app_url}/attention?weights=random&text={quote(text)}")
+    received = []
+    page.on("websocket", lambda ws: ws.on("framereceived", lambda data: received.append(data)))
+    step(page, "ArrowRight")
+    scale = float(query(page)["scale"])
+    expected = engine_weights("random", scale, text)
+    assert len(expected) > 128  # past the frames of every stop
+    page.wait_for_function(  # the frames came with the run; the exact figure follows
+        """(row) => {
             const plot = document.querySelector('.st-key-att_weights .js-plotly-plot');
-            const href = () => plot.querySelector('.heatmaplayer image')
-                .getAttributeNS('http://www.w3.org/1999/xlink', 'href');
-            const before = href();
-            await Plotly.redraw(plot);  // what Plotly draws for this figure, afresh
-            return [before === href(), plot.dataset.recoloured === undefined];
-        }"""
+            const z = plot._fullData[0].z[0];
+            return !plot.closest('.ae-chart').dataset.pending
+                && row.every((w, j) => Math.abs(z[j] - w) < 1e-6);
+        }""",
+        arg=expected[0].tolist(),
     )
-    assert same == [True, True]
+    np.testing.assert_allclose(page.evaluate(WEIGHTS), expected, atol=1e-6)
+    assert page.evaluate(PLOTLYS_OWN) == [True, True]
+    assert sum(len(data) for data in received) < 1024 * 1024  # one stop's frames, no figure
+    assert_healthy(page)
 
 
 def test_a_drag_back_to_the_drawn_stop_restores_plotlys_image(page, app_url):
@@ -197,10 +225,10 @@ def test_after_a_step_the_thumb_stays_and_the_next_step_goes_on_from_it(page, ap
 
 
 def test_the_slider_steps_on_after_the_text_passes_128_tokens(page, app_url):
-    """Past 128 tokens the slider leaves its own fragment for the charts'; it still steps."""
+    """Past 128 tokens each step brings its own stop's frames: the slider steps on from them."""
     open_app(page, app_url + "/attention?weights=random")
     step(page, "ArrowRight")
-    text = " ".join(["the cat sat on the mat"] * 30)  # 180 tokens: no frames
+    text = " ".join(["the cat sat on the mat"] * 30)  # 180 tokens
     box = page.locator(".st-key-text textarea")
     box.fill(text)
     box.press("Control+Enter")
@@ -209,7 +237,7 @@ def test_the_slider_steps_on_after_the_text_passes_128_tokens(page, app_url):
     options = state.scale_options(16, 1)
     scale = float(query(page)["scale"])
     assert scale == pytest.approx(options[options.index(0.25) + 2])
-    shown = page.evaluate(WEIGHTS)  # the server's exact figure
+    shown = page.evaluate(WEIGHTS)  # the exact figure, from the stop's frames
     np.testing.assert_allclose(shown, engine_weights("random", scale, text), atol=1e-6)
     assert_healthy(page)
 

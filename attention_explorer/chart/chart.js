@@ -382,6 +382,11 @@ function redraw(chart) {
 const queue = new Set();
 let pumping = false;
 
+// A chart with nothing left to draw is no longer pending (unless Plotly is drawing it).
+function settled(chart) {
+  if (!chart.reacting && !queue.has(chart)) delete chart.div.dataset.pending;
+}
+
 function schedule(chart) {
   if (wanted(chart) === chart.shows) return false;
   queue.add(chart);
@@ -542,7 +547,7 @@ function mountFrames(component) {
   // Frames of the current stop alone arrive after a release: show the stop at once in
   // the images Plotly drew, then draw the exact figures.
   if (src.frames.scales.length === 1 && src.stop !== null) showFrame(src, src.stop);
-  for (const chart of src.charts) schedule(chart);
+  for (const chart of src.charts) if (!schedule(chart)) settled(chart);
 }
 
 function mountSlider(component) {
@@ -581,9 +586,14 @@ function mountSlider(component) {
       if (stop !== slider.held) slider.send(stop);
       slider.held = stop;
       for (const chart of src.charts) {
-        if (frameFor(chart) !== null) {
-          if (!schedule(chart)) restorePlotly(chart); // already drawn at this stop
-        } else if (stop === src.sent) restorePlotly(chart);
+        if (frameFor(chart) === null) {
+          if (stop === src.sent) restorePlotly(chart);
+        } else if (frameOf(src.frames, stop) < 0) {
+          chart.div.dataset.pending = "1"; // drawn when the stop's own frames arrive
+        } else if (!schedule(chart)) {
+          restorePlotly(chart); // already drawn at this stop
+          settled(chart);
+        }
       }
     });
   }
