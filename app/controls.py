@@ -133,11 +133,17 @@ def weights_control(trained):
         st.select_slider("Head h", range(n_heads), key="head", **_PERSIST)
 
 
-def scale_frames(frames):
-    """Send the scale's ``frames`` (bytes from :func:`app.compute.scale_frames`) to the browser.
+#: Session-state keys of the scale slider: the stop its thumb shows, the times Python moved
+#: the scale away from it, the holder of the current scale.
+_THUMB, _PLACED, _HELD = "_scale_thumb", "_scale_placed", "_scale_held"
 
-    An element of height 0, sent again only when the frames change; the charts that
-    follow the slider read them (:mod:`app.live`).
+
+def scale_frames(frames):
+    """Send the scale's ``frames`` to the browser: an element of height 0.
+
+    The bytes of :func:`app.compute.scale_frames` (every stop, sent again only when they
+    change) or :func:`app.compute.stop_frames` (one stop); the charts that follow the
+    slider read them (:mod:`app.live`).
     """
     attention_explorer.chart(key=f"{live.SOURCE}_frames", data=frames, height=0)
 
@@ -192,11 +198,6 @@ def scale_slider(data, on_release=None):
             on_release()
 
     attention_explorer.chart(key=live.SOURCE, data=data, on_stop_change=released)
-
-
-#: Session-state keys of the scale slider: the stop its thumb shows, the times Python moved
-#: the scale away from it, the holder of the current scale.
-_THUMB, _PLACED, _HELD = "_scale_thumb", "_scale_placed", "_scale_held"
 
 
 def held_scale():

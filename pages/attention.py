@@ -94,7 +94,7 @@ frame_id, frames = compute.scale_frames(settings, head)
 per_stop = frames is None  # past live.MAX_TOKENS: each release sends its own stop's frames
 if per_stop:
     frame_id, frames = compute.stop_frames(settings, head)
-in_browser = live.drawn_in_browser(frames)  # the browser draws every chart at every stop
+in_browser = live.drawn_in_browser(frames)  # the browser draws the charts from the frames
 if frames is not None and not per_stop:
     controls.scale_frames(frames)
 del frames  # as the run: the fragments below keep only what they need
@@ -110,9 +110,10 @@ def after_release():
 def scale_control(data):
     """The scale slider alone: a release stores the stop and writes the URL, nothing else.
 
-    Only when the browser draws every chart at every stop from the frames: the slider's
+    Only when the browser draws the charts from the frames: the slider's
     ``data`` are those of the last full run, the same after a release, so Streamlit
-    resends them as a reference. Past live.MAX_TOKENS the stop's own frames follow it.
+    resends them as a reference. Past :data:`app.live.MAX_TOKENS` tokens the frames of
+    the stop alone come with it.
     """
     controls.scale_slider(data, on_release=after_release)
     if per_stop:
