@@ -241,7 +241,8 @@ function showFrame(src, stop) {
   const parts = {};
   for (const chart of src.charts) {
     const live = chart.live;
-    if (live.frames !== frames.id || !chart.div.isConnected) continue;
+    // not yet drawn by Plotly (the frames of one stop may come before a chart's first draw)
+    if (live.frames !== frames.id || !chart.div.isConnected || !chart.div._fullLayout) continue;
     if (chart.shows === `${frames.id}:${stop}`) continue; // its exact figure is drawn
     const begun = performance.now();
     if (live.title) {
