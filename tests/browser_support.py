@@ -89,8 +89,7 @@ def wait_settled(page, charts=True):
 
 
 def assert_healthy(page):
-    """No exception shown (ours or the chart component's), no script error or plotly.js
-    warning, nothing fetched, a chart drawn."""
+    """No exception, component or page error, plotly.js warning or outside fetch; a chart drawn."""
     exceptions = page.locator('[data-testid="stException"]')
     assert exceptions.count() == 0, exceptions.all_inner_texts()
     broken = page.get_by_text("BidiComponent Error")  # our chart component threw
