@@ -191,6 +191,36 @@ def _scale_frames(settings, head):
     return live.sweep_frames(live.SOURCE, sweep, labels)
 
 
+def stop_frames(settings, head):
+    """One head's attention at the current stop alone, packed like :func:`scale_frames`.
+
+    Past :data:`app.live.MAX_TOKENS` tokens, where the frames of every stop stop paying,
+    each release sends its stop's frames: the browser recolours the heatmaps from them at
+    once and then draws the exact figures, as from the frames of every stop. Their id is
+    the same at every stop (it names the settings and the head), so the charts that follow
+    them keep the same data from stop to stop.
+
+    Returns
+    -------
+    frame_id, payload : as :func:`app.live.pack` returns them
+    """
+    return _stop_frames(settings, head)
+
+
+@cache.bounded(ttl=_TTL)
+def _stop_frames(settings, head):
+    run = layer(settings.replace(scale=None))  # q, k, v and the mask: the same at every scale
+    attention = run.attention
+    options = state.scale_options(*settings.shape)
+    scale = state.default_scale(*settings.shape) if settings.scale is None else settings.scale
+    sweep = engine.attention_over_scales(
+        attention.q[head], attention.k[head], attention.v[head], np.array([scale]), run.mask
+    )
+    name = repr((settings.replace(scale=None), head)).encode()
+    frame_id = hashlib.blake2b(name, digest_size=8).hexdigest()
+    return live.sweep_frames(live.SOURCE, sweep, first=options.index(scale), frame_id=frame_id)
+
+
 @st.cache_resource(show_spinner=False)
 def book_exercise():
     """The notebook's set-up and every result the book page shows."""

@@ -133,33 +133,83 @@ def weights_control(trained):
         st.select_slider("Head h", range(n_heads), key="head", **_PERSIST)
 
 
-def scale_slider(frames=None):
-    """The logarithmic scale slider, which lives in the browser while it moves.
+#: Session-state keys of the scale slider: the stop its thumb shows, the times Python moved
+#: the scale away from it, the holder of the current scale.
+_THUMB, _PLACED, _HELD = "_scale_thumb", "_scale_placed", "_scale_held"
 
-    It is the chart component's slider (:mod:`attention_explorer`): while it is dragged
-    the charts that follow it switch between the engine-computed ``frames`` (bytes from
-    :func:`app.compute.scale_frames`, sent only when they change); on release (or a
-    keyboard step) the stop comes back here, into ``st.session_state["scale"]`` and so
-    the URL. Without frames the charts update from the server on release.
+
+def scale_frames(frames):
+    """Send the scale's ``frames`` to the browser: an element of height 0.
+
+    The bytes of :func:`app.compute.scale_frames` (every stop, sent again only when they
+    change) or :func:`app.compute.stop_frames` (one stop); the charts that follow the
+    slider read them (:mod:`app.live`).
+    """
+    attention_explorer.chart(key=f"{live.SOURCE}_frames", data=frames, height=0)
+
+
+def scale_slider_data(with_labels):
+    """The scale slider's data at the current stop, for :func:`scale_slider`.
+
+    ``placed`` counts the times Python moved the scale away from where the browser's
+    thumb is (a new weights or d_model snapping it, say): the browser moves the thumb to
+    ``stop`` only when that count changes (or the slider is new), so data that keep the
+    stop of an earlier run never pull the thumb back. ``with_labels``: each stop's label
+    (else the frames carry them, and a step need not resend them).
     """
     d_model, heads = state.model_shape(state.current())
     options = state.scale_options(d_model, heads)
-
-    def released():
-        st.session_state["scale"] = options[st.session_state[live.SOURCE]["stop"]]
-
+    stop = options.index(st.session_state["scale"])
+    if st.session_state.get(_THUMB, stop) != stop:
+        st.session_state[_PLACED] = st.session_state.get(_PLACED, 0) + 1
+    st.session_state[_THUMB] = stop
     data = {
         "kind": "scale",
         "source": live.SOURCE,
         "label": "Scale s in softmax(s · q·kᵀ), logarithmic",
         "stops": len(options),
-        "stop": options.index(st.session_state["scale"]),
+        "stop": stop,
+        "placed": st.session_state.get(_PLACED, 0),
     }
-    if frames is not None:
-        attention_explorer.chart(key=f"{live.SOURCE}_frames", data=frames, height=0)
-    else:  # the frames carry the stops' labels, which a step then need not resend
+    if with_labels:
         data["labels"] = [state.scale_label(value, d_model, heads) for value in options]
+    return data
+
+
+def scale_slider(data, on_release=None):
+    """The logarithmic scale slider, which lives in the browser while it moves.
+
+    It is the chart component's slider (:mod:`attention_explorer`): while it is dragged
+    the charts that follow it switch between the engine-computed frames
+    (:func:`scale_frames`); on release (or a keyboard step) the stop comes back here,
+    into ``st.session_state["scale"]`` and :func:`held_scale`. Without frames
+    the charts update from the server on release. ``data`` come from
+    :func:`scale_slider_data`; ``on_release`` runs after the stop is stored (it may call
+    ``st.rerun`` with a fragment's key to rerun that fragment instead of this one).
+    """
+    options = state.scale_options(*state.model_shape(state.current()))
+
+    def released():
+        stop = st.session_state[live.SOURCE]["stop"]
+        st.session_state["scale"] = options[stop]
+        st.session_state[_THUMB] = stop
+        held_scale()
+        if on_release is not None:
+            on_release()
+
     attention_explorer.chart(key=live.SOURCE, data=data, on_stop_change=released)
+
+
+def held_scale():
+    """The session's current scale in a holder that code outside the script thread can read.
+
+    A CSV button's data are built when it is clicked, in a server thread where session
+    state cannot be read: they read ``held_scale().scale``, which the slider's release
+    sets, so a CSV drawn before a release is the engine's array at the stop shown.
+    """
+    held = st.session_state.setdefault(_HELD, live.HeldScale(st.session_state["scale"]))
+    held.scale = st.session_state["scale"]
+    return held
 
 
 def url_warnings(new_warnings):

@@ -7,9 +7,12 @@ settings change. While the slider is dragged the browser only switches between t
 frames (indexing and colour mapping); on release the stop goes back to Python. With
 float32 frames the browser draws the exact figures of the new stop itself, from the
 frames, and the charts' data do not depend on the stop (Streamlit resends an unchanged
-element as a reference to it); with 16-bit frames Python draws them. Above
-:data:`MAX_TOKENS`, or past :data:`MAX_BYTES`, no frames are sent and the charts update
-in place from the server on release.
+element as a reference to it): the page puts the slider in a fragment of its own, so a
+release reruns only the slider, which stores the stop. With 16-bit frames Python draws
+the figures. Above :data:`MAX_TOKENS` the frames of every stop stop paying: each release
+sends the frames of its own stop (:func:`app.compute.stop_frames`), from which the browser
+recolours the heatmaps at once and then draws the exact figures. Past :data:`MAX_BYTES`
+no frames are sent and the charts update in place from the server on release.
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ from __future__ import annotations
 import hashlib
 import json
 import struct
+from dataclasses import dataclass
 
 import numpy as np
 from plotly.colors import sample_colorscale
@@ -47,7 +51,7 @@ def _fixed16(array):
     return codes, lo, hi
 
 
-def pack(source, arrays, scales, titles, limits, labels=None):
+def pack(source, arrays, scales, titles, limits, labels=None, first=0, frame_id=None):
     """The frames as one binary message.
 
     Layout: a little-endian uint32 header length, the header as UTF-8 JSON, zero padding
@@ -63,10 +67,13 @@ def pack(source, arrays, scales, titles, limits, labels=None):
     titles : list of n_s str, each stop's scale as the figures' titles write it
     limits : dict of str to ndarray of shape (n_s,), colour limits per stop
     labels : list of n_s str, optional, each stop as the slider shows it
+    first : int, the slider's stop of the first frame (the frames hold stops
+        ``first`` to ``first + n_s - 1``; 0 for the whole grid)
+    frame_id : str, optional, the name charts follow; by default a digest of the frames
 
     Returns
     -------
-    frame_id : str, a digest of the frames (charts name it to follow them)
+    frame_id : str, the frames' name (charts name it to follow them)
     payload : bytes
         Both None when even 16 bits exceed :data:`MAX_BYTES`.
     """
@@ -84,10 +91,12 @@ def pack(source, arrays, scales, titles, limits, labels=None):
         blobs.append(raw + b"\0" * (-len(raw) % 8))
         offset += len(blobs[-1])
     body = b"".join(blobs)
-    frame_id = hashlib.blake2b(body, digest_size=8).hexdigest()
+    if frame_id is None:
+        frame_id = hashlib.blake2b(body, digest_size=8).hexdigest()
     header = {
         "source": source,
         "id": frame_id,
+        "first": first,
         "scales": [float(s) for s in scales],
         "titles": list(titles),
         "limits": {name: [float(x) for x in values] for name, values in limits.items()},
@@ -105,7 +114,7 @@ def scale_title(scale):
     return f"{scale:.4g}"
 
 
-def sweep_frames(source, sweep, labels=None):
+def sweep_frames(source, sweep, labels=None, first=0, frame_id=None):
     """Pack an engine sweep for the attention page: weights, scaled scores, output, saturation.
 
     The scaled scores and each row's saturation (:func:`engine.saturation`, and its mean
@@ -121,6 +130,7 @@ def sweep_frames(source, sweep, labels=None):
     source : str
     sweep : engine.attention.ScaleSweep
     labels : list of str, optional, the slider's label of each stop (sent with the frames)
+    first, frame_id : as :func:`pack` takes them
 
     Returns
     -------
@@ -148,6 +158,8 @@ def sweep_frames(source, sweep, labels=None):
         [scale_title(s) for s in sweep.scales],
         limits,
         labels,
+        first,
+        frame_id,
     )
 
 
@@ -194,3 +206,10 @@ def follow(source, frame_id, drawn=None, **binding):
     if "bar" in binding:
         live["colors"] = WEIGHT_COLORS
     return live
+
+
+@dataclass
+class HeldScale:
+    """The current scale, in a mutable holder: read where session state cannot be."""
+
+    scale: float

@@ -52,10 +52,11 @@ def settings_slug(values, scale=None):
     """The settings that shape a figure, as a short file-name-safe string.
 
     ``scale`` replaces the scale's own text: a chart drawn from the scale's frames gets
-    ``"{scale}"``, which the browser fills in with the stop it shows.
+    ``"{scale}"``, which the browser fills in with the stop it shows; ``""`` leaves the
+    scale out.
     """
     scale = f"{values['scale']:.4g}" if scale is None else scale
-    tail = f"-s{scale}-{'causal' if values['causal'] else 'full'}"
+    tail = f"{f'-s{scale}' if scale else ''}-{'causal' if values['causal'] else 'full'}"
     if values["weights"] == "minilm":
         return f"minilm-l{values['layer']}-h{values['head']}{tail}"
     return f"d{values['d_model']}-h{values['heads']}{tail}-pe_{values['pe']}-seed{values['seed']}"
@@ -73,9 +74,13 @@ def chart(container, fig, key, table=None, *, live=None, clicks=False):
     container : a Streamlit container (``st``, a column, ...)
     fig : plotly Figure
     key : str
-    table : DataFrame, optional
+    table : DataFrame or callable returning one, optional
         The engine's numbers behind the chart, with full token labels: its CSV button
         writes them at full precision (not the figure's float32 copy). No button without.
+        A callable builds them when the button is clicked (outside the script thread):
+        a chart drawn from the scale's frames passes one that reads the stop shown then,
+        and its file name leaves the scale out (the name is fixed when the button is
+        drawn, and a release of the slider does not redraw it).
     live : dict, optional
         Which traces follow the scale's frames while the slider moves (:mod:`app.live`).
     clicks : bool
@@ -87,9 +92,9 @@ def chart(container, fig, key, table=None, *, live=None, clicks=False):
         ``{"trace", "row", "col"}`` of a cell clicked since the last run, else None.
     """
     values = state.current()
-    filename = f"attention-explorer_{key}_{settings_slug(values)}"
     # A chart drawn from the scale's frames sends the same data at every stop.
     shown = "{scale}" if live is not None and "drawn" in live else None
+    filename = f"attention-explorer_{key}_{settings_slug(values, '' if shown else None)}"
     figure_name = f"attention-explorer_{key}_{settings_slug(values, shown)}"
     fig.layout.template = None  # plotly.py's default template is 6 KB per chart; the JS themes
     if presenting():
@@ -126,7 +131,7 @@ def chart(container, fig, key, table=None, *, live=None, clicks=False):
     if table is not None and not presenting():
         container.download_button(
             "CSV",
-            data=lambda: tables.to_csv(table),
+            data=lambda: tables.to_csv(table() if callable(table) else table),
             file_name=f"{filename}.csv",
             mime="text/csv",
             key=f"{key}_csv",

@@ -88,17 +88,58 @@ if state.MINILM is not None:
     random_against_trained()
 
 
-@st.fragment
+#: The fragments of the scale slider and of the charts that follow it, by key.
+SLIDER, CHARTS = "attention_scale", "attention_charts"
+frame_id, frames = compute.scale_frames(settings, head)
+per_stop = frames is None  # past live.MAX_TOKENS: each release sends its own stop's frames
+if per_stop:
+    frame_id, frames = compute.stop_frames(settings, head)
+in_browser = live.drawn_in_browser(frames)  # the browser draws the charts from the frames
+if frames is not None and not per_stop:
+    controls.scale_frames(frames)
+del frames  # as the run: the fragments below keep only what they need
+
+
+def after_release():
+    """A clicked cell's arithmetic is drawn here: rerun the charts' fragment to redo it."""
+    if st.session_state.get("att_weights_cell") is not None:
+        st.rerun([SLIDER, CHARTS])
+
+
+@st.fragment(key=SLIDER)
+def scale_control(data):
+    """The scale slider alone: a release stores the stop and writes the URL, nothing else.
+
+    Only when the browser draws the charts from the frames: the slider's
+    ``data`` are those of the last full run, the same after a release, so Streamlit
+    resends them as a reference. Past :data:`app.live.MAX_TOKENS` tokens the frames of
+    the stop alone come with it.
+    """
+    controls.scale_slider(data, on_release=after_release)
+    if per_stop:
+        now = settings.replace(scale=st.session_state["scale"])
+        controls.scale_frames(compute.stop_frames(now, head)[1])
+    state.write_url()
+
+
+if in_browser:
+    scale_control(controls.scale_slider_data(with_labels=per_stop))
+
+
+@st.fragment(key=CHARTS)
 def scaled_view():
-    """The scale slider and every figure it alone drives, rerun together on release.
+    """Every figure the scale slider drives, rerun together by a click on them.
 
     With float32 frames the browser draws the charts at every stop from the frames, so
     they get the figures at the default scale, the same data at every stop (Streamlit
-    then sends a reference, not the figure); else the server's exact figures at the stop.
-    The CSV buttons and the tables below are the engine's numbers at the current stop.
+    then sends a reference, not the figure), and the slider is a fragment of its own
+    (:func:`scale_control`) whose release reruns nothing here, unless a cell's
+    arithmetic is shown. Else the slider is here and a release reruns this fragment,
+    which draws the server's exact figures at the stop. The CSV buttons build the
+    engine's numbers at the stop current when they are clicked.
     """
-    frame_id, frames = compute.scale_frames(settings, head)
-    controls.scale_slider(frames)
+    if not in_browser:
+        controls.scale_slider(controls.scale_slider_data(with_labels=frame_id is None))
     now = settings.replace(scale=st.session_state["scale"])
     run_now = compute.layer(now)
     heads = run_now.attention.heads
@@ -106,11 +147,16 @@ def scaled_view():
     default = state.default_scale(*settings.shape)
     drawn = None
     shown = heads  # the arrays the charts are drawn from
-    if live.drawn_in_browser(frames):
+    if in_browser:
         drawn = state.scale_options(*settings.shape).index(default)
         shown = compute.layer(settings.replace(scale=None)).attention.heads
     drawn_scale = heads.scale if drawn is None else default
     scaled_title = f"Scaled scores × {live.scale_title(drawn_scale)}"
+    held = controls.held_scale()
+
+    def at_stop(table):
+        """``table(heads)``, built when the CSV button is clicked, at the stop shown then."""
+        return lambda: table(compute.layer(settings.replace(scale=held.scale)).attention.heads)
 
     left, right = st.columns(2)  # both rows in one pair of columns: fewer blocks per step
     scaled_figure = figures.scores_heatmap(shown.masked[head], labels, scaled_title)
@@ -118,7 +164,7 @@ def scaled_view():
         left,
         scaled_figure,
         key="att_scaled",
-        table=tables.matrix_frame(heads.masked[head], labels, labels),
+        table=at_stop(lambda heads: tables.matrix_frame(heads.masked[head], labels, labels)),
         live=live.follow(
             live.SOURCE,
             frame_id,
@@ -133,7 +179,7 @@ def scaled_view():
             shown.weights[head], labels, scores=shown.scores[head], scaled=shown.scaled[head]
         ),
         key="att_weights",
-        table=tables.matrix_frame(weights, labels, labels),
+        table=at_stop(lambda heads: tables.matrix_frame(heads.weights[head], labels, labels)),
         live=live.follow(live.SOURCE, frame_id, drawn, heatmap="weights", hover="scaled"),
         clicks=True,
     )
@@ -141,7 +187,7 @@ def scaled_view():
         left,
         figures.token_features_heatmap(shown.output[head], labels, "Output = weights · V"),
         key="att_output",
-        table=tables.token_features(heads.output[head], labels),
+        table=at_stop(lambda heads: tables.token_features(heads.output[head], labels)),
         live=live.follow(live.SOURCE, frame_id, drawn, heatmap="output", limits="output"),
     )
 
@@ -165,23 +211,20 @@ def scaled_view():
         table=tables.saturation_curve(scales, sweep),
         live=live.follow(live.SOURCE, frame_id, drawn, markers=figures.CURRENT_SCALE_MARKERS),
     )
-    summary, per_row = tables.saturation_tables(weights, labels)
-    shown_summary, shown_rows = summary, per_row
-    if drawn is not None:
-        shown_summary, shown_rows = tables.saturation_tables(shown.weights[head], labels)
+    summary, per_row = tables.saturation_tables(shown.weights[head], labels)
     render.chart(
         st,
-        figures.numbers_table(shown_summary, height=64),
+        figures.numbers_table(summary, height=64),
         key="att_saturation_mean",
-        table=summary,
+        table=at_stop(lambda heads: tables.saturation_tables(heads.weights[head], labels)[0]),
         live=live.follow(live.SOURCE, frame_id, drawn, columns=["saturation_mean", 1]),
     )
     with st.expander("Per query row"):
         render.chart(
             st,
-            figures.numbers_table(shown_rows),
+            figures.numbers_table(per_row),
             key="att_saturation_rows",
-            table=per_row,
+            table=at_stop(lambda heads: tables.saturation_tables(heads.weights[head], labels)[1]),
             live=live.follow(live.SOURCE, frame_id, drawn, columns=["saturation", 1]),
         )
 
@@ -191,7 +234,7 @@ def scaled_view():
             st,
             figures.weights_bar(shown.weights[head][query], labels, labels[query]),
             key="att_bar",
-            table=tables.weights_row(weights[query], labels),
+            table=at_stop(lambda heads: tables.weights_row(heads.weights[head][query], labels)),
             live=live.follow(live.SOURCE, frame_id, drawn, bar="weights", row=query),
         )
     state.write_url()

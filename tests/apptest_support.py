@@ -172,7 +172,8 @@ def chart_z(at, key, trace=0):
 
     A heatmap drawn in the browser from the scale's float32 frames (its ``live`` names
     the stop its figure was ``drawn`` at) shows the frames' array at the slider's stop,
-    not its figure's: that is what this returns for it.
+    not its figure's: that is what this returns for it (past 128 tokens the frames hold
+    that stop alone, from ``first``).
 
     Parameters
     ----------
@@ -188,7 +189,8 @@ def chart_z(at, key, trace=0):
     """
     live = chart_payloads(at)[key].get("live") or {}
     if trace == 0 and "drawn" in live and "heatmap" in live:
-        return scale_frames(at)[1][live["heatmap"]][scale_slider(at)["stop"]]
+        header, frames = scale_frames(at)
+        return frames[live["heatmap"]][scale_slider(at)["stop"] - header["first"]]
     return decode(charts(at)[key]["data"][trace]["z"])
 
 

@@ -89,9 +89,11 @@ def wait_settled(page, charts=True):
 
 
 def assert_healthy(page):
-    """No exception shown, no script error or plotly.js warning, nothing fetched, a chart drawn."""
+    """No exception, component or page error, plotly.js warning or outside fetch; a chart drawn."""
     exceptions = page.locator('[data-testid="stException"]')
     assert exceptions.count() == 0, exceptions.all_inner_texts()
+    broken = page.get_by_text("BidiComponent Error")  # our chart component threw
+    assert broken.count() == 0, broken.all_inner_texts()
     assert page.errors == []
     assert not page.plotly_warnings, page.plotly_warnings[:3]
     assert page.outside == []

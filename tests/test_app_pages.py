@@ -13,6 +13,7 @@ from apptest_support import (
     open_app,
     scale_frames,
     scale_shown,
+    scale_slider,
 )
 
 import engine
@@ -79,6 +80,19 @@ def test_charts_drawn_from_frames_send_the_same_data_at_every_stop():
             assert after[key]["live"]["drawn"] == header_stop(at, 0.25)
 
 
+def test_the_slider_places_its_thumb_only_when_python_moves_the_scale():
+    """A full run that keeps the scale leaves the thumb alone; one that moves it places it."""
+    at = open_app("attention", RANDOM)
+    first = scale_slider(at)
+    at.run()
+    assert scale_slider(at) == first
+    at.session_state["d_model"] = 64  # the default scale follows d_k: 1/√64
+    at.run()
+    moved = scale_slider(at)
+    assert moved["placed"] == first["placed"] + 1
+    assert moved["stop"] == header_stop(at, 0.125)
+
+
 def header_stop(at, scale):
     """The index of ``scale`` among the frames' stops."""
     return scale_frames(at)[0]["scales"].index(scale)
@@ -98,6 +112,29 @@ def test_without_float32_frames_the_server_draws_the_exact_figures():
     shown = chart_z(at, "att_scaled")
     finite = np.isfinite(heads.masked[0])
     np.testing.assert_allclose(shown[finite], heads.masked[0][finite], rtol=1e-6, atol=1e-5)
+
+
+def test_past_128_tokens_each_stop_sends_its_own_frames():
+    """The charts keep the same data from stop to stop; the frames hold the stop alone."""
+    text = " ".join(["the cat sat on the mat while the dog slept by the door"] * 16)  # 192
+    at = open_app("attention", RANDOM | {"text": text})
+    before = chart_payloads(at)
+    at.session_state["scale"] = 4.0
+    at.run()
+    header, frames = scale_frames(at)
+    assert header["first"] == header_stop_of(4.0)
+    assert header["scales"] == [4.0]
+    after = chart_payloads(at)
+    for key in ("att_scaled", "att_weights", "att_output", "att_bar", "att_saturation"):
+        assert after[key] == before[key], key
+    heads = engine_heads(text, 4.0)
+    np.testing.assert_allclose(chart_z(at, "att_weights"), heads.weights[0], rtol=1e-6, atol=1e-7)
+    np.testing.assert_allclose(frames["scaled"][0], heads.masked[0], rtol=1e-6, atol=1e-6)
+
+
+def header_stop_of(scale):
+    """The slider's stop of ``scale`` at the page's default d_model 16 and one head."""
+    return state.scale_options(16, 1).index(scale)
 
 
 def test_weights_rows_sum_to_one_on_screen():

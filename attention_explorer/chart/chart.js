@@ -8,16 +8,17 @@
 //
 // Three kinds of data arrive from Python (app/render.py, app/controls.py):
 //   chart   {spec: figure JSON string, config, clicks: bool, live?: {...}}
-//   scale   {kind: "scale", source, label, stops, stop, labels?: [text per stop] (else in frames)}
-//   frames  bytes: [uint32 header length][header JSON][pad to 8][arrays], see decodeFrames
+//   scale   {kind: "scale", source, label, stops, stop, placed, labels?: [text per stop] (else in frames)}
+//   frames  bytes: [uint32 header length][header JSON][pad to 8][arrays], see decodeFrames;
+//           every stop's, or (past 128 tokens) the current stop's alone, sent on each release
 // While the slider moves, the charts whose `live` names its source show the frame of the
 // stop under the pointer: their heatmap image is recoloured (indexing and colour mapping
 // only, no maths), bars restyled, markers moved, titles relabelled. On release the stop
 // goes back to Python. A chart whose `live.drawn` is set got a reference figure (the same
 // data at every stop, so Streamlit resends only a reference to it): with float32 frames
-// the exact figure of any stop is that figure with the stop's frame put in (drawAt),
-// drawn by Plotly.react at release, before the server answers. Otherwise Python sends
-// the exact figures and Plotly.react draws them.
+// the exact figure of any stop is that figure with the stop's frame put in (figureAt),
+// drawn by Plotly.react at release; Python then reruns only the slider. Otherwise
+// Python sends the exact figures and Plotly.react draws them.
 
 const plotlyReady = import("./plotly.min.js").then(() => window.Plotly);
 
@@ -77,9 +78,10 @@ function themed(layout, element) {
 
 // ---- frames --------------------------------------------------------------------------------
 
-// Header: {source, id, scales, titles, limits, labels, arrays: {name: {dtype, shape, offset, lo?, hi?}}}.
-// dtype "f4" is float32; "u2" is 16-bit fixed point over [lo, hi], 65535 marking a gap
-// (a masked cell). Arrays are (n_stops, ...) in C order.
+// Header: {source, id, first, scales, titles, limits, labels, arrays: {name: {dtype, shape,
+// offset, lo?, hi?}}}. dtype "f4" is float32; "u2" is 16-bit fixed point over [lo, hi],
+// 65535 marking a gap (a masked cell). Arrays are (n_frames, ...) in C order; frame f is
+// the slider's stop first + f (first is 0 when the frames hold every stop).
 function decodeFrames(bytes) {
   const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   const length = view.getUint32(0, true);
@@ -96,6 +98,12 @@ function decodeFrames(bytes) {
     arrays[name] = { ...info, values, size: count / info.shape[0] };
   }
   return { ...header, arrays };
+}
+
+// The frame of the slider's `stop` in `frames`, or -1 when they do not hold it.
+function frameOf(frames, stop) {
+  const frame = stop - (frames.first || 0);
+  return frame >= 0 && frame < frames.scales.length ? frame : -1;
 }
 
 // The value at flat position `index` of frame `stop`, as a number (NaN for a gap).
@@ -155,7 +163,6 @@ function recolour(chart, array, stop, limits) {
   image.setAttributeNS(XLINK, "href", chart.ours);
   image.setAttribute("preserveAspectRatio", "none");
   image.style.imageRendering = "pixelated";
-  chart.div.dataset.recoloured = String(stop);
 }
 
 const XLINK = "http://www.w3.org/1999/xlink";
@@ -228,26 +235,30 @@ function moveMarkers(chart, indices, scale) {
 
 function showFrame(src, stop) {
   const frames = src.frames;
+  const frame = frames ? frameOf(frames, stop) : -1;
+  if (frame < 0) return; // frames of one stop, another's: wait for the stop's own
   const started = performance.now();
   const parts = {};
   for (const chart of src.charts) {
     const live = chart.live;
-    if (!frames || live.frames !== frames.id || !chart.div.isConnected) continue;
+    // not yet drawn by Plotly (the frames of one stop may come before a chart's first draw)
+    if (live.frames !== frames.id || !chart.div.isConnected || !chart.div._fullLayout) continue;
     if (chart.shows === `${frames.id}:${stop}`) continue; // its exact figure is drawn
     const begun = performance.now();
     if (live.title) {
       const title = chart.div.querySelector(".gtitle");
-      const text = live.title.replace("{scale}", frames.titles[stop]).split("<br>")[0];
+      const text = live.title.replace("{scale}", frames.titles[frame]).split("<br>")[0];
       const lines = title ? title.querySelectorAll("tspan.line") : [];
       if (lines.length) lines[0].textContent = text;
       else if (title) title.textContent = text;
     }
     if (live.heatmap) {
       const array = frames.arrays[live.heatmap];
-      recolour(chart, array, stop, live.limits ? frames.limits[live.limits] : null);
+      recolour(chart, array, frame, live.limits ? frames.limits[live.limits] : null);
+      chart.div.dataset.recoloured = String(stop);
     }
-    if (live.bar) moveBars(chart, frames.arrays[live.bar], stop, live.row, live.colors);
-    if (live.markers) moveMarkers(chart, live.markers, frames.scales[stop]);
+    if (live.bar) moveBars(chart, frames.arrays[live.bar], frame, live.row, live.colors);
+    if (live.markers) moveMarkers(chart, live.markers, frames.scales[frame]);
     parts[chart.key] = performance.now() - begun;
   }
   const painted = performance.now();
@@ -277,23 +288,25 @@ function frameRows(array, stop, cols) {
 // Cell text as the figure builders write it (two decimals; a gap is a masked −∞ score).
 const cellText = (rows) => rows.map((row) => Array.from(row, (v) => (Number.isNaN(v) ? "−∞" : v.toFixed(2))));
 
-// The figure at frame `stop`: the reference figure (the chart's data) with the engine's
-// float32 numbers of that stop put in its place. Indexing only: every number shown comes
-// from the frames, and colours, text and hover follow from them as plotly.js draws them.
+// The figure at the slider's `stop`: the reference figure (the chart's data) with the
+// engine's float32 numbers of that stop (its frame) put in its place. Indexing only: every
+// number shown comes from the frames, and colours, text and hover follow from them as
+// plotly.js draws them.
 function figureAt(chart, frames, stop) {
+  const frame = frameOf(frames, stop);
   const live = chart.live;
   const figure = chart.figure;
   const data = figure.data.slice();
   const layout = { ...figure.layout };
   const trace = { ...data[0] };
   if (live.title) {
-    layout.title = { ...(layout.title || {}), text: live.title.replace("{scale}", frames.titles[stop]) };
+    layout.title = { ...(layout.title || {}), text: live.title.replace("{scale}", frames.titles[frame]) };
   }
   if (live.heatmap) {
     const array = frames.arrays[live.heatmap];
-    trace.z = frameRows(array, stop);
+    trace.z = frameRows(array, frame);
     if (live.limits) {
-      const limit = frames.limits[live.limits][stop];
+      const limit = frames.limits[live.limits][frame];
       Object.assign(trace, { zmin: -limit, zmax: limit, zmid: 0 });
     }
     if (trace.text) trace.text = cellText(trace.z);
@@ -302,14 +315,14 @@ function figureAt(chart, frames, stop) {
     // customdata holds (raw score, scaled score) per cell; the scaled one is the stop's
     // (−∞ where the mask forbids, a gap in the frames).
     const raw = chart.rawHover || (chart.rawHover = typed(trace.customdata));
-    const scaled = frameRows(frames.arrays[live.hover], stop);
+    const scaled = frameRows(frames.arrays[live.hover], frame);
     trace.customdata = scaled.map((row, i) =>
       Array.from(row, (v, j) => [raw[2 * (i * row.length + j)], Number.isNaN(v) ? -Infinity : v]));
   }
   if (live.bar) {
     const array = frames.arrays[live.bar];
     const n = array.shape[2];
-    const row = array.values.subarray(stop * array.size + live.row * n, stop * array.size + (live.row + 1) * n);
+    const row = array.values.subarray(frame * array.size + live.row * n, frame * array.size + (live.row + 1) * n);
     trace.y = row;
     trace.marker = { ...trace.marker, color: Array.from(row, (v) => live.colors[Math.max(0, Math.min(255, Math.round(v * 255)))]) };
   }
@@ -320,14 +333,14 @@ function figureAt(chart, frames, stop) {
     const [rows, width] = [array.shape[1], array.shape[2]];
     const values = trace.cells.values.slice();
     for (let c = 0; c < width; c++) {
-      values[first + c] = Array.from({ length: rows }, (_, i) => array.values[stop * array.size + i * width + c]);
+      values[first + c] = Array.from({ length: rows }, (_, i) => array.values[frame * array.size + i * width + c]);
     }
     trace.cells = { ...trace.cells, values };
   }
   if (live.markers) {
     layout.shapes = layout.shapes.slice();
     for (const index of live.markers) {
-      layout.shapes[index] = { ...layout.shapes[index], x0: frames.scales[stop], x1: frames.scales[stop] };
+      layout.shapes[index] = { ...layout.shapes[index], x0: frames.scales[frame], x1: frames.scales[frame] };
     }
   }
   data[0] = trace;
@@ -345,9 +358,13 @@ function frameFor(chart) {
 }
 
 // What `chart` should show: its data as they came (null) or "frames id:stop".
+// Frames of one stop that is not the current one: keep what is shown until the
+// current stop's frames arrive.
 function wanted(chart) {
   const stop = frameFor(chart);
-  return stop === null ? null : `${chart.live.frames}:${stop}`;
+  if (stop === null) return null;
+  if (frameOf(source(chart.live.source).frames, stop) < 0) return chart.shows;
+  return `${chart.live.frames}:${stop}`;
 }
 
 // Draw `chart` at the stop it should show, unless it already does.
@@ -365,6 +382,11 @@ function redraw(chart) {
 // spends Plotly.react's 10-40 ms per chart, leaving the socket room in between.
 const queue = new Set();
 let pumping = false;
+
+// A chart with nothing left to draw is no longer pending (unless Plotly is drawing it).
+function settled(chart) {
+  if (!chart.reacting && !queue.has(chart)) delete chart.div.dataset.pending;
+}
 
 function schedule(chart) {
   if (wanted(chart) === chart.shows) return false;
@@ -429,7 +451,9 @@ async function download(chart, gd) {
     if (print[axis]) layout[axis] = { ...(gd.layout[axis] || {}), ...print[axis] };
   }
   const stop = frameFor(chart); // a chart drawn from frames names the stop it shows
-  const shown = stop === null ? null : source(chart.live.source).frames.titles[stop];
+  const frames = stop === null ? null : source(chart.live.source).frames;
+  const frame = frames ? frameOf(frames, stop) : -1;
+  const shown = frame < 0 ? null : frames.titles[frame];
   await Plotly.downloadImage({ data: gd.data, layout }, {
     format: options.format,
     filename: shown === null ? options.filename : options.filename.replace("{scale}", shown),
@@ -521,7 +545,10 @@ function mountFrames(component) {
   src.frames = decodeFrames(data);
   parentElement.querySelector(".ae-frames").dataset.bytes = String(data.byteLength);
   if (src.slider && src.stop !== null) src.slider.describe(src.stop);
-  for (const chart of src.charts) schedule(chart);
+  // Frames of the current stop alone arrive after a release: show the stop at once in
+  // the images Plotly drew, then draw the exact figures.
+  if (src.frames.scales.length === 1 && src.stop !== null) showFrame(src, src.stop);
+  for (const chart of src.charts) if (!schedule(chart)) settled(chart);
 }
 
 function mountSlider(component) {
@@ -538,7 +565,7 @@ function mountSlider(component) {
         style="width: 100%; accent-color: var(--st-primary-color)">`;
     parentElement.appendChild(wrap);
     const input = wrap.querySelector("input");
-    slider = { wrap, input, pending: null };
+    slider = { wrap, input, pending: null, placed: undefined, held: null };
     elements.set(parentElement, slider);
     const paint = () => {
       slider.pending = null;
@@ -557,14 +584,24 @@ function mountSlider(component) {
     input.addEventListener("change", () => {
       const stop = Number(input.value);
       src.stop = stop;
-      if (stop !== src.sent) setStateValue("stop", stop);
+      if (stop !== slider.held) slider.send(stop);
+      slider.held = stop;
       for (const chart of src.charts) {
-        if (frameFor(chart) !== null) {
-          if (!schedule(chart)) restorePlotly(chart); // already drawn at this stop
-        } else if (stop === src.sent) restorePlotly(chart);
+        if (frameFor(chart) === null) {
+          if (stop === src.sent) restorePlotly(chart);
+        } else if (frameOf(src.frames, stop) < 0) {
+          chart.div.dataset.pending = "1"; // drawn when the stop's own frames arrive
+        } else if (!schedule(chart)) {
+          restorePlotly(chart); // already drawn at this stop
+          settled(chart);
+        }
       }
     });
   }
+  // The latest mount's setter: the slider moves between the page's fragments (its own
+  // when the frames draw every chart, else the charts'), and the setter names the one
+  // whose run a release starts.
+  slider.send = (stop) => setStateValue("stop", stop);
   // The stops' labels come with the data, or with the frames (which may arrive after).
   slider.labels = data.labels || null;
   src.slider = slider;
@@ -576,10 +613,17 @@ function mountSlider(component) {
   };
   slider.wrap.querySelector("label").textContent = data.label;
   slider.input.max = String(data.stops - 1);
-  slider.input.value = String(data.stop);
-  slider.describe(data.stop);
-  src.stop = data.stop;
-  src.sent = data.stop;
+  // The thumb goes to `stop` when it is new here or Python placed it (`placed` counts
+  // that): a release reruns only the slider's fragment, whose data keep the stop of the
+  // last full run, so Streamlit resends them as a reference and the thumb stays put.
+  if (slider.placed !== data.placed) {
+    slider.placed = data.placed;
+    slider.held = data.stop; // the stop Python holds
+    slider.input.value = String(data.stop);
+    src.stop = data.stop;
+  }
+  slider.describe(src.stop);
+  src.sent = data.stop; // the stop of the figures Python drew (those not drawn from frames)
   for (const chart of src.charts) schedule(chart);
 }
 
