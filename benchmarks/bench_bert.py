@@ -9,8 +9,9 @@ medians, their ratio and the load average before and after::
     python benchmarks/bench_bert.py [--runs 60]
 
 Both engines get the same cores. The engine runs as the app runs it: BLAS on one thread
-(``OPENBLAS_NUM_THREADS=1``, as ``app/main.py`` sets it), with each layer's parts (blocks of
-heads, of hidden features) on :data:`engine.bert.THREADS` threads of its own; PyTorch gets that many intra-op threads.
+(``OPENBLAS_NUM_THREADS=1``, as ``app/main.py`` sets it), with each layer's parts (blocks
+of heads, of hidden features) on :data:`engine.bert.THREADS` threads of its own; PyTorch
+gets that many intra-op threads.
 ``--threads 1`` runs both on one core. The engine uses its threads only when that many
 cores are idle (:func:`engine.bert.spare_threads`); the last column says what it chose.
 """
