@@ -23,7 +23,6 @@ import struct
 from dataclasses import dataclass
 
 import numpy as np
-from plotly.colors import sample_colorscale
 
 import engine
 from app import figures
@@ -37,7 +36,7 @@ MAX_BYTES = 4 * 1024 * 1024
 #: 16-bit fixed point: 65535 codes a gap (a masked cell), 0–65534 span [lo, hi].
 _GAP = 65535
 #: The weights colour scale at 256 steps, for the bars' colours while dragging.
-WEIGHT_COLORS = sample_colorscale(figures.WEIGHTS_SCALE, np.linspace(0.0, 1.0, 256))
+WEIGHT_COLORS = figures.weight_colors(np.linspace(0.0, 1.0, 256))
 
 
 def _fixed16(array):

@@ -250,6 +250,18 @@ def rss_mb(pid):
     return 0.0
 
 
+def tree_rss_mb(pid):
+    """:func:`rss_mb` of ``pid`` and all its descendants, in MB (0 for a process that is gone)."""
+    total, todo = 0.0, [pid]
+    while todo:
+        current = todo.pop()
+        total += rss_mb(current)
+        with contextlib.suppress(OSError):
+            for task in Path(f"/proc/{current}/task").iterdir():
+                todo += [int(c) for c in (task / "children").read_text().split()]
+    return total
+
+
 def cpu_seconds(pid):
     """CPU time a process has used so far, all threads, user plus system, in s (0 if gone)."""
     try:
@@ -269,20 +281,27 @@ def machine_busy_seconds():
 class ServerSampler:
     """While the block runs: a process's peak resident memory and its share of the CPU.
 
-    Memory is sampled every half second. ``cpu_s`` is the CPU time the process used
-    during the block, ``busy_s`` the busy CPU time of the whole machine over the same
-    span (every core): their ratio says how much of the load was the server's.
+    Memory (``measure``: :func:`rss_mb`, or :func:`tree_rss_mb` to count its children) is
+    sampled every ``interval`` s. ``cpu_s`` is the CPU time the process used during the
+    block, ``busy_s`` the busy CPU time of the whole machine over the same span (every
+    core): their ratio says how much of the load was the server's.
     """
 
-    def __init__(self, pid, interval=0.5):
-        self.pid, self.interval, self.peak_mb = pid, interval, 0.0
+    def __init__(self, pid, interval=0.5, measure=rss_mb):
+        self.pid, self.interval, self.measure, self.peak_mb = pid, interval, measure, 0.0
         self.cpu_s = self.busy_s = 0.0
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._sample, daemon=True)
 
+    def now(self):
+        """The memory right now (MB), counted in the peak too."""
+        mb = self.measure(self.pid)
+        self.peak_mb = max(self.peak_mb, mb)
+        return mb
+
     def _sample(self):
         while not self._stop.is_set():
-            self.peak_mb = max(self.peak_mb, rss_mb(self.pid))
+            self.now()
             self._stop.wait(self.interval)
 
     def __enter__(self):
@@ -293,7 +312,7 @@ class ServerSampler:
     def __exit__(self, *exc):
         self._stop.set()
         self._thread.join()
-        self.peak_mb = max(self.peak_mb, rss_mb(self.pid))
+        self.now()
         self.cpu_s = cpu_seconds(self.pid) - self._cpu0
         self.busy_s = machine_busy_seconds() - self._busy0
 

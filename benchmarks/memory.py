@@ -27,12 +27,11 @@ import contextlib
 import os
 import random
 import statistics
-import threading
 import time
 import urllib.parse
 from pathlib import Path
 
-from harness import SETTLED, chromium, serve_app
+from harness import SETTLED, ServerSampler, chromium, serve_app, tree_rss_mb
 
 ROOT = Path(__file__).resolve().parents[1]
 BUDGET_VARIABLE = "ATTENTION_EXPLORER_CACHE_MB"  # app.cache reads it; not imported here
@@ -53,49 +52,6 @@ def long_text(i, chars=2000):
     while sum(len(w) + 1 for w in words) < chars - 12:
         words.append(rng.choice(WORDS))
     return " ".join(words)[: chars - 1] + "."
-
-
-def tree_rss_mb(pid):
-    """VmRSS of ``pid`` and all its descendants, in MB (0 for a process that is gone)."""
-    total, todo = 0.0, [pid]
-    while todo:
-        current = todo.pop()
-        with contextlib.suppress(OSError):
-            for line in Path(f"/proc/{current}/status").read_text().splitlines():
-                if line.startswith("VmRSS:"):
-                    total += int(line.split()[1]) / 1024
-        with contextlib.suppress(OSError):
-            for task in Path(f"/proc/{current}/task").iterdir():
-                todo += [int(c) for c in (task / "children").read_text().split()]
-    return total
-
-
-class RssSampler:
-    """Samples :func:`tree_rss_mb` of a process every ``interval`` s in a thread."""
-
-    def __init__(self, pid, interval=0.25):
-        self.pid, self.interval, self.peak = pid, interval, 0.0
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._run, daemon=True)
-
-    def _run(self):
-        while not self._stop.is_set():
-            self.peak = max(self.peak, tree_rss_mb(self.pid))
-            self._stop.wait(self.interval)
-
-    def now(self):
-        """The RSS right now (MB), counted in the peak too."""
-        rss = tree_rss_mb(self.pid)
-        self.peak = max(self.peak, rss)
-        return rss
-
-    def __enter__(self):
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc):
-        self._stop.set()
-        self._thread.join()
 
 
 def view(browser, url, page, params, timeout_ms):
@@ -155,7 +111,7 @@ def measure(
         _environment(**env),
         serve_app(root / "app" / "main.py") as (url, pid),
         contextlib.nullcontext(browser) if browser else chromium() as browser,
-        RssSampler(pid) as rss,
+        ServerSampler(pid, interval=0.25, measure=tree_rss_mb) as rss,
     ):
         start = rss.now()
         log(f"start {start:.0f} MB")
@@ -180,7 +136,7 @@ def measure(
         end = rss.now()
     return {
         "start": start,
-        "peak": rss.peak,
+        "peak": rss.peak_mb,
         "end": end,
         "after_each": after_each,
         "hits": hits,

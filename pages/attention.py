@@ -141,16 +141,13 @@ def scaled_view():
     if not in_browser:
         controls.scale_slider(controls.scale_slider_data(with_labels=frame_id is None))
     now = settings.replace(scale=st.session_state["scale"])
-    run_now = compute.layer(now)
-    heads = run_now.attention.heads
-    weights = heads.weights[head]
     default = state.default_scale(*settings.shape)
-    drawn = None
-    shown = heads  # the arrays the charts are drawn from
-    if in_browser:
-        drawn = state.scale_options(*settings.shape).index(default)
-        shown = compute.layer(settings.replace(scale=None)).attention.heads
-    drawn_scale = heads.scale if drawn is None else default
+    drawn = state.scale_options(*settings.shape).index(default) if in_browser else None
+    drawn_scale = default if in_browser else now.scale
+    # The figures' run: at the default scale when the browser draws every stop from the
+    # frames (the cell's arithmetic needs only its q, k, v and mask), else at the stop.
+    run = compute.layer(settings.replace(scale=None) if in_browser else now)
+    heads = run.attention.heads
     scaled_title = f"Scaled scores × {live.scale_title(drawn_scale)}"
     held = controls.held_scale()
 
@@ -159,12 +156,12 @@ def scaled_view():
         return lambda: table(compute.layer(settings.replace(scale=held.scale)).attention.heads)
 
     left, right = st.columns(2)  # both rows in one pair of columns: fewer blocks per step
-    scaled_figure = figures.scores_heatmap(shown.masked[head], labels, scaled_title)
+    scaled_figure = figures.scores_heatmap(heads.masked[head], labels, scaled_title)
     render.chart(
         left,
         scaled_figure,
         key="att_scaled",
-        table=at_stop(lambda heads: tables.matrix_frame(heads.masked[head], labels, labels)),
+        table=at_stop(lambda at: tables.matrix_frame(at.masked[head], labels, labels)),
         live=live.follow(
             live.SOURCE,
             frame_id,
@@ -176,28 +173,28 @@ def scaled_view():
     click = render.chart(
         right,
         figures.attention_heatmap(
-            shown.weights[head], labels, scores=shown.scores[head], scaled=shown.scaled[head]
+            heads.weights[head], labels, scores=heads.scores[head], scaled=heads.scaled[head]
         ),
         key="att_weights",
-        table=at_stop(lambda heads: tables.matrix_frame(heads.weights[head], labels, labels)),
+        table=at_stop(lambda at: tables.matrix_frame(at.weights[head], labels, labels)),
         live=live.follow(live.SOURCE, frame_id, drawn, heatmap="weights", hover="scaled"),
         clicks=True,
     )
     render.chart(
         left,
-        figures.token_features_heatmap(shown.output[head], labels, "Output = weights · V"),
+        figures.token_features_heatmap(heads.output[head], labels, "Output = weights · V"),
         key="att_output",
-        table=at_stop(lambda heads: tables.token_features(heads.output[head], labels)),
+        table=at_stop(lambda at: tables.token_features(at.output[head], labels)),
         live=live.follow(live.SOURCE, frame_id, drawn, heatmap="output", limits="output"),
     )
 
     st.subheader("One weight, worked out")
-    attention = run_now.attention
+    attention = run.attention
     arithmetic.panel(
-        arithmetic.clicked_cell("att_weights", click, *weights.shape),
+        arithmetic.clicked_cell("att_weights", click, *heads.weights[head].shape),
         (attention.q[head], attention.k[head], attention.v[head]),
-        heads.scale,
-        run_now.mask,
+        now.scale,
+        run.mask,
         labels,
     )
 
@@ -211,12 +208,12 @@ def scaled_view():
         table=tables.saturation_curve(scales, sweep),
         live=live.follow(live.SOURCE, frame_id, drawn, markers=figures.CURRENT_SCALE_MARKERS),
     )
-    summary, per_row = tables.saturation_tables(shown.weights[head], labels)
+    summary, per_row = tables.saturation_tables(heads.weights[head], labels)
     render.chart(
         st,
         figures.numbers_table(summary, height=64),
         key="att_saturation_mean",
-        table=at_stop(lambda heads: tables.saturation_tables(heads.weights[head], labels)[0]),
+        table=at_stop(lambda at: tables.saturation_tables(at.weights[head], labels)[0]),
         live=live.follow(live.SOURCE, frame_id, drawn, columns=["saturation_mean", 1]),
     )
     with st.expander("Per query row"):
@@ -224,7 +221,7 @@ def scaled_view():
             st,
             figures.numbers_table(per_row),
             key="att_saturation_rows",
-            table=at_stop(lambda heads: tables.saturation_tables(heads.weights[head], labels)[1]),
+            table=at_stop(lambda at: tables.saturation_tables(at.weights[head], labels)[1]),
             live=live.follow(live.SOURCE, frame_id, drawn, columns=["saturation", 1]),
         )
 
@@ -232,9 +229,9 @@ def scaled_view():
         query = controls.token_picker("attention_query", labels, prefer="it", url="query")
         render.chart(
             st,
-            figures.weights_bar(shown.weights[head][query], labels, labels[query]),
+            figures.weights_bar(heads.weights[head][query], labels, labels[query]),
             key="att_bar",
-            table=at_stop(lambda heads: tables.weights_row(heads.weights[head][query], labels)),
+            table=at_stop(lambda at: tables.weights_row(at.weights[head][query], labels)),
             live=live.follow(live.SOURCE, frame_id, drawn, bar="weights", row=query),
         )
     state.write_url()

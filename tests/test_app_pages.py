@@ -77,7 +77,7 @@ def test_charts_drawn_from_frames_send_the_same_data_at_every_stop():
             "att_saturation_rows",
         ):
             assert after[key] == before[key], key
-            assert after[key]["live"]["drawn"] == header_stop(at, 0.25)
+            assert after[key]["live"]["drawn"] == stop_of(0.25)
 
 
 def test_the_slider_places_its_thumb_only_when_python_moves_the_scale():
@@ -90,12 +90,7 @@ def test_the_slider_places_its_thumb_only_when_python_moves_the_scale():
     at.run()
     moved = scale_slider(at)
     assert moved["placed"] == first["placed"] + 1
-    assert moved["stop"] == header_stop(at, 0.125)
-
-
-def header_stop(at, scale):
-    """The index of ``scale`` among the frames' stops."""
-    return scale_frames(at)[0]["scales"].index(scale)
+    assert moved["stop"] == stop_of(0.125, d_model=64)
 
 
 def test_without_float32_frames_the_server_draws_the_exact_figures():
@@ -122,7 +117,7 @@ def test_past_128_tokens_each_stop_sends_its_own_frames():
     at.session_state["scale"] = 4.0
     at.run()
     header, frames = scale_frames(at)
-    assert header["first"] == header_stop_of(4.0)
+    assert header["first"] == stop_of(4.0)
     assert header["scales"] == [4.0]
     after = chart_payloads(at)
     for key in ("att_scaled", "att_weights", "att_output", "att_bar", "att_saturation"):
@@ -132,9 +127,9 @@ def test_past_128_tokens_each_stop_sends_its_own_frames():
     np.testing.assert_allclose(frames["scaled"][0], heads.masked[0], rtol=1e-6, atol=1e-6)
 
 
-def header_stop_of(scale):
-    """The slider's stop of ``scale`` at the page's default d_model 16 and one head."""
-    return state.scale_options(16, 1).index(scale)
+def stop_of(scale, d_model=16, heads=1):
+    """The slider's stop of ``scale`` (by default at the page's d_model 16 and one head)."""
+    return state.scale_options(d_model, heads).index(scale)
 
 
 def test_weights_rows_sum_to_one_on_screen():
