@@ -92,7 +92,7 @@ def main():
         "--threads", type=int, default=bert.THREADS, help="the engine's threads and PyTorch's"
     )
     args = parser.parse_args()
-    bert.THREADS = args.threads  # read on every call
+    bert.THREADS = bert.PARTS = args.threads  # read on every call
 
     model = load_minilm()
     reference = load_reference(model.folder, args.threads)

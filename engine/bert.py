@@ -347,10 +347,22 @@ CORES = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os
 #: core, while BLAS itself keeps the one thread the app gives it (its own threads spin,
 #: and fight the server's; see app/main.py).
 THREADS = max(1, min(4, CORES))
-#: Below this many tokens a layer runs on one thread: handing parts over costs more. At 16
-#: tokens two parts already pay: 9.7 ms against 12.7 for the earlier pass on one thread.
+#: The parts a layer splits into, from :data:`PARALLEL_MIN_TOKENS` tokens on: one per
+#: thread the machine may give, however many are free now. The split fixes the order of
+#: every sum, so it must not follow the load: the threads free at the moment change the
+#: timing and never a number (one thread runs all the parts in turn). More parts than
+#: threads cost more than they give: at 45 tokens on two cores, four parts took 21.4 ms
+#: against 18.4 for two.
+PARTS = THREADS
+#: Below this many tokens a layer is one part on one thread: handing parts over costs
+#: more. At 16 tokens two parts already pay: 9.7 ms against 12.7 for one pass on one thread.
 PARALLEL_MIN_TOKENS = 16
 _POOL = ThreadPoolExecutor(max(THREADS - 1, 1), thread_name_prefix="minilm")
+
+
+def parts_for(n):
+    """How many parts a layer over ``n`` tokens splits into (a function of ``n`` alone)."""
+    return PARTS if n >= PARALLEL_MIN_TOKENS else 1
 
 
 def spare_threads(n):
@@ -362,9 +374,10 @@ def spare_threads(n):
     5-8), 211 ms on one thread and 369 ms on two; with the machine to itself (load 1.4,
     mostly these runs), 131 ms and 74 ms. So one thread per core the last minute's load
     leaves idle, counting this pass's own threads as idle (they are part of that load), at
-    most :data:`THREADS`.
+    most :data:`THREADS`. The threads change only the timing, never a number: see
+    :data:`PARTS`.
     """
-    if n < PARALLEL_MIN_TOKENS or THREADS == 1:
+    if parts_for(n) == 1 or THREADS == 1:
         return 1
     idle = CORES - os.getloadavg()[0] + THREADS
     return max(1, min(THREADS, int(idle)))
@@ -375,13 +388,19 @@ def _share(n, parts, part):
     return slice(n * part // parts, n * (part + 1) // parts)
 
 
-def _in_parts(work, parts):
-    """Call ``work(part)`` for each part in ``range(parts)``, at once.
+def _in_parts(work, parts, threads):
+    """Call ``work(part)`` for each part in ``range(parts)``, on ``threads`` threads at once.
 
-    The caller runs part 0 itself, so a busy pool delays but never deadlocks it.
+    Thread ``t`` takes parts ``t``, ``t + threads``, and so on. The caller runs thread 0's
+    parts itself, so a busy pool delays but never deadlocks it.
     """
-    futures = [_POOL.submit(work, part) for part in range(1, parts)]
-    work(0)
+
+    def work_through(first):
+        for part in range(first, parts, threads):
+            work(part)
+
+    futures = [_POOL.submit(work_through, first) for first in range(1, min(threads, parts))]
+    work_through(0)
     for future in futures:
         future.result()
 
@@ -399,6 +418,7 @@ def encoder_layer(
     weights=None,
     queries=None,
     keys=None,
+    parts=1,
     threads=1,
 ):
     r"""One post-LayerNorm encoder layer (Vaswani et al. 2017, section 3.1).
@@ -406,8 +426,8 @@ def encoder_layer(
     .. math:: h = \operatorname{LN}_1(x + \operatorname{MultiHead}(x)),\qquad
               y = \operatorname{LN}_2\bigl(h + \operatorname{GELU}(hW_1 + b_1)W_2 + b_2\bigr)
 
-    Each sub-layer is a sum of independent parts, so ``threads`` parts run at once and
-    meet once, at the sum. The attention splits by heads: a part projects its heads'
+    Each sub-layer is a sum of ``parts`` independent parts, ``threads`` of them at once,
+    which meet once, at the sum. The attention splits by heads: a part projects its heads'
     queries, keys and values, attends, and multiplies its heads' outputs by their rows of
     W_O. The feed-forward splits by hidden features: a part takes its columns of W_1, the
     GELU of them, and their rows of W_2. Every part sees all the tokens, so at 45 tokens
@@ -423,7 +443,10 @@ def encoder_layer(
     eps : float
     weights : ndarray of shape (n_heads, n, n), optional; receives the attention weights
     queries, keys : ndarray of shape (n_heads, n, d_head), optional; receive them
-    threads : int, how many parts to run at once (see :func:`spare_threads`)
+    parts : int, how many parts each sub-layer splits into (see :data:`PARTS`); at most
+        ``n_heads``. The numbers depend on it, as on any order of summation, by rounding.
+    threads : int, how many parts to run at once (see :func:`spare_threads`); the numbers
+        do not depend on it
 
     Returns
     -------
@@ -434,7 +457,6 @@ def encoder_layer(
     n, d_model = x.shape
     d_head = d_model // n_heads
     d_ff = ffn_in["w"].shape[1]
-    parts = max(1, min(threads, n_heads))
     if weights is None:
         weights = np.empty((n_heads, n, n), dtype=x.dtype)
     if queries is None:
@@ -458,12 +480,12 @@ def encoder_layer(
         inner = gelu(linear(h, ffn_in["w"][:, hidden], ffn_in["b"][hidden]))
         np.matmul(inner, ffn_out["w"][hidden], out=shares[part])
 
-    _in_parts(attend, parts)
+    _in_parts(attend, parts, threads)
     h = shares.sum(axis=0)  # [parts, n, d_model] -> [n, d_model]
     h += attn_out["b"]
     h += x
     h = layer_norm(h, **ln_1, eps=eps)
-    _in_parts(feed_forward, parts)
+    _in_parts(feed_forward, parts, threads)
     y = shares.sum(axis=0)
     y += ffn_out["b"]
     y += h
@@ -473,8 +495,8 @@ def encoder_layer(
 def bert(ids, wte, wpe, wtt, ln_e, blocks, n_heads, eps):
     """The whole encoder: embeddings, then every layer, keeping each layer's intermediates.
 
-    The outputs are allocated once, and each layer writes its part in place, on as many
-    threads as :func:`spare_threads` finds free.
+    The outputs are allocated once, and each layer writes its part in place: in
+    :func:`parts_for` parts, on as many threads as :func:`spare_threads` finds free.
 
     Parameters
     ----------
@@ -496,7 +518,7 @@ def bert(ids, wte, wpe, wtt, ln_e, blocks, n_heads, eps):
     queries = np.empty((n_layers, n_heads, n, d_head), dtype=wte.dtype)
     keys = np.empty_like(queries)
     hidden[0] = embed(ids, wte, wpe, wtt, ln_e, eps)  # [n] -> [n, d_model]
-    threads = spare_threads(n)
+    parts, threads = min(parts_for(n), n_heads), spare_threads(n)
     for layer, block in enumerate(blocks):
         hidden[layer + 1], *_ = encoder_layer(
             hidden[layer],
@@ -506,6 +528,7 @@ def bert(ids, wte, wpe, wtt, ln_e, blocks, n_heads, eps):
             weights=attentions[layer],
             queries=queries[layer],
             keys=keys[layer],
+            parts=parts,
             threads=threads,
         )
     return hidden, attentions, queries, keys
