@@ -391,7 +391,7 @@ def test_rank_changes_puts_the_largest_absolute_change_first():
         assert (c.weight_a, c.weight_b) == (grid_a[c.layer, c.head], grid_b[c.layer, c.head])
 
 
-@pytest.mark.parametrize("parts", [2, 4])
+@pytest.mark.parametrize("parts", [1, 2, 4])
 @pytest.mark.parametrize("name", NAMES)
 def test_parts_on_threads_match_reference(model, golden, name, parts, monkeypatch):
     """Parts sum in another order than one pass does; the reference bound holds."""
