@@ -17,6 +17,11 @@ from app import export, state, tables
 
 EXPORT_FORMATS = ("png", "svg")
 PRESENT_FONT = 20
+#: Presentation mode gives a heatmap's labelled rows this many pixels each, so the large
+#: type does not pile up, for at most :data:`PRESENT_MAX_ROWS` rows: past that a chart
+#: would outgrow two projector screens, and Plotly thins the labels anyway.
+PRESENT_ROW = 24
+PRESENT_MAX_ROWS = 64
 
 #: Presentation mode: hide the sidebar, the header and every input; keep figures, text,
 #: and the button that leaves the mode. Our own CSS, with no user text in it.
@@ -36,6 +41,19 @@ html, body, [data-testid="stMarkdownContainer"] p { font-size: 22px; }
 def presenting():
     """Whether this session is in presentation mode (``present=1`` in the URL)."""
     return st.query_params.get("present") == "1"
+
+
+def labelled_rows(fig):
+    """The most rows with a label each in any heatmap of ``fig``, up to the cap.
+
+    Only labels count: a heatmap over an image's pixels (numeric rows) has none.
+    """
+    rows = (
+        len(t.y)
+        for t in fig.data
+        if t.type == "heatmap" and t.y is not None and len(t.y) and isinstance(t.y[0], str)
+    )
+    return min(max(rows, default=0), PRESENT_MAX_ROWS)
 
 
 def presentation_frame():
@@ -98,13 +116,10 @@ def chart(container, fig, key, table=None, *, live=None, clicks=False):
     figure_name = f"attention-explorer_{key}_{settings_slug(values, shown)}"
     fig.layout.template = None  # plotly.py's default template is 6 KB per chart; the JS themes
     if presenting():
-        rows = max(
-            (len(t.y) for t in fig.data if t.type == "heatmap" and t.y is not None), default=0
-        )
         fig.update_layout(
             font={"size": PRESENT_FONT},
             template="simple_white",
-            height=max(fig.layout.height or 0, 560, 24 * rows + 240),
+            height=max(fig.layout.height or 0, 560, PRESENT_ROW * labelled_rows(fig) + 240),
         )
         # A table's rows keep their height whatever the font: make room for the large type.
         fig.update_traces(

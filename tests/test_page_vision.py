@@ -7,7 +7,7 @@ import pytest
 from apptest_support import chart_z, charts, open_app
 from PIL import Image
 
-from app import figures, images
+from app import figures, images, render
 
 
 def patch_weights(at):
@@ -32,6 +32,19 @@ def noise(height, width, seed=0, channels=3):
 def upload(at, name, data, mime="image/png"):
     at.button_group(key="vision_source").set_value("Upload").run()
     return at.file_uploader(key="vision_upload").set_value((name, data, mime)).run()
+
+
+def test_presentation_mode_sizes_charts_by_their_labelled_rows():
+    """The overlay's heatmap covers the image's pixels: no labels, so no growth (it grew
+    to 24 px per pixel row, 5,600 px); the patch heatmap's 196 labelled rows grow it up to
+    the cap, not to 4,900 px."""
+    specs = charts(open_app("vision", {"present": "1"}))
+    heights = {key: spec["layout"]["height"] for key, spec in specs.items()}
+    n_patches = len(specs["vision_weights"]["data"][0]["y"])
+    assert n_patches > 64  # more rows than presentation mode gives room to
+    assert heights["vision_overlay"] == heights["vision_grid"] < 1000
+    cap = render.PRESENT_ROW * render.PRESENT_MAX_ROWS + 240
+    assert heights["vision_weights"] == cap
 
 
 def test_page_renders_the_sample_with_its_patches():
