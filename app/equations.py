@@ -5,6 +5,8 @@ Columns: the book's convention (UDL eqs. 12.6–12.9), inputs are the columns of
 with Ω = Wᵀ and Q, K, V transposed.
 """
 
+import re
+
 PROJECTIONS = {
     "rows": r"Q = X W_Q,\quad K = X W_K,\quad V = X W_V \qquad X \in \mathbb{R}^{n \times d}",
     "columns": r"\mathbf{Q} = \boldsymbol\Omega_q \mathbf{X},\quad \mathbf{K} = \boldsymbol\Omega_k"
@@ -33,11 +35,11 @@ ATTENTION = (
     r"\operatorname{Attention}(Q, K, V) = \operatorname{softmax}\!\left(s \cdot Q K^\top\right)"
     r" V, \qquad s = \tfrac{1}{\sqrt{d_k}}\ \text{by default (Vaswani et al. 2017, eq. 1)}"
 )
-#: Stacked, so that it fits half a page at 1280 px, presentation mode's large type included.
+#: Stacked, so that it fits half a page at 1024 px, presentation mode's large type included.
 SOFTMAX = (
     r"\begin{gathered}"
     r"a_{ij} = \frac{e^{s\,q_i \cdot k_j - m_i}}{\sum_{j'} e^{s\,q_i \cdot k_{j'} - m_i}},"
-    r"\qquad m_i = \max_j s\, q_i \cdot k_j \\"
+    r" \\ m_i = \max_j s\, q_i \cdot k_j \\"
     r"\text{(subtracting } m_i \text{ keeps exp finite)}"
     r"\end{gathered}"
 )
@@ -109,3 +111,51 @@ GREEDY_DECODING = (
     r"y_{t} = \arg\max_{w}\, p(w \mid y_{<t}, x),\qquad y_0 = \langle s \rangle,"
     r"\quad \text{stop at } \langle /s \rangle \quad\text{(Vaswani et al. 2017, §3.1–3.2.3)}"
 )
+
+#: A command's name after its backslash: letters, or one other character (``\\``, ``\{``).
+_COMMAND = re.compile(r"\\([A-Za-z]+|.)")
+#: How a piece that labels the formula before it starts: "(12.8)", "(Vaswani et al. 2017)".
+_LABEL = r"\text{("
+
+
+def formulas(latex):
+    r"""The formulas of a displayed equation, to wrap between on a narrow screen.
+
+    ``latex`` is cut at its top-level ``\quad`` and ``\qquad``, the gaps between formulas.
+
+    A gap inside braces, ``\left … \right`` or an environment is part of a formula and
+    stays, and so does one before a label (a citation or an equation number in
+    parentheses). Each formula keeps what precedes its gap (a trailing comma included);
+    the other gaps go, and the page puts space between the formulas instead.
+
+    Parameters
+    ----------
+    latex : str
+
+    Returns
+    -------
+    list of str, at least one
+    """
+    pieces, depth, start, i = [], 0, 0, 0
+    while i < len(latex):
+        if latex[i] == "\\":
+            name = _COMMAND.match(latex, i).group(1)
+            if name in ("left", "begin"):
+                depth += 1
+            elif name in ("right", "end"):
+                depth -= 1
+            elif name in ("quad", "qquad") and depth == 0:
+                pieces.append(latex[start:i])
+                start = i + 1 + len(name)
+            i += 1 + len(name)
+            continue
+        depth += {"{": 1, "}": -1}.get(latex[i], 0)
+        i += 1
+    pieces.append(latex[start:])
+    formulas = []
+    for piece in filter(None, map(str.strip, pieces)):
+        if formulas and piece.startswith(_LABEL):  # a citation or number stays with its formula
+            formulas[-1] += r"\quad " + piece
+        else:
+            formulas.append(piece)
+    return formulas or [latex]

@@ -13,7 +13,7 @@ import urllib.parse
 import streamlit as st
 
 import attention_explorer
-from app import export, state, tables
+from app import equations, export, state, tables
 
 EXPORT_FORMATS = ("png", "svg")
 PRESENT_FONT = 20
@@ -41,6 +41,24 @@ html, body, [data-testid="stMarkdownContainer"] p { font-size: 22px; }
 def presenting():
     """Whether this session is in presentation mode (``present=1`` in the URL)."""
     return st.query_params.get("present") == "1"
+
+
+def equation(latex, container=st):
+    r"""Display ``latex`` centred, wrapping between its formulas where the width runs out.
+
+    A display equation does not wrap, so a long one ran off a projector's 1024 px or
+    presentation mode's large type; here each formula (see
+    :func:`app.equations.formulas`) is its own display, side by side while they fit.
+    """
+    parts = equations.formulas(latex)
+    if len(parts) == 1:
+        container.latex(latex)
+        return
+    row = container.container(
+        horizontal=True, horizontal_alignment="center", vertical_alignment="center", gap="medium"
+    )
+    for part in parts:
+        row.latex(part, width="content")
 
 
 def labelled_rows(fig):

@@ -6,7 +6,7 @@ import streamlit as st
 from app import arithmetic, compute, controls, equations, figures, live, render, state, tables
 
 st.title("Scores → softmax → weights → output")
-st.latex(equations.ATTENTION)
+render.equation(equations.ATTENTION)
 st.caption(
     ("Scaling" if render.presenting() else "Drag the scale")
     + ": small values flatten every row toward uniform, large ones make each row one-hot "
@@ -25,7 +25,7 @@ render.chart(
     table=tables.matrix_frame(run.attention.heads.scores[head], labels, labels),
 )
 del run  # the fragment below holds this page's globals for the session: not the run
-right.latex(equations.SOFTMAX)
+render.equation(equations.SOFTMAX, right)
 right.caption(
     "The raw scores do not depend on the scale; everything below the slider does, and "
     "redraws as it moves."
@@ -199,7 +199,7 @@ def scaled_view():
     )
 
     st.subheader("Saturation")
-    st.latex(equations.SATURATION)
+    render.equation(equations.SATURATION)
     scales, sweep, rows = compute.saturation_curve(now, head)
     render.chart(
         st,

@@ -14,7 +14,7 @@ st.caption(
     "inputs, one column at a time; 0 for the parameters). Column convention: each input is "
     "a column of X, and the softmax runs down each column of KᵀQ."
 )
-st.latex(equations.BOOK_SA)
+render.equation(equations.BOOK_SA)
 
 exercise = compute.book_exercise()
 inputs = [f"x{n}" for n in range(3)]

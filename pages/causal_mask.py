@@ -6,7 +6,7 @@ import engine
 from app import arithmetic, compute, controls, equations, figures, render, tables
 
 st.title("The causal mask")
-st.latex(equations.CAUSAL)
+render.equation(equations.CAUSAL)
 st.caption(
     "A decoder writes one token at a time, so a token may only attend to itself and to the "
     "tokens before it. Masked scores become −∞ and the softmax turns them into exactly 0."

@@ -64,7 +64,7 @@ if not translation.finished:
     st.caption("Decoding stopped at the length limit before the end token.")
 
 st.subheader("Step through the decoding")
-st.latex(equations.GREEDY_DECODING)
+render.equation(equations.GREEDY_DECODING)
 n_steps = len(translation.steps)
 if st.session_state.setdefault("decoder_step", 1) > n_steps:
     st.session_state["decoder_step"] = n_steps
@@ -108,10 +108,10 @@ render.chart(
     key="decoder_self",
     table=tables.matrix_frame(step.self_attention[layer, head], labels, labels),
 )
-st.latex(equations.DECODER_SELF_ATTENTION)
+render.equation(equations.DECODER_SELF_ATTENTION)
 
 st.subheader("Cross-attention: target × source")
-st.latex(equations.CROSS_ATTENTION)
+render.equation(equations.CROSS_ATTENTION)
 st.caption(
     "Y holds the decoder's t positions (the queries), H the encoder's output for the source "
     "words (the keys and values), so the weights form a t × n_src matrix, with no mask. "

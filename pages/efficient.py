@@ -9,7 +9,7 @@ from app import compute, controls, equations, figures, render, tables
 from engine import efficient
 
 st.title("Efficient attention")
-st.latex(equations.LINEAR_ATTENTION)
+render.equation(equations.LINEAR_ATTENTION)
 st.caption(
     "Full softmax compares every query with every key: n² scores. Linear attention swaps "
     "the exponential for a kernel φ(q)·φ(k), so φ(K)ᵀV is summed once and each query reads "
@@ -24,7 +24,7 @@ n = len(labels)
 head = controls.shared_head(run)
 st.caption(controls.weights_note(settings, head))
 
-st.latex(equations.SPARSE_PATTERNS)
+render.equation(equations.SPARSE_PATTERNS)
 left, right = st.columns(2)
 with left:
     window = controls.bounded_slider(

@@ -39,7 +39,7 @@ else:
     )
     if settings.pe == "rotary":
         st.info("This page adds positions to X; rotary encoding is shown on the attention pages.")
-st.latex(equations.ENCODER["bert" if settings.trained else norm])
+render.equation(equations.ENCODER["bert" if settings.trained else norm])
 layer = compute.encoder(settings, norm_first=norm == "pre")
 d_ff = layer.ffn_hidden.shape[1]
 

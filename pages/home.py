@@ -33,7 +33,7 @@ convention = st.segmented_control(
 )
 columns = convention == "columns"
 if settings.trained:
-    st.latex(equations.HEAD_PROJECTIONS[convention])
+    render.equation(equations.HEAD_PROJECTIONS[convention])
     st.caption(
         f"X is the hidden state entering layer {settings.layer}: 384 features per token, "
         f"drawn cropped. Head {head} owns columns {32 * head}–{32 * head + 31} of the "
@@ -48,7 +48,7 @@ if settings.trained:
     names = [f"{name}, head {head}" for name in equations.WEIGHT_NAMES[convention]]
     output_names = [f"{name}, head {head}" for name in "QKV"]
 else:
-    st.latex(equations.PROJECTIONS[convention])
+    render.equation(equations.PROJECTIONS[convention])
     x_title = "Embeddings X (+ positions)"
     matrices = run.weights[:3]
     projections = [run.q, run.k, run.v]

@@ -5,7 +5,7 @@ import streamlit as st
 from app import arithmetic, controls, equations, figures, line_view, render, tables
 
 st.title("Multi-head attention")
-st.latex(equations.MULTI_HEAD)
+render.equation(equations.MULTI_HEAD)
 st.caption(
     "Each head gets its own slice of the Q, K and V columns, attends on its own, and the "
     "heads' outputs are joined side by side and mixed by W_O."

@@ -10,8 +10,8 @@ st.caption(
     "with them. A positional encoding gives each position its own signature. Choose one in "
     "the sidebar, under “Add positions”."
 )
-st.latex(equations.SINUSOIDAL)
-st.latex(equations.ROTARY)
+render.equation(equations.SINUSOIDAL)
+render.equation(equations.ROTARY)
 
 settings, tokenization, run = controls.layer_run()
 labels = tokenization.labels
@@ -118,7 +118,7 @@ render.chart(
 )
 
 st.subheader("Is self-attention equivariant to permutation?")
-st.latex(equations.PERMUTATION)
+render.equation(equations.PERMUTATION)
 if settings.trained:
     st.caption(
         "Here the whole 6-layer model: shuffle its tokens ([CLS] and [SEP] too) and compare "

@@ -169,7 +169,7 @@ render.chart(
 )
 
 st.header("Neuron view")
-st.latex(equations.SOFTMAX)
+render.equation(equations.SOFTMAX)
 stages = query_stages(run.queries[layer, head, token], run.keys[layer, head])
 render.chart(
     st,

@@ -8,7 +8,7 @@ from engine.vision import POSITIONS, attention_overlay
 POSITION_LABELS = {"2d": "2-D sinusoidal", "1d": "1-D sinusoidal (raster order)", "none": "None"}
 
 st.title("Self-attention over image patches")
-st.latex(equations.PATCH_EMBEDDING)
+render.equation(equations.PATCH_EMBEDDING)
 st.caption(
     "The Vision Transformer cuts an image into P×P patches, flattens each one, projects it "
     "to d_model features and adds its position (Dosovitskiy et al. 2020, eq. 1, here without "

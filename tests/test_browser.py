@@ -48,6 +48,21 @@ def test_page_draws_without_errors(page, app_url, path):
     assert boxes == (0 if path in OWN_INPUTS else 1)
 
 
+@pytest.mark.parametrize("present", [False, True], ids=["normal", "presentation"])
+@pytest.mark.parametrize("path", URL_PATHS)
+def test_equations_fit_a_1024_pixel_projector(page, app_url, path, present):
+    """A display equation does not wrap by itself: a long one must break between its
+    formulas, not run off the screen (it did on 9 pages at 1024 px)."""
+    page.set_viewport_size({"width": 1024, "height": 768})
+    open_app(page, f"{app_url}/{path}" + ("?present=1" if present else ""))
+    clipped = page.evaluate(
+        """() => [...document.querySelectorAll('.katex-display')]
+            .filter((e) => e.scrollWidth > e.clientWidth + 4)  // KaTeX overhangs a pixel or two
+            .map((e) => e.textContent.slice(0, 40))"""
+    )
+    assert clipped == []
+
+
 def test_scale_slider_moves_with_the_keyboard(page, app_url):
     open_app(page, app_url + "/attention")
     scale = slider(page, "att_scale")
