@@ -460,4 +460,5 @@ def test_spare_threads_follow_the_idle_cores(monkeypatch, n, load, cores, expect
     monkeypatch.setattr(bert.os, "getloadavg", lambda: (load, load, load))
     monkeypatch.setattr(bert, "CORES", cores)
     monkeypatch.setattr(bert, "THREADS", min(4, cores))
+    monkeypatch.setattr(bert, "PARTS", min(4, cores))
     assert bert.spare_threads(n) == expected
