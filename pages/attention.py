@@ -8,9 +8,8 @@ from app import arithmetic, compute, controls, equations, figures, live, render,
 st.title("Scores → softmax → weights → output")
 st.latex(equations.ATTENTION)
 st.caption(
-    ("Scaling" if render.presenting() else "Drag the scale")
-    + ": small values flatten every row toward uniform, large ones make each row one-hot "
-    "on its largest score. The panel below measures it."
+    "Drag the scale: small values flatten every row toward uniform, large ones make each row "
+    "one-hot on its largest score. The panel below measures it."
 )
 
 settings, tokenization, run = controls.layer_run()

@@ -13,7 +13,7 @@ from urllib.parse import quote
 import numpy as np
 import pandas as pd
 import pytest
-from browser_support import assert_healthy, open_app, query, slider, wait_settled
+from browser_support import assert_healthy, drag, open_app, query, slider, wait_settled
 from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
 
 import engine
@@ -38,16 +38,6 @@ def engine_weights(weights, scale, text=state.DEFAULT_TEXT):
         return layer.attention.weights[state.DEFAULT_HEAD]
     tokenization = engine.tokenize(text, state.default_tokenizer())
     return engine.run_toy(tokenization.tokens, 16, 1, 0, scale=scale).attention.weights[0]
-
-
-def drag(page, start, end, steps):
-    """Press on the scale slider at ``start`` (a fraction of its width), move to ``end``."""
-    box = slider(page, "att_scale").bounding_box()
-    y = box["y"] + box["height"] / 2
-    page.mouse.move(box["x"] + box["width"] * start, y)
-    page.mouse.down()
-    for step in range(1, steps + 1):
-        page.mouse.move(box["x"] + box["width"] * (start + (end - start) * step / steps), y)
 
 
 WEIGHTS_MODES = ["random"] + (["minilm"] if state.MINILM is not None else [])
