@@ -172,7 +172,7 @@ def scaled_view():
     click = render.chart(
         right,
         figures.attention_heatmap(
-            heads.weights[head], labels, scores=heads.scores[head], scaled=heads.scaled[head]
+            heads.weights[head], labels, scores=heads.scores[head], scaled=heads.masked[head]
         ),
         key="att_weights",
         table=at_stop(lambda at: tables.matrix_frame(at.weights[head], labels, labels)),

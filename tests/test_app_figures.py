@@ -54,6 +54,20 @@ def test_hover_names_tokens_and_gives_scores():
         assert part in trace.hovertemplate
 
 
+def test_a_masked_cells_hover_says_it_is_masked_not_minus_infinity():
+    scores = np.arange(9.0).reshape(3, 3)
+    mask = engine.causal_mask(3)
+    scaled = np.where(mask, scores / 2, -np.inf)
+    fig = figures.attention_heatmap(
+        engine.softmax(scaled), LABELS[:3], scores=scores, scaled=scaled
+    )
+    trace = fig.data[0]
+    assert list(trace.customdata[0][2]) == [2.0, "", figures.MASKED_HOVER]  # above the diagonal
+    assert list(trace.customdata[2][0]) == [6.0, 3.0, ""]
+    assert "scaled score %{customdata[1]:.3f}%{customdata[2]}" in trace.hovertemplate
+    assert trace.z[0, 2] == 0.0  # the colour is the weight's, as before
+
+
 def test_scores_are_diverging_and_centred():
     scores = np.array([[1.0, -3.0], [2.0, 0.5]])
     trace = figures.matrix_heatmap(scores, ["a", "b"], ["a", "b"], "s").data[0]
