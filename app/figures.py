@@ -28,6 +28,8 @@ HOVER_SCORES_MAX = 128
 #: What hovering a masked cell says in place of its scaled score, −∞ (plotly.js would
 #: write "−Infinity"). The chart component (``chart.js``) reads it from the figure.
 MASKED_HOVER = "masked (−∞ before softmax)"
+#: The name of the invisible trace that gives a scores heatmap's masked cells their hover.
+MASKED_OVERLAY = "masked"
 #: Feature axes wider than this are cropped when drawn (d_model runs to 768).
 FEATURE_LIMIT = 128
 LABEL_MAX_CHARS = 18
@@ -290,16 +292,36 @@ def _short(value):
 def scores_heatmap(scores, labels, title):
     """Scores on a diverging scale; ``-inf`` (masked) cells are left blank and written −∞.
 
+    Hovering a masked cell says :data:`MASKED_HOVER` (an invisible second trace).
+
     Parameters
     ----------
     scores : ndarray of shape (n_q, n_k), may hold -inf
     labels : sequence of n str
     """
     fig = matrix_heatmap(scores, labels, labels, title, x_title="key", y_title="query")
-    if np.isneginf(scores).any():
+    masked = np.isneginf(scores)
+    if masked.any():
         fig.update_traces(
             hovertemplate="query %{y}<br>key %{x}<br>score %{z:.4f}<extra></extra>",
             hoverongaps=False,
+        )
+        # The blank cells' hover: an invisible trace over them alone (plotly.js writes a
+        # gap's missing value as a warning). Masking does not depend on the scale, so
+        # it holds at every stop the browser draws from the frames.
+        fig.add_trace(
+            go.Heatmap(
+                z=np.where(masked, 0.0, np.nan).astype(np.float32),
+                x=fig.data[0].x,
+                y=fig.data[0].y,
+                name=MASKED_OVERLAY,
+                opacity=0.0,
+                colorscale=MASK_SCALE,
+                showscale=False,
+                hoverongaps=False,
+                hovertemplate=f"query %{{y}}<br>key %{{x}}<br>{MASKED_HOVER}<extra></extra>",
+                hoverlabel={"bgcolor": MASK_SCALE[0][1]},
+            )
         )
         # A second title line, not an annotation: it takes the room it needs at any font
         # size (presentation mode's too) instead of sitting on the plot's top edge.

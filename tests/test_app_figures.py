@@ -8,7 +8,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import engine
-from app import figures, tables
+from app import export, figures, tables
 
 LABELS = ["the", "cat", "sat", "on", "the", "mat"]
 
@@ -92,6 +92,11 @@ def test_masked_scores_show_minus_infinity():
     assert np.isnan(trace.z[0, 2])
     assert trace.z[2, 0] == 1.0
     assert trace.text[0][2] == "−∞"
+    hover = fig.data[1]  # invisible, over the masked cells alone, which it names
+    assert hover.opacity == 0.0
+    np.testing.assert_array_equal(np.isnan(hover.z), np.isfinite(masked))
+    assert figures.MASKED_HOVER in hover.hovertemplate
+    assert "xaxis" in export.print_layout(fig)  # still laid out for print as one heatmap
     assert "blank cells are −∞" in fig.layout.title.text  # said in the title, not on the plot
 
 

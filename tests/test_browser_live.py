@@ -325,9 +325,9 @@ def test_plotly_js_is_served_by_the_app(page, app_url):
     assert_healthy(page)  # nothing requested from outside this machine
 
 
-#: The hover text of cell (row, column) of the weights heatmap, with the pointer on it.
-HOVER_CELL = """([row, col]) => {
-    const plot = document.querySelector('.st-key-att_weights .js-plotly-plot');
+#: Where cell (row, column) of a heatmap is on the page.
+HOVER_CELL = """([key, row, col]) => {
+    const plot = document.querySelector(`.st-key-${key} .js-plotly-plot`);
     const {xaxis, yaxis} = plot._fullLayout;
     const box = plot.getBoundingClientRect();
     return {x: box.left + xaxis._offset + xaxis.c2p(col),
@@ -335,13 +335,13 @@ HOVER_CELL = """([row, col]) => {
 }"""
 
 
-def hover_text(page, row, col):
-    """What the weights heatmap's hover label says over cell (row, col)."""
+def hover_text(page, key, row, col):
+    """What the hover label of heatmap ``key`` says over cell (row, col)."""
     page.mouse.move(1, 1)
-    page.locator(".st-key-att_weights").scroll_into_view_if_needed()
-    cell = page.evaluate(HOVER_CELL, [row, col])
+    page.locator(f".st-key-{key}").scroll_into_view_if_needed()
+    cell = page.evaluate(HOVER_CELL, [key, row, col])
     page.mouse.move(cell["x"], cell["y"])
-    label = page.locator(".st-key-att_weights .hoverlayer .hovertext")
+    label = page.locator(f".st-key-{key} .hoverlayer .hovertext")
     label.wait_for()
     return label.text_content()
 
@@ -350,9 +350,11 @@ def test_a_masked_cells_hover_says_masked_at_every_stop(page, app_url):
     text = quote("the cat sat on the mat")
     open_app(page, f"{app_url}/attention?weights=random&tokenizer=words&causal=1&text={text}")
     for _ in range(2):  # as drawn by the server, then by the browser from the frames
-        masked = hover_text(page, 0, 5)  # "the" may not see "mat"
-        assert "masked (−∞ before softmax)" in masked
-        assert "Infinity" not in masked
-        assert re.search(r"scaled score -?\d+\.\d{3}", hover_text(page, 5, 0))
+        for key in ("att_weights", "att_scaled"):
+            masked = hover_text(page, key, 0, 5)  # "the" may not see "mat"
+            assert "masked (−∞ before softmax)" in masked, key
+            assert "Infinity" not in masked
+        assert re.search(r"scaled score -?\d+\.\d{3}", hover_text(page, "att_weights", 5, 0))
+        assert re.search(r"score -?\d+\.\d{4}", hover_text(page, "att_scaled", 5, 0))
         step(page, "ArrowRight")
     assert_healthy(page)
