@@ -260,7 +260,9 @@ def bounded(function=None, *, ttl=3600, spinner=None):
                 if found:
                     return value
                 _STORE.misses += 1
-                if spinner and get_script_run_ctx() is not None:
+                # Outside a script run (a CSV built on its button's click, in a server
+                # thread) there is no page to spin on: ask without Streamlit's warning.
+                if spinner and get_script_run_ctx(suppress_warning=True) is not None:
                     with st.spinner(spinner):
                         value = function(*args, **kwargs)
                 else:

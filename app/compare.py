@@ -12,7 +12,7 @@ from typing import NamedTuple
 
 import streamlit as st
 
-from app import controls, minilm, render, state
+from app import minilm, render, state
 
 
 class MinimalPair(NamedTuple):
@@ -48,9 +48,69 @@ MINIMAL_PAIRS = (
         "councilmen",
     ),
 )
+#: The words the head finder starts on when a sentence has them: the default passage's.
+START_QUERY, START_KEY = "it", "restaurant"
+#: Without "it", the query starts on the first of these.
+PRONOUNS = ("it", "they", "he", "she")
+#: Without a word to start on, the key starts on the first word that is none of these.
+ARTICLES = frozenset({"the", "a", "an"})
 #: The head finder's pickers: sentence A's (shared with the single-sentence page) and B's.
 PICKERS_A = ("pretrained_finder_query", "pretrained_finder_key")
 PICKERS_B = ("pretrained_b_query", "pretrained_b_key")
+
+
+def start_tokens(text, labels, words=(None, None)):
+    """The query and key tokens the head finder starts on in one sentence.
+
+    Each is the first that the sentence has of: the word in ``words`` (sentence A's query
+    and key, when choosing B's), its minimal pair's word (when the sentence is one of
+    :data:`MINIMAL_PAIRS`'), :data:`START_QUERY` or :data:`START_KEY`. Else the query
+    starts on the first of :data:`PRONOUNS`, or the first token, and the key on the first
+    other word not in :data:`ARTICLES`: never on [CLS] or [SEP] while the sentence has a
+    token of its own.
+
+    Parameters
+    ----------
+    text : str, the sentence
+    labels : list of str, its WordPiece tokens, [CLS] first and [SEP] last
+    words : (str or None, str or None), the query and key words to prefer
+
+    Returns
+    -------
+    query, key : int, token positions
+    """
+    pair = next((p for p in MINIMAL_PAIRS if text in (p.a, p.b)), None)
+    inner = list(range(1, len(labels) - 1)) if len(labels) > 2 else list(range(len(labels)))
+    lowered = {i: labels[i].lower() for i in inner}
+    whole = _whole_words(labels, inner)
+
+    def first(candidates):
+        for word in candidates:
+            found = [i for i in inner if word is not None and word.lower() in whole[i]]
+            if found:
+                return found[0]
+        return None
+
+    query = first((words[0], pair and pair.query, START_QUERY, *PRONOUNS))
+    query = inner[0] if query is None else query
+    key = first((words[1], pair and pair.key, START_KEY))
+    if key is None:
+        others = [i for i in inner if i != query and lowered[i].isalpha()]
+        key = next((i for i in others if lowered[i] not in ARTICLES), (others or inner)[0])
+    return query, key
+
+
+def _whole_words(labels, positions):
+    """Each position's token, lower-cased, and the whole word it starts ("council" "##men")."""
+    words = {}
+    for i in positions:
+        word = labels[i]
+        for piece in labels[i + 1 :]:
+            if not piece.startswith("##"):
+                break
+            word += piece[2:]
+        words[i] = {labels[i].lower(), word.lower()}
+    return words
 
 
 def use_pair(pair):
@@ -60,8 +120,8 @@ def use_pair(pair):
         run = minilm.run(text)
         if isinstance(run, Exception):
             continue
-        for picker, word in zip(pickers, (pair.query, pair.key), strict=True):
-            st.session_state[picker] = controls.find_token(run.labels, word)
+        for picker, index in zip(pickers, start_tokens(text, run.labels), strict=True):
+            st.session_state[picker] = index
             st.session_state[f"_{picker}_labels"] = list(run.labels)  # chosen for this text
 
 

@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import math
 
+from app import figures
+
 #: The toolbar's images are this many times the size :func:`print_layout` gives.
 EXPORT_SCALE = 3
 #: Font size of the exported figure, in CSS pixels before the export scale: 14 px at 3×
@@ -97,10 +99,12 @@ def print_layout(fig, font=PRINT_FONT):
     dict, a partial Plotly layout: width, height, font, and for a heatmap the margins
     and both axes' tick labels
     """
-    heatmaps = [trace for trace in fig.data if trace.type == "heatmap"]
+    # The masked cells' invisible hover trace is part of its heatmap, not another one.
+    drawn = [trace for trace in fig.data if trace.name != figures.MASKED_OVERLAY]
+    heatmaps = [trace for trace in drawn if trace.type == "heatmap"]
     overrides = {"font": {"size": font}}
     if (
-        len(fig.data) == 1
+        len(drawn) == 1
         and len(heatmaps) == 1
         and heatmaps[0].x is not None
         and heatmaps[0].y is not None

@@ -25,6 +25,11 @@ MASK_SCALE = [[0.0, "#d9d9d9"], [1.0, "#2c7bb6"]]
 CELL_TEXT_MAX = 16
 #: Weights heatmaps carry the raw and scaled scores for hovering up to this many tokens.
 HOVER_SCORES_MAX = 128
+#: What hovering a masked cell says in place of its scaled score, −∞ (plotly.js would
+#: write "−Infinity"). The chart component (``chart.js``) reads it from the figure.
+MASKED_HOVER = "masked (−∞ before softmax)"
+#: The name of the invisible trace that gives a scores heatmap's masked cells their hover.
+MASKED_OVERLAY = "masked"
 #: Feature axes wider than this are cropped when drawn (d_model runs to 768).
 FEATURE_LIMIT = 128
 LABEL_MAX_CHARS = 18
@@ -216,20 +221,22 @@ def attention_heatmap(weights, labels, title="Attention weights", *, scores=None
     Hovering a cell names the query and key tokens and gives the raw score, the scaled
     score and the weight, when ``scores`` and ``scaled`` are given and the matrix has at
     most :data:`HOVER_SCORES_MAX` tokens (above that the two extra matrices would triple
-    what every rerun sends; the scores have their own heatmaps).
+    what every rerun sends; the scores have their own heatmaps). A masked cell's hover
+    says :data:`MASKED_HOVER` in place of its scaled score.
 
     Parameters
     ----------
     weights : ndarray of shape (n_q, n_k)
     labels : sequence of n str (self-attention: the same tokens on both axes)
     scores, scaled : ndarray of shape (n_q, n_k), optional
+        The raw scores, and the scaled ones softmax reads (``-inf`` where masked).
     """
     z = np.asarray(weights, dtype=np.float32)
     hover = "query %{y}<br>key %{x}<br>"
     customdata = None
     if scores is not None and scaled is not None and max(z.shape) <= HOVER_SCORES_MAX:
-        customdata = np.stack([scores, scaled], axis=-1).astype(np.float32)
-        hover += "raw score %{customdata[0]:.3f}<br>scaled score %{customdata[1]:.3f}<br>"
+        customdata, lines = _score_hover(scores, scaled)
+        hover += lines
     text = _cell_text(z)
     trace = go.Heatmap(
         z=z,
@@ -247,8 +254,45 @@ def attention_heatmap(weights, labels, title="Attention weights", *, scores=None
     return _layout(go.Figure(trace), title, *z.shape, "key", "query")
 
 
+def _score_hover(scores, scaled):
+    """The customdata and hover lines that give each cell's raw and scaled scores.
+
+    Without masked cells the scores are a compact float32 array of shape (n_q, n_k, 2).
+    A masked cell's scaled score is −∞: there the line says :data:`MASKED_HOVER`.
+    plotly.js formats a template's value only when it is not ``""``, so each cell becomes
+    ``[raw, scaled, ""]``, or ``[raw, "", MASKED_HOVER]`` when masked (plain lists, since a
+    typed array holds no text).
+
+    Returns
+    -------
+    customdata : ndarray of shape (n_q, n_k, 2), or nested lists of shape (n_q, n_k, 3)
+    lines : str, the hover template's score lines
+    """
+    raw = np.asarray(scores, dtype=np.float32)
+    scaled = np.asarray(scaled, dtype=np.float32)
+    lines = "raw score %{customdata[0]:.3f}<br>scaled score %{customdata[1]:.3f}"
+    masked = np.isneginf(scaled)
+    if not masked.any():
+        return np.stack([raw, scaled], axis=-1), lines + "<br>"
+    cells = [
+        [
+            [_short(r), "", MASKED_HOVER] if gone else [_short(r), _short(s), ""]
+            for r, s, gone in zip(raw_row, scaled_row, masked_row, strict=True)
+        ]
+        for raw_row, scaled_row, masked_row in zip(raw, scaled, masked, strict=True)
+    ]
+    return cells, lines + "%{customdata[2]}<br>"
+
+
+def _short(value):
+    """A score to seven significant digits, for compact JSON (the hover shows three decimals)."""
+    return float(f"{value:.7g}")
+
+
 def scores_heatmap(scores, labels, title):
     """Scores on a diverging scale; ``-inf`` (masked) cells are left blank and written −∞.
+
+    Hovering a masked cell says :data:`MASKED_HOVER` (an invisible second trace).
 
     Parameters
     ----------
@@ -256,10 +300,28 @@ def scores_heatmap(scores, labels, title):
     labels : sequence of n str
     """
     fig = matrix_heatmap(scores, labels, labels, title, x_title="key", y_title="query")
-    if np.isneginf(scores).any():
+    masked = np.isneginf(scores)
+    if masked.any():
         fig.update_traces(
             hovertemplate="query %{y}<br>key %{x}<br>score %{z:.4f}<extra></extra>",
             hoverongaps=False,
+        )
+        # The blank cells' hover: an invisible trace over them alone (plotly.js writes a
+        # gap's missing value as a warning). Masking does not depend on the scale, so
+        # it holds at every stop the browser draws from the frames.
+        fig.add_trace(
+            go.Heatmap(
+                z=np.where(masked, 0.0, np.nan).astype(np.float32),
+                x=fig.data[0].x,
+                y=fig.data[0].y,
+                name=MASKED_OVERLAY,
+                opacity=0.0,
+                colorscale=MASK_SCALE,
+                showscale=False,
+                hoverongaps=False,
+                hovertemplate=f"query %{{y}}<br>key %{{x}}<br>{MASKED_HOVER}<extra></extra>",
+                hoverlabel={"bgcolor": MASK_SCALE[0][1]},
+            )
         )
         # A second title line, not an annotation: it takes the room it needs at any font
         # size (presentation mode's too) instead of sitting on the plot's top edge.

@@ -2,7 +2,7 @@
 
 One place decides what a chart's toolbar exports (PNG or SVG at print resolution, with
 a file name that says the page and the settings), offers its data as CSV, and how
-presentation mode (``?present=1``: large type, no controls) looks.
+presentation mode (``?present=1``: large type, no controls but the scale slider) looks.
 """
 
 from __future__ import annotations
@@ -24,16 +24,37 @@ PRESENT_ROW = 24
 PRESENT_MAX_ROWS = 64
 
 #: Presentation mode: hide the sidebar, the header and every input; keep figures, text,
-#: and the button that leaves the mode. Our own CSS, with no user text in it.
+#: and the button that leaves the mode. The attention page's scale slider stays, sized for
+#: a projector: dragging it to watch softmax saturate is the page's demonstration. Our own
+#: CSS, with no user text in it.
 _PRESENT_CSS = """
 <style>
 [data-testid="stSidebar"], [data-testid="stSidebarCollapsedControl"],
 [data-testid="stHeader"], [data-testid="stToolbar"],
 .stSlider, .stSelectbox, .stMultiSelect, .stTextInput, .stTextArea, .stNumberInput, .stCheckbox,
 .stDownloadButton, [data-testid="stButtonGroup"], .stPopover, .stExpander,
-[data-testid="stDataFrame"], .ae-scale { display: none !important; }
+[data-testid="stDataFrame"] { display: none !important; }
 .block-container { max-width: 100% !important; padding: 1rem 2rem !important; }
 html, body, [data-testid="stMarkdownContainer"] p { font-size: 22px; }
+.ae-scale { font-size: 22px; padding: 0.5rem 0; }
+.ae-scale-value { font-size: 28px; font-weight: 600; }
+.ae-scale input[type="range"] {
+  appearance: none; -webkit-appearance: none; height: 40px; background: transparent;
+}
+.ae-scale input[type="range"]::-webkit-slider-runnable-track {
+  height: 14px; border-radius: 7px; background: #d5d7de;
+}
+.ae-scale input[type="range"]::-moz-range-track {
+  height: 14px; border-radius: 7px; background: #d5d7de;
+}
+.ae-scale input[type="range"]::-webkit-slider-thumb {
+  -webkit-appearance: none; width: 40px; height: 40px; margin-top: -13px; border-radius: 50%;
+  border: none; background: var(--st-primary-color); cursor: grab;
+}
+.ae-scale input[type="range"]::-moz-range-thumb {
+  width: 40px; height: 40px; border-radius: 50%; border: none;
+  background: var(--st-primary-color); cursor: grab;
+}
 </style>
 """
 

@@ -19,6 +19,7 @@ __all__ = [
     "agreement_markdown",
     "cut_note",
     "document",
+    "document_note",
     "highlighted_markdown",
     "rank",
     "sentence_attention",
@@ -41,6 +42,20 @@ DEFAULT_DOCUMENT = (
 def document(text):
     """The document this page summarises for the shared ``text``."""
     return DEFAULT_DOCUMENT if text == state.DEFAULT_TEXT else text
+
+
+def document_note(text):
+    """What the page says under its document box: whose text is summarised, for ``text``."""
+    if text == state.DEFAULT_TEXT:
+        return (
+            "A sample document: the app's default passage (“The restaurant refused to "
+            "serve me…”) has three sentences, too few to summarise. Type or paste your own "
+            "above; it becomes the text every page reads."
+        )
+    return (
+        "Your text, the one every page reads: the page summarises it, and an edit here "
+        "carries over to the other pages."
+    )
 
 
 @cache.bounded(spinner="Embedding every sentence with MiniLM …")

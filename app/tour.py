@@ -77,7 +77,7 @@ def _weights(settings, head, values):
     labels = _labels(settings)
     return (
         figures.attention_heatmap(
-            heads.weights[head], labels, scores=heads.scores[head], scaled=heads.scaled[head]
+            heads.weights[head], labels, scores=heads.scores[head], scaled=heads.masked[head]
         ),
         tables.matrix_frame(heads.weights[head], labels, labels),
     )

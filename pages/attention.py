@@ -8,9 +8,8 @@ from app import arithmetic, compute, controls, equations, figures, live, render,
 st.title("Scores → softmax → weights → output")
 render.equation(equations.ATTENTION)
 st.caption(
-    ("Scaling" if render.presenting() else "Drag the scale")
-    + ": small values flatten every row toward uniform, large ones make each row one-hot "
-    "on its largest score. The panel below measures it."
+    "Drag the scale: small values flatten every row toward uniform, large ones make each row "
+    "one-hot on its largest score. The panel below measures it."
 )
 
 settings, tokenization, run = controls.layer_run()
@@ -173,7 +172,7 @@ def scaled_view():
     click = render.chart(
         right,
         figures.attention_heatmap(
-            heads.weights[head], labels, scores=heads.scores[head], scaled=heads.scaled[head]
+            heads.weights[head], labels, scores=heads.scores[head], scaled=heads.masked[head]
         ),
         key="att_weights",
         table=at_stop(lambda at: tables.matrix_frame(at.weights[head], labels, labels)),

@@ -50,7 +50,7 @@ click = render.chart(
         labels,
         "Weights with the mask" + (" (what-if)" if settings.trained else ""),
         scores=masked.scores[head],
-        scaled=masked.scaled[head],
+        scaled=masked.masked[head],
     ),
     key="causal_weights_masked",
     table=tables.matrix_frame(masked.weights[head], labels, labels),

@@ -50,12 +50,15 @@ if not isinstance(run_b, bert.BertRun):
     run_b = None
     for param in ("query_b", "key_b"):
         st.query_params.pop(param, None)
+query_start, key_start = compare.start_tokens(st.session_state["text"], labels)
 left, right = st.columns(2)
 with left:
-    query = controls.token_picker("pretrained_finder_query", labels, prefer="it", url="query")
+    query = controls.token_picker(
+        "pretrained_finder_query", labels, default=query_start, url="query"
+    )
 with right:
     key = controls.token_picker(
-        "pretrained_finder_key", labels, prefer="restaurant", label="Key token", url="key"
+        "pretrained_finder_key", labels, label="Key token", default=key_start, url="key"
     )
 grid = minilm.head_grid(st.session_state["text"], query, key)
 if run_b is None:
@@ -72,21 +75,24 @@ if run_b is None:
     )
     best = ranked[0]
 else:
+    query_b_start, key_b_start = compare.start_tokens(
+        text_b, run_b.labels, (labels[query], labels[key])
+    )
     left, right = st.columns(2)
     with left:
         query_b = controls.token_picker(
             "pretrained_b_query",
             run_b.labels,
-            prefer=labels[query].lower(),  # the picker matches words in lower case
             label="B's query token",
+            default=query_b_start,
             url="query_b",
         )
     with right:
         key_b = controls.token_picker(
             "pretrained_b_key",
             run_b.labels,
-            prefer=labels[key].lower(),
             label="B's key token",
+            default=key_b_start,
             url="key_b",
         )
     grid_b = minilm.head_grid(text_b, query_b, key_b)

@@ -31,6 +31,8 @@ st.text_area(
     help="Sentences end at “.”, “!” or “?” followed by a space or a line break. "
     f"The page ranks the first {state.MAX_SENTENCES} sentences.",
 )
+if not render.presenting():  # the box is hidden then, and the note with it
+    st.caption(summary.document_note(st.session_state["text"]))
 doc = st.session_state["summarize_text"]
 
 ranking = summary.rank(doc)

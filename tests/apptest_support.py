@@ -7,8 +7,11 @@ figures are read from the element protos the run sent, and Plotly's typed arrays
 """
 
 import base64
+import contextlib
 import json
+import logging
 import struct
+import threading
 from pathlib import Path
 
 import numpy as np
@@ -28,6 +31,36 @@ TOY_PAGES = (
 
 #: The link parameter that runs the core pages on the seeded random model.
 RANDOM = {"weights": "random"}
+#: Where Streamlit logs "missing ScriptRunContext!" (a logger that does not propagate).
+CONTEXT_LOGGER = "streamlit.runtime.scriptrunner_utils.script_run_context"
+
+
+@contextlib.contextmanager
+def context_warnings():
+    """The messages Streamlit logs about a missing script-run context in the block, as a list."""
+    logger = logging.getLogger(CONTEXT_LOGGER)
+    messages = []
+    handler = logging.Handler(logging.WARNING)
+    handler.emit = lambda record: messages.append(record.getMessage())
+    logger.addHandler(handler)
+    try:
+        yield messages
+    finally:
+        logger.removeHandler(handler)
+
+
+def outside_a_script_run(function):
+    """``function()`` in a thread of its own, as a download button's data are built on a click.
+
+    Returns
+    -------
+    what ``function`` returned
+    """
+    result = []
+    thread = threading.Thread(target=lambda: result.append(function()), name="click")
+    thread.start()
+    thread.join()
+    return result[0]
 
 
 def page_script(page):

@@ -124,6 +124,16 @@ def slider(page, key):
     return page.locator(f".st-key-{key}").get_by_role("slider")
 
 
+def drag(page, start, end, steps):
+    """Press on the scale slider at ``start`` (a fraction of its width), move to ``end``."""
+    box = slider(page, "att_scale").bounding_box()
+    y = box["y"] + box["height"] / 2
+    page.mouse.move(box["x"] + box["width"] * start, y)
+    page.mouse.down()
+    for step in range(1, steps + 1):
+        page.mouse.move(box["x"] + box["width"] * (start + (end - start) * step / steps), y)
+
+
 def query(page):
     """The page's URL parameters, last value of each."""
     return {key: values[-1] for key, values in parse_qs(urlsplit(page.url).query).items()}

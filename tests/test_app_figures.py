@@ -8,7 +8,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import engine
-from app import figures, tables
+from app import export, figures, tables
 
 LABELS = ["the", "cat", "sat", "on", "the", "mat"]
 
@@ -54,6 +54,20 @@ def test_hover_names_tokens_and_gives_scores():
         assert part in trace.hovertemplate
 
 
+def test_a_masked_cells_hover_says_it_is_masked_not_minus_infinity():
+    scores = np.arange(9.0).reshape(3, 3)
+    mask = engine.causal_mask(3)
+    scaled = np.where(mask, scores / 2, -np.inf)
+    fig = figures.attention_heatmap(
+        engine.softmax(scaled), LABELS[:3], scores=scores, scaled=scaled
+    )
+    trace = fig.data[0]
+    assert list(trace.customdata[0][2]) == [2.0, "", figures.MASKED_HOVER]  # above the diagonal
+    assert list(trace.customdata[2][0]) == [6.0, 3.0, ""]
+    assert "scaled score %{customdata[1]:.3f}%{customdata[2]}" in trace.hovertemplate
+    assert trace.z[0, 2] == 0.0  # the colour is the weight's, as before
+
+
 def test_scores_are_diverging_and_centred():
     scores = np.array([[1.0, -3.0], [2.0, 0.5]])
     trace = figures.matrix_heatmap(scores, ["a", "b"], ["a", "b"], "s").data[0]
@@ -78,6 +92,11 @@ def test_masked_scores_show_minus_infinity():
     assert np.isnan(trace.z[0, 2])
     assert trace.z[2, 0] == 1.0
     assert trace.text[0][2] == "−∞"
+    hover = fig.data[1]  # invisible, over the masked cells alone, which it names
+    assert hover.opacity == 0.0
+    np.testing.assert_array_equal(np.isnan(hover.z), np.isfinite(masked))
+    assert figures.MASKED_HOVER in hover.hovertemplate
+    assert "xaxis" in export.print_layout(fig)  # still laid out for print as one heatmap
     assert "blank cells are −∞" in fig.layout.title.text  # said in the title, not on the plot
 
 

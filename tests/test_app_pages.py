@@ -17,7 +17,7 @@ from apptest_support import (
 )
 
 import engine
-from app import state
+from app import figures, state
 from engine import book
 
 PAGES = [*TOY_PAGES, "book"]
@@ -261,6 +261,9 @@ def test_causal_page_compares_masked_and_unmasked():
     assert np.all(unmasked[above] > 0)
     scores = figs["causal_scores"]["data"][0]["text"]
     assert scores[0][3] == "−∞"
+    hover = figs["causal_weights_masked"]["data"][0]["customdata"]  # not the unmasked score
+    assert hover[0][3][1:] == ["", figures.MASKED_HOVER]
+    assert isinstance(hover[3][0][1], float)
 
 
 def test_positional_page_answers_the_permutation_question():

@@ -10,6 +10,7 @@ import pytest
 from browser_support import (
     assert_healthy,
     chart,
+    drag,
     open_app,
     query,
     slider,
@@ -44,12 +45,27 @@ def test_a_tour_link_opens_its_step(page, app_url):
     )
 
 
-def test_presentation_mode_hides_the_controls_and_switches_off(page, app_url):
+def test_presentation_mode_hides_the_controls_but_the_scale_and_switches_off(page, app_url):
     open_app(page, app_url + "/attention?present=1")
     assert_healthy(page)
     assert not page.locator('[data-testid="stSidebar"]').is_visible()
-    assert not slider(page, "att_scale").is_visible()
+    assert not page.locator(".st-key-attention_query").is_visible()  # the token picker
+    assert not page.locator(".st-key-attention_compare").is_visible()
     assert page.locator('[data-testid="stDownloadButton"]').count() == 0
+    scale = slider(page, "att_scale")
+    assert scale.is_visible()  # dragging it is the page's demonstration
+    assert scale.bounding_box()["height"] >= 32  # a thumb to grab in front of a class
+
+    scale.scroll_into_view_if_needed()
+    page.evaluate("window.__aeFrames = []")
+    drag(page, 0.5, 0.9, 20)
+    assert len(set(page.evaluate("window.__aeFrames.map(f => f.stop)"))) >= 5  # played live
+    page.mouse.up()
+    page.wait_for_url(re.compile(r"[?&]scale="))
+    wait_settled(page)
+    assert query(page)["present"] == "1"
+    assert_healthy(page)
+
     leave = page.locator(".st-key-leave_presentation button")
     assert leave.is_visible()
     leave.click()
@@ -134,7 +150,9 @@ def test_presentation_mode_fits_a_projector(page, app_url, width, height):
             .map((e) => e.textContent.slice(0, 40))"""
     )
     assert clipped == []  # no equation cut off on the right
-    assert "Drag the scale" not in page.locator('[data-testid="stMain"]').inner_text()
+    scale = slider(page, "att_scale").bounding_box()
+    assert scale["x"] >= 0
+    assert scale["x"] + scale["width"] <= width  # the slider is not cut off on the right
     ends = page.evaluate(  # a rotated label ends at its tick
         """() => [...document.querySelectorAll('.st-key-att_weights .xtick text')]
             .map((t) => t.getBoundingClientRect().right).sort((a, b) => a - b)"""

@@ -13,7 +13,7 @@ from urllib.parse import quote
 import numpy as np
 import pandas as pd
 import pytest
-from browser_support import assert_healthy, open_app, query, slider, wait_settled
+from browser_support import assert_healthy, drag, open_app, query, slider, wait_settled
 from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
 
 import engine
@@ -38,16 +38,6 @@ def engine_weights(weights, scale, text=state.DEFAULT_TEXT):
         return layer.attention.weights[state.DEFAULT_HEAD]
     tokenization = engine.tokenize(text, state.default_tokenizer())
     return engine.run_toy(tokenization.tokens, 16, 1, 0, scale=scale).attention.weights[0]
-
-
-def drag(page, start, end, steps):
-    """Press on the scale slider at ``start`` (a fraction of its width), move to ``end``."""
-    box = slider(page, "att_scale").bounding_box()
-    y = box["y"] + box["height"] / 2
-    page.mouse.move(box["x"] + box["width"] * start, y)
-    page.mouse.down()
-    for step in range(1, steps + 1):
-        page.mouse.move(box["x"] + box["width"] * (start + (end - start) * step / steps), y)
 
 
 WEIGHTS_MODES = ["random"] + (["minilm"] if state.MINILM is not None else [])
@@ -333,3 +323,38 @@ def test_plotly_js_is_served_by_the_app(page, app_url):
     assert served
     assert all(url.startswith(app_url) for url in served)
     assert_healthy(page)  # nothing requested from outside this machine
+
+
+#: Where cell (row, column) of a heatmap is on the page.
+HOVER_CELL = """([key, row, col]) => {
+    const plot = document.querySelector(`.st-key-${key} .js-plotly-plot`);
+    const {xaxis, yaxis} = plot._fullLayout;
+    const box = plot.getBoundingClientRect();
+    return {x: box.left + xaxis._offset + xaxis.c2p(col),
+            y: box.top + yaxis._offset + yaxis.c2p(row)};
+}"""
+
+
+def hover_text(page, key, row, col):
+    """What the hover label of heatmap ``key`` says over cell (row, col)."""
+    page.mouse.move(1, 1)
+    page.locator(f".st-key-{key}").scroll_into_view_if_needed()
+    cell = page.evaluate(HOVER_CELL, [key, row, col])
+    page.mouse.move(cell["x"], cell["y"])
+    label = page.locator(f".st-key-{key} .hoverlayer .hovertext")
+    label.wait_for()
+    return label.text_content()
+
+
+def test_a_masked_cells_hover_says_masked_at_every_stop(page, app_url):
+    text = quote("the cat sat on the mat")
+    open_app(page, f"{app_url}/attention?weights=random&tokenizer=words&causal=1&text={text}")
+    for _ in range(2):  # as drawn by the server, then by the browser from the frames
+        for key in ("att_weights", "att_scaled"):
+            masked = hover_text(page, key, 0, 5)  # "the" may not see "mat"
+            assert "masked (−∞ before softmax)" in masked, key
+            assert "Infinity" not in masked
+        assert re.search(r"scaled score -?\d+\.\d{3}", hover_text(page, "att_weights", 5, 0))
+        assert re.search(r"score -?\d+\.\d{4}", hover_text(page, "att_scaled", 5, 0))
+        step(page, "ArrowRight")
+    assert_healthy(page)

@@ -6,7 +6,7 @@ import time
 import numpy as np
 import pytest
 import streamlit as st
-from apptest_support import RANDOM, chart_z, open_app
+from apptest_support import RANDOM, chart_z, context_warnings, open_app, outside_a_script_run
 
 from app import cache, compute
 
@@ -151,3 +151,13 @@ def test_the_command_passes_the_budget_on():
     assert cli.CACHE_VARIABLE == cache.BUDGET_VARIABLE
     _, env = cli.command(cache_mb=120)
     assert env[cache.BUDGET_VARIABLE] == "120"
+
+
+def test_a_miss_outside_a_script_run_logs_no_missing_context_warning(budget_mb):
+    @cache.bounded(spinner="Computing …")
+    def doubled(x):
+        return np.full(3, 2.0 * x)
+
+    with context_warnings() as warnings:
+        np.testing.assert_array_equal(outside_a_script_run(lambda: doubled(1)), [2.0] * 3)
+    assert warnings == []

@@ -6,11 +6,18 @@ import numpy as np
 import pandas as pd
 import pytest
 import streamlit as st
-from apptest_support import RANDOM, TOY_PAGES, charts, open_app
+from apptest_support import (
+    RANDOM,
+    TOY_PAGES,
+    charts,
+    context_warnings,
+    open_app,
+    outside_a_script_run,
+)
 from streamlit.delta_generator import DeltaGenerator
 
 import engine
-from app import state, tour
+from app import cache, state, tour
 from engine import bert
 from engine.resources import minilm_dir
 
@@ -51,6 +58,17 @@ def test_every_chart_on_every_page_builds_its_csv(page, csv_builders):
     for key in keys:
         frame = built(csv_builders, key)
         assert len(frame) > 0, key
+
+
+@pytest.mark.parametrize("query", [RANDOM, {}])
+def test_csvs_built_at_click_time_log_no_missing_context_warning(query, csv_builders):
+    at = open_app("attention", query)
+    keys = set(charts(at)) - NO_DATA
+    cache.clear()  # every build a miss, as after the scale moved or an eviction
+    with context_warnings() as warnings:
+        for key in keys:
+            assert len(outside_a_script_run(csv_builders[f"{key}_csv"])) > 0, key
+    assert warnings == []
 
 
 @pytest.mark.parametrize("step", range(1, len(tour.STEPS) + 1))

@@ -108,7 +108,8 @@ def test_token_pickers_keep_their_word_when_the_text_changes():
     at.sidebar.text_area(key="text").set_value("it was fine").run()  # [CLS] it was fine [SEP]
     assert not at.exception
     assert at.selectbox(key="pretrained_finder_query").value == 1  # "it", found again
-    assert at.selectbox(key="pretrained_finder_key").value == 0  # "restaurant" is gone: the start
+    # "restaurant" is gone: the key goes to the new text's start, a word of it, not [CLS]
+    assert at.selectbox(key="pretrained_finder_key").value == 2  # "was"
     assert any("“restaurant” is not in the new text" in c.value for c in at.caption)
     assert at.selectbox(key="pretrained_token").value == 1  # "it" again
     assert "“it”" in charts(at)["pretrained_neuron"]["layout"]["title"]["text"]
@@ -152,6 +153,32 @@ def test_two_sentences_draw_both_grids_their_difference_and_the_heads_that_moved
     assert at.query_params["text_b"] == TROPHY_B
 
 
+def pickers(at):
+    """The head finder's four tokens, as labels: A's query and key, B's query and key."""
+    model = bert.load_minilm()
+    labels_a = bert.run(model, at.session_state["text"]).labels
+    labels_b = bert.run(model, at.session_state["text_b"]).labels
+    return (
+        labels_a[at.selectbox(key="pretrained_finder_query").value],
+        labels_a[at.selectbox(key="pretrained_finder_key").value],
+        labels_b[at.selectbox(key="pretrained_b_query").value],
+        labels_b[at.selectbox(key="pretrained_b_key").value],
+    )
+
+
+def test_a_link_with_only_text_b_starts_bs_pickers_on_words_of_b():
+    at = open_app("pretrained", {"text_b": TROPHY_B}, timeout=120)
+    assert not at.exception
+    assert pickers(at) == ("it", "restaurant", "it", "trophy")  # B has no "restaurant"
+
+
+def test_a_link_with_two_sentences_starts_each_picker_on_a_word_of_its_own():
+    other = "The councilmen refused the permit because they feared violence."
+    at = open_app("pretrained", {"text": TROPHY_A, "text_b": other}, timeout=120)
+    assert not at.exception
+    assert pickers(at) == ("it", "trophy", "they", "council")  # neither "restaurant" nor [CLS]
+
+
 def test_a_minimal_pair_is_one_click():
     at = open_pretrained()
     at.button(key="pair_trophy").click().run()
@@ -162,6 +189,8 @@ def test_a_minimal_pair_is_one_click():
     for picker, word in (("pretrained_finder_query", "it"), ("pretrained_finder_key", "trophy")):
         assert run_a.labels[at.selectbox(key=picker).value] == word
     assert "pretrained_compare" in charts(at)
+    at.button(key="pair_councilmen").click().run()
+    assert pickers(at) == ("they", "council", "they", "council")  # "council" "##men"
 
 
 def line_segments(at, key):

@@ -47,6 +47,14 @@ def test_default_document_is_summarised():
     assert "k" not in at.query_params
 
 
+def test_the_page_says_which_text_it_summarises():
+    at = open_summarize()
+    assert any("A sample document" in c.value for c in at.caption)  # not the sidebar's text
+    at.text_area(key="summarize_text").set_value(DOCUMENT).run()
+    assert not any("A sample document" in c.value for c in at.caption)
+    assert any("Your text, the one every page reads" in c.value for c in at.caption)
+
+
 def test_csv_scores_sum_to_one_and_its_summary_is_the_top_k():
     at = open_summarize()
     at.slider(key="k").set_value(3).run()

@@ -277,6 +277,16 @@ function typed(spec) {
   return new types[spec.dtype](bytes.buffer);
 }
 
+// The raw scores (flat, row by row) and the masked cells' note of a weights heatmap's
+// customdata: a typed array of (raw, scaled) pairs without masked cells, else nested
+// lists of [raw, scaled or "", note or ""] (figures.attention_heatmap).
+function scoreHover(customdata) {
+  const pairs = typed(customdata);
+  if (pairs) return { raw: pairs.filter((_, k) => k % 2 === 0), masked: "" };
+  const cells = customdata.flat();
+  return { raw: cells.map((cell) => cell[0]), masked: cells.find((cell) => cell[2])?.[2] ?? "" };
+}
+
 // Rows of frame `stop` of `array`, each a view of its first `cols` columns.
 function frameRows(array, stop, cols) {
   const [rows, width] = [array.shape[1], array.shape[2]];
@@ -312,12 +322,16 @@ function figureAt(chart, frames, stop) {
     if (trace.text) trace.text = cellText(trace.z);
   }
   if (live.hover && trace.customdata) {
-    // customdata holds (raw score, scaled score) per cell; the scaled one is the stop's
-    // (−∞ where the mask forbids, a gap in the frames).
-    const raw = chart.rawHover || (chart.rawHover = typed(trace.customdata));
+    // customdata holds (raw score, scaled score, note) per cell; the scaled one is the
+    // stop's. Where the mask forbids (a gap in the frames) the score is "" and the note
+    // the figure's own (figures.MASKED_HOVER): plotly.js writes "" as it is.
+    const hover = chart.scoreHover || (chart.scoreHover = scoreHover(trace.customdata));
     const scaled = frameRows(frames.arrays[live.hover], frame);
     trace.customdata = scaled.map((row, i) =>
-      Array.from(row, (v, j) => [raw[2 * (i * row.length + j)], Number.isNaN(v) ? -Infinity : v]));
+      Array.from(row, (v, j) => {
+        const raw = hover.raw[i * row.length + j];
+        return Number.isNaN(v) ? [raw, "", hover.masked] : [raw, v, ""];
+      }));
   }
   if (live.bar) {
     const array = frames.arrays[live.bar];
@@ -523,7 +537,7 @@ function mountChart(component) {
   chart.spec = data.spec;
   chart.liveText = JSON.stringify(chart.live);
   chart.figure = JSON.parse(data.spec);
-  chart.rawHover = null;
+  chart.scoreHover = null;
   chart.shows = undefined; // new data: draw them (at the current stop, from frames)
   return redraw(chart);
 }
