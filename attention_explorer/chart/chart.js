@@ -14,8 +14,8 @@
 //           current stop's and its neighbours', a release sending the stop that came in reach
 // While the slider moves, the charts whose `live` names its source show the frame of the
 // stop under the pointer: a canvas over their heatmap image shows the frame (indexing and
-// colour mapping only, no maths), bars are restyled, markers moved, titles relabelled. On release the stop
-// goes back to Python. A chart whose `live.drawn` is set got a reference figure (the same
+// colour mapping only, no maths), bars are restyled, markers moved, titles relabelled. On
+// release the stop goes back to Python. A chart whose `live.drawn` is set got a reference figure (the same
 // data at every stop, so Streamlit resends only a reference to it): with float32 frames
 // the exact figure of any stop is that figure with the stop's frame put in (figureAt),
 // drawn by Plotly.react at release; Python then reruns only the slider. Otherwise
@@ -419,7 +419,7 @@ function redraw(chart) {
 }
 
 // Redraws from frames wait their turn, one chart per task, after two frames: a release
-// shows the new stop at once (the recoloured images), sends it to Python, and only then
+// shows the new stop at once (the previews), sends it to Python, and only then
 // spends Plotly.react's 10-40 ms per chart, leaving the socket room in between.
 const queue = new Set();
 let pumping = false;
