@@ -161,9 +161,6 @@ function recolour(chart, array, stop, limits, shows) {
   if (!preview || preview.image !== image || !preview.holder.isConnected) {
     removePreview(chart);
     const holder = document.createElementNS(SVG, "foreignObject");
-    for (const name of ["x", "y", "width", "height", "transform"]) {
-      if (image.hasAttribute(name)) holder.setAttribute(name, image.getAttribute(name));
-    }
     const canvas = document.createElement("canvas");
     canvas.className = "ae-preview";
     canvas.style.cssText = "display: block; width: 100%; height: 100%; image-rendering: pixelated";
@@ -176,6 +173,9 @@ function recolour(chart, array, stop, limits, shows) {
     preview.style = image.getAttribute("style");
     image.style.visibility = "hidden"; // what is seen is the canvas, whatever its gaps
     chart.preview = preview;
+  }
+  for (const name of ["x", "y", "width", "height", "transform"]) {
+    if (image.hasAttribute(name)) preview.holder.setAttribute(name, image.getAttribute(name));
   }
   const { words, pixels } = preview;
   const span = zmax - zmin || 1;
@@ -271,10 +271,12 @@ function moveMarkers(chart, indices, scale) {
 function showFrame(src, stop) {
   const started = performance.now();
   const parts = {};
+  let held = false;
   for (const chart of src.charts) {
     const live = chart.live;
     // Frames of other stops only (past 128 tokens): wait for the stop's own.
     const frames = framesAt(src, stop, live.frames);
+    held ||= frames !== null;
     // not yet drawn by Plotly (the frames of one stop may come before a chart's first draw)
     if (!frames || !chart.div.isConnected || !chart.div._fullLayout) continue;
     if (chart.shows === `${frames.id}:${stop}`) {
@@ -299,7 +301,7 @@ function showFrame(src, stop) {
     if (live.markers) moveMarkers(chart, live.markers, frames.scales[frame]);
     parts[chart.key] = performance.now() - begun;
   }
-  if (!Object.keys(parts).length) return;
+  if (!held) return; // no frames of this stop yet: nothing was painted
   const painted = performance.now();
   const log = (window.__aeFrames = window.__aeFrames || []);
   log.push({ stop, started, painted, parts });
