@@ -51,18 +51,19 @@ function source(name) {
 }
 
 // The frames `src` holds for the slider's `stop`, named `id` (any name when omitted), or
-// null. Each frames element on the page holds one set: every stop's, or one stop's.
+// null. Each frames element on the page holds one set: every stop's, or one stop's. An
+// element out of the page is skipped (mountFrames forgets it once a new one comes).
 function framesAt(src, stop, id) {
   for (const [element, frames] of src.held) {
-    if (!element.isConnected) src.held.delete(element); // its element left the page
-    else if ((id === undefined || frames.id === id) && frameOf(frames, stop) >= 0) return frames;
+    if (!element.isConnected) continue;
+    if ((id === undefined || frames.id === id) && frameOf(frames, stop) >= 0) return frames;
   }
   return null;
 }
 
 // Whether `src` holds frames named `id`, whatever their stops.
 function holds(src, id) {
-  return [...src.held.values()].some((frames) => frames.id === id);
+  return [...src.held].some(([element, frames]) => element.isConnected && frames.id === id);
 }
 
 // ---- theme ---------------------------------------------------------------------------------
@@ -586,6 +587,7 @@ function mountFrames(component) {
   if (src.held.get(parentElement)?.header === header) return;
   const frames = decodeFrames(data);
   frames.header = header;
+  for (const element of src.held.keys()) if (!element.isConnected) src.held.delete(element);
   src.held.set(parentElement, frames);
   parentElement.querySelector(".ae-frames").dataset.bytes = String(data.byteLength);
   if (src.slider && src.stop !== null) src.slider.describe(src.stop);
