@@ -51,11 +51,11 @@ function source(name) {
 }
 
 // The frames `src` holds for the slider's `stop`, named `id` (any name when omitted), or
-// null. Each frames element on the page holds one set: every stop's, or one stop's. An
-// element out of the page is skipped (mountFrames forgets it once a new one comes).
+// null. Each frames element holds one set: every stop's, or one stop's. An element may
+// be mounted before it is in the page: its frames count from the mount and are forgotten
+// when it has left the page (the cleanup at the end of this file).
 function framesAt(src, stop, id) {
-  for (const [element, frames] of src.held) {
-    if (!element.isConnected) continue;
+  for (const frames of src.held.values()) {
     if ((id === undefined || frames.id === id) && frameOf(frames, stop) >= 0) return frames;
   }
   return null;
@@ -63,7 +63,7 @@ function framesAt(src, stop, id) {
 
 // Whether `src` holds frames named `id`, whatever their stops.
 function holds(src, id) {
-  return [...src.held].some(([element, frames]) => element.isConnected && frames.id === id);
+  return [...src.held.values()].some((frames) => frames.id === id);
 }
 
 // ---- theme ---------------------------------------------------------------------------------
@@ -587,7 +587,6 @@ function mountFrames(component) {
   if (src.held.get(parentElement)?.header === header) return;
   const frames = decodeFrames(data);
   frames.header = header;
-  for (const element of src.held.keys()) if (!element.isConnected) src.held.delete(element);
   src.held.set(parentElement, frames);
   parentElement.querySelector(".ae-frames").dataset.bytes = String(data.byteLength);
   if (src.slider && src.stop !== null) src.slider.describe(src.stop);
@@ -684,7 +683,9 @@ export default function (component) {
   // has really left the page.
   return () =>
     setTimeout(() => {
+      if (parentElement.isConnected) return;
       const chart = elements.get(parentElement);
-      if (!parentElement.isConnected && chart && chart.div && window.Plotly) window.Plotly.purge(chart.div);
+      if (chart && chart.div && window.Plotly) window.Plotly.purge(chart.div);
+      for (const src of sources.values()) src.held.delete(parentElement); // its frames too
     }, 0);
 }
