@@ -195,7 +195,8 @@ def stop_frames(settings, head):
     """One head's attention at the current stop alone, packed like :func:`scale_frames`.
 
     Past :data:`app.live.MAX_TOKENS` tokens, where the frames of every stop stop paying,
-    each release sends its stop's frames: the browser recolours the heatmaps from them at
+    the browser holds the frames of the current stop and of its neighbours
+    (:func:`app.controls.stop_frames`): it previews a stop over the heatmaps from them at
     once and then draws the exact figures, as from the frames of every stop. Their id is
     the same at every stop (it names the settings and the head), so the charts that follow
     them keep the same data from stop to stop.

@@ -148,6 +148,35 @@ def scale_frames(frames):
     attention_explorer.chart(key=f"{live.SOURCE}_frames", data=frames, height=0)
 
 
+#: Past :data:`app.live.MAX_TOKENS` tokens the browser holds the frames of the current
+#: stop and of the stops this many steps either side, so a keyboard step shows its stop
+#: with no frames from the server.
+STOPS_AHEAD = 1
+
+
+def stop_frames(settings, head):
+    """Send the frames of the current stop and of its neighbours, one element per stop.
+
+    Each stop goes to slot ``stop % (2 · STOPS_AHEAD + 1)``, so a step changes one slot
+    alone: the stop that came into reach (computed here, after the release, and sent
+    while the browser already shows the new stop from frames it holds). The slots that
+    keep their stop are resent as references. The current stop is computed and sent
+    first: after a jump (a drag's release) its exact figures wait for it alone.
+    """
+    options = state.scale_options(*settings.shape)
+    stop = options.index(settings.scale)
+    width = 2 * STOPS_AHEAD + 1
+    slots = [st.empty() for _ in range(width)]  # fixed places: a slot's element stays mounted
+    near = sorted(range(stop - STOPS_AHEAD, stop + STOPS_AHEAD + 1), key=lambda s: abs(s - stop))
+    for other in near:
+        if 0 <= other < len(options):
+            frames = compute.stop_frames(settings.replace(scale=options[other]), head)[1]
+            with slots[other % width]:
+                attention_explorer.chart(
+                    key=f"{live.SOURCE}_frames_{other % width}", data=frames, height=0
+                )
+
+
 def scale_slider_data(with_labels):
     """The scale slider's data at the current stop, for :func:`scale_slider`.
 

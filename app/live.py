@@ -9,10 +9,12 @@ float32 frames the browser draws the exact figures of the new stop itself, from 
 frames, and the charts' data do not depend on the stop (Streamlit resends an unchanged
 element as a reference to it): the page puts the slider in a fragment of its own, so a
 release reruns only the slider, which stores the stop. With 16-bit frames Python draws
-the figures. Above :data:`MAX_TOKENS` the frames of every stop stop paying: each release
-sends the frames of its own stop (:func:`app.compute.stop_frames`), from which the browser
-recolours the heatmaps at once and then draws the exact figures. Past :data:`MAX_BYTES`
-no frames are sent and the charts update in place from the server on release.
+the figures. Above :data:`MAX_TOKENS` the frames of every stop stop paying: the browser
+holds the frames of the current stop and of its neighbours, one stop per message
+(:func:`app.controls.stop_frames`), so a keyboard step shows its stop from frames already
+there (a preview over the heatmaps' images, then the exact figures), and its release
+sends the stop that came into reach. Past :data:`MAX_BYTES` no frames are sent and the
+charts update in place from the server on release.
 """
 
 from __future__ import annotations

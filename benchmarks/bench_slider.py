@@ -9,13 +9,14 @@ the same machine load.
 ``performance.now()`` is recorded. From then on, every animation frame takes a
 fingerprint of each chart: the DOM node that draws it (Streamlit remounts a chart
 whose spec or config changed), the data arrays it was given, and what it drew (its
-heatmap images, trace and shape paths, title). Once the rerun has finished (the
-``script_finished`` message arrived) and the socket has been quiet for 400 ms, the step
-ends at the frame after the first change of the last chart to change: the moment every
-chart the step changed showed the new stop (on the app, from the scale's frames, before
-the server has answered). "exact" is the frame after the last change: the server's exact
-figures drawn. A step is one arrow key on the focused slider thumb (right through the
-default passage, then back left at 512 tokens).
+heatmap images, the stop shown by a preview canvas over one, trace and shape paths,
+title). Once the rerun has finished (the ``script_finished`` message arrived) and the
+socket has been quiet for 400 ms, the step ends at the frame after the first change of
+the last chart to change: the moment every chart the step changed showed the new stop
+(on the app, from the scale's frames, before the server has answered). "exact" is the
+frame after the last change: the server's exact figures drawn. A step is one arrow key
+on the focused slider thumb (right through the default passage, then back left at 512
+tokens).
 
 Then: frames per second while the scale is dragged (driven in the page, one input event
 per animation frame, and under Playwright's pointer), with the script runs meanwhile;
@@ -109,7 +110,10 @@ INSTRUMENT = (
     const fingerprint = plot => [
         nodeId(plot),
         ...(plot.data || []).map(arrays),
-        ...[...plot.querySelectorAll('image')].map(i => hash(i.getAttribute('href') || '')),
+        ...[...plot.querySelectorAll('image')].map(i => hash(i.getAttribute('href') || '')
+            + i.style.visibility),
+        // the chart component's preview of a stop, drawn over a heatmap's image
+        ...[...plot.querySelectorAll('canvas.ae-preview')].map(c => c.dataset.shows),
         ...[...plot.querySelectorAll('.cartesianlayer .trace path, .shapelayer path')]
             .map(p => `${p.getAttribute('d')} ${p.getAttribute('transform')} ${p.style.fill}`),
         ...[...plot.querySelectorAll('.gtitle')].map(t => t.textContent),

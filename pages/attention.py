@@ -112,12 +112,11 @@ def scale_control(data):
     Only when the browser draws the charts from the frames: the slider's
     ``data`` are those of the last full run, the same after a release, so Streamlit
     resends them as a reference. Past :data:`app.live.MAX_TOKENS` tokens the frames of
-    the stop alone come with it.
+    the stop and of its neighbours come with it (:func:`app.controls.stop_frames`).
     """
     controls.scale_slider(data, on_release=after_release)
     if per_stop:
-        now = settings.replace(scale=st.session_state["scale"])
-        controls.scale_frames(compute.stop_frames(now, head)[1])
+        controls.stop_frames(settings.replace(scale=st.session_state["scale"]), head)
     state.write_url()
 
 

@@ -205,8 +205,8 @@ def chart_z(at, key, trace=0):
 
     A heatmap drawn in the browser from the scale's float32 frames (its ``live`` names
     the stop its figure was ``drawn`` at) shows the frames' array at the slider's stop,
-    not its figure's: that is what this returns for it (past 128 tokens the frames hold
-    that stop alone, from ``first``).
+    not its figure's: that is what this returns for it (past 128 tokens the frames of
+    that stop alone, among those of its neighbours).
 
     Parameters
     ----------
@@ -222,8 +222,10 @@ def chart_z(at, key, trace=0):
     """
     live = chart_payloads(at)[key].get("live") or {}
     if trace == 0 and "drawn" in live and "heatmap" in live:
-        header, frames = scale_frames(at)
-        return frames[live["heatmap"]][scale_slider(at)["stop"] - header["first"]]
+        stop = scale_slider(at)["stop"]
+        held = stop_frames(at)
+        header, frames = held[stop] if held else scale_frames(at)
+        return frames[live["heatmap"]][stop - header["first"]]
     return decode(charts(at)[key]["data"][trace]["z"])
 
 
@@ -271,3 +273,13 @@ def scale_frames(at):
         if element.proto.id.endswith("-att_scale_frames"):
             return unpack(element.proto.bytes)
     raise LookupError("no scale frames on this page")
+
+
+def stop_frames(at):
+    """Past 128 tokens, the frames of single stops the last run sent: stop -> (header, arrays)."""
+    held = {}
+    for element in at.get("bidi_component"):
+        if "-att_scale_frames_" in element.proto.id:
+            header, arrays = unpack(element.proto.bytes)
+            held[header["first"]] = header, arrays
+    return held

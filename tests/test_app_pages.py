@@ -14,6 +14,7 @@ from apptest_support import (
     scale_frames,
     scale_shown,
     scale_slider,
+    stop_frames,
 )
 
 import engine
@@ -110,21 +111,30 @@ def test_without_float32_frames_the_server_draws_the_exact_figures():
 
 
 def test_past_128_tokens_each_stop_sends_its_own_frames():
-    """The charts keep the same data from stop to stop; the frames hold the stop alone."""
+    """The charts keep the same data from stop to stop; the frames hold one stop each: the
+    current one and its neighbours, so the browser has the next keyboard step's."""
     text = " ".join(["the cat sat on the mat while the dog slept by the door"] * 16)  # 192
     at = open_app("attention", RANDOM | {"text": text})
     before = chart_payloads(at)
     at.session_state["scale"] = 4.0
     at.run()
-    header, frames = scale_frames(at)
-    assert header["first"] == stop_of(4.0)
-    assert header["scales"] == [4.0]
+    held = stop_frames(at)
+    stop = stop_of(4.0)
+    assert sorted(held) == [stop - 1, stop, stop + 1]
+    options = state.scale_options(16, 1)
+    for near, (header, _) in held.items():
+        assert header["scales"] == [options[near]]
+        assert header["id"] == held[stop][0]["id"]  # one name: the charts follow every stop
+    frames = held[stop][1]
     after = chart_payloads(at)
     for key in ("att_scaled", "att_weights", "att_output", "att_bar", "att_saturation"):
         assert after[key] == before[key], key
     heads = engine_heads(text, 4.0)
     np.testing.assert_allclose(chart_z(at, "att_weights"), heads.weights[0], rtol=1e-6, atol=1e-7)
     np.testing.assert_allclose(frames["scaled"][0], heads.masked[0], rtol=1e-6, atol=1e-6)
+    at.session_state["scale"] = options[0]  # the end of the grid: one neighbour
+    at.run()
+    assert sorted(stop_frames(at)) == [0, 1]
 
 
 def stop_of(scale, d_model=16, heads=1):

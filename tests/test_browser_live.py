@@ -70,15 +70,17 @@ def test_a_drag_plays_frames_with_no_run_until_release(page, app_url, weights):
     assert_healthy(page)
 
 
-#: Whether the weights heatmap's image is Plotly's own for its figure (not a recoloured
-#: preview), and it is marked as not recoloured.
+#: Whether the weights heatmap's image is Plotly's own for its figure, and nothing else is
+#: seen: no preview canvas over it, the image not hidden, the chart not marked recoloured.
 PLOTLYS_OWN = """async () => {
     const plot = document.querySelector('.st-key-att_weights .js-plotly-plot');
-    const href = () => plot.querySelector('.heatmaplayer image')
-        .getAttributeNS('http://www.w3.org/1999/xlink', 'href');
+    const image = () => plot.querySelector('.heatmaplayer image');
+    const href = () => image().getAttributeNS('http://www.w3.org/1999/xlink', 'href');
     const before = href();
     await Plotly.redraw(plot);  // what Plotly draws for this figure, afresh
-    return [before === href(), plot.dataset.recoloured === undefined];
+    return [before === href(), plot.dataset.recoloured === undefined
+        && !plot.querySelector('canvas.ae-preview')
+        && getComputedStyle(image()).visibility === 'visible'];
 }"""
 
 
@@ -115,6 +117,115 @@ def test_past_128_tokens_a_step_draws_the_engines_figure_from_its_frames(page, a
     assert page.evaluate(PLOTLYS_OWN) == [True, True]
     assert sum(len(data) for data in received) < 1024 * 1024  # one stop's frames, no figure
     assert_healthy(page)
+
+
+#: Stop sending to the server: the page's WebSocket drops what it would send from now on.
+CUT_OFF = """() => {
+    const send = window.WebSocket.prototype.send;
+    window.WebSocket.prototype.send = function (data) {
+        if (!window.__cutOff) return send.call(this, data);
+    };
+    window.__cutOff = true;
+}"""
+
+#: From the next animation frame on, wait for the weights heatmap's preview canvas to show
+#: ``stop`` and keep what it shows then (one pixel per cell) with the numbers of the
+#: figure Plotly has drawn at that moment (its first row), in ``window.__preview``.
+WATCH_PREVIEW = """(stop) => {
+    const plot = document.querySelector('.st-key-att_weights .js-plotly-plot');
+    window.__preview = new Promise((resolve) => {
+        const look = () => {
+            const canvas = plot.querySelector('canvas.ae-preview');
+            if (!canvas || !canvas.dataset.shows.endsWith(`:${stop}`)) {
+                requestAnimationFrame(look);
+                return;
+            }
+            const {width, height} = canvas;
+            const data = canvas.getContext('2d').getImageData(0, 0, width, height).data;
+            const image = plot.querySelector('.heatmaplayer image');
+            resolve({pixels: Array.from(data), width, height,
+                     hidden: getComputedStyle(image).visibility === 'hidden',
+                     drawn: Array.from(plot._fullData[0].z[0])});
+        };
+        requestAnimationFrame(look);
+    });
+}"""
+
+#: The weights heatmap's image as Plotly drew it: its pixels and size.
+PLOTLYS_PIXELS = """async () => {
+    const plot = document.querySelector('.st-key-att_weights .js-plotly-plot');
+    const image = new Image();
+    image.src = plot.querySelector('.heatmaplayer image')
+        .getAttributeNS('http://www.w3.org/1999/xlink', 'href');
+    await image.decode();
+    const canvas = document.createElement('canvas');
+    [canvas.width, canvas.height] = [image.naturalWidth, image.naturalHeight];
+    const ctx = canvas.getContext('2d');
+    ctx.drawImage(image, 0, 0);
+    const data = ctx.getImageData(0, 0, canvas.width, canvas.height).data;
+    return {pixels: Array.from(data), width: canvas.width, height: canvas.height};
+}"""
+
+
+def cells(picture, rows, cols):
+    """An RGBA picture sampled at the centres of ``rows`` × ``cols`` cells."""
+    pixels = np.array(picture["pixels"]).reshape(picture["height"], picture["width"], 4)
+    i = ((np.arange(rows) + 0.5) * picture["height"] / rows).astype(int)
+    j = ((np.arange(cols) + 0.5) * picture["width"] / cols).astype(int)
+    return pixels[i][:, j]
+
+
+#: Past 128 tokens, and no sentence twice: a step of the scale moves weights by up to 0.12
+#: (repeated sentences share each row's weight between their copies, and barely move).
+VARIED_TEXT = (
+    "Attention lets every token look at every other token and decide how much of each to "
+    "take. The restaurant refused to serve me a ham sandwich because it only cooks "
+    "vegetarian food. In the end, they just gave me two slices of bread and a glass of "
+    "water. The animal did not cross the street because it was too tired after the long "
+    "walk. A river bank was closed after the storm flooded the road near the old mill. "
+    "Queries are weighed against keys, and the values are mixed by those weights into an "
+    "output. Scaling the scores flattens or sharpens each row before the softmax turns them "
+    "into shares. Long texts send one stop at a time."
+)
+
+
+def test_past_128_tokens_a_step_needs_nothing_from_the_server(page, app_url):
+    """The browser holds the next stop's frames: cut off from the server, a keyboard step
+    still shows the engine's weights there, first as a preview over Plotly's image (the
+    colours Plotly then draws, before its exact figure), then as the exact figure."""
+    open_app(page, f"{app_url}/attention?weights=random&text={quote(VARIED_TEXT)}")
+    options = state.scale_options(16, 1)
+    before = options.index(0.25)
+    old, new = (engine_weights("random", options[s], VARIED_TEXT) for s in (before, before + 1))
+    n = len(new)
+    assert n > 128  # past the frames of every stop
+    plotlys_before = cells(page.evaluate(PLOTLYS_PIXELS), n, n).astype(int)
+    runs = page.evaluate("window.__runs.finished")
+    page.evaluate(CUT_OFF)
+    page.evaluate(WATCH_PREVIEW, before + 1)
+    step_thumb = page.get_by_role("slider", name=re.compile("Scale"))
+    step_thumb.focus()
+    page.keyboard.press("ArrowRight")
+    preview = page.evaluate("window.__preview")
+    assert preview["hidden"]  # the preview is what is seen, over Plotly's image
+    np.testing.assert_allclose(preview["drawn"], old[0], atol=1e-6)  # exact figure not yet
+    page.wait_for_function(  # then the exact figure of the new stop, from the held frames
+        """(row) => {
+            const plot = document.querySelector('.st-key-att_weights .js-plotly-plot');
+            const z = plot._fullData[0].z[0];
+            return !plot.closest('.ae-chart').dataset.pending
+                && row.every((w, j) => Math.abs(z[j] - w) < 1e-6);
+        }""",
+        arg=new[0].tolist(),
+    )
+    np.testing.assert_allclose(page.evaluate(WEIGHTS), new, atol=1e-6)
+    assert page.evaluate(PLOTLYS_OWN) == [True, True]
+    shown = cells(preview, n, n).astype(int)
+    plotlys = cells(page.evaluate(PLOTLYS_PIXELS), n, n).astype(int)
+    assert np.abs(shown - plotlys).max() <= 4  # the colours of the engine's numbers there
+    assert np.abs(shown - plotlys_before).max() > 16  # not those of the stop before
+    assert page.evaluate("window.__runs.finished") == runs  # the server heard nothing
+    assert page.errors == []
 
 
 def test_a_drag_back_to_the_drawn_stop_restores_plotlys_image(page, app_url):

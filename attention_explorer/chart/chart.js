@@ -10,11 +10,12 @@
 //   chart   {spec: figure JSON string, config, clicks: bool, live?: {...}}
 //   scale   {kind: "scale", source, label, stops, stop, placed, labels?: [text per stop] (else in frames)}
 //   frames  bytes: [uint32 header length][header JSON][pad to 8][arrays], see decodeFrames;
-//           every stop's, or (past 128 tokens) the current stop's alone, sent on each release
+//           every stop's in one element, or (past 128 tokens) one stop's per element: the
+//           current stop's and its neighbours', a release sending the stop that came in reach
 // While the slider moves, the charts whose `live` names its source show the frame of the
-// stop under the pointer: their heatmap image is recoloured (indexing and colour mapping
-// only, no maths), bars restyled, markers moved, titles relabelled. On release the stop
-// goes back to Python. A chart whose `live.drawn` is set got a reference figure (the same
+// stop under the pointer: a canvas over their heatmap image shows the frame (indexing and
+// colour mapping only, no maths), bars are restyled, markers moved, titles relabelled. On
+// release the stop goes back to Python. A chart whose `live.drawn` is set got a reference figure (the same
 // data at every stop, so Streamlit resends only a reference to it): with float32 frames
 // the exact figure of any stop is that figure with the stop's frame put in (figureAt),
 // drawn by Plotly.react at release; Python then reruns only the slider. Otherwise
@@ -42,11 +43,27 @@ if (!window.__aeScrollOnNewHeading) {
 }
 
 const elements = new WeakMap(); // parentElement -> chart or slider state
-const sources = new Map(); // slider key -> {frames, stop, charts: Set, sent}
+const sources = new Map(); // slider key -> {held: Map(element -> frames), stop, charts: Set, sent}
 
 function source(name) {
-  if (!sources.has(name)) sources.set(name, { frames: null, stop: null, sent: null, slider: null, charts: new Set() });
+  if (!sources.has(name)) sources.set(name, { held: new Map(), stop: null, sent: null, slider: null, charts: new Set() });
   return sources.get(name);
+}
+
+// The frames `src` holds for the slider's `stop`, named `id` (any name when omitted), or
+// null. Each frames element holds one set: every stop's, or one stop's. An element may
+// be mounted before it is in the page: its frames count from the mount and are forgotten
+// when it has left the page (the cleanup at the end of this file).
+function framesAt(src, stop, id) {
+  for (const frames of src.held.values()) {
+    if ((id === undefined || frames.id === id) && frameOf(frames, stop) >= 0) return frames;
+  }
+  return null;
+}
+
+// Whether `src` holds frames named `id`, whatever their stops.
+function holds(src, id) {
+  return [...src.held.values()].some((frames) => frames.id === id);
 }
 
 // ---- theme ---------------------------------------------------------------------------------
@@ -128,56 +145,75 @@ function colourTable(colorscale) {
   return ctx.getImageData(0, 0, 256, 1).data;
 }
 
-// Recolour the heatmap image Plotly drew for trace 0 with frame `stop` of `array` (rows are
-// the image's rows, top to bottom, as the reversed y axes of our heatmaps draw them).
-// Plotly's own image comes back with the exact figure on release (restorePlotly).
-function recolour(chart, array, stop, limits) {
+// Show frame `stop` of `array` over the heatmap image Plotly drew for trace 0: a canvas
+// of one pixel per cell, in a foreignObject at the image's place and size (stretched
+// like it, pixelated), written with putImageData, while the image under it is hidden.
+// Rows are the canvas's rows, top to bottom, as the reversed y axes of our heatmaps draw
+// them. The canvas goes and Plotly's image comes back with the exact figure (restorePlotly).
+function recolour(chart, array, stop, limits, shows) {
   const image = chart.div.querySelector(".heatmaplayer image");
   const full = chart.div._fullData && chart.div._fullData[0];
   if (!image || !full) return;
-  if (!chart.table) chart.table = colourTable(full.colorscale);
-  if (!chart.saved) chart.saved = { href: image.getAttributeNS(XLINK, "href"), style: image.getAttribute("style") };
+  if (!chart.table) chart.table = new Uint32Array(colourTable(full.colorscale).buffer);
   const [rows, cols] = [array.shape[1], array.shape[2]];
   const shown = [full.z.length, full.z[0].length]; // a cropped figure shows fewer columns
   const [zmin, zmax] = limits ? [-limits[stop], limits[stop]] : [full.zmin, full.zmax];
-  const canvas = chart.canvas || (chart.canvas = document.createElement("canvas"));
-  canvas.width = shown[1];
-  canvas.height = shown[0];
-  const ctx = canvas.getContext("2d");
-  const pixels = ctx.createImageData(shown[1], shown[0]);
+  let preview = chart.preview;
+  if (!preview || preview.image !== image || !preview.holder.isConnected) {
+    removePreview(chart);
+    const holder = document.createElementNS(SVG, "foreignObject");
+    const canvas = document.createElement("canvas");
+    canvas.className = "ae-preview";
+    canvas.style.cssText = "display: block; width: 100%; height: 100%; image-rendering: pixelated";
+    [canvas.width, canvas.height] = [shown[1], shown[0]];
+    holder.appendChild(canvas);
+    image.after(holder);
+    const ctx = canvas.getContext("2d");
+    preview = { image, holder, canvas, ctx, pixels: ctx.createImageData(shown[1], shown[0]) };
+    preview.words = new Uint32Array(preview.pixels.data.buffer);
+    preview.style = image.getAttribute("style");
+    image.style.visibility = "hidden"; // what is seen is the canvas, whatever its gaps
+    chart.preview = preview;
+  }
+  for (const name of ["x", "y", "width", "height", "transform"]) {
+    if (image.hasAttribute(name)) preview.holder.setAttribute(name, image.getAttribute(name));
+  }
+  const { words, pixels } = preview;
   const span = zmax - zmin || 1;
-  for (let i = 0; i < shown[0] && i < rows; i++) {
-    for (let j = 0; j < shown[1] && j < cols; j++) {
-      const v = valueAt(array, stop, i * cols + j);
-      if (Number.isNaN(v)) continue; // transparent, like Plotly's gaps
-      const p = 4 * (i * shown[1] + j);
-      const c = 4 * Math.max(0, Math.min(255, Math.round(((v - zmin) / span) * 255)));
-      pixels.data[p] = chart.table[c];
-      pixels.data[p + 1] = chart.table[c + 1];
-      pixels.data[p + 2] = chart.table[c + 2];
-      pixels.data[p + 3] = 255;
+  const start = stop * array.size;
+  const float = array.dtype === "f4";
+  for (let i = 0; i < shown[0]; i++) {
+    for (let j = 0; j < shown[1]; j++) {
+      let word = 0; // transparent, like Plotly's gaps
+      if (i < rows && j < cols) {
+        const v = float ? array.values[start + i * cols + j] : valueAt(array, stop, i * cols + j);
+        if (!Number.isNaN(v)) word = chart.table[Math.max(0, Math.min(255, Math.round(((v - zmin) / span) * 255)))];
+      }
+      words[i * shown[1] + j] = word;
     }
   }
-  ctx.putImageData(pixels, 0, 0);
-  chart.ours = canvas.toDataURL();
-  image.setAttributeNS(XLINK, "href", chart.ours);
-  image.setAttribute("preserveAspectRatio", "none");
-  image.style.imageRendering = "pixelated";
+  preview.ctx.putImageData(pixels, 0, 0);
+  preview.canvas.dataset.shows = shows; // what the canvas shows, "frames id:stop"
 }
 
-const XLINK = "http://www.w3.org/1999/xlink";
+const SVG = "http://www.w3.org/2000/svg";
 
-// Give Plotly back its own image: after a drag ends on the stop already drawn, or after
+// Take the preview canvas away and show Plotly's image again.
+function removePreview(chart) {
+  const preview = chart.preview;
+  if (!preview) return;
+  preview.holder.remove();
+  if (preview.image.isConnected) {
+    if (preview.style === null) preview.image.removeAttribute("style");
+    else preview.image.setAttribute("style", preview.style);
+  }
+  chart.preview = null;
+}
+
+// Give Plotly back its own drawing: after a drag ends on the stop already drawn, or after
 // Plotly.react (which leaves an image alone when the figure did not change).
 function restorePlotly(chart) {
-  const image = chart.div.querySelector(".heatmaplayer image");
-  if (image && chart.saved) {
-    if (image.getAttributeNS(XLINK, "href") === chart.ours) image.setAttributeNS(XLINK, "href", chart.saved.href);
-    if (chart.saved.style === null) image.removeAttribute("style");
-    else image.setAttribute("style", chart.saved.style);
-  }
-  chart.saved = null;
-  chart.ours = null;
+  removePreview(chart);
   delete chart.div.dataset.recoloured;
   for (const [element, record] of chart.touched || []) {
     for (const [attr, { original, ours }] of Object.entries(record)) {
@@ -234,16 +270,21 @@ function moveMarkers(chart, indices, scale) {
 // ---- one frame on every live chart ---------------------------------------------------------
 
 function showFrame(src, stop) {
-  const frames = src.frames;
-  const frame = frames ? frameOf(frames, stop) : -1;
-  if (frame < 0) return; // frames of one stop, another's: wait for the stop's own
   const started = performance.now();
   const parts = {};
+  let held = false;
   for (const chart of src.charts) {
     const live = chart.live;
+    // Frames of other stops only (past 128 tokens): wait for the stop's own.
+    const frames = framesAt(src, stop, live.frames);
+    held ||= frames !== null;
     // not yet drawn by Plotly (the frames of one stop may come before a chart's first draw)
-    if (live.frames !== frames.id || !chart.div.isConnected || !chart.div._fullLayout) continue;
-    if (chart.shows === `${frames.id}:${stop}`) continue; // its exact figure is drawn
+    if (!frames || !chart.div.isConnected || !chart.div._fullLayout) continue;
+    if (chart.shows === `${frames.id}:${stop}`) {
+      if (!chart.reacting) restorePlotly(chart); // back on the stop drawn: Plotly's own
+      continue;
+    }
+    const frame = frameOf(frames, stop);
     const begun = performance.now();
     if (live.title) {
       const title = chart.div.querySelector(".gtitle");
@@ -254,13 +295,14 @@ function showFrame(src, stop) {
     }
     if (live.heatmap) {
       const array = frames.arrays[live.heatmap];
-      recolour(chart, array, frame, live.limits ? frames.limits[live.limits] : null);
+      recolour(chart, array, frame, live.limits ? frames.limits[live.limits] : null, `${frames.id}:${stop}`);
       chart.div.dataset.recoloured = String(stop);
     }
     if (live.bar) moveBars(chart, frames.arrays[live.bar], frame, live.row, live.colors);
     if (live.markers) moveMarkers(chart, live.markers, frames.scales[frame]);
     parts[chart.key] = performance.now() - begun;
   }
+  if (!held) return; // no frames of this stop yet: nothing was painted
   const painted = performance.now();
   const log = (window.__aeFrames = window.__aeFrames || []);
   log.push({ stop, started, painted, parts });
@@ -367,7 +409,7 @@ function frameFor(chart) {
   const live = chart.live;
   if (!live || live.drawn === undefined) return null;
   const src = source(live.source);
-  if (!src.frames || src.frames.id !== live.frames || src.stop === null) return null;
+  if (src.stop === null || !holds(src, live.frames)) return null;
   return src.stop;
 }
 
@@ -377,7 +419,7 @@ function frameFor(chart) {
 function wanted(chart) {
   const stop = frameFor(chart);
   if (stop === null) return null;
-  if (frameOf(source(chart.live.source).frames, stop) < 0) return chart.shows;
+  if (!framesAt(source(chart.live.source), stop, chart.live.frames)) return chart.shows;
   return `${chart.live.frames}:${stop}`;
 }
 
@@ -388,11 +430,13 @@ function redraw(chart) {
   chart.shows = want;
   chart.version += 1;
   chart.div.dataset.pending = "1";
-  return react(chart, want === null ? chart.figure : figureAt(chart, source(chart.live.source).frames, frameFor(chart)));
+  if (want === null) return react(chart, chart.figure);
+  const stop = frameFor(chart);
+  return react(chart, figureAt(chart, framesAt(source(chart.live.source), stop, chart.live.frames), stop));
 }
 
 // Redraws from frames wait their turn, one chart per task, after two frames: a release
-// shows the new stop at once (the recoloured images), sends it to Python, and only then
+// shows the new stop at once (the previews), sends it to Python, and only then
 // spends Plotly.react's 10-40 ms per chart, leaving the socket room in between.
 const queue = new Set();
 let pumping = false;
@@ -465,7 +509,7 @@ async function download(chart, gd) {
     if (print[axis]) layout[axis] = { ...(gd.layout[axis] || {}), ...print[axis] };
   }
   const stop = frameFor(chart); // a chart drawn from frames names the stop it shows
-  const frames = stop === null ? null : source(chart.live.source).frames;
+  const frames = stop === null ? null : framesAt(source(chart.live.source), stop, chart.live.frames);
   const frame = frames ? frameOf(frames, stop) : -1;
   const shown = frame < 0 ? null : frames.titles[frame];
   await Plotly.downloadImage({ data: gd.data, layout }, {
@@ -554,14 +598,17 @@ function mountFrames(component) {
   // Decoding is cheap next to the transfer, but skip it when the same frames come again.
   const header = new TextDecoder().decode(data.subarray(4, 4 + new DataView(data.buffer, data.byteOffset).getUint32(0, true)));
   const src = source(JSON.parse(header).source);
-  if (src.frames && src.header === header) return;
-  src.header = header;
-  src.frames = decodeFrames(data);
+  if (src.held.get(parentElement)?.header === header) return;
+  const frames = decodeFrames(data);
+  frames.header = header;
+  src.held.set(parentElement, frames);
   parentElement.querySelector(".ae-frames").dataset.bytes = String(data.byteLength);
   if (src.slider && src.stop !== null) src.slider.describe(src.stop);
-  // Frames of the current stop alone arrive after a release: show the stop at once in
-  // the images Plotly drew, then draw the exact figures.
-  if (src.frames.scales.length === 1 && src.stop !== null) showFrame(src, src.stop);
+  // A neighbouring stop's frames wait for its step; nothing to draw now.
+  if (src.stop !== null && frameOf(frames, src.stop) < 0) return;
+  // Frames of the current stop alone arrive after a jump (a drag's release): show the
+  // stop at once over the images Plotly drew, then draw the exact figures.
+  if (frames.scales.length === 1 && src.stop !== null) showFrame(src, src.stop);
   for (const chart of src.charts) if (!schedule(chart)) settled(chart);
 }
 
@@ -603,7 +650,7 @@ function mountSlider(component) {
       for (const chart of src.charts) {
         if (frameFor(chart) === null) {
           if (stop === src.sent) restorePlotly(chart);
-        } else if (frameOf(src.frames, stop) < 0) {
+        } else if (!framesAt(src, stop, chart.live.frames)) {
           chart.div.dataset.pending = "1"; // drawn when the stop's own frames arrive
         } else if (!schedule(chart)) {
           restorePlotly(chart); // already drawn at this stop
@@ -620,7 +667,7 @@ function mountSlider(component) {
   slider.labels = data.labels || null;
   src.slider = slider;
   slider.describe = (stop) => {
-    const labels = slider.labels || src.frames?.labels;
+    const labels = slider.labels || [...src.held.values()].find((frames) => frames.labels)?.labels;
     if (!labels) return;
     slider.wrap.querySelector(".ae-scale-value").textContent = labels[stop];
     slider.input.setAttribute("aria-valuetext", labels[stop]);
@@ -650,7 +697,9 @@ export default function (component) {
   // has really left the page.
   return () =>
     setTimeout(() => {
+      if (parentElement.isConnected) return;
       const chart = elements.get(parentElement);
-      if (!parentElement.isConnected && chart && chart.div && window.Plotly) window.Plotly.purge(chart.div);
+      if (chart && chart.div && window.Plotly) window.Plotly.purge(chart.div);
+      for (const src of sources.values()) src.held.delete(parentElement); // its frames too
     }, 0);
 }
