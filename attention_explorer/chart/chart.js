@@ -476,18 +476,26 @@ function folded(chart) {
 }
 
 async function pump() {
-  while (queue.size) {
-    const chart = queue.values().next().value;
-    queue.delete(chart);
-    const drawing = chart.div.isConnected && !folded(chart) ? redraw(chart) : null;
-    if (drawing === null) {
-      if (!chart.reacting) delete chart.div.dataset.pending;
-      continue;
+  try {
+    while (queue.size) {
+      const chart = queue.values().next().value;
+      queue.delete(chart);
+      const drawing = chart.div.isConnected && !folded(chart) ? redraw(chart) : null;
+      if (drawing === null) {
+        if (!chart.reacting) delete chart.div.dataset.pending;
+        continue;
+      }
+      try {
+        await drawing;
+      } catch (error) { // one chart that fails to draw must not stop the others' redraws
+        console.error("Attention Explorer: a chart failed to redraw", error);
+        settled(chart);
+      }
+      await new Promise((resolve) => setTimeout(resolve, 0));
     }
-    await drawing;
-    await new Promise((resolve) => setTimeout(resolve, 0));
+  } finally {
+    pumping = false;
   }
-  pumping = false;
 }
 
 // ---- a chart -------------------------------------------------------------------------------
