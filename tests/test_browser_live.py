@@ -43,6 +43,19 @@ def engine_weights(weights, scale, text=state.DEFAULT_TEXT):
 WEIGHTS_MODES = ["random"] + (["minilm"] if state.MINILM is not None else [])
 
 
+def wait_for_weights(page, weights):
+    """Wait until the weights heatmap's exact figure shows ``weights``' first row (to 1e-6)."""
+    page.wait_for_function(
+        """(row) => {
+            const plot = document.querySelector('.st-key-att_weights .js-plotly-plot');
+            const z = plot._fullData[0].z[0];
+            return !plot.closest('.ae-chart').dataset.pending
+                && row.every((w, j) => Math.abs(z[j] - w) < 1e-6);
+        }""",
+        arg=weights[0].tolist(),
+    )
+
+
 @pytest.mark.parametrize("weights", WEIGHTS_MODES)
 def test_a_drag_plays_frames_with_no_run_until_release(page, app_url, weights):
     open_app(page, app_url + f"/attention?weights={weights}")
@@ -104,15 +117,7 @@ def test_past_128_tokens_a_step_draws_the_engines_figure_from_its_frames(page, a
     scale = float(query(page)["scale"])
     expected = engine_weights("random", scale, text)
     assert len(expected) > 128  # past the frames of every stop
-    page.wait_for_function(  # the frames came with the run; the exact figure follows
-        """(row) => {
-            const plot = document.querySelector('.st-key-att_weights .js-plotly-plot');
-            const z = plot._fullData[0].z[0];
-            return !plot.closest('.ae-chart').dataset.pending
-                && row.every((w, j) => Math.abs(z[j] - w) < 1e-6);
-        }""",
-        arg=expected[0].tolist(),
-    )
+    wait_for_weights(page, expected)  # the frames came with the run; the exact figure follows
     np.testing.assert_allclose(page.evaluate(WEIGHTS), expected, atol=1e-6)
     assert page.evaluate(PLOTLYS_OWN) == [True, True]
     assert sum(len(data) for data in received) < 1024 * 1024  # one stop's frames, no figure
@@ -209,15 +214,7 @@ def test_past_128_tokens_a_step_needs_nothing_from_the_server(page, app_url):
     preview = page.evaluate("window.__preview")
     assert preview["hidden"]  # the preview is what is seen, over Plotly's image
     np.testing.assert_allclose(preview["drawn"], old[0], atol=1e-6)  # exact figure not yet
-    page.wait_for_function(  # then the exact figure of the new stop, from the held frames
-        """(row) => {
-            const plot = document.querySelector('.st-key-att_weights .js-plotly-plot');
-            const z = plot._fullData[0].z[0];
-            return !plot.closest('.ae-chart').dataset.pending
-                && row.every((w, j) => Math.abs(z[j] - w) < 1e-6);
-        }""",
-        arg=new[0].tolist(),
-    )
+    wait_for_weights(page, new)  # then the exact figure of the new stop, from the held frames
     np.testing.assert_allclose(page.evaluate(WEIGHTS), new, atol=1e-6)
     assert page.evaluate(PLOTLYS_OWN) == [True, True]
     shown = cells(preview, n, n).astype(int)
