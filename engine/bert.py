@@ -365,12 +365,21 @@ PARALLEL_MIN_TOKENS = 16
 _WORKER_CPUS = itertools.count(1)
 
 
+def _pins():
+    """Whether a pass's threads keep to a CPU each: when they may take every CPU we have.
+
+    On a larger machine they stay free, so that passes in several processes (the replicas
+    of ``scripts/serve_class.sh``) spread over its cores rather than pile onto the first.
+    """
+    return 1 < len(_CPUS) <= THREADS
+
+
 def _pin_worker():
     """Keep the pool's ``k``-th thread on the process's ``k``-th CPU (the caller takes the 0th).
 
     See :func:`_pinned` for why. A CPU the process may no longer use leaves the thread free.
     """
-    if len(_CPUS) > 1:
+    if _pins():
         with suppress(OSError):
             os.sched_setaffinity(0, {_CPUS[next(_WORKER_CPUS) % len(_CPUS)]})
 
@@ -386,14 +395,14 @@ def _pinned(threads):
     """Keep the calling thread on the process's first CPU while a pass runs on ``threads``.
 
     The pool's threads keep to the other CPUs (:func:`_pin_worker`). Unpinned, a pass after
-    a pause ran on one core: Linux woke the pool's idle thread on the caller's core, the
+    a pause ran on one core: Linux woke the pool's idle thread on the caller's core, and the
     two took turns there (25-30 involuntary context switches a pass, none otherwise) until
-    the load balancer moved one, some 60 ms later. At 45 tokens on two cores, the first
+    the load balancer moved one some 60 ms later. At 45 tokens on two cores, the first
     three passes after 0.3 s idle took 21, 22 and 19 ms against 14.5 for the next ones;
     pinned, 16, 15 and 15. Only one pass at a time pins its caller: two callers on one CPU
-    would take turns on it.
+    would take turns on it. The caller's own CPUs come back when the pass ends.
     """
-    if threads == 1 or len(_CPUS) < 2 or not _CALLER_PINNED.acquire(blocking=False):
+    if threads == 1 or not _pins() or not _CALLER_PINNED.acquire(blocking=False):
         yield
         return
     before = os.sched_getaffinity(0)

@@ -7,11 +7,14 @@ other expectation here is a property (rows sum to 1, tokens cover the text, ...)
 """
 
 import math
+import os
+import threading
 from pathlib import Path
 
 import numpy as np
 import pytest
 
+import engine.bert
 from engine.attention import attention_loop, softmax
 from engine.bert import (
     ModelUnavailableError,
@@ -422,6 +425,64 @@ def test_threads_never_change_a_number(model, monkeypatch, threads):
     for field in ("attentions", "hidden_states", "queries", "keys"):
         np.testing.assert_array_equal(getattr(threaded, field), getattr(whole, field))
     assert threaded.queries.shape == (6, 12, 200, 32)
+
+
+def _cpus_of_each_thread(monkeypatch, model, threads):
+    """Run a 200-token pass on ``threads`` threads; the CPUs each thread ran its parts on."""
+    from engine import bert
+
+    seen = {}
+    in_parts = bert._in_parts
+
+    def recording(work, parts, threads):
+        def work_and_record(part):
+            cpus = frozenset(os.sched_getaffinity(0))
+            seen.setdefault(threading.current_thread().name, set()).add(cpus)
+            work(part)
+
+        in_parts(work_and_record, parts, threads)
+
+    monkeypatch.setattr(bert, "_in_parts", recording)
+    monkeypatch.setattr(bert, "spare_threads", lambda n: threads)
+    run_ids(model, [101, *([2023, 2003, 1037, 6251, 1012] * 60)[:198], 102])
+    return seen
+
+
+needs_pinning = pytest.mark.skipif(
+    not hasattr(os, "sched_setaffinity") or not engine.bert._pins(),
+    reason="threads are pinned only where a pass may take every CPU (2-4 of them)",
+)
+
+
+@needs_pinning
+def test_a_pass_keeps_each_thread_on_its_own_cpu(model, monkeypatch):
+    """After a pause Linux may wake the pool's thread on the caller's core; pinned, the two
+    never share one, and the caller gets its CPUs back after the pass."""
+    from engine import bert
+
+    before = os.sched_getaffinity(0)
+    seen = _cpus_of_each_thread(monkeypatch, model, threads=2)
+    caller = threading.current_thread().name
+    assert seen.pop(caller) == {frozenset({bert._CPUS[0]})}
+    assert seen, "the pool's thread ran no part"
+    for cpus in seen.values():
+        (only,) = cpus
+        assert len(only) == 1
+        assert bert._CPUS[0] not in only
+    assert os.sched_getaffinity(0) == before
+
+
+@needs_pinning
+def test_only_one_pass_at_a_time_pins_its_caller(model, monkeypatch):
+    """A second pass while one is pinned runs free: two callers on one CPU would take turns."""
+    from engine import bert
+
+    before = frozenset(os.sched_getaffinity(0))
+    with bert._CALLER_PINNED:  # as if another session's pass held the first CPU
+        seen = _cpus_of_each_thread(monkeypatch, model, threads=2)
+    assert seen[threading.current_thread().name] == {before}
+    seen = _cpus_of_each_thread(monkeypatch, model, threads=1)
+    assert seen == {threading.current_thread().name: {before}}
 
 
 def test_parts_sum_to_the_one_part_layer(model, monkeypatch):
