@@ -454,6 +454,46 @@ def hover_text(page, key, row, col):
     return label.text_content()
 
 
+#: Hold every Plotly.react until ``window.__releaseReact()``: the charts keep showing the
+#: preview of a step, over the figure of the stop before.
+HOLD_REACT = """() => {
+    const react = Plotly.react;
+    let open;
+    const gate = new Promise((resolve) => { open = resolve; });
+    window.__releaseReact = () => { Plotly.react = react; open(); };
+    Plotly.react = async (...args) => { await gate; return react.apply(Plotly, args); };
+}"""
+
+#: Whether a hover label of the weights heatmap can be seen.
+HOVER_SEEN = """() => {
+    const layer = document.querySelector('.st-key-att_weights .hoverlayer');
+    return getComputedStyle(layer).visibility !== 'hidden'
+        && layer.querySelector('.hovertext') !== null;
+}"""
+
+
+def test_hover_never_gives_the_numbers_of_a_stop_no_longer_shown(page, app_url):
+    """Between a step's preview and its exact figure the hover would read the old figure."""
+    open_app(page, app_url + "/attention?weights=random")
+    before = hover_text(page, "att_weights", 5, 0)
+    cell = page.evaluate(HOVER_CELL, ["att_weights", 5, 0])
+    page.evaluate(HOLD_REACT)
+    page.get_by_role("slider", name=re.compile("Scale")).focus()
+    page.keyboard.press("ArrowRight")
+    page.wait_for_function(
+        "() => document.querySelector('.st-key-att_weights canvas.ae-preview') !== null"
+    )
+    page.mouse.move(cell["x"] + 1, cell["y"])  # the pointer moves over the previewed cell
+    page.wait_for_timeout(200)
+    assert not page.evaluate(HOVER_SEEN)
+    page.evaluate("window.__releaseReact()")
+    wait_settled(page)
+    after = hover_text(page, "att_weights", 5, 0)
+    assert after != before  # the new stop's numbers, once its figure is drawn
+    assert page.evaluate(HOVER_SEEN)
+    assert_healthy(page)
+
+
 def test_a_masked_cells_hover_says_masked_at_every_stop(page, app_url):
     text = quote("the cat sat on the mat")
     open_app(page, f"{app_url}/attention?weights=random&tokenizer=words&causal=1&text={text}")

@@ -215,6 +215,9 @@ function removePreview(chart) {
 function restorePlotly(chart) {
   removePreview(chart);
   delete chart.div.dataset.recoloured;
+  // A label made while the hover was hidden holds the numbers of the figure before.
+  if (chart.hoverHidden) window.Plotly?.Fx.unhover(chart.div);
+  chart.hoverHidden = false;
   for (const [element, record] of chart.touched || []) {
     for (const [attr, { original, ours }] of Object.entries(record)) {
       if (element.getAttribute(attr) !== ours) continue; // Plotly has drawn it again
@@ -235,6 +238,16 @@ function touch(chart, element, attr, value, property) {
   if (property) element.style[property] = value;
   else element.setAttribute(attr, value);
   record[attr].ours = element.getAttribute(attr);
+}
+
+// While a chart shows a stop its figure does not hold, a hover label would give the
+// figure's numbers, not the ones seen: hide the labels until Plotly draws that stop.
+function hideHover(chart) {
+  const layer = chart.div.querySelector(".hoverlayer");
+  if (!layer || chart.hoverHidden) return;
+  window.Plotly?.Fx.unhover(chart.div);
+  touch(chart, layer, "style", "hidden", "visibility");
+  chart.hoverHidden = true;
 }
 
 // Bars of trace 0 at frame `stop`: one row of `array`, heights and colours. Plotly draws a
@@ -300,6 +313,7 @@ function showFrame(src, stop) {
     }
     if (live.bar) moveBars(chart, frames.arrays[live.bar], frame, live.row, live.colors);
     if (live.markers) moveMarkers(chart, live.markers, frames.scales[frame]);
+    if (live.heatmap || live.bar) hideHover(chart);
     parts[chart.key] = performance.now() - begun;
   }
   if (!held) return; // no frames of this stop yet: nothing was painted
