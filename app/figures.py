@@ -1228,7 +1228,7 @@ def line_view_figure(links, labels, heads, threshold, title, chosen=None):
                 textposition=anchor,
                 textfont={"color": colour, "size": 12 if n <= 64 else 10},
                 marker={"size": 6, "color": "#bbbbbb"},
-                hovertemplate=f"{side} %{{text}}<extra>click: only its lines</extra>",
+                hovertemplate=f"{side} %{{text}}<extra>click: keep only its lines</extra>",
                 showlegend=False,
             )
         )
@@ -1269,5 +1269,6 @@ def line_view_figure(links, labels, heads, threshold, title, chosen=None):
         legend={"orientation": "h", "y": 0.0, "x": 0.5, "xanchor": "center", "yanchor": "top"},
         hovermode="closest",
         plot_bgcolor="white",
+        meta="line-view",  # the chart component keeps a hovered token's lines
     )
     return fig

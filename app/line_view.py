@@ -2,9 +2,10 @@
 
 Tokens in two columns, a line from each query to each key whose weight reaches the
 threshold, one colour per head, any subset of the layer's heads at once; a token chosen
-(clicked, or in the picker) keeps only its lines. Follows BertViz's head view (Vig 2019,
-"A Multiscale Visualization of Attention in the Transformer Model", section 3.1); the
-links come from :func:`engine.attention.strong_links`.
+(clicked, or in the picker) keeps only its lines, and one under the pointer shows only
+its lines while it is there (the chart component does that in the browser). Follows
+BertViz's head view (Vig 2019, "A Multiscale Visualization of Attention in the
+Transformer Model", section 3.1); the links come from :func:`engine.attention.strong_links`.
 """
 
 from __future__ import annotations

@@ -55,7 +55,8 @@ st.dataframe(entropy, hide_index=True)
 st.subheader("Line view")
 st.caption(
     "The same heads as BertViz draws them: each query token on the left, a line to each key "
-    "on the right it attends to, one colour per head. Click a token for its lines alone."
+    "on the right it attends to, one colour per head. Point at a token for its lines alone; "
+    "click it to keep them."
 )
 heads, threshold = line_view.controls("mh_lines", n_heads, clicked_head)
 line_view.draw(

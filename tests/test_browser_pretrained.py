@@ -76,6 +76,66 @@ def test_line_view_draws_every_token_and_a_click_keeps_one_tokens_lines(page, ap
     assert_healthy(page)
 
 
+#: Each line-view path as drawn: where its segments start and end on screen (y, in pixels),
+#: and the (query row, key row) pairs its shape holds.
+DRAWN = """(key) => {
+    const plot = document.querySelector(`.st-key-${key} .js-plotly-plot`);
+    return [...plot.querySelectorAll('.shapelayer path[data-index]')].map(path => ({
+        ends: [...path.getAttribute('d').matchAll(/M[^,]+,([^L]+)L[^,]+,([^M]+)/g)]
+            .map(m => [+m[1], +m[2]]),
+        pairs: [...plot._fullLayout.shapes[+path.dataset.index].path
+            .matchAll(/M0,(\\d+)L1,(\\d+)/g)].map(m => [+m[1], +m[2]]),
+    }));
+}"""
+
+#: Where token ``row`` of column ``side`` (0 the queries, 1 the keys) is on screen, and
+#: its height in the chart's own pixels (those of the paths).
+TOKEN_AT = """([key, side, row]) => {
+    const plot = document.querySelector(`.st-key-${key} .js-plotly-plot`);
+    const {xaxis, yaxis} = plot._fullLayout;
+    const box = plot.getBoundingClientRect();
+    const y = yaxis._offset + yaxis.c2p(row);
+    return {x: box.left + xaxis._offset + xaxis.c2p(side), y: box.top + y, own: y};
+}"""
+
+
+def lines_drawn(page, key, side, row):
+    """Wait until each path draws its shape's lines of token ``row`` on ``side``; the ends."""
+    page.wait_for_function(
+        """([key, side, row]) => {
+            const plot = document.querySelector(`.st-key-${key} .js-plotly-plot`);
+            return [...plot.querySelectorAll('.shapelayer path[data-index]')].every(path => {
+                const pairs = [...plot._fullLayout.shapes[+path.dataset.index].path
+                    .matchAll(/M0,(\\d+)L1,(\\d+)/g)];
+                const kept = pairs.filter(m => side === null || +m[side + 1] === row).length;
+                return (path.getAttribute('d').match(/M/g) || []).length === kept;
+            });
+        }""",
+        arg=[key, side, row],
+    )
+    return page.evaluate(DRAWN, key)
+
+
+@pytest.mark.parametrize(("side", "row"), [(0, 11), (1, 2)])
+def test_line_view_keeps_the_lines_of_the_token_under_the_pointer(page, app_url, side, row):
+    """As in BertViz: a query token keeps the lines from it, a key token those into it."""
+    open_app(page, app_url + "/pretrained")
+    page.locator(".st-key-pretrained_lines").scroll_into_view_if_needed()
+    every = page.evaluate(DRAWN, "pretrained_lines")
+    total = sum(len(path["pairs"]) for path in every)
+    token = page.evaluate(TOKEN_AT, ["pretrained_lines", side, row])
+    page.mouse.move(token["x"], token["y"])
+    kept = lines_drawn(page, "pretrained_lines", side, row)
+    ends = [end[side] for path in kept for end in path["ends"]]
+    assert 0 < len(ends) < total
+    assert max(ends) - min(ends) < 0.5  # every line left starts (or ends) at that token
+    assert ends[0] == pytest.approx(token["own"], abs=0.5)
+    page.mouse.move(1, 1)  # away: every line again
+    back = lines_drawn(page, "pretrained_lines", None, None)
+    assert sum(len(path["ends"]) for path in back) == total
+    assert_healthy(page)
+
+
 def test_a_link_with_two_texts_draws_both_grids_and_their_difference(page, app_url):
     params = urllib.parse.urlencode({"text": TROPHY_A, "text_b": TROPHY_B})
     open_app(page, f"{app_url}/pretrained?{params}")
