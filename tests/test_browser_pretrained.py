@@ -116,22 +116,31 @@ def lines_drawn(page, key, side, row):
     return page.evaluate(DRAWN, key)
 
 
-@pytest.mark.parametrize(("side", "row"), [(0, 11), (1, 2)])
-def test_line_view_keeps_the_lines_of_the_token_under_the_pointer(page, app_url, side, row):
+@pytest.mark.parametrize(
+    ("url_path", "key", "side", "row"),
+    [
+        ("/pretrained", "pretrained_lines", 0, 11),
+        ("/pretrained", "pretrained_lines", 1, 2),
+        ("/multi-head", "mh_lines", 0, 3),
+    ],
+)
+def test_line_view_keeps_the_lines_of_the_token_under_the_pointer(
+    page, app_url, url_path, key, side, row
+):
     """As in BertViz: a query token keeps the lines from it, a key token those into it."""
-    open_app(page, app_url + "/pretrained")
-    page.locator(".st-key-pretrained_lines").scroll_into_view_if_needed()
-    every = page.evaluate(DRAWN, "pretrained_lines")
+    open_app(page, app_url + url_path)
+    page.locator(f".st-key-{key}").scroll_into_view_if_needed()
+    every = page.evaluate(DRAWN, key)
     total = sum(len(path["pairs"]) for path in every)
-    token = page.evaluate(TOKEN_AT, ["pretrained_lines", side, row])
+    token = page.evaluate(TOKEN_AT, [key, side, row])
     page.mouse.move(token["x"], token["y"])
-    kept = lines_drawn(page, "pretrained_lines", side, row)
+    kept = lines_drawn(page, key, side, row)
     ends = [end[side] for path in kept for end in path["ends"]]
     assert 0 < len(ends) < total
     assert max(ends) - min(ends) < 0.5  # every line left starts (or ends) at that token
     assert ends[0] == pytest.approx(token["own"], abs=0.5)
     page.mouse.move(1, 1)  # away: every line again
-    back = lines_drawn(page, "pretrained_lines", None, None)
+    back = lines_drawn(page, key, None, None)
     assert sum(len(path["ends"]) for path in back) == total
     assert_healthy(page)
 
