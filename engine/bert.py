@@ -413,9 +413,10 @@ def _pinned(threads):
     try:
         yield
     finally:
-        if before is not None:
-            os.sched_setaffinity(0, before)
         _CALLER_PINNED.release()
+        if before is not None:
+            with suppress(OSError):  # its CPUs were taken from the process meanwhile
+                os.sched_setaffinity(0, before)
 
 
 def parts_for(n):
