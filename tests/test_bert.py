@@ -485,6 +485,40 @@ def test_only_one_pass_at_a_time_pins_its_caller(model, monkeypatch):
     assert seen == {threading.current_thread().name: {before}}
 
 
+@needs_pinning
+def test_a_cpu_taken_from_the_process_never_stops_a_pass(model, monkeypatch):
+    """If the CPUs cannot be set (a container took one away), the pass runs unpinned and
+    the next pass may still pin its caller."""
+    from engine import bert
+
+    before = os.sched_getaffinity(0)
+    real = os.sched_setaffinity
+    calls = []
+
+    def restore_fails(pid, cpus):
+        calls.append(set(cpus))
+        if len(calls) > 1:
+            raise OSError(22, "Invalid argument")
+        real(pid, cpus)
+
+    monkeypatch.setattr(os, "sched_setaffinity", restore_fails)
+    try:
+        with bert._pinned(2):
+            assert os.sched_getaffinity(0) == {bert._CPUS[0]}
+    finally:
+        real(0, before)
+    assert calls == [{bert._CPUS[0]}, before]
+    assert not bert._CALLER_PINNED.locked()
+
+    def always_fails(pid, cpus):
+        raise OSError(22, "Invalid argument")
+
+    monkeypatch.setattr(os, "sched_setaffinity", always_fails)
+    seen = _cpus_of_each_thread(monkeypatch, model, threads=2)
+    assert seen[threading.current_thread().name] == {frozenset(before)}
+    assert not bert._CALLER_PINNED.locked()
+
+
 def test_parts_sum_to_the_one_part_layer(model, monkeypatch):
     """Four parts sum in another order than one: float32 rounding, nothing more."""
     from engine import bert
