@@ -555,7 +555,8 @@ def bert(ids, wte, wpe, wtt, ln_e, blocks, n_heads, eps):
     """The whole encoder: embeddings, then every layer, keeping each layer's intermediates.
 
     The outputs are allocated once, and each layer writes its part in place: in
-    :func:`parts_for` parts, on as many threads as :func:`spare_threads` finds free.
+    :func:`parts_for` parts, on as many threads as :func:`spare_threads` finds free, each
+    kept to a CPU of its own for the pass (:func:`_pinned`).
 
     Parameters
     ----------

@@ -299,7 +299,8 @@ function hoverLines(chart, point) {
     let d = path.aeAll;
     if (side !== null) {
       const ends = [...shape.path.matchAll(/M0,(\d+)L1,(\d+)/g)].map((m) => Number(m[side + 1]));
-      d = path.aeAll.split("M").slice(1).filter((_, j) => ends[j] === point.pointNumber).map((segment) => `M${segment}`).join("");
+      const segments = path.aeAll.split("M").slice(1); // the same lines, in pixels
+      d = segments.filter((_, j) => ends[j] === point.pointNumber).map((s) => `M${s}`).join("");
     }
     path.setAttribute("d", d);
     path.aeShown = d;
