@@ -2,13 +2,13 @@
 
 import streamlit as st
 
-from app import arithmetic, controls, equations, figures, line_view, render, tables
+from app import arithmetic, controls, equations, figures, line_view, render, tables, wording
 
 st.title("Multi-head attention")
 render.equation(equations.MULTI_HEAD)
 st.caption(
     "Each head gets its own slice of the Q, K and V columns, attends on its own, and the "
-    "heads' outputs are joined side by side and mixed by W_O."
+    "heads' outputs are joined side by side and mixed by W_O. " + wording.INDEXING
 )
 
 settings, tokenization, run = controls.layer_run()

@@ -2,7 +2,7 @@
 
 import streamlit as st
 
-from app import compute, controls, equations, figures, minilm, render, state, tables
+from app import compute, controls, equations, figures, minilm, render, state, tables, wording
 
 st.title("Positional encoding")
 st.caption(
@@ -26,9 +26,9 @@ n_positions = st.slider(
 if settings.trained:
     st.caption(
         "MiniLM learned its own table: one 384-feature vector per position, 512 of them, "
-        "added to the word embeddings; a few large entries set its colour scale, and the "
-        "similarity below shows its structure. Beside it, the sinusoidal table and the "
-        "cos/sin of rotary's angles at the same size."
+        f"added to the word embeddings. {wording.LEARNED_POSITIONS_SCALE} The similarity "
+        "below shows its structure. Beside it, the sinusoidal table and the cos/sin of "
+        "rotary's angles at the same size."
     )
     kinds = {"minilm": "MiniLM", "sinusoidal": "Sinusoidal", "rotary": "Rotary"}
 elif values["pe"] == "none":
@@ -55,6 +55,7 @@ for column, (kind, name) in zip(
             x_title="dimension",
             y_title="position",
             max_cols=figures.FEATURE_LIMIT,
+            clip=True,
         ),
         key=f"pe_table_{kind}" if settings.trained else "pe_table",
         table=tables.matrix_frame(encoding, positions, figures.feature_labels(d_model)),
