@@ -779,6 +779,7 @@ def image_figure(image, patch, grid, selected=None, overlay=None, title=""):
     if overlay is not None:
         z = np.asarray(overlay, dtype=np.float32)
         top = float(z.max()) if z.size and z.max() > 0 else 1.0
+        title += f"<br><sup>clear at 0, yellow at the row's largest weight, {top:.3g}</sup>"
         fig.add_trace(
             go.Heatmap(
                 z=z,
@@ -829,7 +830,7 @@ def image_figure(image, patch, grid, selected=None, overlay=None, title=""):
     fig.update_layout(
         title={"text": title, "x": 0.0},
         height=460,
-        margin={"l": 10, "r": 10, "t": 50, "b": 10},
+        margin={"l": 10, "r": 10, "t": 75 if "<br>" in title else 50, "b": 10},
     )
     return fig
 
@@ -838,7 +839,8 @@ def patch_attention_heatmap(weights, grid, selected=None, title="Attention betwe
     """The full patch × patch attention matrix, on a 0 to largest-weight scale.
 
     Rows and columns are patches in raster order, labelled ``row,col``. Over many
-    patches the weights are small, so the scale runs to the largest weight, not to 1.
+    patches the weights are small, so the scale runs to the largest weight, not to 1,
+    and a second title line says so.
 
     Parameters
     ----------
@@ -849,17 +851,22 @@ def patch_attention_heatmap(weights, grid, selected=None, title="Attention betwe
     z = np.asarray(weights, dtype=np.float32)
     n_rows, n_cols = grid
     labels = [f"{r},{c}" for r in range(n_rows) for c in range(n_cols)]
+    top = float(z.max()) if z.size and z.max() > 0 else 1.0
+    if top < 1.0:
+        title += f"<br><sup>{top_note(top)}: {len(labels)} patches share each row</sup>"
     trace = go.Heatmap(
         z=z,
         x=labels,
         y=labels,
         colorscale=WEIGHTS_SCALE,
         zmin=0.0,
-        zmax=float(z.max()) if z.size else 1.0,
+        zmax=top,
         colorbar={"thickness": 12},
         hovertemplate="query patch %{y}<br>key patch %{x}<br>weight %{z:.4f}<extra></extra>",
     )
     fig = _layout(go.Figure(trace), title, *z.shape, "key patch (row,col)", "query patch")
+    if top < 1.0:
+        fig.update_layout(margin_t=75)  # room for the second title line
     if selected is not None:
         fig.add_hline(y=selected, line={"color": "#ff00ff", "width": 1})
     return fig
@@ -1087,7 +1094,8 @@ def sentence_heatmap(
 
     The colour scale runs from 0 to the largest value rather than to 1: the mean
     attention between two sentences is a few hundredths, and a 0–1 scale would show it
-    all dark. Cells that are NaN (a sentence without tokens) stay blank.
+    all dark; when the largest is below 1 a second title line says so. Cells that are
+    NaN (a sentence without tokens) stay blank.
 
     Parameters
     ----------
@@ -1099,6 +1107,8 @@ def sentence_heatmap(
     z = np.asarray(matrix, dtype=np.float32)
     finite = z[np.isfinite(z)]
     top = float(finite.max()) if finite.size and finite.max() > 0 else 1.0
+    if top < 1.0:
+        title += f"<br><sup>{top_note(top)}</sup>"
     text = _cell_text(z, fmt)
     trace = go.Heatmap(
         z=z,
@@ -1114,7 +1124,15 @@ def sentence_heatmap(
         zmax=top,
         colorbar={"thickness": 12},
     )
-    return _layout(go.Figure(trace), title, *z.shape, x_title, y_title)
+    fig = _layout(go.Figure(trace), title, *z.shape, x_title, y_title)
+    if top < 1.0:
+        fig.update_layout(margin_t=75)  # room for the second title line
+    return fig
+
+
+def top_note(top):
+    """A second title line for weights drawn on a scale from 0 to their largest, not to 1."""
+    return f"colour scale 0 to {top:.3g}, the largest value, not 0 to 1 as for single weights"
 
 
 #: The summary's colour (the page highlights its sentences in orange) and attention's.
