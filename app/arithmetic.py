@@ -88,7 +88,8 @@ def steps(cell, masked):
     rows = [("q_i · k_j", cell.dot), (f"× scale {cell.scale:.4g}", cell.scaled)]
     if masked:
         seen = "visible" if cell.mask_term == 0.0 else "masked"
-        rows.append((f"+ M_ij = {number(cell.mask_term)} ({seen})", cell.masked))
+        # "+M_ij", not "+ M_ij": the table reads Markdown, where "+ " starts a list.
+        rows.append((f"+M_ij = {number(cell.mask_term)} ({seen})", cell.masked))
     rows += [
         (f"− row maximum {cell.row_max:.6g}", cell.shifted),
         ("exp(·)", cell.exp),

@@ -204,7 +204,7 @@ OUTLIER_RATIO = 3.0
 
 def clipped_note(limit, largest):
     """A figure's second title line when its colour scale is clipped at ``±limit``."""
-    return f"colour scale clipped at ±{limit:.3g} (99th percentile); largest |value| {largest:.3g}"
+    return f"colours clipped at ±{limit:.3g} (99th percentile); |max| {largest:.3g}"
 
 
 def colour_limit(z, clip=True):
@@ -567,8 +567,7 @@ def saturation_figure(scales, stats, current_scale, default_scale, rows=None):
     layout |= {
         "shapes": markers,
         "title": {
-            "text": f"Each the mean over {rows or 'all'} query rows — red: current scale, "
-            "dotted: 1/√d_k",
+            "text": f"Means over {rows or 'all'} query rows — red: current scale, dotted: 1/√d_k",
             "x": 0.0,
         },
         "showlegend": False,
@@ -1108,7 +1107,7 @@ def sentence_heatmap(
     finite = z[np.isfinite(z)]
     top = float(finite.max()) if finite.size and finite.max() > 0 else 1.0
     if top < 1.0:
-        title += f"<br><sup>{top_note(top)}</sup>"
+        title += f"<br><sup>{top_note(top, value_name)}</sup>"
     text = _cell_text(z, fmt)
     trace = go.Heatmap(
         z=z,
@@ -1130,9 +1129,9 @@ def sentence_heatmap(
     return fig
 
 
-def top_note(top):
+def top_note(top, value_name="weight"):
     """A second title line for weights drawn on a scale from 0 to their largest, not to 1."""
-    return f"colour scale 0 to {top:.3g}, the largest value, not 0 to 1 as for single weights"
+    return f"colour scale 0 to {top:.3g}, the largest {value_name}, not 0 to 1"
 
 
 #: The summary's colour (the page highlights its sentences in orange) and attention's.

@@ -72,9 +72,8 @@ check = compute.book_permutation(permutation)
 # Column n of X P is input x_{p(n)}, so column n of both outputs is x′_{p(n)}.
 permuted = [f"x′{i}" for i in permutation]
 st.caption(
-    "The columns of both outputs are in the permuted order, "
-    + ", ".join(permuted)
-    + ": each labelled with the input it belongs to."
+    "Sa is the unscaled self-attention of eq. 12.8. The columns of both outputs are in "
+    "the permuted order, " + ", ".join(permuted) + ": each labelled with the input it belongs to."
 )
 left, right = st.columns(2)
 render.chart(

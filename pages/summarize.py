@@ -104,33 +104,34 @@ render.chart(
 )
 
 st.header("Attention between sentences")
-st.caption(
-    "The whole document read at once, as the model reads any text: for each pair of "
-    "sentences, the mean attention weight from the first sentence's tokens to the "
-    "second's, in one layer, averaged over its 12 heads. [CLS] and [SEP] are left out, "
-    "but many heads also park attention on the first few tokens whatever they say (an "
-    "*attention sink*)" + (", which favours the first sentence." if n > 1 else ".")
-)
-n_layers = minilm.model().config.n_layers
-layer = st.select_slider("Layer", range(n_layers), value=n_layers - 1, key="summarize_layer")
-pair = summary.sentence_attention(doc[: sentences[-1].end], layer)
+if n == 1:
+    st.caption(
+        "With one sentence there is no other sentence to attend to: nothing to set beside "
+        "LexRank's score, which the chart below shows alone."
+    )
+    pair = None
+else:
+    st.caption(
+        "The whole document read at once, as the model reads any text: for each pair of "
+        "sentences, the mean attention weight from the first sentence's tokens to the "
+        "second's, in one layer, averaged over its 12 heads. [CLS] and [SEP] are left out, "
+        "but many heads also park attention on the first few tokens whatever they say (an "
+        "*attention sink*), which favours the first sentence."
+    )
+    n_layers = minilm.model().config.n_layers
+    layer = st.select_slider("Layer", range(n_layers), value=n_layers - 1, key="summarize_layer")
+    pair = summary.sentence_attention(doc[: sentences[-1].end], layer)
 if isinstance(pair, bert.TooLongError):
     st.info(
         f"The document is {pair.n_tokens:,} tokens; the model reads at most {pair.limit - 2} "
         "at once, so the attention between sentences is shown for shorter documents. The "
         "ranking above reads each sentence on its own and has no such limit."
     )
-    received = None
-else:
-    received = method.attention_inflow(pair) if n > 1 else None
-    if n > 1:
-        attended = method.top_sentences(received, k)
-        st.markdown(summary.agreement_markdown(chosen, attended, layer))
-    else:
-        st.caption(
-            "With one sentence there is no other sentence to attend to: the chart below "
-            "shows LexRank's score alone."
-        )
+received = None
+if pair is not None and not isinstance(pair, bert.TooLongError):
+    received = method.attention_inflow(pair)
+    attended = method.top_sentences(received, k)
+    st.markdown(summary.agreement_markdown(chosen, attended, layer))
     render.chart(
         st,
         figures.sentence_heatmap(

@@ -203,7 +203,7 @@ def test_tour_step_8_says_the_random_model_adds_no_positions_by_default():
 
 def stated_clip(title):
     found = re.search(
-        r"clipped at ±([\d.e+-]+) \(99th percentile\); largest \|value\| ([\d.e+-]+)", title
+        r"colours clipped at ±([\d.e+-]+) \(99th percentile\); \|max\| ([\d.e+-]+)", title
     )
     return None if found is None else tuple(float(x) for x in found.groups())
 
@@ -285,12 +285,12 @@ def test_a_masked_cells_steps_add_the_mask_after_the_scale():
     steps = dict(arithmetic.steps(masked, masked=True))
     assert steps["q_i · k_j"] == f"{q[1] @ k[3]:.6g}"
     assert steps["× scale 0.5"] == f"{0.5 * (q[1] @ k[3]):.6g}"  # finite: not yet masked
-    assert steps["+ M_ij = −∞ (masked)"] == "−∞"
+    assert steps["+M_ij = −∞ (masked)"] == "−∞"
     assert steps["exp(·)"] == "0"
     visible = dict(arithmetic.steps(engine.cell_arithmetic(q, k, v, 3, 1, 0.5, mask), True))
-    assert "+ M_ij = 0 (visible)" in visible
+    assert "+M_ij = 0 (visible)" in visible
     unmasked = [name for name, _ in arithmetic.steps(masked, masked=False)]
-    assert not any(name.startswith("+ M_ij") for name in unmasked)
+    assert not any(name.startswith("+M_ij") for name in unmasked)
 
 
 def test_the_causal_pages_clicked_masked_cell_shows_score_scale_mask_softmax():
@@ -298,7 +298,7 @@ def test_the_causal_pages_clicked_masked_cell_shows_score_scale_mask_softmax():
     assert not at.exception
     (table,) = [t.value for t in at.table if "step" in t.value.columns]
     names = list(table["step"])
-    assert names[:3] == ["q_i · k_j", names[1], "+ M_ij = −∞ (masked)"]
+    assert names[:3] == ["q_i · k_j", names[1], "+M_ij = −∞ (masked)"]
     assert names[1].startswith("× scale ")
     dot, scaled = (float(v) for v in table["value"][:2])
     assert np.isfinite(scaled)
@@ -321,6 +321,7 @@ def test_one_sentence_summary_claims_no_other_sentences():
     assert "favours the first sentence" not in words
     assert not re.search(r"\b1 steps\b", words)
     assert "no other sentence to attend to" in words
+    assert "summarize_attention" not in charts(at)
 
 
 def test_summarize_gives_lexranks_damping_in_the_papers_notation():
@@ -393,7 +394,7 @@ def test_vision_says_its_weights_scale_is_not_zero_to_one():
     figure = charts(at)["vision_weights"]
     top = figure["data"][0]["zmax"]
     assert top < 1.0
-    assert f"colour scale 0 to {top:.3g}, the largest value, not 0 to 1" in title_of(figure)
+    assert f"colour scale 0 to {top:.3g}, the largest weight, not 0 to 1" in title_of(figure)
     overlay = title_of(charts(at)["vision_overlay"])
     assert "yellow at the row's largest weight" in overlay
 
