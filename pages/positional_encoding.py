@@ -7,8 +7,7 @@ from app import compute, controls, equations, figures, minilm, render, state, ta
 st.title("Positional encoding")
 st.caption(
     "Attention by itself has no idea of order: shuffle the tokens and the outputs shuffle "
-    "with them. A positional encoding gives each position its own signature. Choose one in "
-    "the sidebar, under “Add positions”."
+    "with them. A positional encoding gives each position its own signature."
 )
 render.equation(equations.SINUSOIDAL)
 render.equation(equations.ROTARY)
@@ -17,7 +16,10 @@ settings, tokenization, run = controls.layer_run()
 labels = tokenization.labels
 values = state.current()
 head = controls.shared_head(run)
-st.caption(controls.weights_note(settings, head))
+st.caption(
+    controls.weights_note(settings, head)
+    + ("" if settings.trained else " Choose the encoding in the sidebar, under “Add positions”.")
+)
 n, d_model = run.x.shape
 
 n_positions = st.slider(

@@ -415,6 +415,14 @@ def test_the_decoder_says_the_paper_used_beam_search():
     assert "§6.1" in words
 
 
+def test_positional_encoding_points_at_add_positions_only_when_the_sidebar_shows_it():
+    trained = " ".join(c.value for c in open_app("positional_encoding").caption)
+    assert "under “Add positions”" not in trained  # hidden while the weights are MiniLM's
+    at = open_app("positional_encoding", RANDOM)
+    assert "under “Add positions”" in " ".join(c.value for c in at.caption)
+    assert at.sidebar.selectbox(key="pe").label == "Add positions"
+
+
 def test_multi_head_states_the_indexing_beside_its_equation():
     at = open_app("multi_head")
     assert any(wording.INDEXING in c.value for c in at.caption)
