@@ -251,12 +251,16 @@ def _positions_says(settings, head, values):
     }[settings.pe]
 
 
+def _random_heads(settings):
+    """Heads step 9 runs the random model with: the most, up to four, that divide d_model."""
+    return max(h for h in state.divisors(settings.d_model) if h <= 4)
+
+
 def _multi_head(settings, head, values):
     if settings.trained:
         run = compute.layer(settings)
     else:
-        heads = max(h for h in state.divisors(settings.d_model) if h <= 4)
-        run = compute.layer(settings.replace(heads=heads, scale=None))
+        run = compute.layer(settings.replace(heads=_random_heads(settings), scale=None))
     # Two heads a row leave room for every token's label on the default passage.
     labels = _labels(settings)
     weights = run.attention.weights
@@ -271,7 +275,7 @@ def _multi_head_says(settings, head, values):
             f"MiniLM's layer {settings.layer} has {wording.plural(state.MINILM.n_heads, 'head')}, "
             "numbered from 0 as on every chart."
         )
-    heads = max(h for h in state.divisors(settings.d_model) if h <= 4)
+    heads = _random_heads(settings)
     return (
         f"Here the random model runs {wording.plural(heads, 'head')} of "
         f"{settings.d_model // heads} features each (at most four, so each stays legible), "
