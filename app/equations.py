@@ -60,8 +60,7 @@ ROTARY = (
     r"\begin{pmatrix} q_{2i} \\ q_{2i+1} \end{pmatrix} \mapsto \begin{pmatrix} \cos p\theta_i"
     r" & -\sin p\theta_i \\ \sin p\theta_i & \cos p\theta_i \end{pmatrix} \begin{pmatrix}"
     r" q_{2i} \\ q_{2i+1} \end{pmatrix},\quad \theta_i = 10000^{-2i/d},\ i = 0, \dots,"
-    r" \tfrac{d}{2} - 1\quad\text{(Su et al. 2021, RoFormer §3.2, eq. 15, counting } i"
-    r"\text{ from 1)}"
+    r" \tfrac{d}{2} - 1\quad\text{(RoFormer, §3.2, eq. 15)}"
 )
 PERMUTATION = (
     r"\operatorname{Sa}[PX] = P\,\operatorname{Sa}[X]"
@@ -70,7 +69,7 @@ PERMUTATION = (
 MULTI_HEAD = (
     r"\operatorname{MultiHead}(X) = \operatorname{Concat}(\text{head}_0, \dots,"
     r" \text{head}_{h-1})\, W_O,\quad \text{head}_i = \operatorname{Attention}(X W_Q^{(i)},"
-    r" X W_K^{(i)}, X W_V^{(i)})\quad\text{(Vaswani et al. 2017, §3.2.2, counting heads from 1)}"
+    r" X W_K^{(i)}, X W_V^{(i)})"
 )
 BOOK_SA = (
     r"\mathbf{Sa}[\mathbf{X}] = \mathbf{V}\cdot\mathbf{Softmax}\!\left[\mathbf{K}^T\mathbf{Q}"

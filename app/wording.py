@@ -15,11 +15,11 @@ from app.state import md_escape
 
 #: The markers MiniLM's tokenizer adds around every text.
 SPECIAL_TOKENS = frozenset({"[CLS]", "[SEP]"})
-#: How the app numbers things, said beside an equation that counts from 1 (docs/decisions.md).
+#: How the app numbers things, said beside the equations whose paper counts from 1
+#: (docs/decisions.md).
 INDEXING = (
     "Layers, heads, tokens and features are numbered from 0 everywhere in the app: on "
-    "the charts, in the sidebar, in links and in the equations; where a paper counts "
-    "from 1, its citation says so."
+    "the charts, in the sidebar, in links and in the equations."
 )
 #: Why the learned position table's colours are clipped, on its page and in the tour.
 LEARNED_POSITIONS_SCALE = (

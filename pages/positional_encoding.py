@@ -11,6 +11,10 @@ st.caption(
 )
 render.equation(equations.SINUSOIDAL)
 render.equation(equations.ROTARY)
+st.caption(
+    "Positions p and dimension pairs i count from 0, as on the charts; RoFormer counts i "
+    "from 1, so its θ₁ is θ₀ here."
+)
 
 settings, tokenization, run = controls.layer_run()
 labels = tokenization.labels

@@ -402,8 +402,8 @@ def test_vision_says_its_weights_scale_is_not_zero_to_one():
 def test_equations_cite_the_papers_sections_and_say_how_they_count():
     assert "§3.2, eq. 15" in equations.ROTARY
     assert "§3.4" not in equations.ROTARY
+    assert r"i = 0, \dots," in equations.ROTARY
     assert r"\text{head}_0" in equations.MULTI_HEAD
-    assert "counting heads from 1" in equations.MULTI_HEAD
     assert "Vaswani" not in equations.GREEDY_DECODING  # the paper decodes by beam search
 
 
@@ -425,7 +425,11 @@ def test_positional_encoding_points_at_add_positions_only_when_the_sidebar_shows
 
 def test_multi_head_states_the_indexing_beside_its_equation():
     at = open_app("multi_head")
-    assert any(wording.INDEXING in c.value for c in at.caption)
+    assert any(
+        wording.INDEXING in c.value and "their head₁ is head 0 here" in c.value for c in at.caption
+    )
+    at = open_app("positional_encoding")
+    assert any("its θ₁ is θ₀ here" in c.value for c in at.caption)
 
 
 def test_every_tour_step_has_words_from_its_own_figure_or_none():
