@@ -6,6 +6,7 @@ through the same softmax as the heatmap, so the weight shown is the cell's.
 
 from __future__ import annotations
 
+import numpy as np
 import pandas as pd
 import streamlit as st
 
@@ -63,10 +64,42 @@ def panel(cell, qkv, scale, mask, labels):
         st.caption("Click a cell of the weights to see its arithmetic.")
         return
     i, j = cell
-    _show(engine.cell_arithmetic(*qkv, i, j, scale, mask), labels[i], labels[j], i, j)
+    cell_numbers = engine.cell_arithmetic(*qkv, i, j, scale, mask)
+    _show(cell_numbers, labels[i], labels[j], i, j, mask is not None)
 
 
-def _show(cell, query_label, key_label, i, j):
+def number(value):
+    """A step's value as the panel prints it: six significant digits, −∞ written so."""
+    return "−∞" if value == -np.inf else f"{value:.6g}"
+
+
+def steps(cell, masked):
+    """The rows of a cell's worked weight: score, × scale, + M_ij (under a mask), softmax.
+
+    Parameters
+    ----------
+    cell : engine.attention.CellArithmetic
+    masked : bool, whether the page applies a mask (then the + M_ij step is shown, 0 or −∞)
+
+    Returns
+    -------
+    list of (str, str), each step's name and value
+    """
+    rows = [("q_i · k_j", cell.dot), (f"× scale {cell.scale:.4g}", cell.scaled)]
+    if masked:
+        seen = "visible" if cell.mask_term == 0.0 else "masked"
+        # "+M_ij", not "+ M_ij": the table reads Markdown, where "+ " starts a list.
+        rows.append((f"+M_ij = {number(cell.mask_term)} ({seen})", cell.masked))
+    rows += [
+        (f"− row maximum {cell.row_max:.6g}", cell.shifted),
+        ("exp(·)", cell.exp),
+        ("row sum Σ_j′ exp(·)", cell.row_sum),
+        ("weight a_ij = exp(·) / row sum", cell.weight),
+    ]
+    return [(name, number(value)) for name, value in rows]
+
+
+def _show(cell, query_label, key_label, i, j, masked):
     st.markdown(
         f"**Cell ({i}, {j}): query “{state.md_escape(query_label)}” → "
         f"key “{state.md_escape(key_label)}”**"
@@ -89,17 +122,6 @@ def _show(cell, query_label, key_label, i, j):
     )
     if d_k > SHOWN_DIMS or (cell.v is not None and len(cell.v) > SHOWN_DIMS):
         st.caption(f"The first {SHOWN_DIMS} of {d_k} dimensions are shown.")
-    steps = [
-        ("q_i · k_j", cell.dot),
-        (f"× scale {cell.scale:.4g}", cell.scaled),
-        (f"− row maximum {cell.row_max:.6g}", cell.shifted),
-        ("exp(·)", cell.exp),
-        ("row sum Σ_j′ exp(·)", cell.row_sum),
-        ("weight a_ij = exp(·) / row sum", cell.weight),
-    ]
-    st.table(
-        pd.DataFrame({"step": [s for s, _ in steps], "value": [f"{v:.6g}" for _, v in steps]}),
-        hide_index=True,
-    )
+    st.table(pd.DataFrame(steps(cell, masked), columns=["step", "value"]), hide_index=True)
     if cell.v is None:
         st.caption("This model run keeps no values, so the output's sum is not shown.")

@@ -13,6 +13,7 @@ from typing import NamedTuple
 import streamlit as st
 
 from app import minilm, render, state
+from app.wording import PRONOUNS  # without "it", the query starts on the first of these
 
 
 class MinimalPair(NamedTuple):
@@ -50,8 +51,6 @@ MINIMAL_PAIRS = (
 )
 #: The words the head finder starts on when a sentence has them: the default passage's.
 START_QUERY, START_KEY = "it", "restaurant"
-#: Without "it", the query starts on the first of these.
-PRONOUNS = ("it", "they", "he", "she")
 #: Without a word to start on, the key starts on the first word that is none of these.
 ARTICLES = frozenset({"the", "a", "an"})
 #: The head finder's pickers: sentence A's (shared with the single-sentence page) and B's.

@@ -18,7 +18,7 @@ import streamlit as st
 import engine
 from app import cache, cost, images, live, minilm, state
 from engine import book, seq2seq
-from engine.efficient import attention_patterns, pattern_errors
+from engine.efficient import PATTERNS, attention_patterns, pattern_errors
 from engine.layers import encoder_layer, toy_encoder_weights
 from engine.positional import ENCODINGS, position_similarity, sinusoidal_positional_encoding
 from engine.tokenize import Tokenization, TokenizerUnavailableError
@@ -342,15 +342,24 @@ def efficient_patterns(settings, head, window, stride):
     return _freeze(patterns)
 
 
+#: Linear attention weights every pair but scores none: it never forms q·k.
+LINEAR = PATTERNS[1]
+
+
 @st.cache_data(max_entries=32, ttl=_TTL, show_spinner=False)
 def efficient_errors(settings, head, window, stride):
-    """Each pattern's distance from full softmax, as a table (one row per pattern)."""
+    """Each pattern's distance from full softmax, as a table (one row per pattern).
+
+    "pairs weighted" is the share of (query, key) pairs with a weight; "pairs scored" the
+    share whose q·k the pattern needs, none for linear attention.
+    """
     patterns = efficient_patterns(settings, head, window, stride)
     return pd.DataFrame(
         [
             {
                 "pattern": row.name,
-                "pairs computed": row.density,
+                "pairs weighted": row.density,
+                "pairs scored": 0.0 if row.name == LINEAR else row.density,
                 "mean |ΔA|": row.weights_mae,
                 "max |ΔA|": row.weights_max,
                 "mean |Δ output|": row.output_mae,

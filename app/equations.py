@@ -44,7 +44,8 @@ SOFTMAX = (
     r"\end{gathered}"
 )
 SATURATION = (
-    r"H_i = -\sum_j a_{ij}\log_2 a_{ij},\qquad n_\text{eff} = 2^{H_i},"
+    r"H_i = -\sum_j a_{ij}\log_2 a_{ij},\qquad n_{\text{eff},i} = 2^{H_i},"
+    r"\qquad \bar n_\text{eff} = \tfrac{1}{n}\sum_i 2^{H_i} \ge 2^{\bar H},"
     r"\qquad \lVert J_i \rVert_F = \lVert \operatorname{diag}(a_i) - a_i a_i^\top \rVert_F"
 )
 CAUSAL = (
@@ -58,15 +59,17 @@ SINUSOIDAL = (
 ROTARY = (
     r"\begin{pmatrix} q_{2i} \\ q_{2i+1} \end{pmatrix} \mapsto \begin{pmatrix} \cos p\theta_i"
     r" & -\sin p\theta_i \\ \sin p\theta_i & \cos p\theta_i \end{pmatrix} \begin{pmatrix}"
-    r" q_{2i} \\ q_{2i+1} \end{pmatrix},\quad \theta_i = 10000^{-2i/d}\quad\text{(RoFormer, §3.4)}"
+    r" q_{2i} \\ q_{2i+1} \end{pmatrix},\quad \theta_i = 10000^{-2i/d},\ i = 0, \dots,"
+    r" \tfrac{d}{2} - 1\quad\text{(RoFormer, §3.2, eq. 15)}"
 )
 PERMUTATION = (
     r"\operatorname{Sa}[PX] = P\,\operatorname{Sa}[X]"
     r"\ \text{ for every permutation } P \text{ (no positions)}"
 )
 MULTI_HEAD = (
-    r"\operatorname{MultiHead}(X) = \operatorname{Concat}(\text{head}_1, \dots, \text{head}_h)\,"
-    r"W_O,\quad \text{head}_i = \operatorname{Attention}(X W_Q^{(i)}, X W_K^{(i)}, X W_V^{(i)})"
+    r"\operatorname{MultiHead}(X) = \operatorname{Concat}(\text{head}_0, \dots,"
+    r" \text{head}_{h-1})\, W_O,\quad \text{head}_i = \operatorname{Attention}(X W_Q^{(i)},"
+    r" X W_K^{(i)}, X W_V^{(i)})"
 )
 BOOK_SA = (
     r"\mathbf{Sa}[\mathbf{X}] = \mathbf{V}\cdot\mathbf{Softmax}\!\left[\mathbf{K}^T\mathbf{Q}"
@@ -109,7 +112,7 @@ CROSS_ATTENTION = (
 )
 GREEDY_DECODING = (
     r"y_{t} = \arg\max_{w}\, p(w \mid y_{<t}, x),\qquad y_0 = \langle s \rangle,"
-    r"\quad \text{stop at } \langle /s \rangle \quad\text{(Vaswani et al. 2017, §3.1–3.2.3)}"
+    r"\quad \text{stop at } \langle /s \rangle \quad\text{(greedy decoding)}"
 )
 
 #: A command's name after its backslash: letters, or one other character (``\\``, ``\{``).

@@ -128,6 +128,7 @@ def matrix_heatmap(
     column_groups=1,
     max_rows=None,
     max_cols=None,
+    clip=False,
 ):
     """A labelled heatmap of any matrix: embeddings, weights, Q, K, V, outputs.
 
@@ -144,17 +145,22 @@ def matrix_heatmap(
     max_rows, max_cols : int, optional
         Draw only the first rows or columns (before any transpose), and say so in the
         title: a 768-feature axis would send megabytes per rerun and show nothing more.
+    clip : bool
+        On a diverging scale, when a few outliers would set the colour range
+        (:func:`colour_limit`), clip the colours at the 99th percentile and say so in a
+        second title line; hovering still gives every value.
     """
     z = np.asarray(matrix, dtype=np.float32)
     width = z.shape[1] // column_groups
-    title += _cropped_note(z.shape, max_rows, max_cols)
+    title += _cropped_note(z.shape, max_rows, max_cols, transpose)
     z = z[:max_rows, :max_cols]
     row_labels, col_labels = list(row_labels)[:max_rows], list(col_labels)[:max_cols]
     if transpose:
         z, row_labels, col_labels = z.T, col_labels, row_labels
         x_title, y_title = y_title, x_title
-    finite = z[np.isfinite(z)]
-    limit = float(np.max(np.abs(finite))) if finite.size else 1.0
+    limit, largest = colour_limit(z, clip)
+    if limit < largest:
+        title += f"<br><sup>{clipped_note(limit, largest)}</sup>"
     colour = (
         {"colorscale": DIVERGING_SCALE, "zmid": 0.0, "zmin": -limit, "zmax": limit}
         if diverging
@@ -172,19 +178,50 @@ def matrix_heatmap(
         **colour,
     )
     fig = _layout(go.Figure(trace), title, *z.shape, x_title, y_title)
+    if limit < largest:
+        fig.update_layout(margin_t=75)  # room for the second title line
     for g in range(1, column_groups):
         if g * width < z.shape[1]:
             fig.add_vline(x=g * width - 0.5, line={"color": "black", "width": 2})
     return fig
 
 
-def _cropped_note(shape, max_rows, max_cols):
+def _cropped_note(shape, max_rows, max_cols, transpose=False):
+    """What the title says of a crop, in the drawn matrix's terms: transposed, rows are columns."""
+    names = ("columns", "rows") if transpose else ("rows", "columns")
     notes = [
         f"first {limit} of {size} {name}"
-        for size, limit, name in ((shape[0], max_rows, "rows"), (shape[1], max_cols, "columns"))
+        for size, limit, name in ((shape[0], max_rows, names[0]), (shape[1], max_cols, names[1]))
         if limit is not None and size > limit
     ]
     return f" ({', '.join(notes)})" if notes else ""
+
+
+#: A diverging colour scale is clipped when its largest |value| is more than this many
+#: times the 99th percentile: a few entries would otherwise leave the rest one colour.
+OUTLIER_RATIO = 3.0
+
+
+def clipped_note(limit, largest):
+    """A figure's second title line when its colour scale is clipped at ``±limit``."""
+    return f"colours clipped at ±{limit:.3g} (99th percentile); |max| {largest:.3g}"
+
+
+def colour_limit(z, clip=True):
+    """The ± limit of a diverging colour scale for ``z``, and its largest finite |value|.
+
+    Without ``clip``, or without outliers, the limit is the largest |value|. With them
+    (largest > :data:`OUTLIER_RATIO` × the 99th percentile of |values|) it is the 99th
+    percentile, and the caller says so.
+    """
+    finite = np.abs(z[np.isfinite(z)])
+    if not finite.size:
+        return 1.0, 1.0
+    largest = float(finite.max())
+    typical = float(np.percentile(finite, 99))
+    if clip and typical > 0.0 and largest > OUTLIER_RATIO * typical:
+        return typical, largest
+    return largest, largest
 
 
 def feature_labels(n):
@@ -192,7 +229,7 @@ def feature_labels(n):
     return [f"f{i}" for i in range(n)]
 
 
-def token_features_heatmap(matrix, labels, title, *, transpose=False, column_groups=1):
+def token_features_heatmap(matrix, labels, title, *, transpose=False, column_groups=1, clip=False):
     """A tokens × features matrix (X, Q, K, V, outputs) with its feature axis cropped.
 
     Parameters
@@ -200,7 +237,7 @@ def token_features_heatmap(matrix, labels, title, *, transpose=False, column_gro
     matrix : ndarray of shape (n, d)
     labels : sequence of n str
     title : str
-    transpose, column_groups : as in :func:`matrix_heatmap`
+    transpose, column_groups, clip : as in :func:`matrix_heatmap`
     """
     return matrix_heatmap(
         matrix,
@@ -212,6 +249,7 @@ def token_features_heatmap(matrix, labels, title, *, transpose=False, column_gro
         transpose=transpose,
         column_groups=column_groups,
         max_cols=FEATURE_LIMIT,
+        clip=clip,
     )
 
 
@@ -498,9 +536,9 @@ def saturation_figure(scales, stats, current_scale, default_scale, rows=None):
     rows : int, optional, how many query rows the means are over
     """
     panels = (
-        ("entropy (bits)", stats.entropy),
+        ("entropy Hᵢ (bits)", stats.entropy),
         ("largest weight", stats.max_weight),
-        ("effective tokens", stats.effective_tokens),
+        ("effective tokens 2^Hᵢ", stats.effective_tokens),
     )
     layout = copy.deepcopy(_three_panels(tuple(name for name, _ in panels)))
     traces, markers = [], []
@@ -529,7 +567,7 @@ def saturation_figure(scales, stats, current_scale, default_scale, rows=None):
     layout |= {
         "shapes": markers,
         "title": {
-            "text": f"Mean over {rows or 'all'} query rows — red: current scale, dotted: 1/√d_k",
+            "text": f"Means over {rows or 'all'} query rows — red: current scale, dotted: 1/√d_k",
             "x": 0.0,
         },
         "showlegend": False,
@@ -740,6 +778,7 @@ def image_figure(image, patch, grid, selected=None, overlay=None, title=""):
     if overlay is not None:
         z = np.asarray(overlay, dtype=np.float32)
         top = float(z.max()) if z.size and z.max() > 0 else 1.0
+        title += f"<br><sup>clear at 0, yellow at the row's largest weight, {top:.3g}</sup>"
         fig.add_trace(
             go.Heatmap(
                 z=z,
@@ -790,7 +829,7 @@ def image_figure(image, patch, grid, selected=None, overlay=None, title=""):
     fig.update_layout(
         title={"text": title, "x": 0.0},
         height=460,
-        margin={"l": 10, "r": 10, "t": 50, "b": 10},
+        margin={"l": 10, "r": 10, "t": 75 if "<br>" in title else 50, "b": 10},
     )
     return fig
 
@@ -799,7 +838,8 @@ def patch_attention_heatmap(weights, grid, selected=None, title="Attention betwe
     """The full patch × patch attention matrix, on a 0 to largest-weight scale.
 
     Rows and columns are patches in raster order, labelled ``row,col``. Over many
-    patches the weights are small, so the scale runs to the largest weight, not to 1.
+    patches the weights are small, so the scale runs to the largest weight, not to 1,
+    and a second title line says so.
 
     Parameters
     ----------
@@ -810,17 +850,22 @@ def patch_attention_heatmap(weights, grid, selected=None, title="Attention betwe
     z = np.asarray(weights, dtype=np.float32)
     n_rows, n_cols = grid
     labels = [f"{r},{c}" for r in range(n_rows) for c in range(n_cols)]
+    top = float(z.max()) if z.size and z.max() > 0 else 1.0
+    if top < 1.0:
+        title += f"<br><sup>{top_note(top)}: {len(labels)} patches share each row</sup>"
     trace = go.Heatmap(
         z=z,
         x=labels,
         y=labels,
         colorscale=WEIGHTS_SCALE,
         zmin=0.0,
-        zmax=float(z.max()) if z.size else 1.0,
+        zmax=top,
         colorbar={"thickness": 12},
         hovertemplate="query patch %{y}<br>key patch %{x}<br>weight %{z:.4f}<extra></extra>",
     )
     fig = _layout(go.Figure(trace), title, *z.shape, "key patch (row,col)", "query patch")
+    if top < 1.0:
+        fig.update_layout(margin_t=75)  # room for the second title line
     if selected is not None:
         fig.add_hline(y=selected, line={"color": "#ff00ff", "width": 1})
     return fig
@@ -1048,7 +1093,8 @@ def sentence_heatmap(
 
     The colour scale runs from 0 to the largest value rather than to 1: the mean
     attention between two sentences is a few hundredths, and a 0–1 scale would show it
-    all dark. Cells that are NaN (a sentence without tokens) stay blank.
+    all dark; when the largest is below 1 a second title line says so. Cells that are
+    NaN (a sentence without tokens) stay blank.
 
     Parameters
     ----------
@@ -1060,6 +1106,8 @@ def sentence_heatmap(
     z = np.asarray(matrix, dtype=np.float32)
     finite = z[np.isfinite(z)]
     top = float(finite.max()) if finite.size and finite.max() > 0 else 1.0
+    if top < 1.0:
+        title += f"<br><sup>{top_note(top, value_name)}</sup>"
     text = _cell_text(z, fmt)
     trace = go.Heatmap(
         z=z,
@@ -1075,7 +1123,15 @@ def sentence_heatmap(
         zmax=top,
         colorbar={"thickness": 12},
     )
-    return _layout(go.Figure(trace), title, *z.shape, x_title, y_title)
+    fig = _layout(go.Figure(trace), title, *z.shape, x_title, y_title)
+    if top < 1.0:
+        fig.update_layout(margin_t=75)  # room for the second title line
+    return fig
+
+
+def top_note(top, value_name="weight"):
+    """A second title line for weights drawn on a scale from 0 to their largest, not to 1."""
+    return f"colour scale 0 to {top:.3g}, the largest {value_name}, not 0 to 1"
 
 
 #: The summary's colour (the page highlights its sentences in orange) and attention's.

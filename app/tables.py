@@ -29,15 +29,26 @@ def saturation_tables(weights, labels):
     per_row = pd.DataFrame(
         {
             "query": list(labels),
-            "entropy (bits)": stats.entropy,
+            "entropy Hᵢ (bits)": stats.entropy,
             "largest weight": stats.max_weight,
-            "effective tokens": stats.effective_tokens,
-            "‖Jacobian‖": stats.jacobian_norm,
+            "effective tokens 2^Hᵢ": stats.effective_tokens,
+            "‖Jᵢ‖_F": stats.jacobian_norm,
         }
     )
+    # Means of each row's numbers: the mean of 2^Hᵢ, which is not 2^(mean Hᵢ).
     summary = per_row.drop(columns="query").mean().to_frame().T
+    summary.columns = SATURATION_MEANS
     summary.insert(0, "uniform would be", f"{len(labels)} tokens")
     return summary, per_row
+
+
+#: The saturation summary's columns: each the mean over the query rows of a row's number.
+SATURATION_MEANS = (
+    "mean Hᵢ (bits)",
+    "mean largest weight",
+    "effective tokens: mean of 2^Hᵢ",
+    "mean ‖Jᵢ‖_F",
+)
 
 
 def matrix_frame(matrix, row_labels, col_labels):
@@ -49,7 +60,7 @@ def matrix_frame(matrix, row_labels, col_labels):
 
 
 def head_entropy(weights):
-    """Mean entropy and effective tokens of each head's rows.
+    """Mean entropy and effective tokens (the mean of 2^Hᵢ, not 2^(mean H)) of each head's rows.
 
     Parameters
     ----------
@@ -64,7 +75,7 @@ def head_entropy(weights):
         {
             "head": range(weights.shape[0]),
             "mean entropy (bits)": stats.entropy.mean(axis=-1),
-            "mean effective tokens": stats.effective_tokens.mean(axis=-1),
+            "effective tokens: mean of 2^Hᵢ": stats.effective_tokens.mean(axis=-1),
             "mean largest weight": stats.max_weight.mean(axis=-1),
         }
     )
@@ -176,9 +187,9 @@ def saturation_curve(scales, stats):
     return pd.DataFrame(
         {
             "scale": scales,
-            "entropy (bits)": stats.entropy,
-            "largest weight": stats.max_weight,
-            "effective tokens": stats.effective_tokens,
+            "mean Hᵢ (bits)": stats.entropy,
+            "mean largest weight": stats.max_weight,
+            "effective tokens: mean of 2^Hᵢ": stats.effective_tokens,
         }
     )
 

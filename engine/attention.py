@@ -412,9 +412,12 @@ class CellArithmetic(NamedTuple):
     k : ndarray of shape (d_k,), the key ``k_j``
     dot : float, ``q_i · k_j``
     scale : float
-    scaled : float, ``scale · q_i · k_j`` (``-inf`` where masked)
-    row_max : float, the largest scaled score of row ``i``
-    shifted : float, ``scaled − row_max``
+    scaled : float, ``scale · q_i · k_j``, before the mask
+    mask_term : float, ``M_ij``: 0 where key ``j`` is visible to query ``i``, ``-inf`` where
+        masked (0 without a mask)
+    masked : float, ``scaled + M_ij``: the score the softmax reads
+    row_max : float, the largest masked score of row ``i``
+    shifted : float, ``masked − row_max``
     exp : float, ``exp(shifted)``
     row_sum : float, the sum of ``exp`` over row ``i``
     weight : float, ``exp / row_sum``: the cell's weight
@@ -428,6 +431,8 @@ class CellArithmetic(NamedTuple):
     dot: float
     scale: float
     scaled: float
+    mask_term: float
+    masked: float
     row_max: float
     shifted: float
     exp: float
@@ -441,8 +446,13 @@ class CellArithmetic(NamedTuple):
 def cell_arithmetic(q, k, v, i, j, scale=None, mask=None):
     r"""One weight of the attention matrix worked out by hand: what a clicked cell shows.
 
-    .. math:: a_{ij} = \frac{e^{s\,q_i \cdot k_j - m_i}}{\sum_{j'} e^{s\,q_i \cdot k_{j'} - m_i}},
-              \quad m_i = \max_{j'} s\,q_i \cdot k_{j'}, \qquad o_i = \sum_j a_{ij} v_j
+    .. math:: a_{ij} = \frac{e^{s\,q_i \cdot k_j + M_{ij} - m_i}}
+              {\sum_{j'} e^{s\,q_i \cdot k_{j'} + M_{ij'} - m_i}},
+              \quad m_i = \max_{j'} \left(s\,q_i \cdot k_{j'} + M_{ij'}\right),
+              \qquad o_i = \sum_j a_{ij} v_j
+
+    ``M_ij`` is 0 where the mask lets query ``i`` see key ``j`` and ``-inf`` where it does not
+    (the causal mask of Vaswani et al. 2017, §3.2.3).
 
     Row ``i`` goes through :func:`softmax`, so ``weight`` is the same number as the
     cell of :func:`scaled_dot_product_attention`'s weights, to the last bit.
@@ -465,9 +475,10 @@ def cell_arithmetic(q, k, v, i, j, scale=None, mask=None):
     if scale is None:
         scale = 1.0 / np.sqrt(q.shape[-1])
     scores = q @ k.T  # [n_q, d_k] @ [d_k, n_k] -> [n_q, n_k], as the matrix form computes it
-    row = scores[i] * scale  # [n_k]
+    scaled = scores[i] * scale  # [n_k]
+    row = scaled
     if mask is not None:
-        row = np.where(np.asarray(mask, dtype=bool)[i], row, -np.inf)
+        row = np.where(np.asarray(mask, dtype=bool)[i], scaled, -np.inf)
     weights = softmax(row)
     row_max = float(np.max(row))
     finite = np.isfinite(row_max)
@@ -478,7 +489,9 @@ def cell_arithmetic(q, k, v, i, j, scale=None, mask=None):
         k=k[j],
         dot=float(scores[i, j]),
         scale=float(scale),
-        scaled=float(row[j]),
+        scaled=float(scaled[j]),
+        mask_term=0.0 if np.isfinite(row[j]) else -np.inf,
+        masked=float(row[j]),
         row_max=row_max,
         shifted=float(shifted[j]),
         exp=float(exps[j]),

@@ -3,7 +3,18 @@
 import pandas as pd
 import streamlit as st
 
-from app import arithmetic, compute, controls, equations, figures, live, render, state, tables
+from app import (
+    arithmetic,
+    compute,
+    controls,
+    equations,
+    figures,
+    live,
+    render,
+    state,
+    tables,
+    wording,
+)
 
 st.title("Scores → softmax → weights → output")
 render.equation(equations.ATTENTION)
@@ -52,14 +63,11 @@ def random_against_trained():
     labels, untrained, trained = pair[0], pair[1][head], pair[2][head]
     query = st.session_state.get("attention_query") if settings.trained else None
     if query is None or query >= len(labels):
-        query = controls.find_token(labels, "it")
-    trained_name = f"MiniLM, layer {values['layer']}, head {head}"
+        query = wording.default_query(labels)
+    trained_name = f"MiniLM, {wording.layer_head(values['layer'], head)}"
     st.caption(
-        f"Row “{labels[query]}”: the random weights put their largest share, "
-        f"{untrained[query].max():.3f}, on “{labels[untrained[query].argmax()]}”; "
-        f"{trained_name} puts {trained[query].max():.3f} on "
-        f"“{labels[trained[query].argmax()]}”. Both at the scale 1/√32, whatever the slider "
-        "below says."
+        wording.random_and_trained(labels, query, untrained[query], trained[query], trained_name)
+        + " Both at the scale 1/√32, whatever the slider below says."
     )
     rows = {f"Random (seeded), head {head}": untrained[query], trained_name: trained[query]}
     render.chart(
@@ -224,7 +232,9 @@ def scaled_view():
         )
 
     with right:
-        query = controls.token_picker("attention_query", labels, prefer="it", url="query")
+        query = controls.token_picker(
+            "attention_query", labels, default=wording.default_query(labels), url="query"
+        )
         render.chart(
             st,
             figures.weights_bar(heads.weights[head][query], labels, labels[query]),

@@ -69,18 +69,24 @@ permutation = st.selectbox(
     persist_state="session",
 )
 check = compute.book_permutation(permutation)
+# Column n of X P is input x_{p(n)}, so column n of both outputs is x′_{p(n)}.
+permuted = [f"x′{i}" for i in permutation]
+st.caption(
+    "Sa is the unscaled self-attention of eq. 12.8. The columns of both outputs are in "
+    "the permuted order, " + ", ".join(permuted) + ": each labelled with the input it belongs to."
+)
 left, right = st.columns(2)
 render.chart(
     left,
-    figures.matrix_heatmap(check["permuted_output"], dims, inputs, "Sa[X P]"),
+    figures.matrix_heatmap(check["permuted_output"], dims, permuted, "Sa[X P]"),
     key="book_perm_a",
-    table=tables.matrix_frame(check["permuted_output"], dims, inputs),
+    table=tables.matrix_frame(check["permuted_output"], dims, permuted),
 )
 render.chart(
     right,
-    figures.matrix_heatmap(check["output_permuted"], dims, inputs, "Sa[X] P"),
+    figures.matrix_heatmap(check["output_permuted"], dims, permuted, "Sa[X] P"),
     key="book_perm_b",
-    table=tables.matrix_frame(check["output_permuted"], dims, inputs),
+    table=tables.matrix_frame(check["output_permuted"], dims, permuted),
 )
 st.metric("max |Sa[XP] − Sa[X]P|", f"{check['difference']:.2e}")
 st.caption("Yes: permuting the inputs permutes the outputs the same way, to round-off.")

@@ -65,6 +65,12 @@ if not translation.finished:
 
 st.subheader("Step through the decoding")
 render.equation(equations.GREEDY_DECODING)
+st.caption(
+    "Greedy decoding: each step writes the single most probable character. It is the "
+    "simplest search, and the one this page runs; Vaswani et al. (2017, §6.1) decoded "
+    "their translations with beam search instead (beam size 4, length penalty α = 0.6), "
+    "keeping the best few partial outputs at every step."
+)
 n_steps = len(translation.steps)
 if st.session_state.setdefault("decoder_step", 1) > n_steps:
     st.session_state["decoder_step"] = n_steps

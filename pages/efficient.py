@@ -36,12 +36,21 @@ with right:
     )
 
 patterns = compute.efficient_patterns(settings, head, window, stride)
+
+
+def pattern_cost(name, share):
+    """A pattern's chart title: what share of the n² pairs it scores one by one."""
+    if share == 0:
+        return "every pair weighted, none scored: O(n)"
+    return f"{share:.0%} of the n² pairs scored"
+
+
 errors = compute.efficient_errors(settings, head, window, stride)
 
 st.subheader("The patterns on this sentence")
 grid = [column for _ in range(3) for column in st.columns(2)]
-for column, pattern, share in zip(grid, patterns, errors["pairs computed"], strict=False):
-    title = f"{pattern.name} · {share:.0%} of the pairs"
+for column, pattern, share in zip(grid, patterns, errors["pairs scored"], strict=False):
+    title = f"{pattern.name} · {pattern_cost(pattern.name, share)}"
     key = "efficient_" + pattern.name.split(" ")[0]
     render.chart(
         column,
@@ -54,11 +63,17 @@ with grid[-1]:
     st.dataframe(
         errors,
         hide_index=True,
-        column_config={"pairs computed": st.column_config.NumberColumn(format="percent")},
+        column_config={
+            name: st.column_config.NumberColumn(format="percent")
+            for name in ("pairs weighted", "pairs scored")
+        },
     )
     st.caption(
-        "ΔA: weights minus the full softmax weights; Δ output: the same for the outputs "
-        "A·V. "
+        "Pairs weighted: the share of (query, key) pairs with a weight; pairs scored: the "
+        "share whose q·k the pattern needs. Linear attention weights every "
+        "pair but scores none: it sums φ(k)vᵀ once, O(n), and draws its implied weights "
+        "here only to compare them. ΔA: weights minus the full softmax weights; Δ output: "
+        "the same for the outputs A·V. "
         + (
             "These are a trained head's weights, but the model was trained with full "
             "attention: the errors say how far each pattern moves it, untuned."

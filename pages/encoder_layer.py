@@ -52,14 +52,16 @@ render.chart(
 left, right = st.columns(2)
 render.chart(
     left,
-    figures.token_features_heatmap(layer.attention_update, labels, "Attention sub-layer's update"),
+    figures.token_features_heatmap(
+        layer.attention_update, labels, "Attention sub-layer's update", clip=True
+    ),
     key="enc_attention_update",
     table=tables.token_features(layer.attention_update, labels),
 )
 render.chart(
     right,
     figures.token_features_heatmap(
-        layer.ffn_update, labels, f"Feed-forward update (d_ff = {d_ff})"
+        layer.ffn_update, labels, f"Feed-forward update (d_ff = {d_ff})", clip=True
     ),
     key="enc_ffn_update",
     table=tables.token_features(layer.ffn_update, labels),
@@ -67,13 +69,13 @@ render.chart(
 left, right = st.columns(2)
 render.chart(
     left,
-    figures.token_features_heatmap(layer.streams[0], labels, "Input X"),
+    figures.token_features_heatmap(layer.streams[0], labels, "Input X", clip=True),
     key="enc_input",
     table=tables.token_features(layer.streams[0], labels),
 )
 render.chart(
     right,
-    figures.token_features_heatmap(layer.output, labels, "Layer output"),
+    figures.token_features_heatmap(layer.output, labels, "Layer output", clip=True),
     key="enc_output",
     table=tables.token_features(layer.output, labels),
 )

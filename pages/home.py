@@ -3,7 +3,7 @@
 import pandas as pd
 import streamlit as st
 
-from app import controls, equations, figures, render, state, tables
+from app import controls, equations, figures, render, state, tables, wording
 
 st.title("Tokens → Q, K, V")
 st.caption(
@@ -22,6 +22,13 @@ st.dataframe(
     hide_index=False,
     width="stretch",
 )
+st.caption(
+    " ".join(
+        wording.tokens_sentences(
+            tokenization, "wordpiece" if settings.trained else settings.tokenizer
+        )
+    )
+)
 
 convention = st.segmented_control(
     "Convention",
@@ -34,11 +41,12 @@ convention = st.segmented_control(
 columns = convention == "columns"
 if settings.trained:
     render.equation(equations.HEAD_PROJECTIONS[convention])
+    part, matrices = ("rows", "Ω_q, Ω_k and Ω_v") if columns else ("columns", "W_Q, W_K and W_V")
     st.caption(
         f"X is the hidden state entering layer {settings.layer}: 384 features per token, "
-        f"drawn cropped. Head {head} owns columns {32 * head}–{32 * head + 31} of the "
-        "layer's W_Q, W_K and W_V (and their biases): its queries, keys and values have "
-        "32 features each."
+        f"drawn cropped to the first 128. Head {head} owns {part} {32 * head}–{32 * head + 31} "
+        f"of the layer's {matrices} (and their biases): its queries, keys and values have "
+        "32 features each. Layers, heads and features are counted from 0, as on the charts."
     )
     x_title = f"Hidden state X entering layer {settings.layer}"
     d_head = run.attention.q.shape[-1]
@@ -57,7 +65,7 @@ else:
 
 render.chart(
     st,
-    figures.token_features_heatmap(run.x, labels, x_title, transpose=columns),
+    figures.token_features_heatmap(run.x, labels, x_title, transpose=columns, clip=True),
     key="home_x",
     table=tables.token_features(run.x, labels),
 )

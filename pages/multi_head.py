@@ -2,13 +2,15 @@
 
 import streamlit as st
 
-from app import arithmetic, controls, equations, figures, line_view, render, tables
+from app import arithmetic, controls, equations, figures, line_view, render, tables, wording
 
 st.title("Multi-head attention")
 render.equation(equations.MULTI_HEAD)
 st.caption(
     "Each head gets its own slice of the Q, K and V columns, attends on its own, and the "
-    "heads' outputs are joined side by side and mixed by W_O."
+    "heads' outputs are joined side by side and mixed by W_O. "
+    + wording.INDEXING
+    + " Vaswani et al. (2017, §3.2.2) count heads from 1: their head₁ is head 0 here."
 )
 
 settings, tokenization, run = controls.layer_run()

@@ -2,22 +2,28 @@
 
 import streamlit as st
 
-from app import compute, controls, equations, figures, minilm, render, state, tables
+from app import compute, controls, equations, figures, minilm, render, state, tables, wording
 
 st.title("Positional encoding")
 st.caption(
     "Attention by itself has no idea of order: shuffle the tokens and the outputs shuffle "
-    "with them. A positional encoding gives each position its own signature. Choose one in "
-    "the sidebar, under “Add positions”."
+    "with them. A positional encoding gives each position its own signature."
 )
 render.equation(equations.SINUSOIDAL)
 render.equation(equations.ROTARY)
+st.caption(
+    "Positions p and dimension pairs i count from 0, as on the charts; RoFormer counts i "
+    "from 1, so its θ₁ is θ₀ here."
+)
 
 settings, tokenization, run = controls.layer_run()
 labels = tokenization.labels
 values = state.current()
 head = controls.shared_head(run)
-st.caption(controls.weights_note(settings, head))
+st.caption(
+    controls.weights_note(settings, head)
+    + ("" if settings.trained else " Choose the encoding in the sidebar, under “Add positions”.")
+)
 n, d_model = run.x.shape
 
 n_positions = st.slider(
@@ -26,9 +32,9 @@ n_positions = st.slider(
 if settings.trained:
     st.caption(
         "MiniLM learned its own table: one 384-feature vector per position, 512 of them, "
-        "added to the word embeddings; a few large entries set its colour scale, and the "
-        "similarity below shows its structure. Beside it, the sinusoidal table and the "
-        "cos/sin of rotary's angles at the same size."
+        f"added to the word embeddings. {wording.LEARNED_POSITIONS_SCALE} The similarity "
+        "below shows its structure. Beside it, the sinusoidal table and the cos/sin of "
+        "rotary's angles at the same size."
     )
     kinds = {"minilm": "MiniLM", "sinusoidal": "Sinusoidal", "rotary": "Rotary"}
 elif values["pe"] == "none":
@@ -55,6 +61,7 @@ for column, (kind, name) in zip(
             x_title="dimension",
             y_title="position",
             max_cols=figures.FEATURE_LIMIT,
+            clip=True,
         ),
         key=f"pe_table_{kind}" if settings.trained else "pe_table",
         table=tables.matrix_frame(encoding, positions, figures.feature_labels(d_model)),

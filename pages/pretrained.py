@@ -13,6 +13,7 @@ from app import (
     render,
     state,
     tables,
+    wording,
 )
 from engine import bert
 from engine.attention import query_stages
@@ -20,8 +21,9 @@ from engine.attention import query_stages
 st.title("A pretrained model: all-MiniLM-L6-v2")
 st.caption(
     "A 6-layer, 12-head BERT-style encoder (22 M parameters), trained by others, run here "
-    "by our own NumPy forward pass: no PyTorch. Its heads have learned real relations — "
-    "the head finder below answers “which head links ‘it’ to ‘restaurant’?”."
+    "by our own NumPy forward pass: no PyTorch. Its heads have learned relations between "
+    "tokens: the head finder below ranks all 72 of them by the weight from one token of "
+    "your text to another."
 )
 
 run = minilm.run(st.session_state["text"])
@@ -69,6 +71,7 @@ if run_b is None:
         table=tables.head_grid(grid),
     )
     ranked = minilm.ranked_heads(st.session_state["text"], query, key)
+    st.markdown(wording.finder_answer(ranked, labels[query], labels[key]))
     st.dataframe(
         [{"layer": h.layer, "head": h.head, "weight": h.weight} for h in ranked[:8]],
         hide_index=True,
@@ -187,9 +190,9 @@ render.chart(
 
 st.header("Attention rollout")
 st.caption(
-    "Abnar & Zuidema (2020): average the heads of each layer, add the identity for the "
-    "residual connection, and multiply the layers together, to follow attention from the "
-    "output back to the input tokens."
+    "Abnar & Zuidema (2020, §3): average the heads of each layer, add the identity for "
+    "the residual connection and renormalise each row, Â = ½(W̄ + I), then multiply the "
+    "layers' Â together, to follow attention from the output back to the input tokens."
 )
 rollout = minilm.rollout(st.session_state["text"])
 render.chart(

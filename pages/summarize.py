@@ -2,7 +2,7 @@
 
 import streamlit as st
 
-from app import controls, figures, minilm, render, state, summary, tables
+from app import controls, figures, minilm, render, state, summary, tables, wording
 from engine import bert
 from engine import summarize as method
 
@@ -71,8 +71,10 @@ with st.container(border=True):
 st.subheader("The document, the summary highlighted, each sentence's score")
 st.markdown(summary.highlighted_markdown(doc, sentences, ranking.scores, chosen))
 st.caption(
-    f"Scores: LexRank's stationary distribution (they sum to 1), damping {method.DAMPING}, "
-    f"reached in {ranking.iterations} steps of power iteration."
+    "Scores: LexRank's stationary distribution (they sum to 1), reached in "
+    f"{wording.plural(ranking.iterations, 'step')} of power iteration, with Erkan & Radev's "
+    f"damping factor d = {1 - method.DAMPING:.2g}: the probability of jumping to a random "
+    f"sentence (they take d between 0.1 and 0.2; PageRank's 0.85 is the other side, 1 − d)."
 )
 if not render.presenting():
     table = tables.summary_table(sentences, ranking.scores, chosen)
@@ -102,28 +104,34 @@ render.chart(
 )
 
 st.header("Attention between sentences")
-st.caption(
-    "The whole document read at once, as the model reads any text: for each pair of "
-    "sentences, the mean attention weight from the first sentence's tokens to the "
-    "second's, in one layer, averaged over its 12 heads. [CLS] and [SEP] are left out, "
-    "but many heads also park attention on the first few tokens whatever they say (an "
-    "“attention sink”), which favours the first sentence."
-)
-n_layers = minilm.model().config.n_layers
-layer = st.select_slider("Layer", range(n_layers), value=n_layers - 1, key="summarize_layer")
-pair = summary.sentence_attention(doc[: sentences[-1].end], layer)
+if n == 1:
+    st.caption(
+        "With one sentence there is no other sentence to attend to: nothing to set beside "
+        "LexRank's score, which the chart below shows alone."
+    )
+    pair = None
+else:
+    st.caption(
+        "The whole document read at once, as the model reads any text: for each pair of "
+        "sentences, the mean attention weight from the first sentence's tokens to the "
+        "second's, in one layer, averaged over its 12 heads. [CLS] and [SEP] are left out, "
+        "but many heads also park attention on the first few tokens whatever they say (an "
+        "*attention sink*), which favours the first sentence."
+    )
+    n_layers = minilm.model().config.n_layers
+    layer = st.select_slider("Layer", range(n_layers), value=n_layers - 1, key="summarize_layer")
+    pair = summary.sentence_attention(doc[: sentences[-1].end], layer)
 if isinstance(pair, bert.TooLongError):
     st.info(
         f"The document is {pair.n_tokens:,} tokens; the model reads at most {pair.limit - 2} "
         "at once, so the attention between sentences is shown for shorter documents. The "
         "ranking above reads each sentence on its own and has no such limit."
     )
-    received = None
-else:
+received = None
+if pair is not None and not isinstance(pair, bert.TooLongError):
     received = method.attention_inflow(pair)
-    if n > 1:
-        attended = method.top_sentences(received, k)
-        st.markdown(summary.agreement_markdown(chosen, attended, layer))
+    attended = method.top_sentences(received, k)
+    st.markdown(summary.agreement_markdown(chosen, attended, layer))
     render.chart(
         st,
         figures.sentence_heatmap(
@@ -145,7 +153,9 @@ render.chart(
         ranking.scores,
         chosen,
         received,
-        title="LexRank score and attention received from the other sentences (★ in the summary)",
+        title="LexRank score and attention received from the other sentences (★ in the summary)"
+        if received is not None
+        else "LexRank score (★ in the summary)",
     ),
     key="summarize_centrality",
     table=tables.centrality(labels, ranking.scores, received),

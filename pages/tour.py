@@ -14,6 +14,10 @@ st.title(current.title)
 st.write(current.text)
 settings, _, run = controls.layer_run()  # with the same notices as every page
 head = controls.shared_head(run)
+values = state.current()
+said = current.says(settings, head, values)
+if said:
+    st.markdown(said)
 st.caption(controls.weights_note(settings, head))
 
 # Back and Next above the figure, which can be taller than the screen.
@@ -32,7 +36,7 @@ if step < len(tour.STEPS):
         st.rerun()
 else:
     forward.success("End of the tour.")
-figure, table = current.chart(settings, head, state.current())
+figure, table = current.chart(settings, head, values)
 render.chart(st, figure, key=f"tour_step_{step}", table=table)
 if step == len(tour.STEPS):
     st.subheader("Where next")

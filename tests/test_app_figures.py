@@ -173,8 +173,20 @@ def test_saturation_tables_label_rows():
     w = weights_for(LABELS)
     summary, per_row = tables.saturation_tables(w, LABELS)
     assert list(per_row["query"]) == LABELS
-    assert per_row["entropy (bits)"].between(0, np.log2(6) + 1e-9).all()
-    assert summary["largest weight"].iloc[0] == pytest.approx(w.max(axis=1).mean())
+    assert per_row["entropy Hᵢ (bits)"].between(0, np.log2(6) + 1e-9).all()
+    assert summary["mean largest weight"].iloc[0] == pytest.approx(w.max(axis=1).mean())
+
+
+def test_the_effective_tokens_column_says_it_is_the_mean_of_two_to_the_entropy():
+    w = weights_for(LABELS)
+    summary, per_row = tables.saturation_tables(w, LABELS)
+    entropy = per_row["entropy Hᵢ (bits)"]
+    assert per_row["effective tokens 2^Hᵢ"].to_numpy() == pytest.approx(2.0**entropy)
+    mean = summary["effective tokens: mean of 2^Hᵢ"].iloc[0]
+    assert mean == pytest.approx(np.mean(2.0**entropy))
+    assert mean > 2.0 ** entropy.mean()  # Jensen: not 2^(mean H), which the old label suggested
+    heads = tables.head_entropy(w[None])
+    assert heads["effective tokens: mean of 2^Hᵢ"].iloc[0] == pytest.approx(mean)
 
 
 def test_head_entropy_per_head():

@@ -51,7 +51,10 @@ def test_a_cells_arithmetic_gives_the_cells_weight(head, masked):
         cell = cell_arithmetic(q, k, v, i, j, 0.6, mask)
         assert cell.weight == full.weights[i, j]  # the same bits, not just close
         assert cell.exp / cell.row_sum == pytest.approx(cell.weight, rel=1e-15)
-        assert cell.scaled == full.masked[i, j]
+        assert cell.masked == full.masked[i, j]
+        assert cell.scaled == full.scaled[i, j]  # finite: the mask comes after the scale
+        assert cell.masked == cell.scaled + cell.mask_term
+        assert cell.mask_term == (-np.inf if masked and j > i else 0.0)
         np.testing.assert_allclose(cell.output, full.output[i], atol=1e-14)
         np.testing.assert_allclose(cell.contribution, full.weights[i, j] * v[j])
         if masked and j > i:

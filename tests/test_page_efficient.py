@@ -33,7 +33,7 @@ def test_page_renders_every_pattern_the_table_and_the_cost_plot(page):
         "strided",
         "fixed blocks",
     ]
-    assert table.iloc[0, 1:].tolist() == [1.0, 0, 0, 0, 0, 0]  # full softmax against itself
+    assert table.iloc[0, 1:].tolist() == [1.0, 1.0, 0, 0, 0, 0, 0]  # full softmax against itself
     assert (table["mean |Δ output|"].iloc[1:] > 0).all()
 
 

@@ -148,7 +148,16 @@ def test_a_hundred_thousand_characters_without_sentence_ends():
     at = open_summarize(text=text)
     notes = " ".join(messages(at, "info"))
     assert "longer than 256 tokens" in notes
-    assert "at most 510" in notes  # the whole document is too long for attention
+    # one sentence: no other sentence to attend to, so the document is not read whole
+    assert any("no other sentence to attend to" in c.value for c in at.caption)
+    assert "summarize_attention" not in charts(at)
+    assert "summarize_centrality" in charts(at)
+
+
+def test_a_document_too_long_to_read_whole_says_so():
+    text = "This sentence has quite a few words in it, to make the document long. " * 40
+    at = open_summarize(text=text)
+    assert "at most 510" in " ".join(messages(at, "info"))  # too long for attention
     assert "summarize_attention" not in charts(at)
     assert "summarize_centrality" in charts(at)
 
