@@ -355,7 +355,7 @@ def serve_class(n_replicas, access_log=False, env=None):
     port = free_port()
     env = {
         **os.environ,
-        "PYTHON": sys.executable,  # the replicas run on this interpreter, as serve_app's server
+        "AE_PYTHON": sys.executable,  # the replicas run on this interpreter, as serve_app's
         "AE_ACCESS_LOG": "1" if access_log else "0",
         **(env or {}),
     }
