@@ -227,7 +227,8 @@ def test_serve_class_sh_serves_from_the_same_venv(clone):
                 ready.set()
         ready.set()
 
-    threading.Thread(target=read, daemon=True).start()
+    reader = threading.Thread(target=read, daemon=True)
+    reader.start()
     try:
         assert ready.wait(INSTALL_AND_START), "\n".join(lines)
         assert script.poll() is None, "\n".join(lines)
@@ -247,6 +248,8 @@ def test_serve_class_sh_serves_from_the_same_venv(clone):
         except subprocess.TimeoutExpired:
             os.killpg(script.pid, signal.SIGKILL)
             script.wait()
+        reader.join(timeout=5)
+        script.stdout.close()
     assert "Using the virtual environment in .venv" in lines
     assert not Path(f"/proc/{pids[0]}").exists()  # SIGTERM stopped the replica too
     secret = Path(env["HOME"]) / ".local" / "state" / "attention-explorer" / "cookie_secret"
