@@ -38,7 +38,6 @@ from harness import (
 )
 from load import LABELS
 from PIL import Image
-from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
 
 from app import registry
 
@@ -272,6 +271,8 @@ def test_no_page_breaks_the_content_security_policy(hall):
 
 
 def test_a_dead_replicas_sessions_come_back_on_another(hall):
+    from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
+
     before = {index: (page.url, hall.replica(page)) for index, page in enumerate(hall.sessions)}
     victim = before[0][1]
     _, pid = hall.server.replicas[victim]
