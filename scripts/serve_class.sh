@@ -15,8 +15,8 @@
 #   ${XDG_STATE_HOME:-~/.local/state}/attention-explorer/cookie_secret (mode 600); passed
 #   in the environment, which `ps` does not show to other users (a command line it does).
 # - Health checks on /_stcore/health; a dead replica's sessions go to a live one
-#   (option redispatch): they reconnect there by themselves, and one reload restores
-#   each view from its link (README, "Serving a class").
+#   (option redispatch): they reconnect there by themselves and run again from their
+#   link, so each keeps its view (README, "Serving a class").
 # - Headers Streamlit cannot set itself: Content-Security-Policy, X-Content-Type-Options,
 #   Referrer-Policy. EMBED_ORIGINS="https://course.example.edu ..." lets those origins
 #   frame the app (frame-ancestors); by default only the app itself may.
