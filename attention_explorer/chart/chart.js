@@ -95,8 +95,9 @@ function themed(layout, element) {
 
 // ---- frames --------------------------------------------------------------------------------
 
-// Header: {source, id, first, scales, titles, limits, labels, arrays: {name: {dtype, shape,
-// offset, lo?, hi?}}}. dtype "f4" is float32; "u2" is 16-bit fixed point over [lo, hi],
+// Header: {source, id, first, scales, titles, limits, ticks, labels, arrays: {name: {dtype,
+// shape, offset, lo?, hi?}}}; limits[name][f] spans the colour scale of frame f (± it),
+// ticks[name][f] its colour bar's [values, labels]. dtype "f4" is float32; "u2" is 16-bit fixed point over [lo, hi],
 // 65535 marking a gap (a masked cell). Arrays are (n_frames, ...) in C order; frame f is
 // the slider's stop first + f (first is 0 when the frames hold every stop).
 function decodeFrames(bytes) {
@@ -198,6 +199,42 @@ function recolour(chart, array, stop, limits, shows) {
 
 const SVG = "http://www.w3.org/2000/svg";
 
+// The colour bar of a heatmap recoloured at frame `stop` with ± `limits[stop]`: the
+// frame's ticks (values and labels from the engine's frames) in place of Plotly's, each
+// put where the bar shows its value, as the canvas maps values to colours. Plotly's own
+// labels are hidden until it draws the figure again (restorePlotly).
+function relabelColourBar(chart, ticks, limits, stop) {
+  const bar = chart.div.querySelector(".colorbar");
+  const fill = bar?.querySelector(".cbfill");
+  const axis = bar?.querySelector(".cbaxis");
+  const model = axis?.querySelector(":scope > g"); // one of Plotly's tick labels
+  if (!fill || !model || !ticks) return;
+  touch(chart, axis, "style", "hidden", "visibility");
+  let ours = chart.colourBarTicks;
+  if (!ours || !ours.isConnected) {
+    ours = document.createElementNS(SVG, "g");
+    ours.setAttribute("class", "ae-cbticks");
+    axis.after(ours);
+    chart.colourBarTicks = ours;
+  }
+  ours.replaceChildren();
+  const [values, labels] = ticks[stop];
+  const limit = limits[stop] || 1;
+  const [top, height] = [Number(fill.getAttribute("y")), Number(fill.getAttribute("height"))];
+  values.forEach((value, i) => {
+    const tick = model.cloneNode(true);
+    tick.removeAttribute("class");
+    ours.appendChild(tick);
+    const text = tick.querySelector("text");
+    const y = top + height * (1 - (value + limit) / (2 * limit)); // the bar runs up from -limit
+    const at = new DOMPoint(0, y).matrixTransform(fill.getCTM()).matrixTransform(tick.getCTM().inverse());
+    text.textContent = labels[i];
+    text.removeAttribute("data-unformatted");
+    text.setAttribute("transform", `translate(0,${at.y})`);
+  });
+  chart.div.dataset.colourBar = String(stop);
+}
+
 // Take the preview canvas away and show Plotly's image again.
 function removePreview(chart) {
   const preview = chart.preview;
@@ -214,7 +251,10 @@ function removePreview(chart) {
 // Plotly.react (which leaves an image alone when the figure did not change).
 function restorePlotly(chart) {
   removePreview(chart);
+  chart.colourBarTicks?.remove();
+  chart.colourBarTicks = null;
   delete chart.div.dataset.recoloured;
+  delete chart.div.dataset.colourBar;
   // A label made while the hover was hidden holds the numbers of the figure before.
   if (chart.hoverHidden) window.Plotly?.Fx.unhover(chart.div);
   chart.hoverHidden = false;
@@ -337,6 +377,7 @@ function showFrame(src, stop) {
       const array = frames.arrays[live.heatmap];
       recolour(chart, array, frame, live.limits ? frames.limits[live.limits] : null, `${frames.id}:${stop}`);
       chart.div.dataset.recoloured = String(stop);
+      if (live.limits) relabelColourBar(chart, frames.ticks?.[live.limits], frames.limits[live.limits], frame);
     }
     if (live.bar) moveBars(chart, frames.arrays[live.bar], frame, live.row, live.colors);
     if (live.markers) moveMarkers(chart, live.markers, frames.scales[frame]);
@@ -401,6 +442,8 @@ function figureAt(chart, frames, stop) {
     if (live.limits) {
       const limit = frames.limits[live.limits][frame];
       Object.assign(trace, { zmin: -limit, zmax: limit, zmid: 0 });
+      const ticks = frames.ticks?.[live.limits]?.[frame];
+      if (ticks) trace.colorbar = { ...trace.colorbar, tickmode: "array", tickvals: ticks[0], ticktext: ticks[1] };
     }
     if (trace.text) trace.text = cellText(trace.z);
   }
