@@ -19,7 +19,11 @@
 // data at every stop, so Streamlit resends only a reference to it): with float32 frames
 // the exact figure of any stop is that figure with the stop's frame put in (figureAt),
 // drawn by Plotly.react at release; Python then reruns only the slider. Otherwise
-// Python sends the exact figures and Plotly.react draws them.
+// Python sends the exact figures and Plotly.react draws them. A heatmap recoloured from
+// frames gets the frame's colour-bar ticks too, so its bar reads the stop shown.
+// On a narrow screen each chart is fitted after it is drawn (fitNarrow): a title wraps
+// to the chart's width, the mode bar leaves a title it would cover, a crowded figure is
+// drawn wider in a column that scrolls, a short table shows every row.
 
 const plotlyReady = import("./plotly.min.js").then(() => window.Plotly);
 
