@@ -442,13 +442,13 @@ def _from_link(url, labels, start):
 def bounded_slider(label, key, low, high, default, **kwargs):
     """An integer slider whose range follows the data; a stale value is clamped into it.
 
-    With ``low == high`` there is nothing to choose (Streamlit refuses such a slider):
-    the value is shown as a caption and returned.
+    The value is set even when it is unchanged: a new range makes a new widget, which
+    the browser would otherwise start at ``low``. With ``low == high`` there is nothing
+    to choose (Streamlit refuses such a slider): the value is shown as a caption and
+    returned.
     """
     if high <= low:
         st.caption(f"{label}: {low}")
         return low
-    value = min(max(st.session_state.get(key, default), low), high)
-    if st.session_state.get(key) != value:
-        st.session_state[key] = value
+    st.session_state[key] = min(max(st.session_state.get(key, default), low), high)
     return st.slider(label, low, high, key=key, **_PERSIST, **kwargs)

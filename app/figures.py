@@ -656,6 +656,9 @@ def numbers_table(frame, height=None):
     ----------
     frame : DataFrame
     height : int, optional; by default every row shows (up to 700 px, then it scrolls)
+
+    Rows are :data:`TABLE_ROW` px, so the text's descenders clear the line under it; a
+    header wrapped on a narrow screen makes the browser grow the table (``chart.js``).
     """
     numeric = [frame[c].dtype.kind in "fiu" for c in frame.columns]
     values = [
@@ -664,19 +667,30 @@ def numbers_table(frame, height=None):
     ]
     fig = go.Figure(
         go.Table(
-            header={"values": [html.escape(str(c)) for c in frame.columns], "align": "left"},
+            header={
+                "values": [html.escape(str(c)) for c in frame.columns],
+                "align": "left",
+                "height": TABLE_HEADER,
+            },
             cells={
                 "values": values,
                 "format": [".4f" if is_number else None for is_number in numeric],
                 "align": "left",
+                "height": TABLE_ROW,
             },
         )
     )
     rows = len(frame)
-    fig.update_layout(
-        height=height or min(40 + 24 * (rows + 1), 700), margin={"l": 0, "r": 0, "t": 4, "b": 0}
-    )
+    # 1 px either side: the outer borders are drawn on the figure's edge, not cut by it.
+    margin = {"l": 1, "r": 1, "t": 4, "b": 2}
+    fitted = margin["t"] + TABLE_HEADER + TABLE_ROW * rows + margin["b"] + 2
+    fig.update_layout(height=height or min(fitted, 700), margin=margin)
     return fig
+
+
+#: A table's header and body rows, in px (plotly.js's own 20 px rows put the text's
+#: descenders on the line under it).
+TABLE_HEADER, TABLE_ROW = 28, 24
 
 
 #: Colour of each cost series: softmax warm, linear cool; causal a darker shade.

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import struct
 from dataclasses import dataclass
 
@@ -66,7 +67,8 @@ def pack(source, arrays, scales, titles, limits, labels=None, first=0, frame_id=
     arrays : dict of str to ndarray of shape (n_s, ...)
     scales : ndarray of shape (n_s,)
     titles : list of n_s str, each stop's scale as the figures' titles write it
-    limits : dict of str to ndarray of shape (n_s,), colour limits per stop
+    limits : dict of str to ndarray of shape (n_s,), colour limits per stop: the colour
+        scale spans ± the limit, and its colour bar is labelled at :func:`colorbar_ticks`
     labels : list of n_s str, optional, each stop as the slider shows it
     first : int, the slider's stop of the first frame (the frames hold stops
         ``first`` to ``first + n_s - 1``; 0 for the whole grid)
@@ -101,6 +103,7 @@ def pack(source, arrays, scales, titles, limits, labels=None, first=0, frame_id=
         "scales": [float(s) for s in scales],
         "titles": list(titles),
         "limits": {name: [float(x) for x in values] for name, values in limits.items()},
+        "ticks": {name: [colorbar_ticks(x) for x in values] for name, values in limits.items()},
         "labels": labels,
         "arrays": described,
     }
@@ -108,6 +111,38 @@ def pack(source, arrays, scales, titles, limits, labels=None, first=0, frame_id=
     head = struct.pack("<I", len(text)) + text
     payload = head + b"\0" * (-len(head) % 8) + body
     return (frame_id, payload) if len(payload) <= MAX_BYTES else (None, None)
+
+
+#: A colour bar labelled from the frames has at most this many ticks either side of 0.
+MAX_TICKS = 5
+
+
+def colorbar_ticks(limit):
+    """The ticks of a colour bar spanning ± ``limit``: values a round step apart, and labels.
+
+    The step is 1, 2 or 5 times a power of ten, the smallest that leaves at most
+    :data:`MAX_TICKS` ticks on each side of 0. The browser puts them on the colour bar of
+    a heatmap it recolours from the frames, while the slider moves and in the figure of
+    the stop it draws, so the bar's numbers always match the colours (scores grow with
+    the scale: ± 8 at 1/√32 are ± 50,000 at 1024).
+
+    Returns
+    -------
+    list of two lists: the values (float) and their labels (str, − for minus, k for
+    thousands from 10,000)
+    """
+    if not limit > 0:
+        return [[0.0], ["0"]]
+    power = 10.0 ** math.floor(math.log10(limit / MAX_TICKS))
+    step = next(m * power for m in (1, 2, 5, 10) if limit / (m * power) <= MAX_TICKS)
+    count = math.floor(limit / step * (1 + 1e-9))
+    values = [float(f"{k * step:.12g}") for k in range(-count, count + 1)]
+    return [values, [_tick_label(v) for v in values]]
+
+
+def _tick_label(value):
+    text = f"{value / 1000:g}k" if abs(value) >= 10_000 else f"{value:g}"
+    return text.replace("-", "−")
 
 
 def scale_title(scale):

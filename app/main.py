@@ -38,6 +38,7 @@ state.reconcile()
 page = st.navigation(PAGES, expanded=True)  # 13 pages: Streamlit would fold all past 10
 state.open_page(page.url_path)
 render.presentation_frame()
+render.page_frame()
 st.sidebar.title("Attention Explorer")
 controls.sidebar(registry.sidebar(page.url_path))
 render.sidebar_tools()

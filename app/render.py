@@ -8,7 +8,6 @@ presentation mode (``?present=1``: large type, no controls but the scale slider)
 from __future__ import annotations
 
 import contextlib
-import urllib.parse
 
 import streamlit as st
 
@@ -219,14 +218,26 @@ def sidebar_tools():
 
 
 def share_link():
-    """A box with this view's full link and a copy button, in the sidebar."""
-    base = st.context.url or ""
-    params = state.url_params(state.current())
-    query = urllib.parse.urlencode(params, quote_via=urllib.parse.quote)
-    link = base + (f"?{query}" if query else "")
+    """A box with this view's full link and a copy button, in the sidebar.
+
+    The link is the address bar's, read in the browser (``chart/page.js``): the URL is
+    the view's one record (:func:`app.state.write_url`, the token pickers, the scale
+    slider's fragment all write it), and a box built here would keep the link of the
+    last full run after a fragment's.
+    """
     with st.sidebar.popover("Copy link to this view", icon=":material/link:"):
-        st.caption("The link carries every control; the copy button is at the box's right.")
-        st.code(link, language=None, wrap_lines=True)
-        present = link + ("&" if query else "?") + "present=1"
-        st.caption("The same view in presentation mode:")
-        st.code(present, language=None, wrap_lines=True)
+        attention_explorer.page(key="share_link", data={"kind": "share"})
+
+
+def page_frame():
+    """The page's browser side, on every page: the URL read again after a reconnection.
+
+    When the connection comes back (a replica behind the proxy died and another took
+    the page), the browser runs the page once from its address bar, so the new session
+    starts from the link (:func:`app.state.load_url`) before any page switch; and it
+    fits wide equations to narrow screens. An element of height 0 (``chart/page.js``).
+    """
+    with st.sidebar:
+        attention_explorer.page(
+            key="page_frame", data={"kind": "page"}, height=0, on_reconnected_change=_ignore
+        )

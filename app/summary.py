@@ -10,6 +10,7 @@ summarise), this page reads :data:`DEFAULT_DOCUMENT` instead.
 from __future__ import annotations
 
 import numpy as np
+import streamlit as st
 
 from app import cache, minilm, state
 from engine import summarize as engine_summarize
@@ -17,6 +18,9 @@ from engine import summarize as engine_summarize
 __all__ = [
     "DEFAULT_DOCUMENT",
     "agreement_markdown",
+    "ask_k",
+    "asked_k",
+    "clipped_k_note",
     "cut_note",
     "document",
     "document_note",
@@ -37,6 +41,29 @@ DEFAULT_DOCUMENT = (
     "Today attention reads text, images and sound. Its cost grows with the square of the "
     "input's length, so long documents remain a challenge."
 )
+
+
+#: Session key of the summary's k as the user set it (on the slider or in a link), which a
+#: document with fewer sentences clips and a longer one gives back.
+K_ASKED = "summarize_k_asked"
+
+
+def asked_k():
+    """The k the user asked for: the slider's last setting, else the link's (``k``)."""
+    return st.session_state.setdefault(K_ASKED, st.session_state["k"])
+
+
+def ask_k():
+    """The k slider's callback: the k set there is the one asked for."""
+    st.session_state[K_ASKED] = st.session_state["k"]
+
+
+def clipped_k_note(asked, n):
+    """What the page says when a document of ``n`` sentences holds fewer than ``asked``."""
+    return (
+        f"k is {n}, not the {asked} you set: this document has {n} sentence"
+        f"{'' if n == 1 else 's'}. A longer one gets k = {asked} back."
+    )
 
 
 def document(text):

@@ -1,4 +1,4 @@
-"""The browser side of Attention Explorer: one Streamlit component that draws every chart.
+"""The browser side of Attention Explorer: the component that draws every chart, and the page's.
 
 ``chart/chart.js`` keeps each chart mounted by its key and updates it in place with
 ``Plotly.react`` (``st.plotly_chart`` remounts a chart whose figure changed), plays the
@@ -6,7 +6,9 @@ scale's engine-computed frames while the slider is dragged, and reports clicked 
 It is declared in this package's ``pyproject.toml`` (Streamlit finds it beside the
 package named after the distribution) and served from ``chart/``, with plotly.js
 copied there from the ``plotly`` package on import: offline, never from a CDN, and not
-kept in git.
+kept in git. ``chart/page.js`` is the page component: the share box, and what every page
+needs of the browser (equations fitted to the screen, a run from the address bar after a
+lost connection comes back).
 """
 
 from __future__ import annotations
@@ -37,21 +39,33 @@ def copy_plotly_js(source=PLOTLY_JS, asset_dir=ASSET_DIR):
 
 
 def chart(**kwargs):
-    """Mount one chart (or the scale's slider or frames): ``chart(key=..., data=..., ...)``.
+    """Mount one chart (or the scale's slider or frames): ``chart(key=..., data=..., ...)``."""
+    return _mounter("chart")(**kwargs)
 
-    The component is registered with the running Streamlit runtime the first time it is
-    used there: Streamlit reads the manifest when its runtime starts, so registering at
-    import would fail outside a server, and each AppTest starts a runtime of its own.
+
+def page(**kwargs):
+    """Mount the page component (``chart/page.js``): the page's browser side, or the share box."""
+    return _mounter("page")(**kwargs)
+
+
+def _mounter(name):
+    """Component ``name`` of the manifest, registered with the running Streamlit runtime.
+
+    Registered the first time it is used there: Streamlit reads the manifest when its
+    runtime starts, so registering at import would fail outside a server, and each
+    AppTest starts a runtime of its own.
     """
     from streamlit.runtime import Runtime
 
     runtime = id(Runtime.instance())
-    if runtime not in _mounters:
+    if _mounters.get("runtime") != runtime:
         _mounters.clear()
-        _mounters[runtime] = st.components.v2.component(
-            "attention-explorer.chart", js="chart.js", isolate_styles=False
+        _mounters["runtime"] = runtime
+    if name not in _mounters:
+        _mounters[name] = st.components.v2.component(
+            f"attention-explorer.{name}", js=f"{name}.js", isolate_styles=False
         )
-    return _mounters[runtime](**kwargs)
+    return _mounters[name]
 
 
 _mounters = {}

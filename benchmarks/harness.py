@@ -41,7 +41,8 @@ SERVER_START_TIMEOUT = 90.0
 #: (the chart component marks a chart ``data-pending`` from new data until it is drawn).
 CHARTS_DRAWN = """() => {
     const parts = document.querySelectorAll('.stBidiComponent');
-    return parts.length > 0 && [...parts].every(c => c.querySelector('.ae-scale, .ae-frames')
+    return parts.length > 0 && [...parts].every(c =>
+        c.querySelector('.ae-scale, .ae-frames, .ae-page, .ae-share')
         || (c.querySelector('.ae-chart .main-svg') && !c.querySelector('.ae-chart[data-pending]')));
 }"""
 
@@ -355,7 +356,7 @@ def serve_class(n_replicas, access_log=False, env=None):
     port = free_port()
     env = {
         **os.environ,
-        "PYTHON": sys.executable,  # the replicas run on this interpreter, as serve_app's server
+        "AE_PYTHON": sys.executable,  # the replicas run on this interpreter, as serve_app's
         "AE_ACCESS_LOG": "1" if access_log else "0",
         **(env or {}),
     }

@@ -65,7 +65,8 @@ PAGE_STATE = """() => {
         script: app && app.dataset.testScriptState,
         connection: app && app.dataset.testConnectionState,
         charts: charts.length,
-        drawn: charts.filter(c => c.querySelector('.ae-scale, .ae-frames, .ae-chart .main-svg'))
+        drawn: charts.filter(c =>
+            c.querySelector('.ae-scale, .ae-frames, .ae-page, .ae-share, .ae-chart .main-svg'))
             .length,
         stale: document.querySelectorAll('[data-stale="true"]').length,
         runs: window.__runs && window.__runs.finished,

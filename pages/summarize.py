@@ -61,7 +61,10 @@ if n == 1:
         "“?” followed by a space or a line break; give the document more to rank."
     )
 
-k = controls.bounded_slider("Sentences in the summary (k)", "k", 1, n, 2)
+st.session_state["k"] = summary.asked_k()  # clipped below only if this document is shorter
+k = controls.bounded_slider("Sentences in the summary (k)", "k", 1, n, 2, on_change=summary.ask_k)
+if n > 1 and k < summary.asked_k():
+    st.caption(summary.clipped_k_note(summary.asked_k(), n))
 chosen = method.top_sentences(ranking.scores, k)
 labels = summary.sentence_labels(sentences)
 

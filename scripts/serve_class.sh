@@ -15,8 +15,8 @@
 #   ${XDG_STATE_HOME:-~/.local/state}/attention-explorer/cookie_secret (mode 600); passed
 #   in the environment, which `ps` does not show to other users (a command line it does).
 # - Health checks on /_stcore/health; a dead replica's sessions go to a live one
-#   (option redispatch): they reconnect there by themselves, and one reload restores
-#   each view from its link (README, "Serving a class").
+#   (option redispatch): they reconnect there by themselves and run again from their
+#   link, so each keeps its view (README, "Serving a class").
 # - Headers Streamlit cannot set itself: Content-Security-Policy, X-Content-Type-Options,
 #   Referrer-Policy. EMBED_ORIGINS="https://course.example.edu ..." lets those origins
 #   frame the app (frame-ancestors); by default only the app itself may.
@@ -24,6 +24,7 @@
 #   user agent) from HAProxy.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+export PATH=$PATH:/usr/sbin:/sbin  # where Debian puts haproxy; a user's PATH may lack it
 
 usage() {
     echo "usage: bash scripts/serve_class.sh N PORT [ADDRESS]  (N replicas, 1-32; HAProxy on PORT)" >&2
@@ -32,7 +33,14 @@ usage() {
 [[ $# -ge 2 && $# -le 3 && $1 =~ ^[0-9]+$ && $2 =~ ^[0-9]+$ ]] || usage
 replicas=$1 port=$2 address=${3:-0.0.0.0}
 ((replicas >= 1 && replicas <= 32 && port >= 1 && port <= 65535)) || usage
-python=${PYTHON:-python}
+
+# The app's Python: the one run.sh installs into (.venv, or the active virtual environment).
+source scripts/_venv.sh
+# Installed, not merely importable from this folder (-I leaves the working folder out).
+if ! "$python" -I -c "import app, engine, plotly, streamlit, tokenizers" 2>/dev/null; then
+    echo "installing the app into $("$python" -c 'import sys; print(sys.prefix)')" >&2
+    install_app
+fi
 
 # HAProxy is Debian's package, installed as the test script installs Chromium.
 if ! command -v haproxy >/dev/null 2>&1; then
@@ -48,8 +56,14 @@ fi
 state_dir=${XDG_STATE_HOME:-$HOME/.local/state}/attention-explorer
 secret_file=$state_dir/cookie_secret
 if [[ ! -s $secret_file ]]; then
+    # Written beside it and renamed: a failure leaves no empty secret behind.
     (umask 077 && mkdir -p "$state_dir" \
-        && "$python" -c "import secrets; print(secrets.token_hex(32))" >"$secret_file")
+        && "$python" -c "import secrets; print(secrets.token_hex(32))" >"$secret_file.new" \
+        && mv "$secret_file.new" "$secret_file") || {
+        rm -f "$secret_file.new"
+        echo "serve_class: could not write the cookie secret in $state_dir" >&2
+        exit 1
+    }
     echo "created the cookie secret in $secret_file" >&2
 fi
 chmod 600 "$secret_file"

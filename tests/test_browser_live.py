@@ -97,6 +97,51 @@ PLOTLYS_OWN = """async () => {
 }"""
 
 
+#: The colour bar labels of chart ``key`` that are shown: [text, y of the label's centre].
+COLOUR_BAR = """(key) => [...document.querySelectorAll(`.st-key-${key} .colorbar text`)]
+    .filter((t) => t.closest('.cbaxis, .ae-cbticks')
+        && getComputedStyle(t).visibility !== 'hidden')
+    .map((t) => [t.textContent, t.getBoundingClientRect()])
+    .map(([text, box]) => [text, (box.top + box.bottom) / 2])
+    .sort((a, b) => a[1] - b[1])"""
+
+
+def colour_bar(page, key):
+    """The colour bar's labels, top to bottom, as numbers, and their heights on screen."""
+    labels = page.evaluate(COLOUR_BAR, key)
+    number = lambda text: float(text.replace("−", "-").replace("k", "e3"))  # noqa: E731
+    return [number(text) for text, _ in labels], [y for _, y in labels]
+
+
+def test_during_a_drag_the_scaled_scores_colour_bar_follows_the_stop(page, app_url):
+    open_app(page, app_url + "/attention?weights=random")
+    slider(page, "att_scale").scroll_into_view_if_needed()
+    values, _ = colour_bar(page, "att_scaled")
+    drag(page, 0.5, 1.0, 20)  # to the last stop, 1024, and held there
+    page.wait_for_function(
+        """() => document.querySelector('.st-key-att_scaled .js-plotly-plot').dataset.recoloured
+            === String(document.querySelector('.st-key-att_scale input').max)"""
+    )
+    title = page.locator(".st-key-att_scaled .gtitle").first.text_content()
+    assert title.endswith(f"× {state.SCALE_MAX:.4g}")
+    held, heights = colour_bar(page, "att_scaled")
+    tokens = engine.tokenize(state.DEFAULT_TEXT, state.default_tokenizer()).tokens
+    scaled = engine.run_toy(tokens, 16, 1, 0, scale=state.SCALE_MAX).attention.heads.masked[0]
+    limit = np.abs(scaled).max()  # the colour scale spans ± this at the stop shown
+    assert limit / 2 <= max(held) <= limit
+    assert max(held) > 100 * max(values)  # not the range of the stop drawn before
+    assert held == sorted(held, reverse=True)  # top to bottom, as the colours run
+    assert held == [-v for v in reversed(held)]
+    assert 0 in held
+    zero = heights[held.index(0)]
+    middle = (heights[0] + heights[-1]) / 2
+    assert abs(zero - middle) < 2  # 0 sits mid-bar, where the diverging scale is white
+    page.mouse.up()  # the exact figure: Plotly's own colour bar, the same labels
+    page.wait_for_url(re.compile(r"[?&]scale="))
+    wait_settled(page)
+    assert colour_bar(page, "att_scaled")[0] == held
+
+
 def test_after_release_the_pixels_are_plotlys_own(page, app_url):
     open_app(page, app_url + "/attention")
     slider(page, "att_scale").scroll_into_view_if_needed()

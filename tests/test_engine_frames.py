@@ -3,6 +3,8 @@
 import numpy as np
 import pytest
 from apptest_support import unpack
+from hypothesis import given
+from hypothesis import strategies as st
 
 from app import live, state
 from engine.attention import (
@@ -92,3 +94,28 @@ def test_large_frames_are_16_bit_and_within_budget():
     assert header["arrays"]["weights"]["dtype"] == "u2"
     finite = np.isfinite(sweep.weights)
     np.testing.assert_allclose(arrays["weights"][finite], sweep.weights[finite], atol=1 / 65534)
+
+
+@given(st.floats(min_value=1e-6, max_value=1e7, allow_nan=False))
+def test_colour_bar_ticks_are_round_symmetric_and_span_half_the_range(limit):
+    values, labels = live.colorbar_ticks(limit)
+    assert values == [-v for v in reversed(values)]
+    assert 0.0 in values
+    assert len(values) <= 2 * live.MAX_TICKS + 1
+    assert limit / 2 <= max(values) <= limit * (1 + 1e-9)
+    step = values[-1] - values[-2]
+    mantissa = step / 10 ** np.floor(np.log10(step))
+    assert min(abs(mantissa - m) for m in (1, 2, 5, 10)) < 1e-6
+    assert len(set(labels)) == len(labels)  # no two ticks read the same
+
+
+def test_the_frames_carry_each_stops_colour_bar(head):
+    q, k, v = head
+    scales = np.array(state.scale_options(16, 1))
+    sweep = attention_over_scales(q, k, v, scales)
+    _, payload = live.sweep_frames("s", sweep)
+    header = live.header(payload)
+    for name in ("scaled", "output"):
+        assert len(header["ticks"][name]) == len(scales)
+        for limit, ticks in zip(header["limits"][name], header["ticks"][name], strict=True):
+            assert ticks == live.colorbar_ticks(limit)

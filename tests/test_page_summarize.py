@@ -6,7 +6,8 @@ import numpy as np
 import pandas as pd
 import pytest
 import streamlit as st
-from apptest_support import chart_z, charts, messages, open_app
+from apptest_support import MAIN, chart_z, charts, messages, open_app, page_script
+from streamlit.testing.v1 import AppTest
 
 from app import figures, state, summary, tables
 from engine import bert
@@ -102,6 +103,61 @@ def test_k_larger_than_the_document_is_clamped():
     at = open_summarize({"k": "40"}, text="One. Two. Three.")
     assert at.slider(key="k").value == 3
     assert table(at)["in summary"].all()
+
+
+def shown_k(at):
+    """The k the browser's slider shows: the value the run set, else the widget's default.
+
+    A slider whose range changed is a new widget; the browser starts it at its proto's
+    ``default`` (its minimum) unless the run sent a value with ``set_value``.
+    """
+    proto = at.slider(key="k").proto
+    return int((proto.value if proto.set_value else proto.default)[0])
+
+
+def land_on_summarize():
+    """The app opened at /summarize, as a browser does: the page is the session's first run.
+
+    (``open_summarize`` runs the home page first, which leaves ``k`` in the session under
+    its own name, so a slider made anew finds it; a session that starts on the page holds
+    it only under the widget's id.)
+    """
+    at = AppTest.from_file(MAIN, default_timeout=180)
+    at.switch_page(page_script("summarize"))
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    return at
+
+
+def test_a_new_document_keeps_k():
+    at = land_on_summarize()
+    assert shown_k(at) == 2
+    at.text_area(key="summarize_text").set_value(DOCUMENT).run()
+    assert len(table(at)) == 5  # another range, so another slider
+    assert shown_k(at) == 2
+    assert table(at)["in summary"].sum() == 2
+    assert "k" not in at.query_params
+    assert not any("k is" in c.value for c in at.caption)
+    at.run()  # the browser's next run sends the k it shows
+    assert at.slider(key="k").value == 2
+
+
+def test_a_shorter_document_clips_k_with_a_note_and_a_longer_one_gives_it_back():
+    at = land_on_summarize()
+    at.slider(key="k").set_value(4).run()
+    at.text_area(key="summarize_text").set_value(
+        "One cat sat. Two dogs ran. Three birds flew."
+    ).run()
+    assert shown_k(at) == 3
+    assert table(at)["in summary"].all()
+    notes = [c.value for c in at.caption if c.value.startswith("k is")]
+    assert notes == [summary.clipped_k_note(4, 3)]
+    assert "not the 4 you set" in notes[0]
+    at.text_area(key="summarize_text").set_value(DOCUMENT).run()
+    assert shown_k(at) == 4
+    assert table(at)["in summary"].sum() == 4
+    assert at.query_params["k"] == "4"
+    assert not any(c.value.startswith("k is") for c in at.caption)
 
 
 def test_a_bad_k_in_the_link_falls_back_with_a_warning():

@@ -1,80 +1,273 @@
-"""The README's run command on a stock Debian/Ubuntu system (issue #13, item 10).
+"""The README's commands on a stock Debian/Ubuntu system (issues #13, item 10, and #26, item 1).
 
-``bash scripts/run.sh`` runs from a fresh ``git clone`` with a PATH that holds only the
-system's ``python3`` (no ``python``) and a few basic tools, and no virtual environment
-active: it must create ``.venv`` in the clone, say so, install the app there and serve
-it; a second run reuses ``.venv``. Installing into the fresh ``.venv`` takes a minute or
-two (the app's dependencies come from the package index pip is configured with). A system
-whose ``python3 -m venv`` does not work gets the package to install, not a traceback.
+``bash scripts/run.sh``, ``bash scripts/test.sh`` and ``bash scripts/serve_class.sh N PORT``
+run from a fresh ``git clone`` as a new user's shell has them, ``env -i HOME=<new folder>
+PATH=/usr/sbin:/usr/bin:/sbin:/bin``: the system's ``python3`` and no ``python``, no virtual
+environment active. The first creates ``.venv`` in the clone, says so, installs the app
+there and serves it; the others find that same ``.venv`` (``scripts/_venv.sh``, which all
+three source). Installing into the fresh ``.venv`` takes a minute or two (the packages come
+from the index pip is configured with): those tests are marked ``install``.
+
+Without ``python3``, or with a ``python3`` whose ``venv`` does not work, each script says
+what to install, exits 1 and leaves nothing behind: no ``.venv``, no cookie secret. In an
+active virtual environment they use it and make no ``.venv``.
 """
 
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import signal
 import subprocess
 import sys
+import threading
 import time
+import urllib.request
 from pathlib import Path
 
 import pytest
 from harness import free_port, healthy
 
 ROOT = Path(__file__).resolve().parents[1]
-#: What run.sh may call besides python3; everything else must come from .venv.
-BASICS = ("bash", "env", "dirname", "rm")
+#: A stock PATH, as ``env -i`` leaves a new user's shell with it.
+STOCK_PATH = "/usr/sbin:/usr/bin:/sbin:/bin"
+#: What the scripts may call besides python3 before they have one (the no-python3 tests).
+BASICS = ("bash", "env", "dirname", "rm", "mkdir", "mv", "chmod", "cat")
 INSTALL_AND_START = 600.0  # seconds: a fresh .venv installs every dependency
+SCRIPTS = ("run.sh", "test.sh", "serve_class.sh")
 
 
-def system_python3():
-    """Debian's /usr/bin/python3 when it is 3.11 or newer, else the interpreter running this."""
-    stock = Path("/usr/bin/python3")
-    if stock.exists():
-        check = subprocess.run(
-            [stock, "-c", "import sys, venv; sys.exit(sys.version_info < (3, 11))"],
-            check=False,
-        )
-        if check.returncode == 0:
-            return stock
-    return Path(sys.executable)
+def stock_python3():
+    """The stock PATH's python3 when it is 3.11 or newer and that PATH has no ``python``."""
+    python3 = shutil.which("python3", path=STOCK_PATH)
+    if python3 is None or shutil.which("python", path=STOCK_PATH):
+        return None
+    check = subprocess.run(
+        [python3, "-c", "import sys, venv; sys.exit(sys.version_info < (3, 11))"], check=False
+    )
+    return python3 if check.returncode == 0 else None
 
 
-def bare_path(folder, python3):
-    """A folder for PATH holding ``python3`` and :data:`BASICS` only (no ``python``)."""
+def stock_env(home):
+    """``env -i HOME=home PATH=/usr/sbin:/usr/bin:/sbin:/bin``."""
+    home.mkdir(exist_ok=True)
+    return {"HOME": str(home), "PATH": STOCK_PATH}
+
+
+def bare_path(folder, python3=None):
+    """A folder for PATH holding :data:`BASICS`, and ``python3`` if given (never ``python``)."""
     folder.mkdir()
-    (folder / "python3").symlink_to(python3)
+    if python3 is not None:
+        (folder / "python3").symlink_to(python3)
     for tool in BASICS:
         (folder / tool).symlink_to(shutil.which(tool))
     return folder
 
 
-def stock_env(path):
-    """This environment without a virtual environment, PYTHONPATH, or a PATH to anything else."""
-    env = {
-        key: value
-        for key, value in os.environ.items()
-        if key not in ("VIRTUAL_ENV", "PYTHONPATH", "PYTHONHOME", "CONDA_PREFIX")
-    }
-    return env | {"PATH": str(path)}
+def project(tmp_path):
+    """A folder with the project's scripts alone, as a clone's: enough to see them fail early."""
+    folder = tmp_path / "project"
+    shutil.copytree(ROOT / "scripts", folder / "scripts")
+    return folder
 
 
-def start(clone, env, log, port):
-    return subprocess.Popen(
-        ["bash", "scripts/run.sh", "--server.port", str(port), "--server.headless", "true"],
-        cwd=clone,
-        env=env,
-        stdout=log,
-        stderr=subprocess.STDOUT,
-        start_new_session=True,  # run.sh execs streamlit: stop the whole group
+def script_command(name):
+    """The README's command line for script ``name`` (serve_class.sh on a free port)."""
+    extra = [str(1), str(free_port()), "127.0.0.1"] if name == "serve_class.sh" else []
+    return ["bash", f"scripts/{name}", *extra]
+
+
+# --- without a working python3: a clear sentence, nothing half-made ---------------------
+
+
+@pytest.mark.parametrize("name", SCRIPTS)
+def test_without_python3_each_script_says_so_and_leaves_nothing(tmp_path, name):
+    folder = project(tmp_path)
+    env = {"HOME": str(tmp_path / "home"), "PATH": str(bare_path(tmp_path / "bin"))}
+    result = subprocess.run(
+        script_command(name), cwd=folder, env=env, capture_output=True, text=True, timeout=60
     )
+    assert result.returncode == 1, result.stderr
+    assert "needs Python 3.11 or newer as python3" in result.stderr
+    assert "command not found" not in result.stderr
+    assert not (folder / ".venv").exists()
+    assert not (tmp_path / "home").exists()  # no cookie secret, not even an empty one
 
 
-def serve_until_healthy(clone, env, log_path):
+@pytest.mark.parametrize("name", SCRIPTS)
+def test_without_venv_each_script_says_what_to_install(tmp_path, name):
+    real = stock_python3() or sys.executable
+    folder = project(tmp_path)
+    bin_dir = bare_path(tmp_path / "bin")
+    (bin_dir / "python3").write_text(  # Debian's python3 without the python3-venv package
+        "#!/usr/bin/env bash\n"
+        'if [[ "$1 $2" == "-m venv" ]]; then\n'
+        '    echo "The virtual environment was not created successfully because ensurepip '
+        'is not available." >&2\n'
+        "    exit 1\n"
+        "fi\n"
+        f'exec {real} "$@"\n'
+    )
+    (bin_dir / "python3").chmod(0o755)
+    env = {"HOME": str(tmp_path / "home"), "PATH": str(bin_dir)}
+    result = subprocess.run(
+        script_command(name), cwd=folder, env=env, capture_output=True, text=True, timeout=60
+    )
+    assert result.returncode == 1
+    assert "sudo apt install python3-venv" in result.stderr
+    assert not (folder / ".venv").exists()
+    assert not (tmp_path / "home").exists()
+
+
+@pytest.mark.parametrize("name", ["run.sh", "test.sh"])
+def test_an_active_virtual_environment_is_used(tmp_path, name):
+    if name == "test.sh" and not all(
+        shutil.which(t, path=STOCK_PATH) for t in ("chromium", "haproxy")
+    ):
+        pytest.skip("test.sh would install Chromium and HAProxy with apt-get first")
+    folder = project(tmp_path)
+    venv = tmp_path / "active"
+    (venv / "bin").mkdir(parents=True)
+    calls = tmp_path / "calls"
+    (venv / "bin" / "python").write_text(f'#!/bin/sh\necho "$*" >> {calls}\n')
+    (venv / "bin" / "python").chmod(0o755)
+    env = stock_env(tmp_path / "home") | {"VIRTUAL_ENV": str(venv)}
+    result = subprocess.run(
+        [*script_command(name), "-q"], cwd=folder, env=env, capture_output=True, text=True
+    )
+    assert result.returncode == 0, result.stderr
+    assert f"Using the active virtual environment {venv}" in result.stderr
+    lines = calls.read_text().splitlines()
+    assert lines[0].startswith("-m pip install --quiet -e .")
+    assert lines[-1] == ("-m pytest -q" if name == "test.sh" else "-m streamlit run app/main.py -q")
+    assert not (folder / ".venv").exists()
+
+
+# --- the README's commands in a fresh clone, installing for real ---------------------------
+
+
+@pytest.fixture(scope="module")
+def clone(tmp_path_factory):
+    """A fresh clone of this checkout and the stock environment to run its commands in."""
+    if not (ROOT / ".git").exists():
+        pytest.skip("needs a git checkout to clone")
+    if stock_python3() is None:
+        pytest.skip(f"{STOCK_PATH} has no python3 3.11+ (or also has a python)")
+    base = tmp_path_factory.mktemp("readme")
+    folder = base / "clone"
+    subprocess.run(["git", "clone", "--quiet", str(ROOT), str(folder)], check=True)
+    yield folder, stock_env(base / "home")
+    shutil.rmtree(folder / ".venv", ignore_errors=True)  # hundreds of MB; pytest keeps tmp
+
+
+@pytest.mark.install
+def test_run_sh_creates_venv_then_reuses_it(clone, tmp_path):
+    folder, env = clone
+    assert subprocess.run(["bash", "-c", "command -v python"], env=env, check=False).returncode
+    printed = serve_until_healthy(folder, env, tmp_path / "first.log")
+    assert "Creating a virtual environment in .venv" in printed
+    assert "externally-managed" not in printed
+    assert (folder / ".venv" / "bin" / "streamlit").exists()
+    assert (folder / ".venv" / "bin" / "attention-explorer").exists()  # the README says so
+    status = subprocess.run(
+        ["git", "status", "--porcelain"], cwd=folder, capture_output=True, text=True, check=True
+    )
+    assert ".venv" not in status.stdout  # ignored, never committed by accident
+
+    printed = serve_until_healthy(folder, env, tmp_path / "second.log")
+    assert "Using the virtual environment in .venv" in printed
+    assert "Creating" not in printed
+
+
+@pytest.mark.install
+def test_test_sh_runs_pytest_in_the_same_venv(clone):
+    folder, env = clone
+    result = subprocess.run(
+        ["bash", "scripts/test.sh", "-q", "-p", "no:cacheprovider", "tests/test_equations.py"],
+        cwd=folder,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=INSTALL_AND_START,
+        check=False,
+    )
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+    assert re.search(r"\b\d+ passed\b", result.stdout)
+    assert "failed" not in result.stdout
+    assert (folder / ".venv" / "bin" / "pytest").exists()  # the test tools went into .venv
+    assert sorted(p.name for p in folder.glob("*venv*")) == [".venv"]
+
+
+@pytest.mark.install
+def test_serve_class_sh_serves_from_the_same_venv(clone):
+    folder, env = clone
+    usage = subprocess.run(
+        ["bash", "scripts/serve_class.sh"], cwd=folder, env=env, capture_output=True, text=True
+    )
+    assert usage.returncode == 2
+    assert usage.stderr.startswith("usage: bash scripts/serve_class.sh N PORT")
+
+    port = free_port()
+    script = subprocess.Popen(
+        ["bash", "scripts/serve_class.sh", "1", str(port), "127.0.0.1"],
+        cwd=folder,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        start_new_session=True,
+    )
+    lines, ready = [], threading.Event()
+
+    def read():
+        for line in script.stdout:
+            lines.append(line.rstrip("\n"))
+            if line.startswith("open http"):
+                ready.set()
+        ready.set()
+
+    reader = threading.Thread(target=read, daemon=True)
+    reader.start()
+    try:
+        assert ready.wait(INSTALL_AND_START), "\n".join(lines)
+        assert script.poll() is None, "\n".join(lines)
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/_stcore/health") as response:
+            assert response.status == 200
+            assert "Content-Security-Policy" in response.headers  # HAProxy's, not a replica's
+        pids = [
+            int(m.group(1))
+            for m in map(re.compile(r"^replica r1 port \d+ pid (\d+)$").match, lines)
+            if m
+        ]
+        assert len(pids) == 1
+    finally:
+        script.terminate()
+        try:
+            script.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            os.killpg(script.pid, signal.SIGKILL)
+            script.wait()
+        reader.join(timeout=5)
+        script.stdout.close()
+    assert "Using the virtual environment in .venv" in lines
+    assert not Path(f"/proc/{pids[0]}").exists()  # SIGTERM stopped the replica too
+    secret = Path(env["HOME"]) / ".local" / "state" / "attention-explorer" / "cookie_secret"
+    assert len(secret.read_text().strip()) == 64
+
+
+def serve_until_healthy(folder, env, log_path):
     """Start run.sh, wait for the health check, stop it; returns what it printed."""
     port = free_port()
     with log_path.open("wb") as log:
-        server = start(clone, env, log, port)
+        server = subprocess.Popen(
+            ["bash", "scripts/run.sh", "--server.port", str(port), "--server.headless", "true"],
+            cwd=folder,
+            env=env,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,  # run.sh execs streamlit: stop the whole group
+        )
         try:
             deadline = time.monotonic() + INSTALL_AND_START
             while not healthy(f"http://localhost:{port}"):
@@ -89,61 +282,3 @@ def serve_until_healthy(clone, env, log_path):
                 os.killpg(server.pid, signal.SIGKILL)
                 server.wait()
     return log_path.read_text()
-
-
-@pytest.mark.skipif(not (ROOT / ".git").exists(), reason="needs a git checkout to clone")
-def test_run_sh_from_a_clean_clone_with_only_python3(tmp_path):
-    clone = tmp_path / "clone"
-    subprocess.run(["git", "clone", "--quiet", str(ROOT), str(clone)], check=True)
-    env = stock_env(bare_path(tmp_path / "bin", system_python3()))
-    assert subprocess.run(["bash", "-c", "command -v python"], env=env, check=False).returncode
-    try:
-        check_fresh_then_reused(clone, env, tmp_path)
-    finally:
-        shutil.rmtree(clone / ".venv", ignore_errors=True)  # hundreds of MB; pytest keeps tmp
-
-
-def check_fresh_then_reused(clone, env, tmp_path):
-    printed = serve_until_healthy(clone, env, tmp_path / "first.log")
-    assert "Creating a virtual environment in .venv" in printed
-    assert "externally-managed" not in printed
-    assert (clone / ".venv" / "bin" / "streamlit").exists()
-    status = subprocess.run(
-        ["git", "status", "--porcelain"], cwd=clone, capture_output=True, text=True, check=True
-    )
-    assert ".venv" not in status.stdout  # ignored, never committed by accident
-
-    printed = serve_until_healthy(clone, env, tmp_path / "second.log")
-    assert "Using the virtual environment in .venv" in printed
-    assert "Creating" not in printed
-
-
-def test_run_sh_says_what_to_install_without_venv(tmp_path):
-    folder = tmp_path / "project"
-    (folder / "scripts").mkdir(parents=True)
-    shutil.copy(ROOT / "scripts" / "run.sh", folder / "scripts" / "run.sh")
-    bin_dir = bare_path(tmp_path / "bin", system_python3())
-    (bin_dir / "python3").unlink()
-    real = system_python3()
-    (bin_dir / "python3").write_text(  # Debian's python3 without the python3-venv package
-        "#!/usr/bin/env bash\n"
-        'if [[ "$1 $2" == "-m venv" ]]; then\n'
-        '    echo "The virtual environment was not created successfully because ensurepip '
-        'is not available." >&2\n'
-        "    exit 1\n"
-        "fi\n"
-        f'exec {real} "$@"\n'
-    )
-    (bin_dir / "python3").chmod(0o755)
-    result = subprocess.run(
-        ["bash", "scripts/run.sh"],
-        cwd=folder,
-        env=stock_env(bin_dir),
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
-    assert result.returncode == 1
-    assert "sudo apt install python3-venv" in result.stderr
-    assert not (folder / ".venv").exists()

@@ -6,8 +6,9 @@ and a user agent of its own (so HAProxy's access log tells them apart), all come
 replicas and keep theirs across slider steps, page switches, an upload and downloads;
 between them they open every page under the proxy's Content-Security-Policy, which must
 refuse nothing. Then one replica is killed by its printed pid, and its sessions must come
-back on a live one: by themselves they reconnect and keep showing their view, and one
-reload runs them there from the link, with their own text, settings and page. The tests
+back on a live one: by themselves they reconnect, keep showing their view and run it
+again from the link, so a page switch keeps their own text and settings with no reload;
+a reload runs them there from the link too. The tests
 run in this order and share the six sessions. Nothing leaves 127.0.0.1.
 
 HAProxy is Debian's package: the script installs it when it is missing. If it cannot,
@@ -65,6 +66,8 @@ CONNECTED = """() => document.querySelector('[data-testid="stApp"]')
     ?.dataset.testConnectionState === 'CONNECTED'"""
 STREAM = ("101", "GET", "/_stcore/stream")  # a WebSocket opened, in the access log
 STOPPED = re.compile(r"^replica (r\d+) \(pid (\d+)\) has stopped")
+#: The shared settings each session set in its link (its scale by a step of the slider).
+SETTINGS = ("text", "weights", "tokenizer", "scale")
 
 
 def _unavailable(reason):
@@ -268,6 +271,8 @@ def test_no_page_breaks_the_content_security_policy(hall):
 
 
 def test_a_dead_replicas_sessions_come_back_on_another(hall):
+    from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
+
     before = {index: (page.url, hall.replica(page)) for index, page in enumerate(hall.sessions)}
     victim = before[0][1]
     _, pid = hall.server.replicas[victim]
@@ -280,7 +285,7 @@ def test_a_dead_replicas_sessions_come_back_on_another(hall):
     for index in orphans:
         page = hall.sessions[index]
         # By itself the page reconnects, through HAProxy, to a live replica and keeps
-        # showing its view, with no error; the new replica's session has not run yet.
+        # showing its view, with no error.
         _wait_for_stream(hall, index, since)
         page.wait_for_function(CONNECTED, polling=100)
         assert page.url == before[index][0]
@@ -291,13 +296,31 @@ def test_a_dead_replicas_sessions_come_back_on_another(hall):
         streams = [e[0] for e in _entries(hall, index, since) if e[1:4] == STREAM]
         assert set(streams) <= live
         assert streams[-1] == hall.replica(page)
+        # The page then runs once from its address bar, so the new session starts from
+        # the link: a page switch, with no reload, keeps the text and the settings
+        # (Streamlit clears the query string on a switch; the session holds them).
+        try:
+            wait_settled(page, charts=False)
+        except PlaywrightTimeoutError:
+            pytest.fail(f"session {index} did not run again from its link after reconnecting")
+        shown = query(page)
+        _switch(page, "attention" if path(page) != "attention" else "causal-mask")
+        wait_settled(page)
+        assert_healthy(page)
+        _own_text(page, index)
+        assert {key: query(page).get(key) for key in SETTINGS} == {
+            key: shown.get(key) for key in SETTINGS
+        }
+        assert "scale" in shown  # stepped before the replica died, and kept
         # One reload runs it there from the link: the same text, settings and page.
         reload_start = len(hall.server.access())
         page.reload()
         page.runs_seen = 0
         wait_settled(page)
-        assert page.url == before[index][0]
         _own_text(page, index)
+        assert {key: query(page).get(key) for key in SETTINGS} == {
+            key: shown.get(key) for key in SETTINGS
+        }
         assert_healthy(page)
         assert hall.replica(page) in live
         assert {e[0] for e in _entries(hall, index, reload_start)} == {hall.replica(page)}
@@ -308,6 +331,11 @@ def test_a_dead_replicas_sessions_come_back_on_another(hall):
         assert hall.replicas_seen(index) == {before[index][1]}
     assert any(STOPPED.match(line) for line in hall.server.lines)
     assert hall.violations == []
+
+
+def path(page):
+    """The page's URL path without its slashes (``""`` for the home page)."""
+    return urlsplit(page.url).path.strip("/")
 
 
 def _entries(hall, index, start=0):

@@ -1,0 +1,108 @@
+"""A phone (390 × 844) and a desktop in headless Chromium: nothing cut off or covered.
+
+Measured from the bounding boxes the browser lays out: no equation wider than its box,
+no element wider than the page's column and no page that scrolls sideways; every chart's
+labels inside the chart (a chart too crowded for the phone is drawn wider, and its own
+column scrolls); plotly.js's toolbar (the mode bar) over no title; every row of a short
+table inside the table, and each row's text inside its row's borders.
+"""
+
+from __future__ import annotations
+
+import pytest
+from browser_support import assert_healthy, open_app, wait_settled
+
+from app import tour
+
+pytestmark = pytest.mark.browser
+
+PHONE = {"width": 390, "height": 844}
+DESKTOP = {"width": 1400, "height": 1000}
+
+#: Everything cut off or covered on the page, as readable strings (empty when none is).
+CLIPPED = """() => {
+    const found = [];
+    const name = (el) => el.closest('[class*="st-key-"]')?.className.match(/st-key-(\\S+)/)?.[1]
+        ?? el.tagName;
+    const main = document.querySelector('[data-testid="stMainBlockContainer"]');
+    const column = main.getBoundingClientRect();
+    if (document.documentElement.scrollWidth > window.innerWidth) {
+        found.push('page scrolls sideways');
+    }
+    for (const el of main.querySelectorAll('[data-testid="stElementContainer"]')) {
+        const r = el.getBoundingClientRect();
+        if (r.width && (r.right > column.right + 1 || r.left < column.left - 1)) {
+            found.push(`element ${name(el)} runs off the column`);
+        }
+    }
+    for (const el of main.querySelectorAll('.katex-display')) {
+        if (el.clientWidth && el.scrollWidth > el.clientWidth + 4) {  // KaTeX overhangs 1-2 px
+            found.push(`equation cut: ${el.textContent.slice(0, 30)}`);
+        }
+    }
+    const overlap = (a, b) => a.left < b.right && b.left < a.right && a.top < b.bottom
+        && b.top < a.bottom;
+    for (const gd of main.querySelectorAll('.js-plotly-plot')) {
+        const box = gd.getBoundingClientRect();
+        if (!box.width) continue;
+        const key = name(gd);
+        const texts = gd.querySelectorAll('.gtitle, .annotation-text, .legendtext, '
+            + '.g-xtitle text, .g-ytitle text, .cbtitle text, .colorbar text');
+        for (const t of texts) {
+            const r = t.getBoundingClientRect();
+            if (r.width && (r.right > box.right + 1 || r.left < box.left - 1)) {
+                found.push(`${key}: “${t.textContent.slice(0, 30)}” runs off the chart`);
+            }
+        }
+        const titles = [...gd.querySelectorAll('.gtitle, .annotation-text')]
+            .map((t) => [t.textContent, t.getBoundingClientRect()]).filter(([, r]) => r.width);
+        const bar = gd.querySelector('.modebar');
+        if (bar) {
+            for (const [text, r] of titles) {
+                if (overlap(bar.getBoundingClientRect(), r)) {
+                    found.push(`${key}: the mode bar covers “${text.slice(0, 30)}”`);
+                }
+            }
+        }
+        const table = gd.querySelector('.table');
+        const rows = gd.data?.[0]?.cells?.values?.[0]?.length ?? 0;
+        if (table && rows <= 20) {  // a longer table scrolls its rows, as meant
+            for (const cell of table.querySelectorAll('.column-cell')) {
+                const text = cell.querySelector('.cell-text')?.getBoundingClientRect();
+                const rect = cell.querySelector('.cell-rect')?.getBoundingClientRect();
+                if (!text || !rect || !text.height) continue;
+                if (text.bottom > box.bottom + 0.5 || text.top < box.top - 0.5) {
+                    found.push(`${key}: a row is cut off (“${cell.textContent.slice(0, 20)}”)`);
+                } else if (text.bottom > rect.bottom + 0.5) {
+                    found.push(`${key}: “${cell.textContent.slice(0, 20)}” crosses its border`);
+                }
+            }
+        }
+    }
+    return [...new Set(found)];
+}"""
+
+
+def clipped(page):
+    return page.evaluate(CLIPPED)
+
+
+@pytest.mark.parametrize("size", [PHONE, DESKTOP], ids=["phone", "desktop"])
+@pytest.mark.parametrize("path", ["attention", "pretrained"])
+def test_nothing_is_cut_or_covered(page, app_url, path, size):
+    page.set_viewport_size(size)
+    open_app(page, f"{app_url}/{path}")
+    assert_healthy(page)
+    assert clipped(page) == []
+
+
+@pytest.mark.parametrize("size", [PHONE, DESKTOP], ids=["phone", "desktop"])
+def test_no_step_of_the_tour_is_cut_or_covered(page, app_url, size):
+    page.set_viewport_size(size)
+    open_app(page, f"{app_url}/tour")
+    for step in range(1, len(tour.STEPS) + 1):
+        assert clipped(page) == [], f"step {step}"
+        if step < len(tour.STEPS):
+            page.locator(".st-key-tour_next button").click()
+            page.wait_for_url(f"**step={step + 1}*")
+            wait_settled(page)
