@@ -12,11 +12,14 @@ from __future__ import annotations
 import copy
 import functools
 import html
+import re
 
 import numpy as np
 import plotly.graph_objects as go
 from plotly.colors import get_colorscale, hex_to_rgb
 from plotly.subplots import make_subplots
+
+from app import axes
 
 WEIGHTS_SCALE = "Viridis"
 DIVERGING_SCALE = "RdBu_r"
@@ -38,6 +41,9 @@ COMPARE_COLORS = ("#9aa0a6", "#d62728", "#1f77b4")
 #: The shapes of :func:`saturation_figure` that mark the current scale, one per panel.
 CURRENT_SCALE_MARKERS = (0, 2, 4)
 _ZERO_WIDTH = "\u200b"
+#: Column labels stay level while they fit side by side, else they stand upright, each
+#: centred on its own column (a slanted label ends under its neighbour's column).
+TICK_ANGLES = [0, -90]
 
 
 def axis_labels(labels):
@@ -95,23 +101,19 @@ def _cell_text(z, fmt="{:.2f}"):
 
 
 def _layout(fig, title, n_rows, n_cols, x_title, y_title):
+    """A single heatmap's title, size and token axes (:func:`app.axes.token_axis`)."""
     side = 28 + 14 * max(n_rows, n_cols)
+    height = int(min(max(side, 320), 900))
     fig.update_layout(
         title={"text": title, "x": 0.0, "xanchor": "left"},
-        height=int(min(max(side, 320), 900)),
+        height=height,
         margin={"l": 10, "r": 10, "t": 50, "b": 10},
     )
-    every = max(1, max(n_rows, n_cols) // 64)  # every label up to 64 tokens, then thinned
+    trace = fig.data[0]
     # Columns are as narrow as the chart's share of the page, which the server does not
-    # know: plotly.js thins the column labels to the width it draws (at least ~15 px
-    # apart), so they never pile up. Rows are as tall as the figure says: every label.
-    fig.update_xaxes(title_text=x_title, tickangle=-60, type="category")
-    fig.update_yaxes(
-        title_text=y_title,
-        autorange="reversed",
-        type="category",
-        dtick=every if n_rows > 1 else None,
-    )
+    # know; rows are as tall as the figure says, less its title and the column labels.
+    fig.update_xaxes(axes.token_axis(trace.x, x_title), autotickangles=TICK_ANGLES)
+    fig.update_yaxes(axes.token_axis(trace.y, y_title, room=height - 130), autorange="reversed")
     return fig
 
 
@@ -357,12 +359,13 @@ def heads_heatmaps(
     stat=None,
     names=None,
     per_row=4,
-    tick_limit=24,
 ):
-    """One 0–1 heatmap per head, side by side in rows of up to ``per_row``.
+    """One 0–1 heatmap per head, in full rows of up to ``per_row`` that share their axes.
 
-    Token labels are drawn up to ``tick_limit`` tokens (beyond, they would overlap);
-    fewer heads per row leave room for more.
+    The panels of a row share the query axis, labelled once at the row's left; those of
+    a column share the key axis, labelled once under the grid: no panel's labels run into
+    its neighbour. Each axis labels its tokens by the rule of :mod:`app.axes`, for the room
+    a panel has (one label in k, said on the axis, when they do not all fit).
 
     Parameters
     ----------
@@ -370,20 +373,27 @@ def heads_heatmaps(
     labels : sequence of n str
     stat : sequence of n_heads str, optional, written under each head's name
     names : sequence of n_heads str, optional, the panels' names (default "head h")
-    per_row : int
-    tick_limit : int
+    per_row : int, the most panels a row holds; a row holds the largest divisor of
+        ``n_heads`` up to it, so that every row is full
     """
     n_heads, n, _ = weights.shape
-    cols = min(n_heads, per_row)
-    rows = -(-n_heads // cols)
+    cols = max(c for c in range(1, min(n_heads, per_row) + 1) if n_heads % c == 0)
+    rows = n_heads // cols
     names = [f"head {h}" for h in range(n_heads)] if names is None else list(names)
     if stat is not None:
         names = [f"{name} · {value}" for name, value in zip(names, stat, strict=True)]
+    row_height = int(min(max(10 * n + 70, 240), 400))
+    height = rows * row_height + 150
     fig = make_subplots(
-        rows=rows, cols=cols, subplot_titles=names, horizontal_spacing=0.04, vertical_spacing=0.08
+        rows=rows,
+        cols=cols,
+        subplot_titles=names,
+        shared_xaxes=True,
+        shared_yaxes=True,
+        horizontal_spacing=0.015,
+        vertical_spacing=min(45 / height, 0.3 / max(rows - 1, 1)),
     )
     axis = axis_labels(labels)
-    show_ticks = n <= tick_limit
     for h in range(n_heads):
         fig.add_trace(
             go.Heatmap(
@@ -401,18 +411,23 @@ def heads_heatmaps(
             row=h // cols + 1,
             col=h % cols + 1,
         )
-    ticks = {"showticklabels": show_ticks, "type": "category", "dtick": 1}  # every token
-    if n > 24:
-        ticks["tickfont"] = {"size": 9}
-    fig.update_xaxes(tickangle=-60, **ticks)
-    fig.update_yaxes(autorange="reversed", **ticks)
-    row_height = max(320, 12 * n + 100) if show_ticks else 320
     fig.update_layout(
         title={"text": title, "x": 0.0},
-        height=min(row_height * rows, 1400),
+        height=height,
         margin={"l": 10, "r": 10, "t": 70, "b": 10},
     )
+    panel_width = 2 * axes.SCREEN_ROOM / cols  # the page's width is the browser's to know
+    fig.update_xaxes(axes.token_axis(axis, "key", room=panel_width), autotickangles=TICK_ANGLES)
+    fig.update_yaxes(axes.token_axis(axis, "query", room=row_height - 60), autorange="reversed")
+    _title_labelled_axes_only(fig)
     return fig
+
+
+def _title_labelled_axes_only(fig):
+    """Leave the axes of shared subplots that draw no labels without a title too."""
+    for name in fig.layout:
+        if re.fullmatch(r"[xy]axis\d*", name) and fig.layout[name].showticklabels is False:
+            fig.layout[name].title.text = None
 
 
 def weights_bar(row, labels, query_label):
@@ -436,7 +451,7 @@ def weights_bar(row, labels, query_label):
     fig.update_layout(
         title={"text": f"What “{axis_labels([query_label])[0]}” attends to", "x": 0.0},
         yaxis={"range": [0, 1], "title": "weight"},
-        xaxis={"tickangle": -60, "type": "category"},  # plotly.js thins labels to the width
+        xaxis=axes.token_axis(fig.data[0].x, "key") | {"autotickangles": TICK_ANGLES},
         height=340,
         margin={"l": 10, "r": 10, "t": 50, "b": 10},
     )
@@ -470,7 +485,7 @@ def weights_bars_compared(rows, labels, query_label):
         title={"text": f"What “{axis_labels([query_label])[0]}” attends to", "x": 0.0},
         barmode="group",
         yaxis={"range": [0, 1], "title": "weight"},
-        xaxis={"tickangle": -60, "type": "category"},  # plotly.js thins labels to the width
+        xaxis=axes.token_axis(axis, "key") | {"autotickangles": TICK_ANGLES},
         legend={"orientation": "h", "y": 1.12, "x": 1.0, "xanchor": "right"},
         height=380,
         margin={"l": 10, "r": 10, "t": 70, "b": 10},
@@ -589,7 +604,7 @@ def stream_norms_figure(stream_norms, update_norms, labels):
         )
     for name, values in zip(("attention update", "FFN update"), update_norms, strict=True):
         fig.add_trace(go.Bar(x=axis, y=np.asarray(values, np.float32), name=name), row=1, col=2)
-    fig.update_xaxes(type="category", tickangle=-60)
+    fig.update_xaxes(axes.token_axis(axis), autotickangles=TICK_ANGLES)
     fig.update_layout(height=380, margin={"l": 10, "r": 10, "t": 50, "b": 10}, barmode="group")
     return fig
 
@@ -1028,14 +1043,16 @@ def neuron_view_figure(stages, k, labels, query_label):
         row=1,
         col=4,
     )
-    fig.update_yaxes(type="category", autorange="reversed", dtick=1)
+    height = max(360, 16 * len(labels) + 120) + 60
+    fig.update_yaxes(axes.token_axis(axis, "key", room=height - 210), autorange="reversed")
+    _title_labelled_axes_only(fig)
     fig.update_layout(
         title={"text": f"Neuron view: query “{axis_labels([query_label])[0]}”", "x": 0.0},
         barmode="group",
         showlegend=True,
         # Under the q·k bars, beside the colour bar.
         legend={"orientation": "h", "x": 0.66, "y": -0.1, "yanchor": "top"},
-        height=max(360, 16 * len(labels) + 120) + 60,
+        height=height,
         margin={"l": 10, "r": 10, "t": 70, "b": 80},
     )
     return fig
@@ -1117,7 +1134,7 @@ def centrality_figure(labels, scores, chosen, received=None, title="Centrality p
         title={"text": title, "x": 0.0},
         barmode="group",
         yaxis={"title": "share of 1", "rangemode": "tozero"},
-        xaxis={"tickangle": -60, "type": "category"},
+        xaxis=axes.token_axis(axis) | {"autotickangles": TICK_ANGLES},
         legend={"orientation": "h", "x": 0.0, "xanchor": "left", "y": 1.0, "yanchor": "bottom"},
         height=400,
         margin={"l": 10, "r": 10, "t": 80, "b": 10},
@@ -1217,6 +1234,8 @@ def line_view_figure(links, labels, heads, threshold, title, chosen=None):
     axis = axis_labels(labels)
     rows = np.arange(n)
     colour = ["#d62728" if i == chosen else "#222222" for i in rows]
+    pitch = 22 if n <= axes.FULL_LABELS_MAX else 14  # pixels from one token to the next
+    shown, step, size = axes.column_labels(axis, room=pitch * n)
     fig = go.Figure()
     for x, side, anchor in ((0.0, "query", "middle left"), (1.0, "key", "middle right")):
         fig.add_trace(
@@ -1224,11 +1243,12 @@ def line_view_figure(links, labels, heads, threshold, title, chosen=None):
                 x=np.full(n, x, dtype=np.float32),
                 y=rows.astype(np.float32),
                 mode="markers+text",
-                text=axis,
+                text=shown,
+                hovertext=axis,  # every token, labelled or not
                 textposition=anchor,
-                textfont={"color": colour, "size": 12 if n <= 64 else 10},
+                textfont={"color": colour, "size": size},
                 marker={"size": 6, "color": "#bbbbbb"},
-                hovertemplate=f"{side} %{{text}}<extra>click: keep only its lines</extra>",
+                hovertemplate=f"{side} %{{hovertext}}<extra>click: keep only its lines</extra>",
                 showlegend=False,
             )
         )
@@ -1256,12 +1276,13 @@ def line_view_figure(links, labels, heads, threshold, title, chosen=None):
     drawn = len(links.weight)
     fig.update_layout(
         title={
-            "text": f"{title}<br><sup>{drawn:,} lines: weights ≥ {threshold:g} of "
+            "text": f"{axes.titled(title, step)}<br><sup>{drawn:,} lines: weights ≥ "
+            f"{threshold:g} of "
             f"{links.considered:,} cells; the rest hold {links.omitted_mass:.0%} of the "
             "attention and are not drawn</sup>",
             "x": 0.0,
         },
-        height=int(max(320, (22 if n <= 64 else 14) * n + 110)),
+        height=int(max(320, pitch * n + 110)),
         margin={"l": 10, "r": 10, "t": 100, "b": 10},
         xaxis={"visible": False, "range": [-0.6, 1.6], "fixedrange": True},
         yaxis={"visible": False, "autorange": "reversed", "range": None, "fixedrange": True},
@@ -1269,6 +1290,6 @@ def line_view_figure(links, labels, heads, threshold, title, chosen=None):
         legend={"orientation": "h", "y": 0.0, "x": 0.5, "xanchor": "center", "yanchor": "top"},
         hovermode="closest",
         plot_bgcolor="white",
-        meta="line-view",  # the chart component keeps a hovered token's lines
+        meta=axes.LINE_VIEW,  # the chart component keeps a hovered token's lines
     )
     return fig

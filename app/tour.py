@@ -146,10 +146,9 @@ def _multi_head(settings, head, values):
     else:
         heads = max(h for h in state.divisors(settings.d_model) if h <= 4)
         run = compute.layer(settings.replace(heads=heads, scale=None))
-    # Two heads a row leave room for every token's label on the default passage.
     labels = _labels(settings)
     weights = run.attention.weights
-    figure = figures.heads_heatmaps(weights, labels, per_row=2, tick_limit=64)
+    figure = figures.heads_heatmaps(weights, labels)
     names = [f"head {h}" for h in range(weights.shape[0])]
     return figure, tables.panels(weights, names, labels, labels)
 

@@ -7,8 +7,8 @@ from app import compute, controls, equations, figures, minilm, render, state, ta
 st.title("Positional encoding")
 st.caption(
     "Attention by itself has no idea of order: shuffle the tokens and the outputs shuffle "
-    "with them. A positional encoding gives each position its own signature. Choose one in "
-    "the sidebar, under “Add positions”."
+    "with them. A positional encoding gives each position its own signature."
+    + render.control_hint(" Choose one in the sidebar, under “Add positions”.")
 )
 render.equation(equations.SINUSOIDAL)
 render.equation(equations.ROTARY)
@@ -34,8 +34,10 @@ if settings.trained:
 elif values["pe"] == "none":
     st.info(
         "With the encoding “None”, nothing is added: every position's vector is zero, so "
-        "there is no table to draw, and attention sees the tokens without their order. "
-        "Choose one under “Add positions” in the sidebar to see its table and what it changes."
+        "there is no table to draw, and attention sees the tokens without their order."
+        + render.control_hint(
+            " Choose one under “Add positions” in the sidebar to see its table and what it changes."
+        )
     )
     kinds = {}
 else:

@@ -142,8 +142,9 @@ st.header("Line view")
 st.caption(
     "BertViz's head view: each token on the left sends a line to every token on the right "
     "it attends to, one colour per head, darker and thicker for more weight. Point at a "
-    "token to see only its lines (on the right, the lines into it); click it, or pick it, "
-    "to keep them, and click it again for all."
+    "token to see only its lines (on the right, the lines into it); click it"
+    + render.control_hint(", or pick it,")
+    + " to keep them, and click it again for all."
 )
 heads, threshold = line_view.controls("pretrained_lines", n_heads, head)
 sentences = [(run, "pretrained_lines", "A" if run_b else "")]
