@@ -32,7 +32,7 @@ CHAR_WIDTH = 0.62
 SCREEN_FONT, SCREEN_MIN_FONT = 12, 8
 #: The pixels a token axis is taken to span on screen when the server cannot know it: a
 #: chart in half of a desktop page (the browser, not the server, knows the width).
-SCREEN_ROOM = 480
+SCREEN_ROOM = 420
 #: The smallest label a projector shows (presentation mode).
 PRESENT_MIN_FONT = 16
 _NOTE = re.compile(r"\s*\(?one label in \d+\)?$")
@@ -108,6 +108,7 @@ def token_axis(categories, title="", room=None, font=SCREEN_FONT, min_font=SCREE
         "tickvals": shown,
         "ticktext": shown,
         "tickfont": {"size": round(size, 1)},
+        "showgrid": False,  # a line through every bar, under every label, says nothing
         "title": {"text": titled(title, step)},
     }
 

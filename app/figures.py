@@ -1142,8 +1142,23 @@ def centrality_figure(labels, scores, chosen, received=None, title="Centrality p
     return fig
 
 
-def head_grids_compared(grid_a, grid_b, pair_a, pair_b):
-    """Two sentences' head-finder grids and their difference, side by side.
+#: The A − B colour scale of two sentences' grids runs at least this far either side of 0:
+#: stretched to its own largest entry, a change of 0.03 looked as dramatic as one of 0.5.
+CHANGE_FLOOR = 0.1
+
+
+def change_limit(change):
+    """The A − B colour scale's half-range: :data:`CHANGE_FLOOR`, or the largest change."""
+    return float(max(np.abs(change).max(initial=0.0), CHANGE_FLOOR))
+
+
+def head_grids_compared(grid_a, grid_b, pair_a, pair_b, names=("A", "B")):
+    """Two sentences' head-finder grids and their difference, side by side, with numbers.
+
+    Each grid writes its weights in its cells (two decimals, the difference signed), as
+    the single sentence's grid does. The difference is on a diverging scale symmetric
+    about 0 that runs to ± :func:`change_limit` (the floor, or the largest change), said
+    in its colour bar's title.
 
     Parameters
     ----------
@@ -1151,36 +1166,65 @@ def head_grids_compared(grid_a, grid_b, pair_a, pair_b):
         Each sentence's weight from its query token to its key token, in every head.
     pair_a, pair_b : (str, str)
         Each sentence's (query, key) labels.
+    names : (str, str)
+        What the two sentences are called (:func:`app.compare.names`: their differing
+        words, or "A" and "B").
     """
     grid_a, grid_b = np.asarray(grid_a, dtype=np.float32), np.asarray(grid_b, dtype=np.float32)
     change = np.asarray(grid_a, dtype=np.float64) - grid_b  # exact A − B of what is drawn
-    limit = float(max(np.abs(change).max(), 1e-6))
+    limit = change_limit(change)
     (qa, ka), (qb, kb) = axis_labels(pair_a), axis_labels(pair_b)
+    name_a, name_b = (html.escape(name, quote=False) for name in names)
+    letters = ("A", "B") if (name_a, name_b) == ("A", "B") else (f"A, “{name_a}”", f"B, “{name_b}”")
+    difference = "A − B" if letters[0] == "A" else f"“{name_a}” − “{name_b}”"
     fig = make_subplots(
         rows=1,
         cols=3,
         horizontal_spacing=0.07,
-        subplot_titles=[f"A: “{qa}” → “{ka}”", f"B: “{qb}” → “{kb}”", "A − B"],
+        subplot_titles=[
+            f"{letters[0]}: “{qa}” → “{ka}”",
+            f"{letters[1]}: “{qb}” → “{kb}”",
+            difference,
+        ],
     )
     x = [f"H{h}" for h in range(grid_a.shape[1])]
     y = [f"L{layer}" for layer in range(grid_a.shape[0])]
+    floor = "the floor" if limit == CHANGE_FLOOR else "the largest change"
     panels = (
-        (grid_a, WEIGHTS_SCALE, 0.0, 1.0, "A", 0.255),
-        (grid_b, WEIGHTS_SCALE, 0.0, 1.0, "B", 0.63),
-        (change, DIVERGING_SCALE, -limit, limit, "A − B", 1.0),
+        (grid_a, WEIGHTS_SCALE, 0.0, 1.0, "A", 0.255, "{:.2f}", None),
+        (grid_b, WEIGHTS_SCALE, 0.0, 1.0, "B", 0.63, "{:.2f}", "weight"),
+        (
+            change,
+            DIVERGING_SCALE,
+            -limit,
+            limit,
+            "A − B",
+            1.0,
+            "{:+.2f}",
+            f"±{limit:.2g}<br>({floor})",
+        ),
     )
-    for col, (z, scale, low, high, name, bar_x) in enumerate(panels, start=1):
+    for col, (z, scale, low, high, name, bar_x, fmt, bar_title) in enumerate(panels, start=1):
         fig.add_trace(
             go.Heatmap(
                 z=z,
                 x=x,
                 y=y,
+                text=[[fmt.format(v) for v in row] for row in z],
+                texttemplate="%{text}",
+                textfont={"size": 10},
                 colorscale=scale,
                 zmin=low,
                 zmax=high,
+                zmid=0.0 if col == 3 else None,
                 name=name,
                 showscale=col != 1,
-                colorbar={"thickness": 10, "x": bar_x, "len": 0.9},
+                colorbar={
+                    "thickness": 10,
+                    "x": bar_x,
+                    "len": 0.9,
+                    "title": {"text": bar_title, "side": "top"},
+                },
                 hovertemplate=f"{name}<br>%{{y}} %{{x}}<br>%{{z:.4f}}<extra></extra>",
             ),
             row=1,
@@ -1188,8 +1232,13 @@ def head_grids_compared(grid_a, grid_b, pair_a, pair_b):
         )
     fig.update_yaxes(autorange="reversed")
     fig.update_layout(
-        title={"text": "Which heads moved between the two sentences", "x": 0.0},
-        height=340,
+        title={
+            "text": "Which heads moved between the two sentences"
+            if letters[0] == "A"
+            else f"Which heads moved between “{name_a}” and “{name_b}”",
+            "x": 0.0,
+        },
+        height=380,
         margin={"l": 10, "r": 10, "t": 70, "b": 10},
     )
     return fig

@@ -97,16 +97,22 @@ else:
         )
     grid_b = minilm.head_grid(text_b, query_b, key_b)
     changes = bert.rank_changes(grid, grid_b)
+    names = compare.names(st.session_state["text"], text_b)
     render.chart(
         st,
         figures.head_grids_compared(
-            grid, grid_b, (labels[query], labels[key]), (run_b.labels[query_b], run_b.labels[key_b])
+            grid,
+            grid_b,
+            (labels[query], labels[key]),
+            (run_b.labels[query_b], run_b.labels[key_b]),
+            names,
         ),
         key="pretrained_compare",
-        table=tables.head_changes(changes),
+        table=tables.head_changes(changes, names),
     )
-    st.caption("The heads that moved most, A − B:")
-    st.table(tables.head_changes(changes[:8]))
+    st.caption(compare.change_note(changes, names))
+    st.caption("The heads that moved most:")
+    st.table(tables.head_changes(changes[:8], names))
     best = changes[0]
 
 st.header("Head view")
