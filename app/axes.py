@@ -33,6 +33,8 @@ SCREEN_FONT, SCREEN_MIN_FONT = 12, 8
 #: The pixels a token axis is taken to span on screen when the server cannot know it: a
 #: chart in half of a desktop page (the browser, not the server, knows the width).
 SCREEN_ROOM = 420
+#: The pixels a chart as wide as a desktop page spans (its panels share them).
+PAGE_WIDTH = 1000
 #: The smallest label a projector shows (presentation mode).
 PRESENT_MIN_FONT = 16
 _NOTE = re.compile(r"\s*\(?one label in \d+\)?$")
@@ -132,13 +134,16 @@ def text_width(labels, font):
     return CHAR_WIDTH * font * longest
 
 
-def token_axes(layout):
-    """The names of the layout's token axes (``xaxis``, ``yaxis2`` …) with their categories."""
+def token_axes(layout, drawn=True):
+    """The names of the layout's token axes (``xaxis``, ``yaxis2`` …) with their categories.
+
+    ``drawn``: only those that draw their labels (a panel sharing its neighbour's does not).
+    """
     found = {}
     for name in layout:
         if re.fullmatch(r"[xy]axis\d*", name):
             axis = layout[name]
-            if axis.categoryarray is not None and axis.showticklabels is not False:
+            if axis.categoryarray is not None and (axis.showticklabels is not False or not drawn):
                 found[name] = list(axis.categoryarray)
     return found
 
@@ -172,6 +177,8 @@ def fitted(fig, width, height, font=PRESENT_MIN_FONT):
             room = (height - widest.get("x", 0.0) - 130) * (high - low)
         title = axis.title.text if axis.title else ""
         out[name] = token_axis(categories, title, room, font, font)
+    for name in token_axes(fig.layout, drawn=False).keys() - axes.keys():
+        out[name] = {"tickfont": {"size": font}}  # not drawn: the size of those that are
     return out
 
 

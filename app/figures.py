@@ -416,7 +416,7 @@ def heads_heatmaps(
         height=height,
         margin={"l": 10, "r": 10, "t": 70, "b": 10},
     )
-    panel_width = 2 * axes.SCREEN_ROOM / cols  # the page's width is the browser's to know
+    panel_width = axes.PAGE_WIDTH / cols  # the page's width is the browser's to know
     fig.update_xaxes(axes.token_axis(axis, "key", room=panel_width), autotickangles=TICK_ANGLES)
     fig.update_yaxes(axes.token_axis(axis, "query", room=row_height - 60), autorange="reversed")
     _title_labelled_axes_only(fig)

@@ -200,6 +200,10 @@ def presentation_layout(fig, live=None):
         header_height=PRESENT_FONT + 14,
         selector={"type": "table"},
     )
+    for trace in fig.data:  # text in cells written small for a desktop's narrow columns
+        size = trace.textfont.size if "textfont" in trace else None
+        if isinstance(size, int | float) and size < axes.PRESENT_MIN_FONT:
+            trace.textfont.size = axes.PRESENT_MIN_FONT
     axes.fit(fig, viewport()[0] - 64, fig.layout.height)
 
 
