@@ -41,7 +41,8 @@ SERVER_START_TIMEOUT = 90.0
 #: (the chart component marks a chart ``data-pending`` from new data until it is drawn).
 CHARTS_DRAWN = """() => {
     const parts = document.querySelectorAll('.stBidiComponent');
-    return parts.length > 0 && [...parts].every(c => c.querySelector('.ae-scale, .ae-frames, .ae-viewport')
+    return parts.length > 0 && [...parts].every(c =>
+        c.querySelector('.ae-scale, .ae-frames, .ae-viewport')
         || (c.querySelector('.ae-chart .main-svg') && !c.querySelector('.ae-chart[data-pending]')));
 }"""
 

@@ -35,7 +35,8 @@ _SETTLED = """() => {
     const app = document.querySelector('[data-testid="stApp"]');
     if (!app || app.dataset.testScriptState !== 'notRunning') return false;
     const charts = document.querySelectorAll('.stBidiComponent');
-    return [...charts].every(c => c.querySelector('.ae-scale, .ae-frames, .ae-viewport, .ae-chart .main-svg'));
+    return [...charts].every(
+        c => c.querySelector('.ae-scale, .ae-frames, .ae-viewport, .ae-chart .main-svg'));
 }"""
 
 _CONTENT_HEIGHT = """() => {
