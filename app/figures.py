@@ -382,7 +382,7 @@ def heads_heatmaps(
     names = [f"head {h}" for h in range(n_heads)] if names is None else list(names)
     if stat is not None:
         names = [f"{name} · {value}" for name, value in zip(names, stat, strict=True)]
-    row_height = int(min(max(10 * n + 70, 240), 400))
+    row_height = int(min(max(12 * n + 70, 240), 400))
     height = rows * row_height + 150
     fig = make_subplots(
         rows=rows,
@@ -419,8 +419,17 @@ def heads_heatmaps(
     panel_width = axes.PAGE_WIDTH / cols  # the page's width is the browser's to know
     fig.update_xaxes(axes.token_axis(axis, "key", room=panel_width), autotickangles=TICK_ANGLES)
     fig.update_yaxes(axes.token_axis(axis, "query", room=row_height - 60), autorange="reversed")
-    _title_labelled_axes_only(fig)
+    # One title a side, clear of the figure's: the middle row's query axis, the first key axis.
+    titled = {_axis_name("y", rows // 2 * cols + 1), _axis_name("x", n_heads - cols + 1)}
+    for name in axes.token_axes(fig.layout, drawn=False):
+        if name not in titled:
+            fig.layout[name].title.text = None
     return fig
+
+
+def _axis_name(letter, panel):
+    """The layout name of panel ``panel``'s axis (1-based, as make_subplots numbers them)."""
+    return f"{letter}axis{panel if panel > 1 else ''}"
 
 
 def _title_labelled_axes_only(fig):
