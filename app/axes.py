@@ -3,10 +3,10 @@
 One rule for every chart with a token on each row or column, on screen, in presentation
 mode and in print (:mod:`app.export`):
 
-- every label sits on its own token's tick: the ticks are explicit (``tickvals`` and
-  ``ticktext`` computed here), never plotly.js's automatic thinning, which picks a
-  different spacing per chart and per redraw and, under rotated labels, left the largest
-  bars of a chart under their neighbours' names;
+- every label sits on its own token's tick: the ticks are explicit (``tickvals``
+  computed here), never plotly.js's automatic thinning, which picks a different spacing
+  per chart and per redraw and, under slanted labels, left the largest bars of a chart
+  under their neighbours' names;
 - up to :data:`FULL_LABELS_MAX` tokens every label is drawn, in a smaller font as the
   tokens get more (down to :data:`SCREEN_MIN_FONT`);
 - past that, or when the room the axis has (known in presentation mode and in print)
@@ -88,7 +88,8 @@ def token_axis(categories, title="", room=None, font=SCREEN_FONT, min_font=SCREE
 
     ``categoryarray`` holds every token in order (it marks the axis as a token axis, so
     :func:`fit` can lay it out again); ``tickvals`` the labelled ones, each its own
-    category, the first token first.
+    category, the first token first, written as it is named (no ``ticktext``: the names
+    are not sent twice).
 
     Parameters
     ----------
@@ -109,8 +110,7 @@ def token_axis(categories, title="", room=None, font=SCREEN_FONT, min_font=SCREE
         "categoryorder": "array",
         "categoryarray": categories,
         "tickmode": "array",
-        "tickvals": shown,
-        "ticktext": shown,
+        "tickvals": shown,  # each drawn as its category's name
         "tickfont": {"size": round(size, 1)},
         "showgrid": False,  # a line through every bar, under every label, says nothing
         "title": {"text": None if title is None else titled(title, step)},

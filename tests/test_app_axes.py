@@ -52,7 +52,6 @@ def test_up_to_64_tokens_every_label_is_drawn_on_its_own_token(n):
             axis = fig.layout[axis_name]
             assert axis.tickmode == "array", (name, axis_name)
             assert list(axis.tickvals) == categories, (name, axis_name)  # no thinning at all
-            assert list(axis.ticktext) == categories
             assert list(axis.categoryarray) == categories
             assert "one label in" not in (axis.title.text or "")
             assert axes.SCREEN_MIN_FONT <= axis.tickfont.size <= axes.SCREEN_FONT
@@ -102,7 +101,7 @@ def test_repeated_tokens_are_ticks_of_their_own():
     labels = ["the", "cat", "sat", "on", "the", "mat"]
     axis = figures.weights_bar(np.full(6, 1 / 6), labels, "the").layout.xaxis
     assert len(set(axis.tickvals)) == 6  # two "the", two positions
-    assert [text.rstrip("\u200b") for text in axis.ticktext] == labels
+    assert [text.rstrip("\u200b") for text in axis.tickvals] == labels
 
 
 @given(st.integers(1, 600), st.floats(50, 3000), st.sampled_from([8, 16]))
