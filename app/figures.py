@@ -1186,10 +1186,14 @@ def head_grids_compared(grid_a, grid_b, pair_a, pair_b, names=("A", "B")):
     name_a, name_b = (html.escape(name, quote=False) for name in names)
     letters = ("A", "B") if (name_a, name_b) == ("A", "B") else (f"A, “{name_a}”", f"B, “{name_b}”")
     difference = "A − B" if letters[0] == "A" else f"“{name_a}” − “{name_b}”"
+    # A and B side by side, their difference under them across the width: 12 columns a
+    # grid leave room for two decimals in every cell, on a desktop and on a projector.
     fig = make_subplots(
-        rows=1,
-        cols=3,
-        horizontal_spacing=0.07,
+        rows=2,
+        cols=2,
+        specs=[[{}, {}], [{"colspan": 2}, None]],
+        horizontal_spacing=0.06,
+        vertical_spacing=0.16,
         subplot_titles=[
             f"{letters[0]}: “{qa}” → “{ka}”",
             f"{letters[1]}: “{qb}” → “{kb}”",
@@ -1199,44 +1203,40 @@ def head_grids_compared(grid_a, grid_b, pair_a, pair_b, names=("A", "B")):
     x = [f"H{h}" for h in range(grid_a.shape[1])]
     y = [f"L{layer}" for layer in range(grid_a.shape[0])]
     floor = "the floor" if limit == CHANGE_FLOOR else "the largest change"
+    weights_bar = {"y": 0.79, "len": 0.42, "title": {"text": "weight", "side": "right"}}
+    change_bar = {
+        "y": 0.21,
+        "len": 0.42,
+        "title": {"text": f"±{limit:.2g} ({floor})", "side": "right"},
+    }
     panels = (
-        (grid_a, WEIGHTS_SCALE, 0.0, 1.0, "A", 0.255, "{:.2f}", None),
-        (grid_b, WEIGHTS_SCALE, 0.0, 1.0, "B", 0.63, "{:.2f}", "weight"),
+        (grid_a, (1, 1), {"colorscale": WEIGHTS_SCALE, "zmin": 0.0, "zmax": 1.0}, "A", None),
+        (grid_b, (1, 2), {"colorscale": WEIGHTS_SCALE, "zmin": 0.0, "zmax": 1.0}, "B", weights_bar),
         (
             change,
-            DIVERGING_SCALE,
-            -limit,
-            limit,
+            (2, 1),
+            {"colorscale": DIVERGING_SCALE, "zmin": -limit, "zmax": limit, "zmid": 0.0},
             "A − B",
-            1.0,
-            "{:+.2f}",
-            f"±{limit:.2g}<br>({floor})",
+            change_bar,
         ),
     )
-    for col, (z, scale, low, high, name, bar_x, fmt, bar_title) in enumerate(panels, start=1):
+    for z, (row, col), colour, name, bar in panels:
+        signed = name == "A − B"
         fig.add_trace(
             go.Heatmap(
                 z=z,
                 x=x,
                 y=y,
-                text=[[fmt.format(v) for v in row] for row in z],
+                text=[[_two_decimals(v, signed) for v in values] for values in z],
                 texttemplate="%{text}",
-                textfont={"size": 10},
-                colorscale=scale,
-                zmin=low,
-                zmax=high,
-                zmid=0.0 if col == 3 else None,
+                textfont={"size": 11},
                 name=name,
-                showscale=col != 1,
-                colorbar={
-                    "thickness": 10,
-                    "x": bar_x,
-                    "len": 0.9,
-                    "title": {"text": bar_title, "side": "top"},
-                },
+                showscale=bar is not None,
+                colorbar={"thickness": 10, **(bar or {})},
                 hovertemplate=f"{name}<br>%{{y}} %{{x}}<br>%{{z:.4f}}<extra></extra>",
+                **colour,
             ),
-            row=1,
+            row=row,
             col=col,
         )
     fig.update_yaxes(autorange="reversed")
@@ -1247,10 +1247,16 @@ def head_grids_compared(grid_a, grid_b, pair_a, pair_b, names=("A", "B")):
             else f"Which heads moved between “{name_a}” and “{name_b}”",
             "x": 0.0,
         },
-        height=380,
+        height=600,
         margin={"l": 10, "r": 10, "t": 70, "b": 10},
     )
     return fig
+
+
+def _two_decimals(value, signed=False):
+    """A cell's number: two decimals, a change signed, and no sign on a change that rounds to 0."""
+    text = f"{value:+.2f}" if signed else f"{value:.2f}"
+    return "0.00" if text in ("+0.00", "-0.00") else text
 
 
 #: One colour per head in the line view (Tableau 10, then two more), as BertViz does.

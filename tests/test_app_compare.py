@@ -81,6 +81,8 @@ def test_every_grid_writes_its_numbers():
         assert trace.texttemplate == "%{text}"
         assert np.array(trace.text).shape == (6, 12)
         assert trace.text[3][1] == fmt.format(np.float32(values[3, 1]))
+    same = figures.head_grids_compared(GRID_A, GRID_A + 1e-4, ("it", "a"), ("it", "a"))
+    assert {text for row in same.data[2].text for text in row} == {"0.00"}  # no "−0.00"
 
 
 def test_titles_and_columns_are_named_after_the_sentences():
