@@ -391,7 +391,7 @@ def heads_heatmaps(
         shared_xaxes=True,
         shared_yaxes=True,
         horizontal_spacing=0.015,
-        vertical_spacing=min(45 / height, 0.3 / max(rows - 1, 1)),
+        vertical_spacing=0.06 if rows > 1 else 0.0,  # a panel's name under the one above
     )
     axis = axis_labels(labels)
     for h in range(n_heads):
@@ -424,6 +424,8 @@ def heads_heatmaps(
     for name in axes.token_axes(fig.layout, drawn=False):
         if name not in titled:
             fig.layout[name].title.text = None
+        if fig.layout[name].showticklabels is False:
+            fig.layout[name].ticks = ""  # no marks where no labels are, nor into panel names
     return fig
 
 
