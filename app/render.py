@@ -65,6 +65,12 @@ html, body, [data-testid="stMarkdownContainer"] p { font-size: 22px; }
 }
 .st-key-presenter .stSelectbox, .st-key-presenter_query .stSelectbox { display: block !important; }
 .st-key-presenter div, .st-key-presenter_query div { font-size: 18px; }
+.st-key-presenter { flex-wrap: nowrap !important; }
+@media (max-width: 1279px) {  /* a 1024 px projector: the bar stays one line */
+  .st-key-presenter { padding-right: 300px; }
+  .st-key-presenter .st-key-layer, .st-key-presenter .st-key-head { flex: 0 0 130px !important; }
+  .st-key-presenter_query { width: 260px; }
+}
 .ae-scale { font-size: 22px; padding: 0.5rem 0; }
 .ae-scale-value { font-size: 28px; font-weight: 600; }
 .ae-scale input[type="range"] {

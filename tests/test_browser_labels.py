@@ -8,6 +8,7 @@ presenter change the layer, the head and the query token from its bar.
 
 from __future__ import annotations
 
+import itertools
 import re
 from urllib.parse import quote
 
@@ -211,3 +212,19 @@ def test_the_presenter_bar_changes_head_layer_and_query_and_the_link_follows(pag
     assert page.locator(".st-key-att_bar .gtitle").text_content() == "What “restaurant” attends to"
     assert query(page)["present"] == "1"
     assert not page.locator('[data-testid="stSidebar"]').is_visible()
+
+
+@pytest.mark.parametrize("width", [1024, 1920])
+def test_the_presenter_bar_holds_its_controls_on_one_line(page, app_url, width):
+    page.set_viewport_size({"width": width, "height": 768})
+    open_presenting(page, app_url + "/attention")
+    boxes = [
+        page.locator(f".st-key-{key}").bounding_box()
+        for key in ("leave_presentation", "layer", "head", "presenter_query")
+    ]
+    for box in boxes:
+        assert box["y"] >= 0
+        assert box["y"] + box["height"] <= 76  # inside the bar
+    for left, right in itertools.pairwise(boxes):
+        assert left["x"] + left["width"] <= right["x"]  # side by side, none over another
+    assert boxes[-1]["x"] + boxes[-1]["width"] <= width
