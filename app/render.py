@@ -2,7 +2,10 @@
 
 One place decides what a chart's toolbar exports (PNG or SVG at print resolution, with
 a file name that says the page and the settings), offers its data as CSV, and how
-presentation mode (``?present=1``: large type, no controls but the scale slider) looks.
+presentation mode (``?present=1``) looks: large type, one figure to a screen, each
+fitting the projector's screen below a presenter bar (the page's query token, the layer
+and the head), no other controls but the scale slider, and no text that points at the
+hidden ones (:func:`control_hint`).
 """
 
 from __future__ import annotations
@@ -12,20 +15,31 @@ import contextlib
 import streamlit as st
 
 import attention_explorer
-from app import equations, export, state, tables
+from app import axes, equations, export, state, tables
 
 EXPORT_FORMATS = ("png", "svg")
+#: Presentation mode's type: titles, legends and numbers; tick labels are at least
+#: :data:`app.axes.PRESENT_MIN_FONT`. A title's second line (``<sup>``) is written at
+#: this size too, not at plotly.js's 70 %.
 PRESENT_FONT = 20
-#: Presentation mode gives a heatmap's labelled rows this many pixels each, so the large
-#: type does not pile up, for at most :data:`PRESENT_MAX_ROWS` rows: past that a chart
-#: would outgrow two projector screens, and Plotly thins the labels anyway.
+#: Presentation mode gives a heatmap's labelled rows this many pixels each, up to the
+#: height of the screen below the presenter bar (:func:`present_height`).
 PRESENT_ROW = 24
 PRESENT_MAX_ROWS = 64
+#: The presenter bar's height in pixels: figures fit the screen below it.
+PRESENTER_BAR = 76
+#: The screen assumed until the browser has said its size: the smallest projector's.
+DEFAULT_VIEWPORT = (1280, 720)
+#: The key of the element that reports the browser's size, in presentation mode.
+VIEWPORT = "presenter_viewport"
 
 #: Presentation mode: hide the sidebar, the header and every input; keep figures, text,
-#: and the button that leaves the mode. The attention page's scale slider stays, sized for
-#: a projector: dragging it to watch softmax saturate is the page's demonstration. Our own
-#: CSS, with no user text in it.
+#: and the presenter bar, fixed at the top: the button that leaves the mode, the layer and
+#: the head (``st-key-presenter``), and the page's query token (``st-key-presenter_query``,
+#: wherever the page draws it). The attention page's scale slider stays, sized for a
+#: projector: dragging it to watch softmax saturate is the page's demonstration. Columns
+#: that hold charts are stacked, one figure to the screen's width. Our own CSS, with no
+#: user text in it.
 _PRESENT_CSS = """
 <style>
 [data-testid="stSidebar"], [data-testid="stSidebarCollapsedControl"],
@@ -33,8 +47,29 @@ _PRESENT_CSS = """
 .stSlider, .stSelectbox, .stMultiSelect, .stTextInput, .stTextArea, .stNumberInput, .stCheckbox,
 .stDownloadButton, [data-testid="stButtonGroup"], .stPopover, .stExpander,
 [data-testid="stDataFrame"] { display: none !important; }
-.block-container { max-width: 100% !important; padding: 1rem 2rem !important; }
+.block-container { max-width: 100% !important; padding: 92px 2rem 1rem !important; }
 html, body, [data-testid="stMarkdownContainer"] p { font-size: 22px; }
+[data-testid="stCaptionContainer"], [data-testid="stCaptionContainer"] p { font-size: 18px; }
+[data-testid="stHorizontalBlock"]:has(.stBidiComponent) { flex-direction: column !important; }
+[data-testid="stHorizontalBlock"]:has(.stBidiComponent) > [data-testid="stColumn"] {
+  width: 100% !important; flex: 1 1 auto !important;
+}
+.st-key-presenter {
+  position: fixed; top: 0; left: 0; right: 0; z-index: 999990; height: 76px;
+  padding: 10px 400px 10px 2rem; align-items: center;
+  background: var(--st-background-color, #fff); border-bottom: 1px solid #d5d7de;
+}
+.st-key-presenter_query {
+  position: fixed; top: 10px; right: 2rem; z-index: 999991; width: 340px;
+}
+.st-key-presenter .stSelectbox, .st-key-presenter_query .stSelectbox { display: block !important; }
+.st-key-presenter div, .st-key-presenter_query div { font-size: 18px; }
+.st-key-presenter { flex-wrap: nowrap !important; }
+@media (max-width: 1279px) {  /* a 1024 px projector: the bar stays one line */
+  .st-key-presenter { padding-right: 300px; }
+  .st-key-presenter .st-key-layer, .st-key-presenter .st-key-head { flex: 0 0 130px !important; }
+  .st-key-presenter_query { width: 260px; }
+}
 .ae-scale { font-size: 22px; padding: 0.5rem 0; }
 .ae-scale-value { font-size: 28px; font-weight: 600; }
 .ae-scale input[type="range"] {
@@ -94,14 +129,92 @@ def labelled_rows(fig):
     return min(max(rows, default=0), PRESENT_MAX_ROWS)
 
 
+def control_hint(text):
+    """``text``, which points at a control, or "" in presentation mode, which hides them.
+
+    For the sentences that tell the reader to choose, type or set something in the
+    sidebar or under a widget: a projector shows neither.
+    """
+    return "" if presenting() else text
+
+
 def presentation_frame():
-    """Style the page for presentation mode and offer the way out; no-op otherwise."""
+    """Style the page for presentation mode and draw the presenter bar; no-op otherwise.
+
+    Returns
+    -------
+    the presenter bar (a container, where the shared layer and head selectors go), or
+    None outside presentation mode
+    """
     if not presenting():
-        return
+        return None
     st.html(_PRESENT_CSS)
-    if st.button("Leave presentation mode", key="leave_presentation", shortcut="Esc"):
+    bar = st.container(horizontal=True, key="presenter", vertical_alignment="center")
+    if bar.button("Leave presentation mode", key="leave_presentation", shortcut="Esc"):
         del st.query_params["present"]
         st.rerun()
+    attention_explorer.chart(
+        key=VIEWPORT,
+        data={"kind": "viewport", "known": list(viewport())},
+        on_size_change=_viewport_reported,
+        height=0,
+    )
+    return bar
+
+
+def _viewport_reported():
+    """The browser said its size (first, or after a resize): lay the figures out for it."""
+    width, height = st.session_state[VIEWPORT]["size"]
+    st.session_state["_viewport"] = (int(width), int(height))
+
+
+def viewport():
+    """The browser's (width, height) in CSS pixels, as it last said; else the default."""
+    return tuple(st.session_state.get("_viewport") or DEFAULT_VIEWPORT)
+
+
+def present_height(fig):
+    """A figure's height in presentation mode: large type's room, within the screen.
+
+    A heatmap's labelled rows get :data:`PRESENT_ROW` pixels each, but no figure is taller
+    than the screen below the presenter bar: its labels are thinned instead (the rule of
+    :mod:`app.axes`).
+    """
+    room = viewport()[1] - PRESENTER_BAR - 24
+    return int(min(room, max(fig.layout.height or 0, 560, PRESENT_ROW * labelled_rows(fig) + 240)))
+
+
+def presentation_layout(fig, live=None):
+    """Lay ``fig`` out for a projector, in place: large type, the screen's size, its labels.
+
+    Every figure is as wide as the page (presentation mode stacks the columns that hold
+    charts) and fits the screen's height; token axes and the line view's columns keep
+    labels of at least :data:`app.axes.PRESENT_MIN_FONT`, thinned when they would touch.
+    ``live`` (a chart's binding to the scale's frames) gets the title as it is drawn.
+    """
+    fig.update_layout(
+        font={"size": PRESENT_FONT}, template="simple_white", height=present_height(fig)
+    )
+    if fig.layout.title.text:
+        fig.layout.title.text = _full_size(fig.layout.title.text)
+    if live and "title" in live:
+        live["title"] = _full_size(live["title"])
+    # A table's rows keep their height whatever the font: make room for the large type.
+    fig.update_traces(
+        cells_height=PRESENT_FONT + 12,
+        header_height=PRESENT_FONT + 14,
+        selector={"type": "table"},
+    )
+    for trace in fig.data:  # text in cells written small for a desktop's narrow columns
+        size = trace.textfont.size if "textfont" in trace else None
+        if isinstance(size, int | float) and size < axes.PRESENT_MIN_FONT:
+            trace.textfont.size = axes.PRESENT_MIN_FONT
+    axes.fit(fig, viewport()[0] - 64, fig.layout.height)
+
+
+def _full_size(title):
+    """A title with its second line at the title's size: plotly.js writes ``<sup>`` at 70 %."""
+    return title.replace("<sup>", "").replace("</sup>", "")
 
 
 def settings_slug(values, scale=None):
@@ -154,17 +267,7 @@ def chart(container, fig, key, table=None, *, live=None, clicks=False):
     figure_name = f"attention-explorer_{key}_{settings_slug(values, shown)}"
     fig.layout.template = None  # plotly.py's default template is 6 KB per chart; the JS themes
     if presenting():
-        fig.update_layout(
-            font={"size": PRESENT_FONT},
-            template="simple_white",
-            height=max(fig.layout.height or 0, 560, PRESENT_ROW * labelled_rows(fig) + 240),
-        )
-        # A table's rows keep their height whatever the font: make room for the large type.
-        fig.update_traces(
-            cells_height=PRESENT_FONT + 12,
-            header_height=PRESENT_FONT + 14,
-            selector={"type": "table"},
-        )
+        presentation_layout(fig, live)
     printed = export.print_layout(fig)
     config = {
         "displaylogo": False,

@@ -235,9 +235,21 @@ def summary_table(sentences, scores, chosen):
     )
 
 
-def head_changes(changes):
-    """Every head's weight in two sentences and the change, largest change first (rank 1)."""
+def head_changes(changes, names=("A", "B")):
+    """Every head's weight in two sentences and the change, largest change first (rank 1).
+
+    The weight columns are named after the sentences (``names``, their differing words:
+    "weight, too big"), and the change after both ("change, too big − too small").
+    """
     frame = pd.DataFrame([change._asdict() for change in changes])
+    a, b = names
+    frame = frame.rename(
+        columns={
+            "weight_a": f"weight, {a}",
+            "weight_b": f"weight, {b}",
+            "change": f"change, {a} − {b}",
+        }
+    )
     frame.index = pd.RangeIndex(1, len(frame) + 1, name="rank")
     return frame
 

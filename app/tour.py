@@ -261,10 +261,9 @@ def _multi_head(settings, head, values):
         run = compute.layer(settings)
     else:
         run = compute.layer(settings.replace(heads=_random_heads(settings), scale=None))
-    # Two heads a row leave room for every token's label on the default passage.
     labels = _labels(settings)
     weights = run.attention.weights
-    figure = figures.heads_heatmaps(weights, labels, per_row=2, tick_limit=64)
+    figure = figures.heads_heatmaps(weights, labels)
     names = [f"head {h}" for h in range(weights.shape[0])]
     return figure, tables.panels(weights, names, labels, labels)
 

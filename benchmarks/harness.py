@@ -42,7 +42,7 @@ SERVER_START_TIMEOUT = 90.0
 CHARTS_DRAWN = """() => {
     const parts = document.querySelectorAll('.stBidiComponent');
     return parts.length > 0 && [...parts].every(c =>
-        c.querySelector('.ae-scale, .ae-frames, .ae-page, .ae-share')
+        c.querySelector('.ae-scale, .ae-frames, .ae-page, .ae-share, .ae-viewport')
         || (c.querySelector('.ae-chart .main-svg') && !c.querySelector('.ae-chart[data-pending]')));
 }"""
 

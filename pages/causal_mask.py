@@ -10,7 +10,9 @@ render.equation(equations.CAUSAL)
 st.caption(
     "A decoder writes one token at a time, so a token may only attend to itself and to the "
     "tokens before it. Masked scores become −∞ and the softmax turns them into exactly 0."
-    " The sidebar's “Mask future tokens” switch applies the mask on every page."
+    + render.control_hint(
+        " The sidebar's “Mask future tokens” switch applies the mask on every page."
+    )
 )
 
 settings, tokenization, run = controls.layer_run()

@@ -47,7 +47,10 @@ right.selectbox("Examples", EXAMPLES, index=None, key="decoder_example", on_chan
 
 translation, problem = compute.translation(st.session_state["decoder_source"])
 if translation is None:
-    st.info(state.md_escape(problem) + " Type a date such as “the third of march 2021”.")
+    st.info(
+        state.md_escape(problem)
+        + render.control_hint(" Type a date such as “the third of march 2021”.")
+    )
     st.stop()
 if translation.unknown:
     st.warning(

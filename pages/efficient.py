@@ -14,8 +14,8 @@ st.caption(
     "Full softmax compares every query with every key: n² scores. Linear attention swaps "
     "the exponential for a kernel φ(q)·φ(k), so φ(K)ᵀV is summed once and each query reads "
     "it — O(n) work. Sparse patterns keep the softmax but let each query see only some "
-    "keys (Katharopoulos et al. 2020, §3.2; Child et al. 2019, §4.3; Beltagy et al. 2020). "
-    "The sidebar's “Mask future tokens” switch applies to every pattern."
+    "keys (Katharopoulos et al. 2020, §3.2; Child et al. 2019, §4.3; Beltagy et al. 2020)."
+    + render.control_hint(" The sidebar's “Mask future tokens” switch applies to every pattern.")
 )
 
 settings, tokenization, run = controls.layer_run()

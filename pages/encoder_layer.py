@@ -18,14 +18,15 @@ labels = tokenization.labels
 if settings.trained:
     st.caption(
         f"MiniLM's layer {settings.layer}, as trained: BERT is post-LN, so that is what "
-        "runs; pre-LN stays available with “Random (seeded)” weights. Every sub-layer has "
-        "its trained biases and LayerNorm gains."
+        "runs"
+        + render.control_hint("; pre-LN stays available with “Random (seeded)” weights")
+        + ". Every sub-layer has its trained biases and LayerNorm gains."
     )
     norm = "post"
     if settings.causal or settings.scale != state.default_scale(*state.model_shape(values)):
         st.caption(
             "This page runs the layer as the model does: unmasked, at its own scale "
-            "1/√32, whatever the sidebar's what-ifs."
+            "1/√32, whatever scale or mask the other pages try."
         )
 else:
     norm = st.segmented_control(

@@ -7,8 +7,9 @@ from app import controls, equations, figures, render, state, tables, wording
 
 st.title("Tokens → Q, K, V")
 st.caption(
-    "Type a sentence in the sidebar. It is cut into tokens, each token becomes a vector, "
-    "and three matrices turn every vector into a query, a key and a value."
+    render.control_hint("Type a sentence in the sidebar. ")
+    + "The text is cut into tokens, each token becomes a vector, and three matrices turn "
+    "every vector into a query, a key and a value."
 )
 
 settings, tokenization, run = controls.layer_run()

@@ -20,11 +20,16 @@ n_heads, n, d_head = mha.q.shape
 if settings.trained:
     st.caption(
         f"MiniLM's layer {settings.layer}: its 12 trained heads of 32 features, their real "
-        "split of Q (biases included), their concatenation and the layer's W_O (and b_O). "
-        "Choose “Random (seeded)” under Weights to set the number of heads yourself."
+        "split of Q (biases included), their concatenation and the layer's W_O (and b_O)."
+        + render.control_hint(
+            " Choose “Random (seeded)” under Weights to set the number of heads yourself."
+        )
     )
 else:
-    st.caption(controls.weights_note(settings, 0) + " Set the number of heads in the sidebar.")
+    st.caption(
+        controls.weights_note(settings, 0)
+        + render.control_hint(" Set the number of heads in the sidebar.")
+    )
 
 st.metric("Heads × features per head", f"{n_heads} × {d_head} = {n_heads * d_head}")
 render.chart(

@@ -22,7 +22,11 @@ values = state.current()
 head = controls.shared_head(run)
 st.caption(
     controls.weights_note(settings, head)
-    + ("" if settings.trained else " Choose the encoding in the sidebar, under “Add positions”.")
+    + (
+        ""
+        if settings.trained
+        else render.control_hint(" Choose the encoding in the sidebar, under “Add positions”.")
+    )
 )
 n, d_model = run.x.shape
 
@@ -40,8 +44,10 @@ if settings.trained:
 elif values["pe"] == "none":
     st.info(
         "With the encoding “None”, nothing is added: every position's vector is zero, so "
-        "there is no table to draw, and attention sees the tokens without their order. "
-        "Choose one under “Add positions” in the sidebar to see its table and what it changes."
+        "there is no table to draw, and attention sees the tokens without their order."
+        + render.control_hint(
+            " Choose one under “Add positions” in the sidebar to see its table and what it changes."
+        )
     )
     kinds = {}
 else:

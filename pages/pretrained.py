@@ -100,16 +100,22 @@ else:
         )
     grid_b = minilm.head_grid(text_b, query_b, key_b)
     changes = bert.rank_changes(grid, grid_b)
+    names = compare.names(st.session_state["text"], text_b)
     render.chart(
         st,
         figures.head_grids_compared(
-            grid, grid_b, (labels[query], labels[key]), (run_b.labels[query_b], run_b.labels[key_b])
+            grid,
+            grid_b,
+            (labels[query], labels[key]),
+            (run_b.labels[query_b], run_b.labels[key_b]),
+            names,
         ),
         key="pretrained_compare",
-        table=tables.head_changes(changes),
+        table=tables.head_changes(changes, names),
     )
-    st.caption("The heads that moved most, A − B:")
-    st.table(tables.head_changes(changes[:8]))
+    st.caption(compare.change_note(changes, names))
+    st.caption("The heads that moved most:")
+    st.table(tables.head_changes(changes[:8], names))
     best = changes[0]
 
 st.header("Head view")
@@ -145,8 +151,9 @@ st.header("Line view")
 st.caption(
     "BertViz's head view: each token on the left sends a line to every token on the right "
     "it attends to, one colour per head, darker and thicker for more weight. Point at a "
-    "token to see only its lines (on the right, the lines into it); click it, or pick it, "
-    "to keep them, and click it again for all."
+    "token to see only its lines (on the right, the lines into it); click it"
+    + render.control_hint(", or pick it,")
+    + " to keep them, and click it again for all."
 )
 heads, threshold = line_view.controls("pretrained_lines", n_heads, head)
 sentences = [(run, "pretrained_lines", "A" if run_b else "")]

@@ -42,7 +42,12 @@ if isinstance(ranking, bert.ModelUnavailableError):
     st.caption("Every other page works without the model.")
     st.stop()
 if not ranking.sentences:
-    st.info("Type or paste a document above: a few sentences, each ending with . ! or ?")
+    st.info(
+        render.control_hint(
+            "Type or paste a document above: a few sentences, each ending with . ! or ?"
+        )
+        or "The document needs a few sentences, each ending with . ! or ?"
+    )
     st.stop()
 
 sentences, n = ranking.sentences, len(ranking.sentences)

@@ -13,8 +13,8 @@ st.caption(
     "The Vision Transformer cuts an image into P×P patches, flattens each one, projects it "
     "to d_model features and adds its position (Dosovitskiy et al. 2020, eq. 1, here without "
     "the class token); from then on the patches are tokens. "
-    "Projections are random but seeded (the sidebar's d_model and seed), as in the toy text "
-    "model: the picture shows the mechanism, not what a trained ViT has learned."
+    "Projections are random but seeded, with the toy text model's d_model and seed: the "
+    "picture shows the mechanism, not what a trained ViT has learned."
 )
 
 source = st.segmented_control(

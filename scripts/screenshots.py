@@ -9,7 +9,9 @@ document would stop at the window), and saves the shot. A shot larger than
 
 Run: ``python scripts/screenshots.py [--out assets/screenshots] [--width 1280]``; with
 ``--present`` the pages open in presentation mode (``?present=1``) and the shots are named
-``<page>-present.png``.
+``<page>-present.png``: one projector screen each (16:9 at ``--width``), since the mode
+lays every figure out to fit the screen it is shown on, and a window grown to the page's
+height would be a screen no projector has.
 """
 
 from __future__ import annotations
@@ -35,8 +37,15 @@ _SETTLED = """() => {
     const app = document.querySelector('[data-testid="stApp"]');
     if (!app || app.dataset.testScriptState !== 'notRunning') return false;
     const charts = document.querySelectorAll('.stBidiComponent');
-    return [...charts].every(c =>
-        c.querySelector('.ae-scale, .ae-frames, .ae-page, .ae-share, .ae-chart .main-svg'));
+    return [...charts].every(
+        c => c.querySelector(
+            '.ae-scale, .ae-frames, .ae-page, .ae-share, .ae-viewport, .ae-chart .main-svg'));
+}"""
+
+#: Presentation mode has laid the figures out for this window (app/render.py's viewport).
+_SCREEN_KNOWN = """() => {
+    const marker = document.querySelector('.ae-viewport');
+    return !marker || marker.dataset.known === marker.dataset.size;
 }"""
 
 _CONTENT_HEIGHT = """() => {
@@ -92,8 +101,20 @@ def main():
         context = browser.new_context(viewport={"width": args.width, "height": 900})
         page = context.new_page()
         for path in args.pages or page_paths():
+            if args.present:
+                height = round(args.width * 9 / 16)
+                page.set_viewport_size({"width": args.width, "height": height})
+                page.goto(f"{url}/{path}?present=1")
+                settle(page)
+                page.wait_for_function(_SCREEN_KNOWN, polling=100)
+                settle(page)  # the run the screen's size started
+                png = compact_png(page.screenshot(), args.max_kb)
+                target = args.out / shot_name(path, args.present)
+                target.write_bytes(png)
+                print(f"{target}: {args.width}×{height}, {len(png) / 1024:.0f} KB")
+                continue
             page.set_viewport_size({"width": args.width, "height": 900})
-            page.goto(f"{url}/{path}" + ("?present=1" if args.present else ""))
+            page.goto(f"{url}/{path}")
             height = 900
             for _ in range(4):  # charts mount after the first run settles: grow until still
                 settle(page)

@@ -13,7 +13,7 @@ import contextlib
 import re
 from urllib.parse import parse_qs, urlsplit
 
-from harness import RUN_COUNTER, SETTLED_AFTER
+from harness import RUN_COUNTER, SETTLED, SETTLED_AFTER
 
 #: Any http(s) or ws(s) address that is not this machine.
 OUTSIDE = re.compile(r"^(?:http|ws)s?://(?!(?:localhost|127\.0\.0\.1)(?:[:/]|$))")
@@ -77,6 +77,26 @@ def open_app(page, url):
     page.runs_seen = 0  # a new document counts from 0
     page.goto(url)
     wait_settled(page)
+
+
+#: Presentation mode has laid its figures out for this window (``app.render.viewport``).
+SCREEN_KNOWN = """() => {
+    const marker = document.querySelector('.ae-viewport');
+    return marker !== null && marker.dataset.known === marker.dataset.size;
+}"""
+
+
+def open_presenting(page, url):
+    """Open ``url`` in presentation mode and wait until its figures fit this window.
+
+    The first run lays the figures out for the smallest projector; the browser then says
+    its size, and the run that starts draws them for it.
+    """
+    open_app(page, url + ("&" if "?" in url else "?") + "present=1")
+    page.wait_for_function(SCREEN_KNOWN, polling=100)
+    # The size is known once the run it started has begun: wait for that run to end.
+    page.wait_for_function(SETTLED, polling=100)
+    page.runs_seen = page.evaluate("window.__runs.finished")
 
 
 def wait_settled(page, charts=True):

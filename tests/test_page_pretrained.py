@@ -146,11 +146,32 @@ def test_two_sentences_draw_both_grids_their_difference_and_the_heads_that_moved
     table = at.table[0].value
     top = np.unravel_index(np.argmax(np.abs(change)), change.shape)
     assert (table["layer"].iloc[0], table["head"].iloc[0]) == tuple(int(i) for i in top)
-    assert np.abs(table["change"]).is_monotonic_decreasing
+    assert np.abs(table["change, too big − too small"]).is_monotonic_decreasing
     # the head views follow the head that moved most, for both sentences side by side
     assert at.select_slider(key="pretrained_layer").value == top[0]
     assert {"pretrained_lines", "pretrained_lines_b"} <= set(charts(at))
     assert at.query_params["text_b"] == TROPHY_B
+
+
+def test_a_minimal_pair_is_drawn_named_numbered_and_on_a_scale_with_a_floor():
+    at = open_pretrained(text=TROPHY_A, text_b=TROPHY_B)
+    figure = charts(at)["pretrained_compare"]
+    titles = [annotation["text"] for annotation in figure["layout"]["annotations"]]
+    assert titles[0].startswith("A, “too big”: ")
+    assert titles[1].startswith("B, “too small”: ")
+    assert titles[2] == "“too big” − “too small”"
+    change = chart_z(at, "pretrained_compare", 2)
+    limit = max(figures.CHANGE_FLOOR, float(np.abs(change).max()))
+    trace = figure["data"][2]
+    assert (trace["zmin"], trace["zmax"]) == pytest.approx((-limit, limit))
+    assert f"±{limit:.2g}" in trace["colorbar"]["title"]["text"]
+    for drawn in figure["data"]:  # numbers in every grid, as the single grid writes them
+        assert np.array(drawn["text"]).shape == change.shape
+    columns = list(at.table[0].value.columns)
+    assert columns[-3:] == ["weight, too big", "weight, too small", "change, too big − too small"]
+    notes = [caption.value for caption in at.caption if caption.value.startswith("What stands out")]
+    assert len(notes) == 1
+    assert f"median head moves by {np.median(np.abs(change)):.3f}" in notes[0]
 
 
 def pickers(at):

@@ -6,12 +6,13 @@
 // plotly.js is the copy served beside this file, never a CDN; importing it at the top
 // starts the 4.6 MB download when the first chart's script loads.
 //
-// Three kinds of data arrive from Python (app/render.py, app/controls.py):
+// Four kinds of data arrive from Python (app/render.py, app/controls.py):
 //   chart   {spec: figure JSON string, config, clicks: bool, live?: {...}}
 //   scale   {kind: "scale", source, label, stops, stop, placed, labels?: [text per stop] (else in frames)}
 //   frames  bytes: [uint32 header length][header JSON][pad to 8][arrays], see decodeFrames;
 //           every stop's in one element, or (past 128 tokens) one stop's per element: the
 //           current stop's and its neighbours', a release sending the stop that came in reach
+//   viewport {kind: "viewport", known: [width, height]}: presentation mode's screen, see mountViewport
 // While the slider moves, the charts whose `live` names its source show the frame of the
 // stop under the pointer: a canvas over their heatmap image shows the frame (indexing and
 // colour mapping only, no maths), bars are restyled, markers moved, titles relabelled. On
@@ -601,8 +602,8 @@ async function download(chart, gd) {
     ...print,
     font: { ...(gd.layout.font || {}), color: "#222", ...(print.font || {}) },
   };
-  for (const axis of ["xaxis", "yaxis"]) {
-    if (print[axis]) layout[axis] = { ...(gd.layout[axis] || {}), ...print[axis] };
+  for (const axis of Object.keys(print).filter((name) => /^[xy]axis\d*$/.test(name))) {
+    layout[axis] = { ...(gd.layout[axis] || {}), ...print[axis] };
   }
   const stop = frameFor(chart); // a chart drawn from frames names the stop it shows
   const frames = stop === null ? null : framesAt(source(chart.live.source), stop, chart.live.frames);
@@ -934,10 +935,40 @@ function mountSlider(component) {
   for (const chart of src.charts) schedule(chart);
 }
 
+// ---- presentation mode: the screen's size ---------------------------------------------------
+
+// Python lays presentation mode's figures out for the screen (app/render.py): say its size
+// when it differs from the size Python assumed (`known`), at first and after a resize.
+function mountViewport(component) {
+  const { data, parentElement, setStateValue } = component;
+  let marker = parentElement.querySelector(".ae-viewport");
+  if (!marker) {
+    marker = document.createElement("div");
+    marker.className = "ae-viewport";
+    parentElement.appendChild(marker);
+    let timer;
+    window.addEventListener("resize", () => {
+      clearTimeout(timer);
+      timer = setTimeout(() => marker.report(), 300);
+    });
+  }
+  marker.dataset.known = data.known.join("x");
+  marker.report = () => {
+    const size = [window.innerWidth, window.innerHeight];
+    const text = size.join("x");
+    marker.dataset.size = text;
+    if (text === marker.dataset.known || text === marker.dataset.sent) return;
+    marker.dataset.sent = text; // once per size, even if Python keeps its assumption
+    setStateValue("size", size);
+  };
+  marker.report();
+}
+
 export default function (component) {
   const { data, parentElement } = component;
   if (data instanceof Uint8Array) mountFrames(component);
   else if (data.kind === "scale") mountSlider(component);
+  else if (data.kind === "viewport") mountViewport(component);
   else mountChart(component);
   // Called when the data change as well as on unmount: free a plot only once its element
   // has really left the page.

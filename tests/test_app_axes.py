@@ -1,0 +1,144 @@
+"""Token axes (app/axes.py): every label on its own token, every one up to 64, one in k after."""
+
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+import engine
+from app import axes, figures
+
+
+def tokens(n):
+    """``n`` token labels with repeats, as a real text has them ("the" at every 5th)."""
+    return ["the" if i % 5 == 0 else f"w{i}" for i in range(n)]
+
+
+def weights(n, seed=0):
+    return engine.softmax(np.random.default_rng(seed).standard_normal((n, n)))
+
+
+def single_figures(labels):
+    """Every builder of a chart with tokens along an axis, and which axes ("x", "y") they are."""
+    n = len(labels)
+    w = weights(n)
+    run = engine.run_toy(labels, 16, 4, 0)
+    stages = engine.attention.query_stages(run.attention.q[0, 0], run.attention.k[0])
+    return {
+        "weights": (figures.attention_heatmap(w, labels), "xy"),
+        "scores": (figures.scores_heatmap(np.log(w), labels, "s"), "xy"),
+        "mask": (figures.mask_heatmap(engine.causal_mask(n), labels), "xy"),
+        "bar": (figures.weights_bar(w[0], labels, labels[0]), "x"),
+        "bars": (figures.weights_bars_compared({"a": w[0], "b": w[1]}, labels, "q"), "x"),
+        "features": (figures.token_features_heatmap(run.q, labels, "Q"), "y"),
+        "neuron": (figures.neuron_view_figure(stages, run.attention.k[0], labels, "q"), "y"),
+        "norms": (
+            figures.stream_norms_figure(np.ones((3, n)), np.ones((2, n)), labels),
+            "x",
+        ),
+    }
+
+
+@pytest.mark.parametrize("n", [6, 45, 64])
+def test_up_to_64_tokens_every_label_is_drawn_on_its_own_token(n):
+    labels = tokens(n)
+    categories = figures.axis_labels(labels)
+    for name, (fig, letters) in single_figures(labels).items():
+        labelled = [a for a in axes.token_axes(fig.layout) if a[0] in letters]  # drawn labels
+        assert {axis_name[0] for axis_name in labelled} == set(letters), name
+        for axis_name in labelled:
+            axis = fig.layout[axis_name]
+            assert axis.tickmode == "array", (name, axis_name)
+            assert list(axis.tickvals) == categories, (name, axis_name)  # no thinning at all
+            assert list(axis.categoryarray) == categories
+            assert "one label in" not in (axis.title.text or "")
+            assert axes.SCREEN_MIN_FONT <= axis.tickfont.size <= axes.SCREEN_FONT
+
+
+@pytest.mark.parametrize("n", [6, 24, 45, 100])
+def test_a_grid_of_heads_labels_its_outer_axes_on_their_own_tokens(n):
+    """Twelve small panels share their axes: labels at the left and along the bottom only,
+    thinned to the room a panel has (said on the axis), never running into a neighbour."""
+    labels = tokens(n)
+    categories = figures.axis_labels(labels)
+    run = engine.run_toy(labels, 48, 12, 0)
+    fig = figures.heads_heatmaps(run.attention.weights, labels)
+    labelled = axes.token_axes(fig.layout)
+    assert sorted(name[0] for name in labelled) == ["x"] * 4 + ["y"] * 3  # 3 rows of 4
+    steps = {}
+    for name in labelled:
+        axis = fig.layout[name]
+        step = next(s for s in range(1, n + 1) if list(axis.tickvals) == categories[::s])
+        steps.setdefault(name[0], set()).add(step)
+        assert axis.tickfont.size >= axes.SCREEN_MIN_FONT
+    titles = {name: fig.layout[name].title.text for name in labelled if fig.layout[name].title.text}
+    assert sorted(name[0] for name in titles) == ["x", "y"]  # one a side, said once
+    for name, title in titles.items():
+        (step,) = steps[name[0]]
+        assert title == axes.titled("key" if name[0] == "x" else "query", step)
+    if n <= 24:  # rows as tall as every label needs; columns as wide as a quarter page
+        assert steps["y"] == {1}
+        assert steps["x"] <= {1, 2}
+
+
+@pytest.mark.parametrize("n", [65, 130, 512])
+def test_past_64_tokens_one_label_in_k_on_its_own_token_and_said_so(n):
+    labels = tokens(n)
+    categories = figures.axis_labels(labels)
+    fig = figures.attention_heatmap(weights(n), labels)
+    k = math.ceil(n / axes.FULL_LABELS_MAX)
+    for axis in (fig.layout.xaxis, fig.layout.yaxis):
+        step = next(s for s in range(1, n) if list(axis.tickvals) == categories[::s])
+        assert step >= k
+        assert len(axis.tickvals) <= axes.FULL_LABELS_MAX
+        assert axis.title.text.endswith(f"(one label in {step})")
+    assert fig.layout.xaxis.title.text == f"key (one label in {k})"  # the width is unknown
+
+
+def test_repeated_tokens_are_ticks_of_their_own():
+    labels = ["the", "cat", "sat", "on", "the", "mat"]
+    axis = figures.weights_bar(np.full(6, 1 / 6), labels, "the").layout.xaxis
+    assert len(set(axis.tickvals)) == 6  # two "the", two positions
+    assert [text.rstrip("\u200b") for text in axis.tickvals] == labels
+
+
+@given(st.integers(1, 600), st.floats(50, 3000), st.sampled_from([8, 16]))
+def test_labels_drawn_are_far_enough_apart_and_no_fewer_than_fit(n, room, font):
+    step, size = axes.choose(n, room, font=max(font, 12), min_font=font)
+    assert size >= font
+    assert math.ceil(n / step) <= axes.FULL_LABELS_MAX
+    assert step * room / n >= axes.LABEL_PITCH * size - 1e-9  # drawn labels do not touch
+    if step > 1:  # and one step less would make them touch, or draw more than 64
+        closer = (step - 1) * room / n < axes.LABEL_PITCH * size
+        assert closer or math.ceil(n / (step - 1)) > axes.FULL_LABELS_MAX
+
+
+@pytest.mark.parametrize(("width", "height"), [(1216, 620), (1856, 980)])
+def test_a_projector_gets_labels_of_16_px_thinned_to_fit(width, height):
+    labels = tokens(45)
+    fig = figures.attention_heatmap(weights(45), labels)
+    fig.update_layout(height=height)
+    axes.fit(fig, width, height)
+    for axis in (fig.layout.xaxis, fig.layout.yaxis):
+        assert axis.tickfont.size >= axes.PRESENT_MIN_FONT
+    rows = fig.layout.yaxis
+    step = len(labels) // (len(rows.tickvals) - 1) if len(rows.tickvals) > 1 else 1
+    room = height - 130 - axes.text_width(fig.layout.xaxis.categoryarray, 16)
+    assert step * room / 45 >= axes.LABEL_PITCH * 16
+
+
+def test_the_line_view_labels_every_token_and_thins_on_a_short_screen():
+    labels = tokens(45)
+    run = engine.run_toy(labels, 16, 2, 0)
+    found = engine.attention.strong_links(run.attention.weights, 0.05)
+    fig = figures.line_view_figure(found, labels, [0, 1], 0.05, "lines")
+    assert list(fig.data[0].text) == figures.axis_labels(labels)
+    assert list(fig.data[0].hovertext) == figures.axis_labels(labels)
+    axes.fit(fig, 1216, 620)
+    shown = [text for text in fig.data[0].text if text]
+    assert 1 < len(shown) < 45  # every other one, say
+    assert fig.data[0].textfont.size >= axes.PRESENT_MIN_FONT
+    assert "one label in" in fig.layout.title.text.split("<br>")[0]
+    assert list(fig.data[1].text) == list(fig.data[0].text)  # both columns alike

@@ -1,0 +1,230 @@
+"""Axis labels and presentation mode as the browser draws them (issue #26, items 3, 4, 5).
+
+Each tick label is read where it is drawn (its SVG text's box) and matched with the bar or
+the heatmap column nearest to it: that must be its own token's. Presentation mode must fit
+every figure below its bar on a projector's screen, in type of 16 px or more, and let the
+presenter change the layer, the head and the query token from its bar.
+"""
+
+from __future__ import annotations
+
+import itertools
+import re
+from urllib.parse import quote
+
+import pytest
+from browser_support import (
+    assert_healthy,
+    open_app,
+    open_presenting,
+    query,
+    slider,
+    wait_settled,
+)
+
+from app import state, tour
+
+pytestmark = [
+    pytest.mark.browser,
+    pytest.mark.skipif(state.MINILM is None, reason="MiniLM is not installed"),
+]
+
+SCREENS = {"1280x720": (1280, 720), "1920x1080": (1920, 1080), "desktop": (1400, 1000)}
+TROPHY = (
+    "The trophy doesn't fit into the brown suitcase because it is too big.",
+    "The trophy doesn't fit into the brown suitcase because it is too small.",
+)
+
+# Every tick label of chart `key`, with the token of the bar, column or row nearest to it.
+_LABELS_AND_NEAREST = r"""(key) => {
+    const plot = document.querySelector(`.st-key-${key} .js-plotly-plot`);
+    const trace = plot._fullData[0];
+    const image = plot.querySelector('.heatmaplayer image');
+    const bars = [...plot.querySelectorAll('.barlayer .trace:first-child .point path')];
+    const out = [];
+    for (const letter of ['x', 'y']) {
+        const tokens = trace[letter];
+        if (!tokens || typeof tokens[0] !== 'string') continue;
+        let centres;
+        if (image) {  // a heatmap: equal columns (rows) across its image
+            const box = image.getBoundingClientRect();
+            const [start, size] = letter === 'x' ? [box.left, box.width] : [box.top, box.height];
+            centres = tokens.map((_, j) => start + (j + 0.5) * size / tokens.length);
+        } else if (letter === 'x' && bars.length === tokens.length) {  // a bar each
+            centres = bars.map((bar) => {
+                const box = bar.getBoundingClientRect();
+                return box.left + box.width / 2;
+            });
+        } else continue;
+        const pitch = Math.abs(centres[1] - centres[0]) || Infinity;
+        for (const text of plot.querySelectorAll(`.${letter}axislayer-above .${letter}tick text`)) {
+            const box = text.getBoundingClientRect();
+            const at = letter === 'x' ? box.left + box.width / 2 : box.top + box.height / 2;
+            const gaps = centres.map((c) => Math.abs(c - at));
+            const nearest = gaps.indexOf(Math.min(...gaps));
+            out.push({label: text.textContent, token: tokens[nearest],
+                      off: gaps[nearest] / pitch, axis: letter});
+        }
+    }
+    return out;
+}"""
+
+
+def assert_labels_on_their_tokens(page, key):
+    found = page.evaluate(_LABELS_AND_NEAREST, key)
+    assert found, key
+    wrong = [f for f in found if f["label"] != f["token"] or f["off"] > 0.5]
+    assert wrong == [], (key, wrong[:5])
+    return found
+
+
+@pytest.mark.parametrize("present", [False, True], ids=["normal", "presentation"])
+@pytest.mark.parametrize("screen", SCREENS, ids=list(SCREENS))
+def test_every_label_stands_under_its_own_bar_and_column(page, app_url, screen, present):
+    page.set_viewport_size(dict(zip(("width", "height"), SCREENS[screen], strict=True)))
+    opened = open_presenting if present else open_app
+    opened(page, app_url + "/attention")
+    assert_healthy(page)
+    bar = assert_labels_on_their_tokens(page, "att_bar")
+    assert sum(f["axis"] == "x" for f in bar) == 45  # the default passage: every label
+    if not present:
+        assert len(assert_labels_on_their_tokens(page, "att_weights")) == 90
+    assert_labels_on_their_tokens(page, "att_weights")
+
+    scale = slider(page, "att_scale")  # a step: the charts redraw from the frames
+    scale.focus()
+    scale.press("ArrowRight")
+    page.wait_for_url(re.compile(r"[?&]scale="))
+    wait_settled(page)
+    assert bar == assert_labels_on_their_tokens(page, "att_bar")  # the same labels, placed alike
+    assert_labels_on_their_tokens(page, "att_weights")
+
+    opened(page, f"{app_url}/pretrained?text={quote(TROPHY[0])}&text_b={quote(TROPHY[1])}")
+    assert_healthy(page)
+    assert_labels_on_their_tokens(page, "pretrained_bar")
+    assert_labels_on_their_tokens(page, "pretrained_heatmap")
+
+
+# Pairs of tick labels of one chart whose boxes overlap (by more than a pixel each way).
+_OVERLAPS = r"""() => [...document.querySelectorAll('.js-plotly-plot')].flatMap((plot) => {
+    const key = plot.closest("[class*='st-key-']")?.className.match(/st-key-(\S+)/)?.[1];
+    const boxes = [...plot.querySelectorAll('[class*="axislayer-above"] text')]
+        .map((t) => [t.textContent, t.getBoundingClientRect()]);
+    const hits = [];
+    boxes.forEach(([a, p], i) => boxes.slice(i + 1).forEach(([b, q]) => {
+        const w = Math.min(p.right, q.right) - Math.max(p.left, q.left);
+        const h = Math.min(p.bottom, q.bottom) - Math.max(p.top, q.top);
+        if (w > 1 && h > 1) hits.push(`${key}: ${a} / ${b}`);
+    }));
+    return hits;
+})"""
+
+
+@pytest.mark.parametrize("present", [False, True], ids=["normal", "presentation"])
+def test_no_tour_step_draws_labels_over_each_other(page, app_url, present):
+    page.set_viewport_size(
+        {"width": 1280, "height": 720} if present else {"width": 1400, "height": 1000}
+    )
+    (open_presenting if present else open_app)(page, app_url + "/tour?step=1")
+    for step in range(1, len(tour.STEPS) + 1):
+        assert query(page)["step"] == str(step)
+        assert_healthy(page)
+        assert page.evaluate(_OVERLAPS) == [], step
+        if step < len(tour.STEPS):
+            page.locator(".st-key-tour_next button").click()
+            page.wait_for_url(re.compile(rf"[?&]step={step + 1}\b"))
+            wait_settled(page)
+
+
+# Each chart's box, and the smallest type drawn in it.
+_FIGURES = r"""() => [...document.querySelectorAll('.js-plotly-plot')]
+    .filter((plot) => plot.getBoundingClientRect().height > 0)  // not in a closed expander
+    .map((plot) => {
+        const box = plot.getBoundingClientRect();
+        const sizes = [...plot.querySelectorAll('.main-svg text')]
+            .filter((t) => t.textContent.trim())
+            .map((t) => parseFloat(getComputedStyle(t).fontSize));
+        return {key: plot.closest("[class*='st-key-']")?.className.match(/st-key-(\S+)/)?.[1],
+                height: box.height, width: box.right, smallest: Math.min(...sizes)};
+    })"""
+
+
+def assert_figures_fit(page, where):
+    below_bar = page.evaluate(
+        "innerHeight - document.querySelector('.st-key-presenter').getBoundingClientRect().bottom"
+    )
+    width = page.evaluate("innerWidth")
+    figures = page.evaluate(_FIGURES)
+    assert figures, where
+    for figure in figures:
+        assert figure["height"] <= below_bar, (where, figure)
+        assert figure["width"] <= width, (where, figure)
+        assert figure["smallest"] >= 16, (where, figure)
+
+
+@pytest.mark.parametrize("screen", ["1280x720", "1920x1080"])
+def test_presentation_mode_fits_every_figure_on_the_screen_in_large_type(page, app_url, screen):
+    page.set_viewport_size(dict(zip(("width", "height"), SCREENS[screen], strict=True)))
+    for path in (
+        "/attention",
+        "/multi-head",
+        f"/pretrained?text={quote(TROPHY[0])}&text_b={quote(TROPHY[1])}",
+    ):
+        open_presenting(page, app_url + path)
+        assert_healthy(page)
+        assert_figures_fit(page, path)
+    open_presenting(page, app_url + "/tour?step=1")
+    for step in range(1, len(tour.STEPS) + 1):
+        assert_figures_fit(page, f"tour step {step}")
+        if step < len(tour.STEPS):
+            page.locator(".st-key-tour_next button").click()
+            page.wait_for_url(re.compile(rf"[?&]step={step + 1}\b"))
+            wait_settled(page)
+
+
+def choose(page, key, option):
+    """Pick ``option`` in the selectbox with widget key ``key``."""
+    box = page.locator(f".st-key-{key} input[role=combobox]")
+    box.click()
+    box.press_sequentially(option)  # filters the list, which draws only what is in view
+    page.get_by_role("option", name=option, exact=True).click()
+
+
+def test_the_presenter_bar_changes_head_layer_and_query_and_the_link_follows(page, app_url):
+    page.set_viewport_size({"width": 1280, "height": 720})
+    open_presenting(page, app_url + "/attention")
+    for key in ("leave_presentation", "layer", "head", "presenter_query"):
+        box = page.locator(f".st-key-{key}").bounding_box()
+        assert box is not None, key
+        assert box["y"] < 76, key  # in the bar at the top of the screen
+        assert box["x"] + box["width"] <= 1280, key
+    choose(page, "head", "Head 7")
+    page.wait_for_url(re.compile(r"[?&]head=7\b"))
+    wait_settled(page)
+    choose(page, "layer", "Layer 4")
+    page.wait_for_url(re.compile(r"[?&]layer=4\b"))
+    wait_settled(page)
+    choose(page, "attention_query", "Query token: restaurant (2)")
+    page.wait_for_url(re.compile(r"[?&]query=2(:|%3A)restaurant"))
+    wait_settled(page)
+    assert_healthy(page)
+    assert "MiniLM's layer 4, head 7" in page.locator('[data-testid="stMain"]').inner_text()
+    assert page.locator(".st-key-att_bar .gtitle").text_content() == "What “restaurant” attends to"
+    assert query(page)["present"] == "1"
+    assert not page.locator('[data-testid="stSidebar"]').is_visible()
+
+
+@pytest.mark.parametrize("width", [1024, 1920])
+def test_the_presenter_bar_holds_its_controls_on_one_line(page, app_url, width):
+    page.set_viewport_size({"width": width, "height": 768})
+    open_presenting(page, app_url + "/attention")
+    boxes = [
+        page.locator(f".st-key-{key}").bounding_box()
+        for key in ("leave_presentation", "layer", "head", "presenter_query")
+    ]
+    for box in boxes:
+        assert box["y"] >= 0
+        assert box["y"] + box["height"] <= 76  # inside the bar
+    for left, right in itertools.pairwise(boxes):
+        assert left["x"] + left["width"] <= right["x"]  # side by side, none over another
+    assert boxes[-1]["x"] + boxes[-1]["width"] <= width

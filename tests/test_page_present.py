@@ -1,0 +1,104 @@
+"""Presentation mode through AppTest: every figure fits a projector's screen, in large type,
+no sentence points at a hidden control, and the presenter bar sets the layer, head and query."""
+
+import re
+
+import pytest
+from apptest_support import charts, open_app
+
+from app import axes, registry, render, state, tour
+
+SCREENS = [(1280, 720), (1920, 1080)]
+TROPHY = (
+    "The trophy doesn't fit into the brown suitcase because it is too big.",
+    "The trophy doesn't fit into the brown suitcase because it is too small.",
+)
+VIEWS = [
+    ("attention", {}),
+    ("multi_head", {}),
+    ("pretrained", {"text": TROPHY[0], "text_b": TROPHY[1]}),
+    *(("tour", {"step": str(step)}) for step in range(1, len(tour.STEPS) + 1)),
+]
+needs_minilm = pytest.mark.skipif(state.MINILM is None, reason="MiniLM is not installed")
+
+
+def small_type(spec, path="figure"):
+    """Every font size below the projector's minimum in a figure spec, with where it is."""
+    found = []
+    if isinstance(spec, dict):
+        for key, value in spec.items():
+            if key.endswith("font") and isinstance(value, dict):
+                size = value.get("size")
+                sizes = size if isinstance(size, list) else [size]
+                found += [f"{path}.{key}" for s in sizes if s is not None and s < 16]
+            found += small_type(value, f"{path}.{key}")
+    elif isinstance(spec, list):
+        for i, value in enumerate(spec):
+            found += small_type(value, f"{path}[{i}]")
+    return found
+
+
+@needs_minilm
+@pytest.mark.parametrize("screen", SCREENS, ids=["1280x720", "1920x1080"])
+@pytest.mark.parametrize(
+    ("page", "query"), VIEWS, ids=[f"{p}{q.get('step', '')}" for p, q in VIEWS]
+)
+def test_every_figure_fits_the_screen_below_the_bar_in_large_type(page, query, screen):
+    query = dict(query)
+    step = {"step": query.pop("step")} if "step" in query else None  # the tour's, kept there
+    at = open_app(page, {"present": "1", **query}, page_query=step, timeout=120, _viewport=screen)
+    assert not at.exception
+    if step:
+        assert at.main.title[0].value == tour.STEPS[int(step["step"]) - 1].title
+    specs = charts(at)
+    assert specs
+    for key, spec in specs.items():
+        layout = spec["layout"]
+        assert layout["height"] <= screen[1] - render.PRESENTER_BAR, key
+        assert layout["font"]["size"] >= axes.PRESENT_MIN_FONT, key
+        assert small_type(spec) == [], key
+        assert "<sup>" not in (layout.get("title") or {}).get("text", ""), key
+        for name, axis in layout.items():
+            if re.fullmatch(r"[xy]axis\d*", name) and axis.get("categoryarray"):
+                assert axis["tickfont"]["size"] >= axes.PRESENT_MIN_FONT, (key, name)
+
+
+# What a sentence says when it sends the reader to a control.
+POINTERS = re.compile(
+    r"\b[Ss]idebar\b|under Weights|\bChoose\b|\bType (?:a|some|or)\b|\bSet the\b|pick it"
+)
+
+
+@pytest.mark.parametrize("page", [p.script for p in registry.PAGES])
+def test_no_sentence_points_at_a_control_the_projector_hides(page):
+    at = open_app(page, {"present": "1"}, timeout=120)
+    assert not at.exception
+    tour_words = {step.text for step in tour.STEPS}  # rewritten under issue #28
+    texts = [
+        element.value
+        for kind in ("caption", "markdown", "info", "warning", "error", "success")
+        for element in getattr(at.main, kind)
+        if element.value not in tour_words
+    ]
+    assert [text for text in texts if POINTERS.search(text)] == []
+
+
+def test_off_the_projector_the_pointers_stay():
+    captions = " ".join(c.value for c in open_app("multi_head", timeout=120).main.caption)
+    assert "under Weights" in captions or "in the sidebar" in captions
+
+
+@needs_minilm
+def test_the_presenter_bar_sets_layer_head_and_query_and_the_link_follows():
+    at = open_app("attention", {"present": "1"}, timeout=120)
+    assert not [s for s in at.sidebar.select_slider if s.key in ("layer", "head")]
+    assert at.selectbox(key="layer").value == state.DEFAULT_LAYER  # the bar's, same keys
+    at.selectbox(key="head").set_value(7).run()
+    at.selectbox(key="layer").set_value(4).run()
+    assert (at.query_params["head"], at.query_params["layer"]) == ("7", "4")
+    assert "MiniLM's layer 4, head 7" in " ".join(c.value for c in at.main.caption)
+    picker = at.selectbox(key="attention_query")
+    picker.set_value(2).run()
+    assert at.query_params["query"].startswith("2:")
+    assert "restaurant" in charts(at)["att_bar"]["layout"]["title"]["text"]
+    assert at.query_params["present"] == "1"
