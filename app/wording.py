@@ -19,7 +19,7 @@ SPECIAL_TOKENS = frozenset({"[CLS]", "[SEP]"})
 #: (docs/decisions.md).
 INDEXING = (
     "Layers, heads, tokens and features are numbered from 0 everywhere in the app: on "
-    "the charts, in the sidebar, in links and in the equations."
+    "the charts, in the controls, in links and in the equations."
 )
 #: Why the learned position table's colours are clipped, on its page and in the tour.
 LEARNED_POSITIONS_SCALE = (
