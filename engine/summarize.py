@@ -160,7 +160,7 @@ def embed_sentences(model, sentences, max_tokens=SENTENCE_MAX_TOKENS):
 
     Parameters
     ----------
-    model : engine.bert.MiniLM
+    model : engine.checkpoint.Model
     sentences : sequence of str, length n_sent
     max_tokens : int, at most the model's positions
 
@@ -349,7 +349,7 @@ def rank_sentences(model, text, max_sentences=None, damping=DAMPING):
 
     Parameters
     ----------
-    model : engine.bert.MiniLM
+    model : engine.checkpoint.Model
     text : str
     max_sentences : int, optional
         Rank only the first this many sentences (each is one forward pass).

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from engine import dates, seq2seq
-from engine.attention import attention_loop
+from engine.attention import attention_loop, multi_head_attention
 
 #: The README reports the held-out exact match measured by the NumPy engine; a retrained
 #: model that falls below this has regressed.
@@ -127,7 +127,7 @@ def test_cross_attention_matrix_form_equals_the_loop_per_head(model, example):
     rng = np.random.default_rng(0)
     y = rng.standard_normal((4, model.config.d_model)).astype(np.float32)
     weights = model.params["decoder"][0]["cross_attn"]
-    result = seq2seq.cross_attention(y, memory, **weights, n_heads=model.config.n_heads)
+    result = multi_head_attention(y, **weights, n_heads=model.config.n_heads, memory=memory)
     for h in range(model.config.n_heads):
         loop_weights, loop_output = attention_loop(result.q[h], result.k[h], result.v[h])
         np.testing.assert_allclose(result.heads.weights[h], loop_weights, atol=1e-5)
