@@ -151,6 +151,7 @@ def bert(ids, wte, wpe, wtt, ln_e, blocks, config):
         hidden.append(layer.output)  # [n, d_model]
         queries.append(layer.attention.q)  # [n_heads, n, d_head]
         keys.append(layer.attention.k)
+    # -> [n_layers + 1, n, d_model], [n_layers, n_heads, n, n], [n_layers, n_heads, n, d_head] x2
     return np.stack(hidden), attentions, np.stack(queries), np.stack(keys)
 
 

@@ -1,6 +1,9 @@
 """The encoder layer: LayerNorm, feed-forward, residual arrangement, post-LN against pre-LN."""
 
+import ast
 import math
+from collections import Counter
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -8,6 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
+import engine
 from engine import multi_head_attention, run_toy, softmax
 from engine.layers import encoder_layer, feed_forward, gelu, layer_norm, toy_encoder_weights
 
@@ -117,3 +121,25 @@ def test_toy_encoder_weights_are_seeded():
         assert a[part].keys() == b[part].keys()
         assert all(np.array_equal(a[part][name], b[part][name]) for name in a[part])
     assert not np.array_equal(a["ffn"]["w_1"], c["ffn"]["w_1"])
+
+
+def test_each_operation_is_defined_once_in_the_engine():
+    """One softmax, one attention, one layer: no model keeps a copy of its own."""
+    shared = {
+        "softmax",
+        "linear",
+        "layer_norm",
+        "gelu",
+        "feed_forward",
+        "scaled_dot_product_attention",
+        "multi_head_attention",
+        "encoder_layer",
+    }
+    copies = {"attention", "cross_attention"}  # the names the copies had
+    found = Counter(
+        node.name
+        for path in Path(engine.__file__).parent.glob("*.py")
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+        if isinstance(node, ast.FunctionDef) and node.name in shared | copies
+    )
+    assert found == dict.fromkeys(shared, 1)
