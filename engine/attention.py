@@ -114,9 +114,9 @@ class AttentionResult(NamedTuple):
         True where the query may attend to the key.
 
     ``scores`` (the raw ``q · kᵀ``), ``scaled`` and ``masked`` are computed from these
-    when read, with the same operations the weights came from, so the same bits: the
-    pass that makes the weights keeps one (n_q, n_k) array per head instead of two, and
-    a cached result at 500 tokens and 16 heads keeps a quarter of the bytes.
+    when read, by the operations the weights came from, so to the same bits: a pass
+    writes one (n_q, n_k) array per head, not two, and a cached result keeps one where
+    the four stages would take four (docs/benchmarks.md).
     """
 
     q: np.ndarray
@@ -188,6 +188,8 @@ def scaled_dot_product_attention(q, k, v, mask=None, scale=None, weights_out=Non
     scale = float(scale)  # a Python float keeps float32 scores float32
     mask = None if mask is None else np.asarray(mask, dtype=bool)
     weights = _dot_products(q, k, out=weights_out)  # the scores, [..., n_q, n_k]; in place:
+    if not np.issubdtype(weights.dtype, np.floating):
+        weights = weights.astype(np.float64)  # integer inputs: the softmax needs floats
     weights *= scale  # scaled,
     if mask is not None:
         np.copyto(weights, -np.inf, where=~mask)  # masked,
