@@ -4,9 +4,10 @@ Two worker processes start with the default environment (any ``*_NUM_THREADS`` v
 of the caller removed), as a notebook or a user's script would run them: one runs the
 engine's :func:`engine.bert.run_ids`, the other Hugging Face transformers' ``BertModel``
 (CPU, eager attention, ``output_attentions=True`` so both return every attention map,
-PyTorch's default threads: one per core). They take turns on the same token ids, in
-blocks (see :data:`BLOCK`), on the app's default passage (45 tokens) and on 128, 256
-and 510 tokens; the script prints each side's median, their ratio and the load average::
+PyTorch's default threads, one per core, unless ``--torch-threads`` says). They take
+turns on the same token ids, in blocks (see :data:`BLOCK`), on the app's default passage
+(45 tokens) and on 128, 256 and 510 tokens; the script prints each side's median, their
+ratio and the load average::
 
     python3 benchmarks/bench_bert.py [--runs 40] [--torch-python /tmp/torchenv/bin/python]
 
@@ -52,7 +53,7 @@ def numpy_worker(folder):
     return lambda ids: run_ids(model, ids), f"numpy {np.__version__}"
 
 
-def torch_worker(folder):
+def torch_worker(folder, threads=None):
     os.environ["HF_HUB_OFFLINE"] = "1"
     import torch
     from transformers import BertModel
@@ -62,6 +63,8 @@ def torch_worker(folder):
 
     model = BertModel.from_pretrained(folder, local_files_only=True, attn_implementation="eager")
     model.eval()
+    if threads:
+        torch.set_num_threads(threads)
 
     def forward(ids):
         with torch.inference_mode():
@@ -70,9 +73,12 @@ def torch_worker(folder):
     return forward, f"torch {torch.__version__}, {torch.get_num_threads()} threads"
 
 
-def serve(kind, folder):
+def serve(kind, folder, torch_threads):
     """A worker: read requests (ids, runs) line by line, answer each with its timings."""
-    forward, version = {"numpy": numpy_worker, "torch": torch_worker}[kind](folder)
+    if kind == "torch":
+        forward, version = torch_worker(folder, torch_threads)
+    else:
+        forward, version = numpy_worker(folder)
     print(json.dumps(version), flush=True)
     for line in sys.stdin:
         request = json.loads(line)
@@ -88,10 +94,11 @@ def serve(kind, folder):
 class Worker:
     """One side, in its own process, asked for blocks of timed runs."""
 
-    def __init__(self, python, kind, folder):
+    def __init__(self, python, kind, folder, torch_threads=None):
         env = {k: v for k, v in os.environ.items() if k not in THREAD_VARIABLES}
+        threads = ["--torch-threads", str(torch_threads)] if torch_threads else []
         self.process = subprocess.Popen(
-            [python, __file__, "--worker", kind, "--folder", str(folder)],
+            [python, __file__, "--worker", kind, "--folder", str(folder), *threads],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             text=True,
@@ -140,11 +147,14 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=40, help="timed runs per case and side")
     parser.add_argument("--torch-python", help="a Python that imports torch and transformers")
+    parser.add_argument(
+        "--torch-threads", type=int, help="PyTorch's threads (default: its own, one per core)"
+    )
     parser.add_argument("--worker", choices=("numpy", "torch"), help=argparse.SUPPRESS)
     parser.add_argument("--folder", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.worker:
-        serve(args.worker, args.folder)
+        serve(args.worker, args.folder, args.torch_threads)
         return
 
     from tokenizers import Tokenizer
@@ -161,7 +171,7 @@ def main():
     if python is None:
         print("PyTorch comparison skipped: no Python given that imports torch and transformers")
     else:
-        workers["torch"] = Worker(python, "torch", folder)
+        workers["torch"] = Worker(python, "torch", folder, args.torch_threads)
     for worker in workers.values():
         print(worker.version)
     print("load average before: {:.2f} {:.2f} {:.2f}".format(*os.getloadavg()))
