@@ -28,8 +28,7 @@ pytestmark = pytest.mark.skipif(
 
 GOLDEN = Path(__file__).parent / "data" / "minilm_golden.npz"
 NAMES = ("accents", "restaurant", "long")
-# The bound. Measured: attention 2.7e-6, last hidden state (entries reach about 6)
-# 5.4e-6, on one thread and on two.
+# The bound; measured 2.6e-6 and 5.4e-6 (docs/benchmarks.md, "Parity").
 ATTENTION_ATOL = 1e-5
 HIDDEN_ATOL = 1e-5
 
