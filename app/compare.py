@@ -196,7 +196,8 @@ def change_note(changes, names=PLAIN_NAMES):
 
     Parameters
     ----------
-    changes : list of engine.bert.HeadChange, largest first (:func:`engine.bert.rank_changes`)
+    changes : list of engine.analysis.HeadChange, largest first
+        (:func:`engine.analysis.rank_changes`)
     names : (str, str)
     """
     sizes = np.abs([change.change for change in changes])

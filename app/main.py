@@ -6,10 +6,7 @@ shows are registered in :mod:`app.registry`.
 
 import os
 
-# One BLAS thread per call, set before anything imports NumPy. The server runs each
-# session's script in a thread of its own; OpenBLAS's own threads on top of those spin
-# against each other on a small, shared machine: MiniLM's forward pass took 360 ms on
-# two BLAS threads and 30 ms on one (2 CPUs, load average 6). A value set outside wins.
+# Sessions run in threads already: NumPy's products outside the engine get one BLAS thread too.
 for _variable in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS"):
     os.environ.setdefault(_variable, "1")
 

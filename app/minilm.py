@@ -10,7 +10,7 @@ import numpy as np
 import streamlit as st
 
 from app import cache
-from engine import bert
+from engine import analysis, bert, checkpoint
 from engine.resources import MINILM_INSTALL_HINT
 from engine.toy import random_permutation
 
@@ -21,8 +21,8 @@ __all__ = ["MINILM_INSTALL_HINT", "layer_run", "layer_stages", "model", "run"]
 def model():
     """The loaded model, or the ModelUnavailableError saying how to install it."""
     try:
-        return bert.load_minilm()
-    except bert.ModelUnavailableError as error:
+        return checkpoint.load_minilm()
+    except checkpoint.ModelUnavailableError as error:
         return error
 
 
@@ -102,7 +102,7 @@ def permutation_errors(text, shuffle_seed):
     ids = run(text).ids
     permutation = random_permutation(len(ids), shuffle_seed)
     errors = {
-        kind: bert.permutation_error(model(), ids, permutation, positions=kind == "learned")
+        kind: analysis.permutation_error(model(), ids, permutation, positions=kind == "learned")
         for kind in ("learned", "none")
     }
     return permutation.tolist(), errors
@@ -111,13 +111,13 @@ def permutation_errors(text, shuffle_seed):
 @cache.bounded
 def rollout(text):
     """Attention rollout over all six layers for ``text``, shape (n, n)."""
-    return bert.attention_rollout(run(text).attentions)
+    return analysis.attention_rollout(run(text).attentions)
 
 
 @cache.bounded
 def ranked_heads(text, query, key):
     """Every head ranked by the weight from token ``query`` to token ``key``."""
-    return bert.rank_heads(run(text).attentions, query, key)
+    return analysis.rank_heads(run(text).attentions, query, key)
 
 
 def head_grid(text, query, key):

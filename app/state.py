@@ -18,7 +18,7 @@ from typing import Any
 
 import streamlit as st
 
-from engine.bert import minilm_config
+from engine.checkpoint import minilm_config
 from engine.positional import ENCODINGS
 from engine.resources import MINILM_INSTALL_HINT
 from engine.tokenize import available_tokenizers

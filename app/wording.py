@@ -207,7 +207,7 @@ def finder_answer(ranked, query_label, key_label):
 
     Parameters
     ----------
-    ranked : sequence of engine.bert.HeadWeight-like (layer, head, weight), strongest first
+    ranked : sequence of engine.analysis.HeadWeight-like (layer, head, weight), strongest first
     query_label, key_label : str
     """
     best, *others = ranked

@@ -1,34 +1,31 @@
-"""Time the NumPy MiniLM forward pass against PyTorch eager on the same machine.
+"""Time the NumPy MiniLM forward pass against PyTorch eager, each in a plain process.
 
-Runs the engine's :func:`engine.bert.run_ids` on the app's default passage (45 tokens)
-and on 128, 256 and 510 tokens, alternating (in blocks, see :data:`BLOCK`) with Hugging
-Face transformers' ``BertModel`` (CPU, eager attention, ``output_attentions=True`` so both
-return every attention map) when torch and transformers are importable, and prints the
-medians, their ratio and the load average before and after::
+Two worker processes start with the default environment (any ``*_NUM_THREADS`` variable
+of the caller removed), as a notebook or a user's script would run them: one runs the
+engine's :func:`engine.bert.run_ids`, the other Hugging Face transformers' ``BertModel``
+(CPU, eager attention, ``output_attentions=True`` so both return every attention map,
+PyTorch's default threads, one per core, unless ``--torch-threads`` says). They take
+turns on the same token ids, in blocks (see :data:`BLOCK`), on the app's default passage
+(45 tokens) and on 128, 256 and 510 tokens; the script prints each side's median, their
+ratio and the load average::
 
-    python benchmarks/bench_bert.py [--runs 60]
+    python3 benchmarks/bench_bert.py [--runs 40] [--torch-python /tmp/torchenv/bin/python]
 
-Both engines get the same cores. The engine runs as the app runs it: BLAS on one thread
-(``OPENBLAS_NUM_THREADS=1``, as ``app/main.py`` sets it), with each layer's parts (blocks
-of heads, of hidden features) on :data:`engine.bert.THREADS` threads of its own; PyTorch
-gets that many intra-op threads.
-``--threads 1`` runs both on one core. The engine uses its threads only when that many
-cores are idle (:func:`engine.bert.spare_threads`); the last column says what it chose.
+PyTorch is a development tool, never a dependency: the PyTorch side runs in the Python
+given by ``--torch-python`` (or the ``TORCH_PYTHON`` environment variable), by default
+this one, and is skipped when that Python cannot import torch and transformers. A
+virtual environment for it: ``python3 -m venv /tmp/torchenv && /tmp/torchenv/bin/pip
+install torch==2.13.0 transformers``. Figures and how they were taken: docs/benchmarks.md.
 """
 
 import argparse
+import json
 import os
-import platform
 import statistics
+import subprocess
+import sys
 import time
-
-os.environ.setdefault("HF_HUB_OFFLINE", "1")
-os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")  # as app/main.py, before NumPy loads
-
-import numpy as np
-
-from engine import bert
-from engine.bert import load_minilm, run_ids
+from pathlib import Path
 
 DEFAULT_TEXT = (
     "The restaurant refused to serve me a ham sandwich because it only cooks vegetarian "
@@ -36,37 +33,109 @@ DEFAULT_TEXT = (
     "good as the food and service."
 )
 LENGTHS = (128, 256, 510)
-#: Runs in a row per engine before switching. Each engine's worker threads keep spinning
-#: for a while after a call (OpenBLAS's for about 2**28 cycles, ~0.1 s); timed run by run
-#: in turns, the two pools fight over the cores and both look 5-10 times slower. So the
-#: engines alternate in blocks, after a pause that lets the other pool fall asleep and one
-#: untimed run.
+#: Runs in a row per side before the other takes its turn. A library's worker threads
+#: keep spinning for a while after a call (OpenBLAS's about 0.1 s); timed run by run in
+#: turns, the two would fight over the cores. So the sides alternate in blocks, after a
+#: pause that lets the other side's threads fall asleep and one untimed run.
 BLOCK = 5
 SETTLE_S = 0.3
+#: Variables that would make a worker's process other than a plain one.
+THREAD_VARIABLES = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")
 
 
-def load_reference(folder, threads):
-    try:
-        import torch
-        from transformers import BertModel
-    except ImportError as missing:
-        print(f"PyTorch comparison skipped: {missing}")
-        return None
+def numpy_worker(folder):
+    import numpy as np
+
+    from engine.bert import run_ids
+    from engine.checkpoint import load_minilm
+
+    model = load_minilm(folder)
+    return lambda ids: run_ids(model, ids), f"numpy {np.__version__}"
+
+
+def torch_worker(folder, threads=None):
+    os.environ["HF_HUB_OFFLINE"] = "1"
+    import torch
+    from transformers import BertModel
+    from transformers.utils import logging
+
+    logging.disable_progress_bar()
+
     model = BertModel.from_pretrained(folder, local_files_only=True, attn_implementation="eager")
     model.eval()
-    torch.set_num_threads(threads)  # the cores the engine's own threads use
+    if threads:
+        torch.set_num_threads(threads)
 
     def forward(ids):
         with torch.inference_mode():
             return model(torch.tensor([ids]), output_attentions=True)
 
-    print(f"torch {torch.__version__}, {torch.get_num_threads()} threads")
-    return forward
+    return forward, f"torch {torch.__version__}, {torch.get_num_threads()} threads"
 
 
-def cases(model):
-    ids = model.tokenizer.encode(DEFAULT_TEXT).ids
-    body = model.tokenizer.encode(DEFAULT_TEXT, add_special_tokens=False).ids
+def serve(kind, folder, torch_threads):
+    """A worker: read requests (ids, runs) line by line, answer each with its timings."""
+    if kind == "torch":
+        forward, version = torch_worker(folder, torch_threads)
+    else:
+        forward, version = numpy_worker(folder)
+    print(json.dumps(version), flush=True)
+    for line in sys.stdin:
+        request = json.loads(line)
+        forward(request["ids"])  # untimed: wakes the side's threads and caches
+        timings = []
+        for _ in range(request["runs"]):
+            start = time.perf_counter()
+            forward(request["ids"])
+            timings.append(time.perf_counter() - start)
+        print(json.dumps(timings), flush=True)
+
+
+class Worker:
+    """One side, in its own process, asked for blocks of timed runs."""
+
+    def __init__(self, python, kind, folder, torch_threads=None):
+        env = {k: v for k, v in os.environ.items() if k not in THREAD_VARIABLES}
+        threads = ["--torch-threads", str(torch_threads)] if torch_threads else []
+        self.process = subprocess.Popen(
+            [python, __file__, "--worker", kind, "--folder", str(folder), *threads],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+            env=env,
+        )
+        self.version = self._answer()
+
+    def _answer(self):
+        line = self.process.stdout.readline()
+        if not line:
+            raise RuntimeError(f"the worker {self.process.args} stopped")
+        return json.loads(line)
+
+    def time(self, ids, runs):
+        """``runs`` timed passes over ``ids`` after one untimed, in seconds."""
+        self.process.stdin.write(json.dumps({"ids": ids, "runs": runs}) + "\n")
+        self.process.stdin.flush()
+        return self._answer()
+
+    def close(self):
+        """End the worker: it stops when its input does."""
+        self.process.stdin.close()
+        self.process.wait(timeout=60)
+
+
+def torch_python(given):
+    """The Python that runs the PyTorch side, or None when none can import it."""
+    python = given or os.environ.get("TORCH_PYTHON") or sys.executable
+    probe = subprocess.run(
+        [python, "-c", "import torch, transformers"], capture_output=True, check=False
+    )
+    return python if probe.returncode == 0 else None
+
+
+def cases(tokenizer):
+    ids = tokenizer.encode(DEFAULT_TEXT).ids
+    body = tokenizer.encode(DEFAULT_TEXT, add_special_tokens=False).ids
     found = {"default passage": ids}
     for n in LENGTHS:
         repeated = (body * (n // len(body) + 1))[: n - 2]
@@ -74,66 +143,55 @@ def cases(model):
     return found
 
 
-def median_ms(timings):
-    return statistics.median(timings) * 1e3
-
-
-def time_once(forward, ids):
-    start = time.perf_counter()
-    forward(ids)
-    return time.perf_counter() - start
-
-
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--runs", type=int, default=60, help="timed runs per case and engine")
-    parser.add_argument("--warmup", type=int, default=5)
+    parser.add_argument("--runs", type=int, default=40, help="timed runs per case and side")
+    parser.add_argument("--torch-python", help="a Python that imports torch and transformers")
     parser.add_argument(
-        "--threads", type=int, default=bert.THREADS, help="the engine's threads and PyTorch's"
+        "--torch-threads", type=int, help="PyTorch's threads (default: its own, one per core)"
     )
+    parser.add_argument("--worker", choices=("numpy", "torch"), help=argparse.SUPPRESS)
+    parser.add_argument("--folder", help=argparse.SUPPRESS)
     args = parser.parse_args()
-    bert.THREADS = bert.PARTS = args.threads  # read on every call
+    if args.worker:
+        serve(args.worker, args.folder, args.torch_threads)
+        return
 
-    model = load_minilm()
-    reference = load_reference(model.folder, args.threads)
-    print(
-        f"numpy {np.__version__}, {platform.processor() or platform.machine()}, "
-        f"OPENBLAS_CORETYPE={os.environ.get('OPENBLAS_CORETYPE', '(unset)')}, "
-        f"OPENBLAS_NUM_THREADS={os.environ.get('OPENBLAS_NUM_THREADS', '(unset)')}, "
-        f"engine threads {bert.THREADS}"
-    )
+    from tokenizers import Tokenizer
+
+    from engine.resources import minilm_dir
+
+    folder = minilm_dir()
+    tokenizer = Tokenizer.from_file(str(Path(folder) / "tokenizer.json"))
+    tokenizer.no_padding()  # as the engine reads it: the file pads to 128
+    removed = [name for name in THREAD_VARIABLES if name in os.environ]
+    print(f"workers' environment: the default ({', '.join(removed) or 'nothing'} removed)")
+    workers = {"numpy": Worker(sys.executable, "numpy", folder)}
+    python = torch_python(args.torch_python)
+    if python is None:
+        print("PyTorch comparison skipped: no Python given that imports torch and transformers")
+    else:
+        workers["torch"] = Worker(python, "torch", folder, args.torch_threads)
+    for worker in workers.values():
+        print(worker.version)
     print("load average before: {:.2f} {:.2f} {:.2f}".format(*os.getloadavg()))
-
-    def numpy_forward(ids):
-        return run_ids(model, ids)
-
-    print(
-        f"\n{'case':<16} {'tokens':>6} {'numpy ms':>9} {'torch ms':>9} {'numpy/torch':>11} threads"
-    )
-    for name, ids in cases(model).items():
-        engines = {"numpy": numpy_forward}
-        if reference is not None:
-            engines["torch"] = reference
-        for forward in engines.values():
-            for _ in range(args.warmup):
-                forward(ids)
-        timings = {engine: [] for engine in engines}
-        for _ in range(max(args.runs // BLOCK, 1)):  # alternate: load drifts hit both alike
-            for engine, forward in engines.items():
+    print(f"\n{'case':<16} {'tokens':>6} {'numpy ms':>9} {'torch ms':>9} {'numpy/torch':>11}")
+    for name, ids in cases(tokenizer).items():
+        timings = {side: [] for side in workers}
+        for block in range(max(args.runs // BLOCK, 1)):  # alternate: load drifts hit both alike
+            order = list(workers) if block % 2 == 0 else list(reversed(workers))
+            for side in order:
                 time.sleep(SETTLE_S)
-                forward(ids)
-                timings[engine].extend(time_once(forward, ids) for _ in range(BLOCK))
-        numpy_ms = median_ms(timings["numpy"])
-        threads = bert.spare_threads(len(ids))  # what the engine chose at the end
-        if reference is None:
-            print(f"{name:<16} {len(ids):>6} {numpy_ms:>9.2f} {'-':>9} {'-':>11}")
-            continue
-        torch_ms = median_ms(timings["torch"])
-        print(
-            f"{name:<16} {len(ids):>6} {numpy_ms:>9.2f} {torch_ms:>9.2f} "
-            f"{numpy_ms / torch_ms:>11.2f} {threads:>7}"
-        )
+                timings[side] += workers[side].time(ids, BLOCK)
+        ms = {side: statistics.median(found) * 1e3 for side, found in timings.items()}
+        if "torch" in ms:
+            ratio = f"{ms['numpy'] / ms['torch']:>11.2f}"
+            print(f"{name:<16} {len(ids):>6} {ms['numpy']:>9.2f} {ms['torch']:>9.2f} {ratio}")
+        else:
+            print(f"{name:<16} {len(ids):>6} {ms['numpy']:>9.2f} {'-':>9} {'-':>11}")
     print("load average after: {:.2f} {:.2f} {:.2f}".format(*os.getloadavg()))
+    for worker in workers.values():
+        worker.close()
 
 
 if __name__ == "__main__":

@@ -17,7 +17,7 @@ import time
 
 from harness import RUN_COUNTER, SETTLED_AFTER, chromium, serve_app
 
-from engine.bert import load_minilm
+from engine.checkpoint import load_minilm
 
 DEFAULT_TEXT = (
     "The restaurant refused to serve me a ham sandwich because it only cooks vegetarian "

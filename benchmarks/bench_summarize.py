@@ -25,7 +25,7 @@ import streamlit as st
 from streamlit.testing.v1 import AppTest
 
 from app import summary
-from engine import bert
+from engine import checkpoint
 from engine import summarize as sm
 
 MAIN = str(Path(__file__).resolve().parents[1] / "app" / "main.py")
@@ -71,7 +71,7 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--repeats", type=int, default=3)
     args = parser.parse_args()
-    model = bert.load_minilm()
+    model = checkpoint.load_minilm()
     documents = {"7 sentences": summary.DEFAULT_DOCUMENT, "40 sentences": long_document()}
     print(
         f"{platform.machine()}, {os.cpu_count()} CPUs, OPENBLAS_NUM_THREADS="

@@ -1,7 +1,9 @@
 """Attention Explorer's engine: every number the app shows, in pure, stateless NumPy.
 
 No Streamlit, Plotly or pandas here; randomness only from explicit seeds; the same
-inputs give bit-identical outputs. Row convention (tokens are rows, as in the papers)
+inputs give bit-identical outputs on any machine, whatever its CPUs and threads, for
+matrix products run with BLAS on one thread (:mod:`engine.blas`). Importing or running
+the engine changes nothing else in the process. Row convention (tokens are rows, as in the papers)
 unless a module says otherwise; :mod:`engine.book` holds the textbook's column
 convention.
 

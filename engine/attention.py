@@ -12,6 +12,7 @@ from typing import NamedTuple
 
 import numpy as np
 
+from engine import blas
 from engine.positional import rotary_embedding
 
 __all__ = [
@@ -25,6 +26,7 @@ __all__ = [
     "attention_over_scales",
     "causal_mask",
     "cell_arithmetic",
+    "linear",
     "merge_heads",
     "multi_head_attention",
     "query_stages",
@@ -35,7 +37,7 @@ __all__ = [
 ]
 
 
-def softmax(x, axis=-1):
+def softmax(x, axis=-1, out=None):
     r"""Numerically stable softmax along ``axis``.
 
     .. math:: \operatorname{softmax}(x)_i = \frac{e^{x_i - m}}{\sum_j e^{x_j - m}},
@@ -53,6 +55,7 @@ def softmax(x, axis=-1):
     ----------
     x : ndarray of any shape, real; ``-inf`` marks excluded entries
     axis : int
+    out : floating ndarray of x's shape, optional; receives the result (may be ``x``)
 
     Returns
     -------
@@ -62,13 +65,34 @@ def softmax(x, axis=-1):
     if not np.issubdtype(x.dtype, np.floating):
         x = x.astype(np.float64)
     m = np.max(x, axis=axis, keepdims=True)
-    m = np.where(np.isfinite(m), m, 0.0)  # all -inf slice: shift by 0, exp gives 0s
+    m[~np.isfinite(m)] = 0.0  # all -inf slice: shift by 0, exp gives 0s
     with np.errstate(over="ignore"):  # x - m <= 0 can only overflow to -inf, and exp(-inf) = 0
-        e = x - m  # the one new array; exp and the division work in it
+        e = np.subtract(x, m, out=out)  # the one array written; exp and the division work in it
         np.exp(e, out=e)
     total = np.sum(e, axis=axis, keepdims=True)
-    # An all -inf slice is all 0 already (total 0): leave it so rather than divide 0 by 0.
-    return np.divide(e, total, out=e, where=total > 0)
+    total[total == 0] = 1.0  # an all -inf slice is all 0 already: 0/1 keeps it so, 0/0 is NaN
+    e /= total
+    return e
+
+
+@blas.one_thread
+def linear(x, w, b=None):  # [n, d_in], [d_in, d_out], [d_out] -> [n, d_out]
+    """A dense layer, ``x @ w + b`` (no bias when ``b`` is None).
+
+    Parameters
+    ----------
+    x : ndarray of shape (n, d_in)
+    w : ndarray of shape (d_in, d_out)
+    b : ndarray of shape (d_out,), optional
+
+    Returns
+    -------
+    ndarray of shape (n, d_out)
+    """
+    y = x @ w  # [n, d_in] @ [d_in, d_out] -> [n, d_out]
+    if b is not None:
+        y += b  # in place: one pass fewer over the product
+    return y
 
 
 class AttentionResult(NamedTuple):
@@ -78,8 +102,8 @@ class AttentionResult(NamedTuple):
 
     Attributes
     ----------
-    scores : ndarray of shape (..., n_q, n_k)
-        Raw dot products ``q · kᵀ``.
+    q : ndarray of shape (..., n_q, d_k)
+    k : ndarray of shape (..., n_k, d_k)
     weights : ndarray of shape (..., n_q, n_k)
         Softmax of ``masked`` over keys; each row sums to 1 (0 if fully masked).
     output : ndarray of shape (..., n_q, d_v)
@@ -89,16 +113,23 @@ class AttentionResult(NamedTuple):
     mask : bool ndarray broadcastable to (..., n_q, n_k), or None
         True where the query may attend to the key.
 
-    ``scaled`` and ``masked`` are computed from these when read, not stored: they take
-    microseconds to derive, and a cached result at 500 tokens and 16 heads keeps half
-    the bytes without them.
+    ``scores`` (the raw ``q · kᵀ``), ``scaled`` and ``masked`` are computed from these
+    when read, by the operations the weights came from, so to the same bits: a pass
+    writes one (n_q, n_k) array per head, not two, and a cached result keeps one where
+    the four stages would take four (docs/benchmarks.md).
     """
 
-    scores: np.ndarray
+    q: np.ndarray
+    k: np.ndarray
     weights: np.ndarray
     output: np.ndarray
     scale: float
     mask: np.ndarray | None = None
+
+    @property
+    def scores(self):
+        """Raw dot products ``q · kᵀ``, shape (..., n_q, n_k)."""
+        return _dot_products(self.q, self.k)
 
     @property
     def scaled(self):
@@ -113,7 +144,13 @@ class AttentionResult(NamedTuple):
         return np.where(self.mask, self.scaled, -np.inf)
 
 
-def scaled_dot_product_attention(q, k, v, mask=None, scale=None):
+@blas.one_thread
+def _dot_products(q, k, out=None):  # [..., n_q, d_k], [..., n_k, d_k] -> [..., n_q, n_k]
+    return np.matmul(q, np.swapaxes(k, -1, -2), out=out)
+
+
+@blas.one_thread
+def scaled_dot_product_attention(q, k, v, mask=None, scale=None, weights_out=None):
     r"""Scaled dot-product attention (Vaswani et al. 2017, eq. 1).
 
     .. math:: \operatorname{Attention}(Q, K, V) =
@@ -131,6 +168,8 @@ def scaled_dot_product_attention(q, k, v, mask=None, scale=None):
         True where the query may attend to the key.
     scale : float, optional
         Factor that multiplies ``q · kᵀ``; default ``1/√d_k``.
+    weights_out : ndarray of shape (..., n_q, n_k), optional
+        Receives the weights (a model's pass keeps every layer's in one array).
 
     Returns
     -------
@@ -146,14 +185,17 @@ def scaled_dot_product_attention(q, k, v, mask=None, scale=None):
         )
     if scale is None:
         scale = 1.0 / np.sqrt(d_k)
-    scale = float(scale)
+    scale = float(scale)  # a Python float keeps float32 scores float32
     mask = None if mask is None else np.asarray(mask, dtype=bool)
-    scores = q @ np.swapaxes(k, -1, -2)  # [..., n_q, d_k] @ [..., d_k, n_k] -> [..., n_q, n_k]
-    scaled = scores * scale
-    masked = scaled if mask is None else np.where(mask, scaled, -np.inf)
-    weights = softmax(masked, axis=-1)
+    weights = _dot_products(q, k, out=weights_out)  # the scores, [..., n_q, n_k]; in place:
+    if not np.issubdtype(weights.dtype, np.floating):
+        weights = weights.astype(np.float64)  # integer inputs: the softmax needs floats
+    weights *= scale  # scaled,
+    if mask is not None:
+        np.copyto(weights, -np.inf, where=~mask)  # masked,
+    softmax(weights, axis=-1, out=weights)  # and the weights
     output = weights @ v  # [..., n_q, n_k] @ [..., n_k, d_v] -> [..., n_q, d_v]
-    return AttentionResult(scores, weights, output, scale, mask)
+    return AttentionResult(q, k, weights, output, scale, mask)
 
 
 class ScaleSweep(NamedTuple):
@@ -177,6 +219,7 @@ class ScaleSweep(NamedTuple):
     output: np.ndarray
 
 
+@blas.one_thread
 def attention_over_scales(q, k, v, scales, mask=None):
     r"""Scaled dot-product attention for every scale in ``scales``, in one vectorised call.
 
@@ -304,14 +347,15 @@ class MultiHeadResult(NamedTuple):
 
     Attributes
     ----------
-    q, k, v : ndarray of shape (n_heads, n, d_head)
-        Per-head projections (after rotary encoding, when it is on).
+    q : ndarray of shape (n_heads, n_q, d_head)
+    k, v : ndarray of shape (n_heads, n_k, d_head)
+        Per-head projections, biases added (after rotary encoding, when it is on).
     heads : AttentionResult
         Each field has a leading ``n_heads`` dimension.
-    concat : ndarray of shape (n, d_model)
+    concat : ndarray of shape (n_q, d_model)
         Head outputs concatenated in head order.
-    output : ndarray of shape (n, d_model)
-        ``concat @ w_o``.
+    output : ndarray of shape (n_q, d_model)
+        ``concat @ w_o + b_o``.
     """
 
     q: np.ndarray
@@ -327,41 +371,63 @@ class MultiHeadResult(NamedTuple):
         return self.heads.weights
 
 
-def multi_head_attention(x, w_q, w_k, w_v, w_o, n_heads, mask=None, scale=None, rotary=False):
-    r"""Multi-head self-attention (Vaswani et al. 2017, section 3.2.2).
+@blas.one_thread
+def multi_head_attention(
+    x,
+    w_q,
+    w_k,
+    w_v,
+    w_o,
+    n_heads,
+    mask=None,
+    scale=None,
+    rotary=False,
+    b_q=None,
+    b_k=None,
+    b_v=None,
+    b_o=None,
+    memory=None,
+    weights_out=None,
+):
+    r"""Multi-head attention (Vaswani et al. 2017, section 3.2.2): self- or cross-attention.
 
     .. math:: \operatorname{MultiHead}(X) = \operatorname{Concat}(\text{head}_1, \dots,
-              \text{head}_h)\,W^O,\quad \text{head}_i =
-              \operatorname{Attention}(XW^Q_i, XW^K_i, XW^V_i)
+              \text{head}_h)\,W^O + b^O,\quad \text{head}_i =
+              \operatorname{Attention}(XW^Q_i + b^Q_i, XW^K_i + b^K_i, XW^V_i + b^V_i)
 
     ``W^Q_i`` is the ``i``-th block of ``d_head`` columns of ``w_q`` (likewise K, V).
+    With ``memory`` the keys and values come from it instead of ``x``: the decoder's
+    cross-attention (section 3.2.3), whose queries are the decoder's tokens.
 
     Parameters
     ----------
-    x : ndarray of shape (n, d_model)
+    x : ndarray of shape (n_q, d_model)
     w_q, w_k, w_v, w_o : ndarray of shape (d_model, d_model), applied as ``x @ w``
     n_heads : int, a divisor of d_model
-    mask : bool ndarray broadcastable to (n, n), optional
+    mask : bool ndarray broadcastable to (n_q, n_k), optional
     scale : float, optional; default ``1/√d_head``
     rotary : bool
         Rotate each head's queries and keys by their position (RoPE) before the
         dot products.
+    b_q, b_k, b_v, b_o : ndarray of shape (d_model,), optional; no bias when None
+    memory : ndarray of shape (n_k, d_model), optional; default ``x`` (self-attention)
+    weights_out : ndarray of shape (n_heads, n_q, n_k), optional; receives the weights
 
     Returns
     -------
     MultiHeadResult
     """
     x = np.asarray(x)
-    d_model = x.shape[-1]
-    _check_heads(d_model, n_heads)
-    q = split_heads(x @ w_q, n_heads)  # [n, d_model] -> [n_heads, n, d_head]
-    k = split_heads(x @ w_k, n_heads)
-    v = split_heads(x @ w_v, n_heads)
+    memory = x if memory is None else np.asarray(memory)
+    _check_heads(x.shape[-1], n_heads)
+    q = split_heads(linear(x, w_q, b_q), n_heads)  # [n_q, d_model] -> [n_heads, n_q, d_head]
+    k = split_heads(linear(memory, w_k, b_k), n_heads)  # [n_k, d_model] -> [n_heads, n_k, d_head]
+    v = split_heads(linear(memory, w_v, b_v), n_heads)
     if rotary:
         q, k = rotary_embedding(q), rotary_embedding(k)
-    heads = scaled_dot_product_attention(q, k, v, mask=mask, scale=scale)
-    concat = merge_heads(heads.output)  # [n_heads, n, d_head] -> [n, d_model]
-    return MultiHeadResult(q, k, v, heads, concat, concat @ w_o)
+    heads = scaled_dot_product_attention(q, k, v, mask=mask, scale=scale, weights_out=weights_out)
+    concat = merge_heads(heads.output)  # [n_heads, n_q, d_head] -> [n_q, d_model]
+    return MultiHeadResult(q, k, v, heads, concat, linear(concat, w_o, b_o))
 
 
 class QueryStages(NamedTuple):
@@ -443,6 +509,7 @@ class CellArithmetic(NamedTuple):
     output: np.ndarray
 
 
+@blas.one_thread
 def cell_arithmetic(q, k, v, i, j, scale=None, mask=None):
     r"""One weight of the attention matrix worked out by hand: what a clicked cell shows.
 

@@ -26,6 +26,7 @@ from typing import NamedTuple
 
 import numpy as np
 
+from engine import blas
 from engine.attention import causal_mask, scaled_dot_product_attention
 
 __all__ = [
@@ -273,6 +274,7 @@ class Pattern(NamedTuple):
     mask: np.ndarray
 
 
+@blas.one_thread
 def attention_patterns(q, k, v, window, stride, causal=False, scale=None):
     """Full softmax, linear attention and three sparse patterns on one head's Q, K, V.
 

@@ -1,9 +1,18 @@
-"""A transformer encoder layer: attention and feed-forward sub-layers with residuals and LayerNorm.
+"""The transformer encoder layer every model here runs: the toy model, MiniLM, the translator.
 
 Post-LN is the original arrangement (Vaswani et al. 2017, section 3.1):
 ``x ← LN(x + Sublayer(x))``. Pre-LN (Xiong et al. 2020, "On Layer Normalization in the
 Transformer Architecture") normalises the sub-layer's input instead,
-``x ← x + Sublayer(LN(x))``, leaving the residual stream itself un-normalised.
+``x ← x + Sublayer(LN(x))``, leaving the residual stream itself un-normalised; GPT-2 is
+pre-LN, BERT post-LN.
+
+A layer's parameters are a mapping named as :func:`encoder_layer`'s arguments, passed
+with ``**`` as picoGPT (jaymody/picoGPT) passes its blocks: ``attn`` holds ``w_q``,
+``w_k``, ``w_v``, ``w_o`` and optionally their biases ``b_q``…``b_o`` (see
+:func:`engine.attention.multi_head_attention`); ``ffn`` holds ``w_1``, ``b_1``, ``w_2``,
+``b_2``; ``ln_1`` and ``ln_2`` hold a LayerNorm's gain ``g`` and bias ``b``, or nothing
+for an untrained one. Beyond the dimension vocabulary of :mod:`engine`, ``d_ff`` counts
+the features inside the feed-forward block.
 """
 
 from __future__ import annotations
@@ -12,15 +21,19 @@ from typing import NamedTuple
 
 import numpy as np
 
-from engine.attention import MultiHeadResult, multi_head_attention
+from engine import blas
+from engine.attention import MultiHeadResult, linear, multi_head_attention
 from engine.toy import toy_weights
 
 __all__ = [
+    "ACTIVATIONS",
     "EncoderLayerResult",
-    "EncoderWeights",
     "encoder_layer",
+    "erf",
     "feed_forward",
+    "gelu",
     "layer_norm",
+    "relu",
     "toy_encoder_weights",
 ]
 
@@ -54,52 +67,127 @@ def layer_norm(x, g=None, b=None, eps=1e-5):
     return out
 
 
-def feed_forward(x, w_1, b_1, w_2, b_2):
+def relu(x):
+    r"""The rectifier of the original transformer's feed-forward block, ``max(0, x)``."""
+    return np.maximum(x, 0.0)
+
+
+# Rational approximation erf(x) ≈ x·P(x²)/Q(x²) on [-4, 4], the one Eigen and XLA use for
+# float32 erf; within 4.4e-7 of math.erf in float32 (docs/benchmarks.md); beyond ±4, erf
+# is ±1 to within 1.6e-8.
+_ERF_P = (
+    -2.72614225801306e-10,
+    2.77068142495902e-08,
+    -2.10102402082508e-06,
+    -5.69250639462346e-05,
+    -7.34990630326855e-04,
+    -2.95459980854025e-03,
+    -1.60960333262415e-02,
+)
+_ERF_Q = (
+    -1.45660718464996e-05,
+    -2.13374055278905e-04,
+    -1.68282697438203e-03,
+    -7.37332916720468e-03,
+    -1.42647390514189e-02,
+)
+
+
+def erf(x):
+    r"""The error function in float32.
+
+    .. math:: \operatorname{erf}(x) = \frac{2}{\sqrt\pi}\int_0^x e^{-t^2}\,dt
+              \approx x\,\frac{P(x^2)}{Q(x^2)}
+
+    NumPy has no erf, and ``math.erf`` one element at a time is far too slow.
+
+    Parameters
+    ----------
+    x : float32 ndarray of any shape
+
+    Returns
+    -------
+    float32 ndarray of the same shape
+    """
+    x = np.clip(x, -4.0, 4.0)
+    x2 = x * x
+    p = _horner(_ERF_P, x2, np.empty_like(x2))
+    p *= x
+    p /= _horner(_ERF_Q, x2, x)  # x is spent: reuse its memory for Q
+    return p
+
+
+def _horner(coefficients, t, out):
+    """``c₀ tᵏ + c₁ tᵏ⁻¹ + … + cₖ`` by Horner's rule, in ``out``: one pass per step."""
+    np.multiply(t, coefficients[0], out=out)
+    out += coefficients[1]
+    for c in coefficients[2:]:
+        out *= t
+        out += c
+    return out
+
+
+def gelu(x):
+    r"""GELU (Hendrycks & Gimpel 2016), the exact erf form BERT uses, not the tanh one.
+
+    .. math:: \operatorname{GELU}(x) = x\,\Phi(x) = \tfrac{x}{2}\left(1 +
+              \operatorname{erf}(x/\sqrt2)\right)
+
+    Parameters
+    ----------
+    x : float32 ndarray of any shape
+
+    Returns
+    -------
+    float32 ndarray of the same shape
+    """
+    y = erf(x * 0.7071067811865476)  # Python floats keep float32 arrays float32
+    y += 1.0
+    y *= x
+    y *= 0.5
+    return y
+
+
+#: The feed-forward activations by the names checkpoints' config.json files give them.
+ACTIVATIONS = {"relu": relu, "gelu": gelu}
+
+
+def feed_forward(x, w_1, b_1, w_2, b_2, activation=relu):
     r"""Position-wise feed-forward network (Vaswani et al. 2017, eq. 2).
 
-    .. math:: \operatorname{FFN}(x) = \max(0,\ x W_1 + b_1)\, W_2 + b_2
+    .. math:: \operatorname{FFN}(x) = f(x W_1 + b_1)\, W_2 + b_2,
+              \quad f = \operatorname{ReLU}\ \text{(the paper)},\ \operatorname{GELU}\ \text{(BERT)}
 
     Parameters
     ----------
     x : ndarray of shape (n, d_model)
     w_1 : ndarray of shape (d_model, d_ff); b_1 : ndarray of shape (d_ff,)
     w_2 : ndarray of shape (d_ff, d_model); b_2 : ndarray of shape (d_model,)
+    activation : callable, elementwise
 
     Returns
     -------
-    hidden : ndarray of shape (n, d_ff), after the ReLU
+    hidden : ndarray of shape (n, d_ff), after the activation
     out : ndarray of shape (n, d_model)
     """
-    hidden = np.maximum(x @ w_1 + b_1, 0.0)  # [n, d_model] @ [d_model, d_ff] -> [n, d_ff]
-    return hidden, hidden @ w_2 + b_2  # -> [n, d_model]
-
-
-class EncoderWeights(NamedTuple):
-    """Parameters of one encoder layer (LayerNorm gains 1 and biases 0 when untrained)."""
-
-    w_q: np.ndarray
-    w_k: np.ndarray
-    w_v: np.ndarray
-    w_o: np.ndarray
-    w_1: np.ndarray
-    b_1: np.ndarray
-    w_2: np.ndarray
-    b_2: np.ndarray
+    hidden = activation(linear(x, w_1, b_1))  # [n, d_model] -> [n, d_ff]
+    return hidden, linear(hidden, w_2, b_2)  # [n, d_ff] -> [n, d_model]
 
 
 def toy_encoder_weights(d_model, d_ff, seed):
     """Seeded random encoder weights; attention weights are those of :func:`toy_weights`.
 
-    FFN weights are N(0, 1/fan_in), biases zero.
+    FFN weights are N(0, 1/fan_in), biases zero; the LayerNorms have no gain or bias.
 
     Returns
     -------
-    EncoderWeights
+    dict with ``attn``, ``ln_1``, ``ffn``, ``ln_2``, as :func:`encoder_layer` takes them
     """
     rng = np.random.default_rng([int(seed), int(d_model), int(d_ff), 1])
     w_1 = rng.standard_normal((d_model, d_ff)) / np.sqrt(d_model)
     w_2 = rng.standard_normal((d_ff, d_model)) / np.sqrt(d_ff)
-    return EncoderWeights(*toy_weights(d_model, seed), w_1, np.zeros(d_ff), w_2, np.zeros(d_model))
+    ffn = {"w_1": w_1, "b_1": np.zeros(d_ff), "w_2": w_2, "b_2": np.zeros(d_model)}
+    return {"attn": toy_weights(d_model, seed)._asdict(), "ln_1": {}, "ffn": ffn, "ln_2": {}}
 
 
 class EncoderLayerResult(NamedTuple):
@@ -107,9 +195,9 @@ class EncoderLayerResult(NamedTuple):
 
     Attributes
     ----------
-    streams : ndarray of shape (3, n, d_model)
+    x, h, y : ndarray of shape (n, d_model)
         The residual stream: the input, after the attention sub-layer, after the FFN
-        sub-layer (the layer's output).
+        sub-layer (the layer's output), as named in :func:`encoder_layer`'s equations.
     attention : MultiHeadResult
     attention_update : ndarray of shape (n, d_model)
         What the attention sub-layer added to the stream (before any post-LN).
@@ -118,7 +206,9 @@ class EncoderLayerResult(NamedTuple):
         What the FFN sub-layer added to the stream (before any post-LN).
     """
 
-    streams: np.ndarray
+    x: np.ndarray
+    h: np.ndarray
+    y: np.ndarray
     attention: MultiHeadResult
     attention_update: np.ndarray
     ffn_hidden: np.ndarray
@@ -126,8 +216,13 @@ class EncoderLayerResult(NamedTuple):
 
     @property
     def output(self):
-        """The layer's output, shape (n, d_model)."""
-        return self.streams[-1]
+        """The layer's output ``y``, shape (n, d_model)."""
+        return self.y
+
+    @property
+    def streams(self):
+        """The stream at each stage, ``x``, ``h``, ``y``, shape (3, n, d_model)."""
+        return np.stack([self.x, self.h, self.y])
 
     @property
     def stream_norms(self):
@@ -140,32 +235,57 @@ class EncoderLayerResult(NamedTuple):
         return np.linalg.norm(np.stack([self.attention_update, self.ffn_update]), axis=-1)
 
 
-def encoder_layer(x, weights, n_heads, mask=None, norm_first=False):
+@blas.one_thread
+def encoder_layer(
+    x,
+    attn,
+    ln_1,
+    ffn,
+    ln_2,
+    n_heads,
+    activation=relu,
+    norm_first=False,
+    eps=1e-5,
+    mask=None,
+    weights_out=None,
+):
     r"""One transformer encoder layer, post-LN or pre-LN.
 
-    .. math:: \text{post-LN:}\quad h = \operatorname{LN}(x + \operatorname{MHA}(x)),\quad
-              y = \operatorname{LN}(h + \operatorname{FFN}(h))
+    .. math:: \text{post-LN:}\quad h = \operatorname{LN}_1(x + \operatorname{MHA}(x)),\quad
+              y = \operatorname{LN}_2(h + \operatorname{FFN}(h))
 
-    .. math:: \text{pre-LN:}\quad h = x + \operatorname{MHA}(\operatorname{LN}(x)),\quad
-              y = h + \operatorname{FFN}(\operatorname{LN}(h))
+    .. math:: \text{pre-LN:}\quad h = x + \operatorname{MHA}(\operatorname{LN}_1(x)),\quad
+              y = h + \operatorname{FFN}(\operatorname{LN}_2(h))
 
     Parameters
     ----------
     x : ndarray of shape (n, d_model)
-    weights : EncoderWeights
+    attn, ln_1, ffn, ln_2 : mappings of the layer's parameters (see the module's docstring)
     n_heads : int
-    mask : bool ndarray of shape (n, n), optional
+    activation : callable, the feed-forward's (:data:`ACTIVATIONS`)
     norm_first : bool, pre-LN when true
+    eps : float, the LayerNorms' ε
+    mask : bool ndarray of shape (n, n), optional
+    weights_out : ndarray of shape (n_heads, n, n), optional; receives the attention weights
 
     Returns
     -------
     EncoderLayerResult
     """
-    w = weights
-    attn_in = layer_norm(x) if norm_first else x
-    attention = multi_head_attention(attn_in, w.w_q, w.w_k, w.w_v, w.w_o, n_heads, mask=mask)
-    h = x + attention.output if norm_first else layer_norm(x + attention.output)
-    ffn_in = layer_norm(h) if norm_first else h
-    hidden, ffn_out = feed_forward(ffn_in, w.w_1, w.b_1, w.w_2, w.b_2)
-    y = h + ffn_out if norm_first else layer_norm(h + ffn_out)
-    return EncoderLayerResult(np.stack([x, h, y]), attention, attention.output, hidden, ffn_out)
+    attention = multi_head_attention(
+        layer_norm(x, **ln_1, eps=eps) if norm_first else x,
+        **attn,
+        n_heads=n_heads,
+        mask=mask,
+        weights_out=weights_out,
+    )
+    h = x + attention.output
+    if not norm_first:
+        h = layer_norm(h, **ln_1, eps=eps)
+    hidden, update = feed_forward(
+        layer_norm(h, **ln_2, eps=eps) if norm_first else h, **ffn, activation=activation
+    )
+    y = h + update
+    if not norm_first:
+        y = layer_norm(y, **ln_2, eps=eps)
+    return EncoderLayerResult(x, h, y, attention, attention.output, hidden, update)

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from engine import blas
+
 __all__ = [
     "ENCODINGS",
     "learned_positional_encoding",
@@ -93,6 +95,7 @@ def rotary_embedding(x, positions=None):
     return out
 
 
+@blas.one_thread
 def position_similarity(pe):
     """Cosine similarity between every pair of position vectors.
 

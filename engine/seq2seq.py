@@ -37,17 +37,9 @@ from typing import NamedTuple
 
 import numpy as np
 
-from engine import layers
-from engine.attention import (
-    MultiHeadResult,
-    causal_mask,
-    merge_heads,
-    multi_head_attention,
-    scaled_dot_product_attention,
-    softmax,
-    split_heads,
-)
-from engine.layers import layer_norm
+from engine import blas
+from engine.attention import causal_mask, multi_head_attention, softmax
+from engine.layers import encoder_layer, feed_forward, layer_norm
 from engine.positional import sinusoidal_positional_encoding
 from engine.resources import ASSETS
 
@@ -68,12 +60,9 @@ __all__ = [
     "TranslatorConfig",
     "TranslatorUnavailableError",
     "UnreadableSourceError",
-    "cross_attention",
     "decode",
     "decoder_layer",
     "encode",
-    "encoder_layer",
-    "feed_forward",
     "load_translator",
     "parameter_shapes",
     "read_source",
@@ -89,6 +78,17 @@ PAD, UNK, START, END = "<pad>", "<unk>", "<s>", "</s>"
 #: Longer sources are refused: the model was trained on six words at most.
 MAX_SOURCE_WORDS = 32
 LAYER_NORM_EPS = 1e-5  # PyTorch's default, which the weights were trained with
+#: The archive keeps the training script's PyTorch names; the engine's layers take these.
+_ENGINE_NAMES = {
+    "self_attn": "attn",
+    "norm1": "ln_1",
+    "norm2": "ln_2",
+    "norm3": "ln_3",
+    "w1": "w_1",
+    "b1": "b_1",
+    "w2": "w_2",
+    "b2": "b_2",
+}
 _WORD = re.compile(r"[a-z0-9]+(?:-[a-z0-9]+)*")
 
 
@@ -121,8 +121,9 @@ class Translator(NamedTuple):
     config : TranslatorConfig
     source_vocab : tuple of str, source token id -> word; holds :data:`PAD` and :data:`UNK`
     target_vocab : tuple of str, target token id -> character; holds PAD, START and END
-    params : dict, nested as :func:`parameter_shapes` names it (``"encoder.0.norm1.g"`` is
-        ``params["encoder"][0]["norm1"]["g"]``)
+    params : dict, nested as :func:`parameter_shapes` names it, in the names of
+        :func:`engine.layers.encoder_layer` (``"encoder.0.norm1.g"`` is
+        ``params["encoder"][0]["ln_1"]["g"]``)
     source_index, target_index : dict of str -> int, the vocabularies inverted
     """
 
@@ -244,7 +245,9 @@ def load_translator(path=None):
     for name in expected:
         array = stored[name].astype(np.float32)
         array.flags.writeable = False  # shared between sessions: nobody may change it
-        *parents, leaf = (int(p) if p.isdigit() else p for p in name.split("."))
+        *parents, leaf = (
+            int(p) if p.isdigit() else _ENGINE_NAMES.get(p, p) for p in name.split(".")
+        )
         node = params
         for part in parents:
             node = node.setdefault(part, {})
@@ -264,69 +267,19 @@ def load_translator(path=None):
 # --- one function per operation ---------------------------------------------------------
 
 
-def feed_forward(x, w1, b1, w2, b2):  # [n, d_model] -> [n, d_model]
-    """:func:`engine.layers.feed_forward` with the checkpoint's parameter names; its output."""
-    return layers.feed_forward(x, w1, b1, w2, b2)[1]
-
-
-def cross_attention(x, memory, w_q, w_k, w_v, w_o, n_heads):
-    r"""Multi-head encoder–decoder attention (Vaswani et al. 2017, section 3.2.3).
-
-    .. math:: \operatorname{CrossAttention}(Y, M) = \operatorname{Concat}_i\Big(
-              \operatorname{softmax}\big(\tfrac{Y W^Q_i (M W^K_i)^\top}{\sqrt{d_k}}\big)
-              M W^V_i\Big)\, W^O
-
-    Queries come from the decoder's ``x``, keys and values from the encoder's output
-    ``memory``; no mask: every target position may read every source word.
-
-    Parameters
-    ----------
-    x : ndarray of shape (t, d_model)
-    memory : ndarray of shape (n_src, d_model)
-    w_q, w_k, w_v, w_o : ndarray of shape (d_model, d_model)
-    n_heads : int
-
-    Returns
-    -------
-    MultiHeadResult whose weights have shape (n_heads, t, n_src)
-    """
-    q = split_heads(x @ w_q, n_heads)  # [t, d_model] -> [n_heads, t, d_head]
-    k = split_heads(memory @ w_k, n_heads)  # [n_src, d_model] -> [n_heads, n_src, d_head]
-    v = split_heads(memory @ w_v, n_heads)
-    heads = scaled_dot_product_attention(q, k, v)  # weights [n_heads, t, n_src]
-    concat = merge_heads(heads.output)  # [n_heads, t, d_head] -> [t, d_model]
-    return MultiHeadResult(q, k, v, heads, concat, concat @ w_o)
-
-
-def encoder_layer(x, n_heads, self_attn, norm1, ffn, norm2):
-    """One post-LayerNorm encoder layer (Vaswani et al. 2017, section 3.1).
-
-    Parameters
-    ----------
-    x : ndarray of shape (n_src, d_model)
-    n_heads : int
-    self_attn, norm1, ffn, norm2 : dicts of this layer's weights
-
-    Returns
-    -------
-    x : ndarray of shape (n_src, d_model)
-    weights : ndarray of shape (n_heads, n_src, n_src)
-    """
-    attention = multi_head_attention(x, **self_attn, n_heads=n_heads)
-    x = layer_norm(x + attention.output, **norm1, eps=LAYER_NORM_EPS)
-    x = layer_norm(x + feed_forward(x, **ffn), **norm2, eps=LAYER_NORM_EPS)
-    return x, attention.weights
-
-
-def decoder_layer(y, memory, n_heads, self_attn, norm1, cross_attn, norm2, ffn, norm3):
+def decoder_layer(y, memory, n_heads, attn, ln_1, cross_attn, ln_2, ffn, ln_3):
     """One post-LayerNorm decoder layer (Vaswani et al. 2017, section 3.1).
+
+    Causal self-attention, then cross-attention (section 3.2.3: queries from the
+    decoder, keys and values from the encoder's output), then the feed-forward block,
+    each added to the stream and normalised, as in :func:`engine.layers.encoder_layer`.
 
     Parameters
     ----------
     y : ndarray of shape (t, d_model), the decoder's running representation
     memory : ndarray of shape (n_src, d_model), the encoder's output
     n_heads : int
-    self_attn, norm1, cross_attn, norm2, ffn, norm3 : dicts of this layer's weights
+    attn, ln_1, cross_attn, ln_2, ffn, ln_3 : mappings of this layer's weights
 
     Returns
     -------
@@ -334,11 +287,11 @@ def decoder_layer(y, memory, n_heads, self_attn, norm1, cross_attn, norm2, ffn, 
     self_weights : ndarray of shape (n_heads, t, t), zero above the diagonal
     cross_weights : ndarray of shape (n_heads, t, n_src)
     """
-    masked = multi_head_attention(y, **self_attn, n_heads=n_heads, mask=causal_mask(len(y)))
-    y = layer_norm(y + masked.output, **norm1, eps=LAYER_NORM_EPS)
-    cross = cross_attention(y, memory, **cross_attn, n_heads=n_heads)
-    y = layer_norm(y + cross.output, **norm2, eps=LAYER_NORM_EPS)
-    y = layer_norm(y + feed_forward(y, **ffn), **norm3, eps=LAYER_NORM_EPS)
+    masked = multi_head_attention(y, **attn, n_heads=n_heads, mask=causal_mask(len(y)))
+    y = layer_norm(y + masked.output, **ln_1, eps=LAYER_NORM_EPS)
+    cross = multi_head_attention(y, **cross_attn, n_heads=n_heads, memory=memory)
+    y = layer_norm(y + cross.output, **ln_2, eps=LAYER_NORM_EPS)  # -> [t, d_model]
+    y = layer_norm(y + feed_forward(y, **ffn)[1], **ln_3, eps=LAYER_NORM_EPS)
     return y, masked.weights, cross.weights
 
 
@@ -377,6 +330,7 @@ class DecoderRun(NamedTuple):
     cross_attention: np.ndarray
 
 
+@blas.one_thread
 def encode(model, source_ids):
     """Run the encoder stack over source token ids.
 
@@ -391,12 +345,14 @@ def encode(model, source_ids):
     """
     x = _embed(source_ids, model.params["source_embedding"])  # [n_src, d_model]
     weights = []
-    for layer in model.params["encoder"]:
-        x, w = encoder_layer(x, model.config.n_heads, **layer)
-        weights.append(w)
+    for block in model.params["encoder"]:
+        layer = encoder_layer(x, **block, n_heads=model.config.n_heads, eps=LAYER_NORM_EPS)
+        x = layer.output
+        weights.append(layer.attention.weights)  # [n_heads, n_src, n_src]
     return Encoding(x, np.stack(weights))
 
 
+@blas.one_thread
 def decode(model, memory, target_ids):
     """Run the decoder stack over the target tokens so far, reading the encoder's output.
 
@@ -511,6 +467,7 @@ class Translation(NamedTuple):
     steps: tuple
 
 
+@blas.one_thread
 def translate(model, source_text, max_len=16):
     """Greedy decoding: write the most likely token, feed it back, stop at the end token.
 

@@ -23,7 +23,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from engine import bert
+from engine import bert, blas
 
 __all__ = [
     "DAMPING",
@@ -160,7 +160,7 @@ def embed_sentences(model, sentences, max_tokens=SENTENCE_MAX_TOKENS):
 
     Parameters
     ----------
-    model : engine.bert.MiniLM
+    model : engine.checkpoint.Model
     sentences : sequence of str, length n_sent
     max_tokens : int, at most the model's positions
 
@@ -181,6 +181,7 @@ def embed_sentences(model, sentences, max_tokens=SENTENCE_MAX_TOKENS):
     return SentenceEmbeddings(embeddings, n_tokens)
 
 
+@blas.one_thread
 def cosine_similarity(embeddings):  # [n_sent, d_model] -> [n_sent, n_sent]
     r"""Cosine similarity between every pair of sentences, negatives set to 0.
 
@@ -203,6 +204,7 @@ def cosine_similarity(embeddings):  # [n_sent, d_model] -> [n_sent, n_sent]
     return np.clip(e @ e.T, 0.0, 1.0)  # rounding can put the diagonal a hair above 1
 
 
+@blas.one_thread
 def lexrank(similarity, damping=DAMPING, tol=1e-12, max_iter=10_000):
     r"""Continuous LexRank (Erkan & Radev 2004, section 3.3): the centrality of each sentence.
 
@@ -288,6 +290,7 @@ def token_sentences(offsets, sentences):
     return owner
 
 
+@blas.one_thread
 def sentence_attention(weights, owner, n_sentences):  # [n, n], [n] -> [n_sent, n_sent]
     r"""Mean attention from one sentence's tokens to another's.
 
@@ -349,7 +352,7 @@ def rank_sentences(model, text, max_sentences=None, damping=DAMPING):
 
     Parameters
     ----------
-    model : engine.bert.MiniLM
+    model : engine.checkpoint.Model
     text : str
     max_sentences : int, optional
         Rank only the first this many sentences (each is one forward pass).

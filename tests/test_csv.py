@@ -18,7 +18,7 @@ from streamlit.delta_generator import DeltaGenerator
 
 import engine
 from app import cache, state, tour
-from engine import bert
+from engine import bert, checkpoint
 from engine.resources import minilm_dir
 
 #: Charts without a CSV, and why: an image, and 72 pooled thumbnails (their numbers are
@@ -91,7 +91,7 @@ def test_weights_csv_is_the_engines_array_at_full_precision(csv_builders):
 def test_trained_weights_csv_is_the_models_own_head(csv_builders):
     open_app("attention")  # MiniLM, layer 3, head 1 by default
     frame = built(csv_builders, "att_weights")
-    run = bert.run(bert.load_minilm(), state.DEFAULT_TEXT)
+    run = bert.run(checkpoint.load_minilm(), state.DEFAULT_TEXT)
     np.testing.assert_allclose(frame.to_numpy(), run.attentions[3, 1], rtol=0, atol=1e-6)
     assert list(frame.index) == run.labels  # [CLS], the "##" pieces and [SEP] included
 

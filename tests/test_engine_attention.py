@@ -62,6 +62,25 @@ def test_intermediates_are_the_stages_they_name():
     assert result.scale == 0.25
 
 
+def test_weights_written_where_asked_are_the_softmax_of_the_stages_read_back():
+    """A model's pass keeps only the weights (in its own array); the scores a page reads
+    later are recomputed, and must be the ones the weights came from, to the bit."""
+    rng = np.random.default_rng(4)
+    q, k, v = (rng.standard_normal((12, 50, 32)).astype(np.float32) for _ in range(3))
+    out = np.empty((12, 50, 50), dtype=np.float32)
+    result = engine.scaled_dot_product_attention(q, k, v, weights_out=out)
+    assert result.weights is out
+    assert result.scores.dtype == result.weights.dtype == np.float32
+    np.testing.assert_array_equal(result.weights, engine.softmax(result.scaled))
+    np.testing.assert_array_equal(result.scores, q @ k.swapaxes(-1, -2))
+
+
+def test_integer_inputs_still_give_float_weights():
+    result = engine.scaled_dot_product_attention([[1, 2]], [[1, 0], [0, 1]], [[1.0], [2.0]])
+    assert result.weights.dtype == np.float64
+    np.testing.assert_allclose(result.weights.sum(axis=-1), 1.0)
+
+
 @pytest.mark.parametrize("d_k", [1, 4, 9, 64])
 def test_default_scale_is_one_over_root_d_k(d_k):
     q, k, v = _qkv(d_k, 3, 3, d_k, 2)

@@ -14,7 +14,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from engine import bert
+from engine import bert, checkpoint
 from engine import summarize as sm
 from engine.resources import minilm_dir
 
@@ -196,7 +196,7 @@ def test_attention_inflow_leaves_out_the_diagonal():
 
 @pytest.fixture(scope="module")
 def model():
-    return bert.load_minilm()
+    return checkpoint.load_minilm()
 
 
 @pytest.fixture(scope="module")

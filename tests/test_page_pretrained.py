@@ -8,7 +8,7 @@ import streamlit as st
 from apptest_support import chart_payloads, chart_z, charts, decode, open_app, page_script
 
 from app import figures
-from engine import bert
+from engine import bert, checkpoint
 from engine.attention import query_stages
 from engine.resources import minilm_dir
 
@@ -26,7 +26,7 @@ def test_head_finder_is_preset_to_it_and_restaurant():
     assert at.selectbox(key="pretrained_finder_key").value == 2  # "restaurant"
     assert at.selectbox(key="pretrained_token").value == 11  # the head view starts on the query
     table = at.dataframe[0].value
-    model = bert.load_minilm()
+    model = checkpoint.load_minilm()
     run = bert.run(model, at.session_state["text"])
     best = np.unravel_index(np.argmax(run.attentions[:, :, 11, 2]), (6, 12))
     assert (table["layer"][0], table["head"][0]) == tuple(int(i) for i in best)
@@ -77,9 +77,9 @@ def test_texts_past_512_positions_get_a_clear_message():
 
 def test_missing_weights_say_how_to_install(monkeypatch):
     def unavailable(path=None):
-        raise bert.ModelUnavailableError("not installed")
+        raise checkpoint.ModelUnavailableError("not installed")
 
-    monkeypatch.setattr(bert, "load_minilm", unavailable)
+    monkeypatch.setattr(checkpoint, "load_minilm", unavailable)
     st.cache_resource.clear()
     try:
         at = open_pretrained()
@@ -94,7 +94,7 @@ def test_missing_weights_say_how_to_install(monkeypatch):
 
 
 def test_neuron_view_stages_agree_with_the_model():
-    model = bert.load_minilm()
+    model = checkpoint.load_minilm()
     run = bert.run(model, "The restaurant refused because it cooks.")
     stages = query_stages(run.queries[3, 1, 5], run.keys[3, 1])
     np.testing.assert_allclose(stages.weights, run.attentions[3, 1, 5], atol=1e-5)
@@ -132,7 +132,7 @@ def test_two_sentences_draw_both_grids_their_difference_and_the_heads_that_moved
     assert not at.exception
     assert "pretrained_finder" not in charts(at)
     grid_a, grid_b, change = (chart_z(at, "pretrained_compare", trace) for trace in range(3))
-    model = bert.load_minilm()
+    model = checkpoint.load_minilm()
     run_a, run_b = bert.run(model, TROPHY_A), bert.run(model, TROPHY_B)
     query_a = at.selectbox(key="pretrained_finder_query").value
     key_a = at.selectbox(key="pretrained_finder_key").value
@@ -176,7 +176,7 @@ def test_a_minimal_pair_is_drawn_named_numbered_and_on_a_scale_with_a_floor():
 
 def pickers(at):
     """The head finder's four tokens, as labels: A's query and key, B's query and key."""
-    model = bert.load_minilm()
+    model = checkpoint.load_minilm()
     labels_a = bert.run(model, at.session_state["text"]).labels
     labels_b = bert.run(model, at.session_state["text_b"]).labels
     return (
@@ -206,7 +206,7 @@ def test_a_minimal_pair_is_one_click():
     assert not at.exception
     assert at.session_state["text"] == TROPHY_A
     assert at.session_state["text_b"] == TROPHY_B
-    run_a = bert.run(bert.load_minilm(), TROPHY_A)
+    run_a = bert.run(checkpoint.load_minilm(), TROPHY_A)
     for picker, word in (("pretrained_finder_query", "it"), ("pretrained_finder_key", "trophy")):
         assert run_a.labels[at.selectbox(key=picker).value] == word
     assert "pretrained_compare" in charts(at)
@@ -227,7 +227,7 @@ def test_line_view_draws_every_strong_link_and_a_token_keeps_only_its_own():
     at = open_pretrained()
     at.select_slider(key="pretrained_layer").set_value(2).run()
     pairs, n = line_segments(at, "pretrained_lines")
-    run = bert.run(bert.load_minilm(), at.session_state["text"])
+    run = bert.run(checkpoint.load_minilm(), at.session_state["text"])
     expected = int((run.attentions[2] >= 0.05).sum())
     assert len(pairs) == expected
     assert {q for q, _ in pairs} == set(range(n))  # every token sends at least one line
@@ -253,7 +253,7 @@ def test_line_view_hides_special_tokens_and_says_what_it_omits():
 def test_model_view_tiles_are_each_heads_pooled_weights():
     at = open_pretrained()
     tiles = chart_z(at, "pretrained_model_view")
-    run = bert.run(bert.load_minilm(), at.session_state["text"])
+    run = bert.run(checkpoint.load_minilm(), at.session_state["text"])
     n = len(run.labels)  # 45: under the thumbnail size, so not pooled
     step = n + figures.THUMBNAIL_GAP
     for layer, head in ((0, 0), (3, 1), (5, 11)):

@@ -10,7 +10,7 @@ from apptest_support import MAIN, chart_z, charts, messages, open_app, page_scri
 from streamlit.testing.v1 import AppTest
 
 from app import figures, state, summary, tables
-from engine import bert
+from engine import checkpoint
 from engine import summarize as sm
 from engine.resources import minilm_dir
 
@@ -66,7 +66,7 @@ def test_csv_scores_sum_to_one_and_its_summary_is_the_top_k():
     top = set(csv["LexRank score"].nlargest(3).index)
     assert set(csv.index[csv["in summary"]]) == top
     # The page's table is the engine's ranking.
-    model = bert.load_minilm()
+    model = checkpoint.load_minilm()
     ranking = sm.rank_sentences(model, summary.DEFAULT_DOCUMENT)
     np.testing.assert_allclose(csv["LexRank score"], ranking.scores, rtol=1e-5)
     assert list(csv["text"]) == [s.text for s in ranking.sentences]
@@ -292,9 +292,9 @@ def test_summary_table_rows():
 
 def test_missing_weights_say_how_to_install(monkeypatch):
     def unavailable(path=None):
-        raise bert.ModelUnavailableError("not installed")
+        raise checkpoint.ModelUnavailableError("not installed")
 
-    monkeypatch.setattr(bert, "load_minilm", unavailable)
+    monkeypatch.setattr(checkpoint, "load_minilm", unavailable)
     st.cache_resource.clear()
     st.cache_data.clear()
     try:

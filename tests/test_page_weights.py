@@ -21,7 +21,7 @@ from apptest_support import (
 )
 
 from app import registry, state
-from engine import bert
+from engine import bert, checkpoint
 from engine.resources import minilm_dir
 
 pytestmark = pytest.mark.skipif(minilm_dir() is None, reason="MiniLM is not installed")
@@ -30,7 +30,7 @@ pytestmark = pytest.mark.skipif(minilm_dir() is None, reason="MiniLM is not inst
 @pytest.fixture(scope="module")
 def reference():
     """The model's own forward pass over the default passage."""
-    return bert.run(bert.load_minilm(), state.DEFAULT_TEXT)
+    return bert.run(checkpoint.load_minilm(), state.DEFAULT_TEXT)
 
 
 def chart_labels(at, key):
@@ -92,11 +92,11 @@ def test_changing_head_or_layer_does_not_rerun_the_model(monkeypatch):
 
 def test_home_shows_the_heads_real_projections(reference):
     at = open_app("home")
-    model = bert.load_minilm()
+    model = checkpoint.load_minilm()
     x = reference.hidden_states[3]
     block = model.params["blocks"][3]
-    w_q = block["qkv"]["w"][:, 32:64]  # head 1's queries
-    q = x @ w_q + block["qkv"]["b"][32:64]
+    w_q = block["attn"]["w_q"][:, 32:64]  # head 1's queries
+    q = x @ w_q + block["attn"]["b_q"][32:64]
     np.testing.assert_allclose(chart_z(at, "home_Q"), q, atol=1e-5)
     np.testing.assert_allclose(chart_z(at, "home_wq"), w_q[:128])  # 384 rows, cropped
     assert chart_z(at, "home_x").shape == (len(reference.ids), 128)  # 384 features, cropped
@@ -190,7 +190,7 @@ def test_encoder_page_runs_the_real_post_ln_layer(reference):
 
 def test_positional_page_shows_the_learned_table_and_the_permutation_test():
     at = open_app("positional_encoding")
-    model = bert.load_minilm()
+    model = checkpoint.load_minilm()
     table = chart_z(at, "pe_table_minilm")
     np.testing.assert_allclose(table, model.params["wpe"][: table.shape[0], :128])
     assert {"pe_table_sinusoidal", "pe_table_rotary", "pe_similarity_minilm"} <= set(charts(at))
@@ -200,9 +200,9 @@ def test_positional_page_shows_the_learned_table_and_the_permutation_test():
 
 def test_missing_weights_fall_back_to_random_and_say_how_to_install(monkeypatch):
     def unavailable(path=None):
-        raise bert.ModelUnavailableError("not installed")
+        raise checkpoint.ModelUnavailableError("not installed")
 
-    monkeypatch.setattr(bert, "load_minilm", unavailable)
+    monkeypatch.setattr(checkpoint, "load_minilm", unavailable)
     st.cache_resource.clear()
     try:
         at = open_app("attention")

@@ -6,7 +6,8 @@ import numpy as np
 import pytest
 
 from engine import dates, seq2seq
-from engine.attention import attention_loop
+from engine.attention import attention_loop, multi_head_attention
+from engine.layers import encoder_layer
 
 #: The README reports the held-out exact match measured by the NumPy engine; a retrained
 #: model that falls below this has regressed.
@@ -127,11 +128,24 @@ def test_cross_attention_matrix_form_equals_the_loop_per_head(model, example):
     rng = np.random.default_rng(0)
     y = rng.standard_normal((4, model.config.d_model)).astype(np.float32)
     weights = model.params["decoder"][0]["cross_attn"]
-    result = seq2seq.cross_attention(y, memory, **weights, n_heads=model.config.n_heads)
+    result = multi_head_attention(y, **weights, n_heads=model.config.n_heads, memory=memory)
     for h in range(model.config.n_heads):
         loop_weights, loop_output = attention_loop(result.q[h], result.k[h], result.v[h])
         np.testing.assert_allclose(result.heads.weights[h], loop_weights, atol=1e-5)
         np.testing.assert_allclose(result.heads.output[h], loop_output, atol=1e-5)
+
+
+def test_the_encoder_is_the_shared_encoder_layer(model, example):
+    """The translator's encoder runs engine.layers.encoder_layer (post-LN, ReLU), as the
+    toy model and MiniLM do: its layers called here give its memory to the bit."""
+    ids = [model.source_index[w] for w in example.source]
+    encoding = seq2seq.encode(model, ids)
+    x = seq2seq._embed(ids, model.params["source_embedding"])
+    for layer, block in enumerate(model.params["encoder"]):
+        result = encoder_layer(x, **block, n_heads=model.config.n_heads, eps=1e-5)
+        np.testing.assert_array_equal(result.attention.weights, encoding.self_attention[layer])
+        x = result.output
+    np.testing.assert_array_equal(x, encoding.memory)
 
 
 def _word_kind(word):

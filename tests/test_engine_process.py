@@ -1,0 +1,198 @@
+"""The engine in any Python process: importing it changes nothing, and its numbers do not
+depend on the machine (CPUs, BLAS threads, threads calling it).
+
+Each check runs in a fresh interpreter, so what it sees is what a user's script, a
+notebook or the server would see.
+"""
+
+import json
+import os
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+import pytest
+from threadpoolctl import threadpool_info, threadpool_limits
+
+from engine import blas
+from engine.resources import minilm_dir
+
+DIGESTS = Path(__file__).parent / "engine_digests.py"
+THREAD_VARIABLES = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")
+
+needs_minilm = pytest.mark.skipif(minilm_dir() is None, reason="all-MiniLM-L6-v2 is not installed")
+
+
+def _python(args, blas_threads=None):
+    """Run Python in a plain environment; ``blas_threads`` sets OPENBLAS_NUM_THREADS."""
+    env = {k: v for k, v in os.environ.items() if k not in THREAD_VARIABLES}
+    if blas_threads is not None:
+        env["OPENBLAS_NUM_THREADS"] = str(blas_threads)
+    result = subprocess.run(
+        [sys.executable, *args], capture_output=True, text=True, env=env, timeout=600
+    )
+    assert result.returncode == 0, result.stderr
+    return result.stdout
+
+
+# What importing and running the engine leaves behind: nothing
+
+PROBE = """
+import json, os, sys, threading
+import numpy as np
+from threadpoolctl import threadpool_info
+
+def state():
+    return {
+        "environ": dict(os.environ),
+        "affinity": sorted(os.sched_getaffinity(0)),
+        "python threads": threading.active_count(),
+        "os threads": len(os.listdir("/proc/self/task")),
+        "blas threads": [lib["num_threads"] for lib in threadpool_info()],
+    }
+
+before = state()
+import engine, engine.analysis, engine.bert, engine.checkpoint, engine.layers, engine.seq2seq
+imported = state()
+after_run = None
+if sys.argv[1] == "run":
+    from engine import bert, checkpoint, run_toy
+    bert.run(checkpoint.load_minilm(), "The restaurant refused because it only cooks.")
+    run_toy(["a", "b", "c"], 8, 2, seed=0)
+    after_run = state()
+print(json.dumps({"before": before, "imported": imported, "after run": after_run}))
+"""
+
+needs_procfs = pytest.mark.skipif(
+    not Path("/proc/self/task").is_dir() or not hasattr(os, "sched_getaffinity"),
+    reason="counts threads in /proc and reads the CPU affinity",
+)
+
+
+@needs_procfs
+def test_importing_the_engine_changes_nothing_in_the_process():
+    found = json.loads(_python(["-c", PROBE, "import"]))
+    assert found["imported"] == found["before"]
+
+
+@needs_procfs
+@needs_minilm
+@pytest.mark.parametrize("blas_threads", [None, 1, 3])
+def test_a_pass_leaves_no_thread_no_affinity_and_blas_as_it_found_them(blas_threads):
+    found = json.loads(_python(["-c", PROBE, "run"], blas_threads))
+    assert found["after run"] == found["before"]
+
+
+# The same bits on any machine
+
+
+@pytest.fixture(scope="module")
+def reference_digests():
+    return _python([str(DIGESTS)])
+
+
+@needs_minilm
+@pytest.mark.parametrize(
+    ("blas_threads", "threads", "one_cpu"),
+    [
+        (1, 1, False),  # BLAS on one thread, as app/main.py sets it
+        (None, 2, False),  # BLAS's default (one thread per core), two callers at once
+        (4, 4, False),  # more BLAS threads than cores, four callers
+        (None, 2, True),  # a process kept to one CPU (a container, taskset)
+    ],
+)
+def test_every_array_is_the_same_whatever_the_threads_and_cpus(
+    reference_digests, blas_threads, threads, one_cpu
+):
+    if one_cpu and not hasattr(os, "sched_setaffinity"):
+        pytest.skip("needs os.sched_setaffinity")
+    args = [str(DIGESTS), "--threads", str(threads), *(["--one-cpu"] if one_cpu else [])]
+    found = _python(args, blas_threads)
+    assert found.count(":") == 10  # every result of the workload was digested
+    assert found == reference_digests
+
+
+# BLAS on one thread while the engine computes, however many callers overlap
+
+
+def _blas_threads():
+    return {lib["num_threads"] for lib in threadpool_info() if lib["user_api"] == "blas"}
+
+
+def test_blas_keeps_one_thread_until_the_last_of_overlapping_calls_returns():
+    """Two threads' calls overlap: the first to return must not give BLAS its threads back
+    while the second still computes, and the last restores what the process had."""
+    if not _blas_threads():
+        pytest.skip("no BLAS library found by threadpoolctl")
+    first_inside, second_inside, first_done = (threading.Event() for _ in range(3))
+    seen = {}
+
+    @blas.one_thread
+    def first():
+        seen["first"] = _blas_threads()
+        first_inside.set()
+        second_inside.wait(timeout=30)
+
+    @blas.one_thread
+    def second():
+        second_inside.set()
+        first_done.wait(timeout=30)
+        seen["second, after the first returned"] = _blas_threads()
+
+    with threadpool_limits(limits=3, user_api="blas"):
+        worker = threading.Thread(target=second)
+        first_thread = threading.Thread(target=first)
+        first_thread.start()
+        first_inside.wait(timeout=30)
+        worker.start()
+        first_thread.join()
+        first_done.set()
+        worker.join()
+        after = _blas_threads()
+    assert seen == {"first": {1}, "second, after the first returned": {1}}
+    assert after == {3}
+
+
+def test_blas_keeps_one_thread_in_a_thread_after_another_thread_set_it():
+    """threadpoolctl ignores, silently, a thread other than the first that set OpenBLAS's
+    threads; the server's sessions run in threads of their own, one after another."""
+    if not _blas_threads():
+        pytest.skip("no BLAS library found by threadpoolctl")
+    seen = []
+
+    @blas.one_thread
+    def record():
+        seen.append(_blas_threads())
+
+    with threadpool_limits(limits=2, user_api="blas"):
+        record()  # in this thread first
+        for _ in range(2):
+            worker = threading.Thread(target=record)
+            worker.start()
+            worker.join()
+        assert _blas_threads() == {2}
+    assert seen == [{1}, {1}, {1}]
+
+    def limit_elsewhere():  # and no thread is left holding threadpoolctl's control
+        with threadpool_limits(limits=1, user_api="blas"):
+            seen.append(_blas_threads())
+
+    worker = threading.Thread(target=limit_elsewhere)
+    worker.start()
+    worker.join()
+    assert seen[-1] == {1}
+
+
+def test_a_failing_call_gives_blas_its_threads_back():
+    if not _blas_threads():
+        pytest.skip("no BLAS library found by threadpoolctl")
+
+    @blas.one_thread
+    def fails():
+        raise RuntimeError("inside")
+
+    with threadpool_limits(limits=2, user_api="blas"):
+        with pytest.raises(RuntimeError, match="inside"):
+            fails()
+        assert _blas_threads() == {2}
