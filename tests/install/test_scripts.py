@@ -29,7 +29,7 @@ from pathlib import Path
 import pytest
 from harness import free_port, healthy
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 #: A stock PATH, as ``env -i`` leaves a new user's shell with it.
 STOCK_PATH = "/usr/sbin:/usr/bin:/sbin:/bin"
 #: What the scripts may call besides python3 before they have one (the no-python3 tests).
@@ -184,7 +184,7 @@ def test_run_sh_creates_venv_then_reuses_it(clone, tmp_path):
 def test_test_sh_runs_pytest_in_the_same_venv(clone):
     folder, env = clone
     result = subprocess.run(
-        ["bash", "scripts/test.sh", "-q", "-p", "no:cacheprovider", "tests/test_equations.py"],
+        ["bash", "scripts/test.sh", "-q", "-p", "no:cacheprovider", "tests/app/test_equations.py"],
         cwd=folder,
         env=env,
         capture_output=True,
