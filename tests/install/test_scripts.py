@@ -144,6 +144,37 @@ def test_an_active_virtual_environment_is_used(tmp_path, name):
     assert not (folder / ".venv").exists()
 
 
+def test_fast_tier_runs_the_fast_folders_and_installs_no_browser(tmp_path):
+    folder = project(tmp_path)
+    bin_dir = bare_path(tmp_path / "bin")  # no chromium here (nor in /usr/sbin or /sbin)
+    apt_calls = tmp_path / "apt-calls"
+    (bin_dir / "apt-get").write_text(f'#!/bin/sh\necho "$*" >> {apt_calls}\nexit 100\n')
+    (bin_dir / "apt-get").chmod(0o755)
+    venv = tmp_path / "active"
+    (venv / "bin").mkdir(parents=True)
+    calls = tmp_path / "calls"
+    (venv / "bin" / "python").write_text(f'#!/bin/sh\necho "$*" >> {calls}\n')
+    (venv / "bin" / "python").chmod(0o755)
+    env = {"HOME": str(tmp_path / "home"), "PATH": str(bin_dir), "VIRTUAL_ENV": str(venv)}
+
+    def run(*args):
+        calls.unlink(missing_ok=True)
+        result = subprocess.run(
+            ["bash", "scripts/test.sh", *args], cwd=folder, env=env, capture_output=True, text=True
+        )
+        assert result.returncode == 0, result.stderr
+        return calls.read_text().splitlines()
+
+    lines = run("--fast", "-q")
+    assert lines[0].startswith("-m pip install --quiet -e .[test]")  # the app and test tools
+    assert lines[-1].startswith("-m pytest tests/engine tests/app tests/pages -n ")
+    assert lines[-1].endswith(" -q")
+    assert not apt_calls.exists()  # neither Chromium nor HAProxy for the fast tier
+
+    assert run("-q")[-1] == "-m pytest -q"  # the whole suite: every tier ...
+    assert "update" in apt_calls.read_text()  # ... so it asks for the missing Chromium
+
+
 # --- the README's commands in a fresh clone, installing for real ---------------------------
 
 
