@@ -1,6 +1,6 @@
 """Print a digest of every array the engine returns for MiniLM, the toy model and the translator.
 
-Run by ``tests/test_engine_process.py`` in fresh processes set up differently (BLAS
+Run by ``tests/engine/test_process.py`` in fresh processes set up differently (BLAS
 threads, CPUs, calling threads); the digests must all be the same. ``--threads N`` runs
 the whole workload in N threads at once, which must agree with each other too;
 ``--one-cpu`` keeps the process to one CPU before NumPy is imported.
