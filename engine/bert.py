@@ -25,6 +25,7 @@ import numpy as np
 from engine import blas
 from engine.attention import MultiHeadResult, causal_mask, merge_heads, multi_head_attention
 from engine.layers import ACTIVATIONS, encoder_layer, layer_norm
+from engine.parts import parts_for
 from engine.tokenize import piece_labels
 
 __all__ = [
@@ -127,7 +128,7 @@ def _layer_settings(config):
 
 
 @blas.one_thread
-def bert(ids, wte, wpe, wtt, ln_e, blocks, config):
+def bert(ids, wte, wpe, wtt, ln_e, blocks, config, parallel=True):
     """The whole encoder: embeddings, then every layer, keeping what the pages draw.
 
     Parameters
@@ -135,6 +136,7 @@ def bert(ids, wte, wpe, wtt, ln_e, blocks, config):
     ids : int ndarray of shape (n,)
     wte, wpe, wtt, ln_e, blocks : the model's parameters (see :class:`engine.checkpoint.Model`)
     config : engine.checkpoint.ModelConfig
+    parallel : bool, as :func:`engine.layers.encoder_layer` takes it: the same bits either way
 
     Returns
     -------
@@ -147,7 +149,9 @@ def bert(ids, wte, wpe, wtt, ln_e, blocks, config):
     attentions = np.empty((c.n_layers, c.n_heads, n, n), dtype=wte.dtype)  # filled in place
     queries, keys = [], []
     for block, weights in zip(blocks, attentions, strict=True):
-        layer = encoder_layer(hidden[-1], **block, **_layer_settings(c), weights_out=weights)
+        layer = encoder_layer(
+            hidden[-1], **block, **_layer_settings(c), weights_out=weights, parallel=parallel
+        )
         hidden.append(layer.output)  # [n, d_model]
         queries.append(layer.attention.q)  # [n_heads, n, d_head]
         keys.append(layer.attention.k)
@@ -155,7 +159,7 @@ def bert(ids, wte, wpe, wtt, ln_e, blocks, config):
     return np.stack(hidden), attentions, np.stack(queries), np.stack(keys)
 
 
-def run_ids(model, ids, positions=True):
+def run_ids(model, ids, positions=True, parallel=True):
     """Run the model on token ids that already include [CLS] and [SEP].
 
     Parameters
@@ -165,6 +169,10 @@ def run_ids(model, ids, positions=True):
     positions : bool
         False runs the model with its position embeddings removed (``wpe`` zero): a
         what-if that shows what the model takes from word order.
+    parallel : bool
+        From :data:`engine.parts.PARALLEL_MIN_TOKENS` tokens on, compute part of each
+        layer on the engine's worker thread (:mod:`engine.parts`); False computes it all
+        on the caller, to the same bits.
 
     Returns
     -------
@@ -184,7 +192,7 @@ def run_ids(model, ids, positions=True):
     if ids.min() < 0 or ids.max() >= c.n_vocab:
         raise ValueError(f"token ids must lie in [0, {c.n_vocab}), got {ids.min()}..{ids.max()}")
     params = model.params if positions else {**model.params, "wpe": _no_positions(model)}
-    hidden, attentions, queries, keys = bert(ids, **params, config=c)
+    hidden, attentions, queries, keys = bert(ids, **params, config=c, parallel=parallel)
     tokens = [model.tokenizer.id_to_token(int(i)) for i in ids]
     return BertRun(tokens, list(tokens), None, ids, attentions, hidden, queries, keys)
 
@@ -195,14 +203,14 @@ def _no_positions(model):
     return wpe
 
 
-def run(model, text, positions=True):
+def run(model, text, positions=True, parallel=True):
     """Tokenize ``text``, add [CLS] and [SEP], and run the model.
 
     Parameters
     ----------
     model : engine.checkpoint.Model
     text : str; may be empty, which runs [CLS] [SEP] alone
-    positions : bool, as in :func:`run_ids`
+    positions, parallel : bool, as in :func:`run_ids`
 
     Returns
     -------
@@ -214,7 +222,7 @@ def run(model, text, positions=True):
     """
     encoding = model.tokenizer.encode(text)
     labels = piece_labels(text, encoding.tokens, encoding.offsets)
-    result = run_ids(model, encoding.ids, positions)
+    result = run_ids(model, encoding.ids, positions, parallel)
     return result._replace(
         tokens=list(encoding.tokens), labels=labels, offsets=list(encoding.offsets)
     )
@@ -299,8 +307,14 @@ def layer_run(model, run, layer, scale=None, causal=False):
     x = run.hidden_states[layer]  # the input of layer ℓ, [n, d_model]
     weights = LayerWeights(**model.params["blocks"][layer]["attn"])
     mask = causal_mask(len(x)) if causal else None
+    n_heads = model.config.n_heads
     attention = multi_head_attention(
-        x, **weights._asdict(), n_heads=model.config.n_heads, mask=mask, scale=scale
+        x,
+        **weights._asdict(),
+        n_heads=n_heads,
+        mask=mask,
+        scale=scale,
+        parts=min(parts_for(len(x)), n_heads),  # the pass's split, so its rounding
     )
     q, k, v = (merge_heads(m) for m in (attention.q, attention.k, attention.v))  # -> [n, d_model]
     return LayerRun(layer, x, weights, q, k, v, mask, attention)
