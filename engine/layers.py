@@ -33,6 +33,7 @@ __all__ = [
     "erf",
     "feed_forward",
     "gelu",
+    "gelu_tanh",
     "layer_norm",
     "relu",
     "toy_encoder_weights",
@@ -149,8 +150,36 @@ def gelu(x):
     return y
 
 
+def gelu_tanh(x):
+    r"""GELU's tanh approximation (Hendrycks & Gimpel 2016), GPT-2's ``gelu_new``.
+
+    .. math:: \operatorname{GELU}(x) \approx \tfrac{x}{2}\left(1 + \tanh\left(
+              \sqrt{2/\pi}\,(x + 0.044715\,x^3)\right)\right)
+
+    Within about 1e-3 of the erf form: a model trained with one must run with it.
+
+    Parameters
+    ----------
+    x : float32 ndarray of any shape
+
+    Returns
+    -------
+    float32 ndarray of the same shape
+    """
+    y = x * x
+    y *= 0.044715
+    y += 1.0
+    y *= x
+    y *= 0.7978845608028654  # √(2/π)
+    np.tanh(y, out=y)
+    y += 1.0
+    y *= x
+    y *= 0.5
+    return y
+
+
 #: The feed-forward activations by the names checkpoints' config.json files give them.
-ACTIVATIONS = {"relu": relu, "gelu": gelu}
+ACTIVATIONS = {"relu": relu, "gelu": gelu, "gelu_new": gelu_tanh, "gelu_pytorch_tanh": gelu_tanh}
 
 
 def feed_forward(x, w_1, b_1, w_2, b_2, activation=relu, parts=1, parallel=True):
