@@ -18,6 +18,7 @@ n_heads   attention heads
 d_head    features per head, d_model // n_heads
 d_k       features of a query or key (d_head inside multi-head attention)
 d_v       features of a value
+n_vocab   tokens in a pretrained model's vocabulary
 N, D      the book's names for n and d_model (column convention)
 ========  ==============================================================
 """

@@ -125,16 +125,16 @@ class BertRun(NamedTuple):
 
 
 def position_ids(ids, offset=0, pad_id=None):  # [n] -> [n]
-    """The position-embedding row of each token.
+    """The position-embedding row of each token: ``offset, offset + 1, …``.
 
-    Tokens take rows ``offset, offset + 1, …``. RoBERTa (``pad_id`` set, ``offset =
-    pad_id + 1``) counts only the tokens that are not its padding token; a padding token
-    takes row ``pad_id``, as transformers' ``create_position_ids_from_input_ids`` does.
+    RoBERTa (``pad_id`` set, ``offset = pad_id + 1``) counts only the tokens that are not
+    its padding token, and gives a padding token row ``pad_id``, as transformers'
+    ``create_position_ids_from_input_ids`` does.
     """
     if pad_id is None:
         return offset + np.arange(len(ids))
     real = ids != pad_id
-    return np.where(real, np.cumsum(real) + pad_id, pad_id)
+    return np.where(real, offset - 1 + np.cumsum(real), pad_id)
 
 
 def embed(ids, types, config, wte, wpe, wtt=None, ln_e=None, proj=None):  # [n] -> [n, d_model]
@@ -216,9 +216,10 @@ def transformer(ids, types, config, blocks, ln_f=None, parallel=True, **embeddin
         hidden.append(layer.output)  # [n, d_model]
         queries.append(layer.attention.q)  # [n_heads, n, d_head]
         keys.append(layer.attention.k)
+    hidden = np.stack(hidden)  # -> [n_layers + 1, n, d_model]
     last = hidden[-1] if ln_f is None else layer_norm(hidden[-1], **ln_f, eps=c.eps)
-    # -> [n_layers + 1, n, d_model], [n_layers, n_heads, n, n], [n_layers, n_heads, n, d_head] x2
-    return np.stack(hidden), attentions, np.stack(queries), np.stack(keys), last
+    # -> [n_layers, n_heads, n, n], [n_layers, n_heads, n, d_head] x2, [n, d_model]
+    return hidden, attentions, np.stack(queries), np.stack(keys), last
 
 
 def _check_ids(model, ids):
