@@ -123,6 +123,11 @@ class BertRun(NamedTuple):
     last_hidden_state: np.ndarray | None = None
     next_logits: np.ndarray | None = None
 
+    @property
+    def last_token_attention(self):
+        """How the last token attends, in every layer and head, shape (n_layers, n_heads, n)."""
+        return self.attentions[:, :, -1]
+
 
 def position_ids(ids, offset=0, pad_id=None):  # [n] -> [n]
     """The position-embedding row of each token: ``offset, offset + 1, …``.

@@ -29,6 +29,7 @@ from tokenizers import Tokenizer
 
 from engine.layers import ACTIVATIONS
 from engine.resources import MINILM_INSTALL_HINT, minilm_dir
+from engine.tokenize import read_tokenizer
 
 __all__ = [
     "BERT",
@@ -639,10 +640,7 @@ def load(folder=None):
     except Exception as error:  # a corrupt file, or a dtype NumPy lacks (bfloat16)
         raise UnsupportedModelError(f"model.safetensors could not be read: {error}") from error
     params = _read_params(tensors, config, family)
-    tokenizer = Tokenizer.from_file(str(folder / "tokenizer.json"))
-    tokenizer.no_padding()
-    tokenizer.no_truncation()
-    return Model(config, params, tokenizer, folder)
+    return Model(config, params, read_tokenizer(folder / "tokenizer.json"), folder)
 
 
 def load_minilm(path=None):

@@ -110,8 +110,9 @@ def test_gpt2_attends_only_backwards(models, references):
     result = _ran(models["gpt2"], references["gpt2"], "long")
     n = len(result.ids)
     assert not result.attentions[..., np.triu_indices(n, 1)[0], np.triu_indices(n, 1)[1]].any()
-    last = result.attentions[:, :, -1]  # the last token's attention, across layers and heads
+    last = result.last_token_attention  # the attention behind the next-token prediction
     assert last.shape == (2, 4, n)
+    np.testing.assert_array_equal(last, result.attentions[:, :, n - 1, :])
     np.testing.assert_allclose(last.sum(axis=-1), 1, atol=1e-6)
 
 
