@@ -57,6 +57,8 @@ __all__ = [
 ]
 
 _MODEL_FILES = ("config.json", "model.safetensors", "tokenizer.json")
+#: A large model's weights in several files, listed by this index (transformers' layout).
+_SHARD_INDEX = "model.safetensors.index.json"
 #: What PyTorch, TensorFlow and Flax save besides safetensors: never opened here.
 _OTHER_WEIGHTS = ("*.bin", "*.pt", "*.pth", "*.ckpt", "*.h5", "*.msgpack", "*.pkl")
 
@@ -512,7 +514,7 @@ def _read_tensor(tensors, name, source, shape, transposed):
     """One parameter from the stored tensors, checked against its shape from config.json."""
     part = source if isinstance(source, Part) else Part(source, 0, 1)
     if part.source not in tensors:
-        raise MissingTensorError(f"model.safetensors has no tensor {part.source!r} (for {name})")
+        raise MissingTensorError(f"the checkpoint has no tensor {part.source!r} (for {name})")
     stored = tensors[part.source]
     leaf = name.rsplit(".", 1)[-1]
     turn = transposed and (leaf == "w" or leaf.startswith("w_"))
@@ -555,7 +557,7 @@ def _prefix(tensors, family):
         if prefix + wte in tensors:
             return prefix
     tried = " or ".join(repr(prefix + wte) for prefix in family.prefixes)
-    raise MissingTensorError(f"model.safetensors has no tensor {tried} (the word embeddings)")
+    raise MissingTensorError(f"the checkpoint has no tensor {tried} (the word embeddings)")
 
 
 def _read_params(tensors, config, family):
@@ -592,7 +594,7 @@ def _check_files(folder):
             f"{folder} has no config.json: a model folder in Hugging Face's layout holds "
             "config.json, model.safetensors and tokenizer.json"
         )
-    if not (folder / "model.safetensors").is_file():
+    if not (folder / "model.safetensors").is_file() and not (folder / _SHARD_INDEX).is_file():
         others = sorted(path.name for glob in _OTHER_WEIGHTS for path in folder.glob(glob))
         if others:
             raise PickleCheckpointError(
@@ -609,6 +611,29 @@ def _check_files(folder):
             "merges.txt alone are not read). Save it once with transformers: "
             "AutoTokenizer.from_pretrained(folder).save_pretrained(folder)"
         )
+
+
+def _read_tensors(folder):
+    """Every stored tensor: of model.safetensors, or of the shards its index lists."""
+    files = [folder / "model.safetensors"]
+    if not files[0].is_file():
+        try:
+            index = json.loads((folder / _SHARD_INDEX).read_text(encoding="utf-8"))
+            names = sorted(set(index["weight_map"].values()))
+        except (ValueError, KeyError, TypeError, AttributeError) as error:
+            raise UnsupportedModelError(f"{_SHARD_INDEX} lists no weight_map: {error}") from error
+        if not names or any(Path(name).name != name for name in names):  # files of the folder only
+            raise UnsupportedModelError(f"{_SHARD_INDEX} lists no files of its folder: {names}")
+        files = [folder / name for name in names]
+    tensors = {}
+    for path in files:
+        if not path.is_file():
+            raise MissingFileError(f"{folder} has no {path.name}, listed in {_SHARD_INDEX}")
+        try:
+            tensors.update(load_file(str(path)))
+        except Exception as error:  # a corrupt file, or a dtype NumPy lacks (bfloat16)
+            raise UnsupportedModelError(f"{path.name} could not be read: {error}") from error
+    return tensors
 
 
 def load(folder=None):
@@ -635,11 +660,7 @@ def load(folder=None):
     folder = Path(folder)
     _check_files(folder)
     config, family = read_config(folder / "config.json")
-    try:
-        tensors = load_file(str(folder / "model.safetensors"))
-    except Exception as error:  # a corrupt file, or a dtype NumPy lacks (bfloat16)
-        raise UnsupportedModelError(f"model.safetensors could not be read: {error}") from error
-    params = _read_params(tensors, config, family)
+    params = _read_params(_read_tensors(folder), config, family)
     return Model(config, params, read_tokenizer(folder / "tokenizer.json"), folder)
 
 

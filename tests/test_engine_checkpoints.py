@@ -251,6 +251,34 @@ def test_buffers_and_heads_are_ignored(models, tmp_path):
     np.testing.assert_array_equal(again.attentions, bert.run(models["gpt2"], text).attentions)
 
 
+def _shard(folder, names=("model-00001-of-00002.safetensors", "model-00002-of-00002.safetensors")):
+    """Split model.safetensors in two, as transformers saves a large model."""
+    tensors = load_file(str(folder / "model.safetensors"))
+    (folder / "model.safetensors").unlink()
+    keys = sorted(tensors)
+    halves = {names[0]: keys[: len(keys) // 2], names[1]: keys[len(keys) // 2 :]}
+    for name, part in halves.items():
+        save_file({key: tensors[key] for key in part}, str(folder / name))
+    weight_map = {key: name for name, part in halves.items() for key in part}
+    index = {"metadata": {}, "weight_map": weight_map}
+    (folder / "model.safetensors.index.json").write_text(json.dumps(index), encoding="utf-8")
+
+
+def test_a_sharded_checkpoint_is_read_from_its_index(models, tmp_path):
+    folder = _copy("gpt2", tmp_path)
+    _shard(folder)
+    text = "The cat sat on the mat."
+    again = bert.run(load(folder), text)
+    np.testing.assert_array_equal(again.next_logits, bert.run(models["gpt2"], text).next_logits)
+
+
+def test_an_index_naming_files_outside_its_folder_is_refused(tmp_path):
+    folder = _copy("gpt2", tmp_path)
+    _shard(folder, names=("../outside.safetensors", "model-2.safetensors"))
+    with pytest.raises(UnsupportedModelError, match="lists no files of its folder"):
+        load(folder)
+
+
 # Refusals: each a typed error whose message names what is missing or unsupported
 
 
