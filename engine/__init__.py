@@ -2,10 +2,11 @@
 
 No Streamlit, Plotly or pandas here; randomness only from explicit seeds; the same
 inputs give bit-identical outputs on any machine, whatever its CPUs and threads, for
-matrix products run with BLAS on one thread (:mod:`engine.blas`). Importing or running
-the engine changes nothing else in the process. Row convention (tokens are rows, as in the papers)
-unless a module says otherwise; :mod:`engine.book` holds the textbook's column
-convention.
+matrix products run with BLAS on one thread (:mod:`engine.blas`). Importing the engine
+changes nothing in the process; running it, nothing but one idle thread, which a layer
+of 128 tokens or more makes to compute half its sums (:mod:`engine.parts`). Row
+convention (tokens are rows, as in the papers) unless a module says otherwise;
+:mod:`engine.book` holds the textbook's column convention.
 
 Dimension vocabulary, used in every docstring and shape comment:
 
