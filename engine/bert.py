@@ -14,8 +14,8 @@ probabilities and generation in :mod:`engine.generate`.
 The code follows picoGPT (jaymody/picoGPT): one small function per operation, the
 parameters a nested dict passed with ``**``. The references it must agree with are
 Hugging Face transformers' ``BertModel``, ``RobertaModel``, ``DistilBertModel``,
-``ElectraModel`` and ``GPT2LMHeadModel``, eager attention; ``tests/test_bert.py`` and
-``tests/test_engine_checkpoints.py`` check every attention map against their outputs.
+``ElectraModel`` and ``GPT2LMHeadModel``, eager attention; ``tests/engine/test_bert.py`` and
+``tests/engine/test_checkpoints.py`` check every attention map against their outputs.
 
 Beyond the dimension vocabulary of :mod:`engine`, ``n_layers`` counts layers,
 ``d_ff`` the features inside the feed-forward block, ``d_embedding`` the features of

@@ -1,7 +1,7 @@
 """The next token at a temperature, its frames over a grid, and generation (engine.generate).
 
 Laws (hypothesis) for the temperature; the tiny GPT-2 of ``tests/data/tiny_models`` for
-generation, whose logits ``tests/test_engine_checkpoints.py`` holds to transformers'.
+generation, whose logits ``tests/engine/test_checkpoints.py`` holds to transformers'.
 """
 
 from pathlib import Path
@@ -16,7 +16,7 @@ from engine import bert, generate
 from engine.attention import softmax
 from engine.checkpoint import load
 
-TINY = Path(__file__).parent / "data" / "tiny_models"
+TINY = Path(__file__).parents[1] / "data" / "tiny_models"
 SETTINGS = settings(deadline=None, max_examples=200)
 
 logit_vectors = hnp.arrays(

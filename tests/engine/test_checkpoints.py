@@ -26,7 +26,7 @@ from engine.checkpoint import (
     load,
 )
 
-TINY = Path(__file__).parent / "data" / "tiny_models"
+TINY = Path(__file__).parents[1] / "data" / "tiny_models"
 FOLDERS = ("bert", "bert_variant", "roberta", "distilbert", "electra", "gpt2")
 ATOL = 1e-5  # the bound; measured in docs/benchmarks.md
 
