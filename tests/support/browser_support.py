@@ -73,11 +73,17 @@ RUN_DONE = """(before) => window.__runs !== undefined && window.__runs.finished 
     && document.querySelector('[data-testid="stApp"]')?.dataset.testScriptState === 'notRunning'"""
 
 
+#: How long a first load may take, in ms. A page's first run computes everything it shows
+#: (past 128 tokens, the frames of the stops around the scale too): 5-8 s on an idle
+#: 2-core machine, over 30 s, the default wait, on one whose load average is 12.
+FIRST_LOAD_TIMEOUT = 120_000
+
+
 def open_app(page, url):
     """Go to ``url`` and wait until the script has finished and every chart is drawn."""
     page.runs_seen = 0  # a new document counts from 0
     page.goto(url)
-    wait_settled(page)
+    wait_settled(page, timeout=FIRST_LOAD_TIMEOUT)
 
 
 #: Presentation mode has laid its figures out for this window (``app.render.viewport``).
@@ -100,12 +106,15 @@ def open_presenting(page, url):
     page.runs_seen = page.evaluate("window.__runs.finished")
 
 
-def wait_settled(page, charts=True):
+def wait_settled(page, charts=True, timeout=None):
     """Wait for a run to finish since the last wait (the last input's) and its charts to draw.
 
     ``charts=False`` for a page that draws none (empty text): the run finishing is enough.
+    ``timeout`` in ms, else the context's default.
     """
-    page.wait_for_function(SETTLED_AFTER if charts else RUN_DONE, arg=page.runs_seen, polling=100)
+    page.wait_for_function(
+        SETTLED_AFTER if charts else RUN_DONE, arg=page.runs_seen, polling=100, timeout=timeout
+    )
     page.runs_seen = page.evaluate("window.__runs.finished")
 
 
