@@ -11,7 +11,7 @@ import pandas as pd
 import streamlit as st
 
 import engine
-from app import state
+from app.state import controls
 
 #: Vector entries shown before the rest is left out (with a note).
 SHOWN_DIMS = 8
@@ -101,8 +101,8 @@ def steps(cell, masked):
 
 def _show(cell, query_label, key_label, i, j, masked):
     st.markdown(
-        f"**Cell ({i}, {j}): query “{state.md_escape(query_label)}” → "
-        f"key “{state.md_escape(key_label)}”**"
+        f"**Cell ({i}, {j}): query “{controls.md_escape(query_label)}” → "
+        f"key “{controls.md_escape(key_label)}”**"
     )
     d_k = len(cell.q)
     vectors = {"q_i": cell.q, "k_j": cell.k}

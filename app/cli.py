@@ -35,7 +35,7 @@ SERVER_OPTIONS = {
 
 def start_values():
     """The shared values the command line asked for: ``{"text": ...}`` or nothing."""
-    from app.state import MAX_TEXT_CHARS  # in the server only: the command stays light
+    from app.state.controls import MAX_TEXT_CHARS  # in the server only: the command stays light
 
     text = os.environ.get(TEXT_VARIABLE)
     return {"text": text[:MAX_TEXT_CHARS]} if text else {}

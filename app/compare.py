@@ -15,7 +15,8 @@ from typing import NamedTuple
 import numpy as np
 import streamlit as st
 
-from app import figures, minilm, render, state
+from app import figures, minilm
+from app.state import controls, session
 from app.wording import PRONOUNS  # without "it", the query starts on the first of these
 
 
@@ -138,10 +139,10 @@ def text_box():
         "Compare with (optional): a second sentence, say the same one with one word changed",
         key="text_b",
         height=68,
-        max_chars=state.MAX_TEXT_CHARS,
+        max_chars=controls.MAX_TEXT_CHARS,
         persist_state="session",
     )
-    if not render.presenting():  # a projector shows the pair, not the buttons that set it
+    if not session.presenting():  # a projector shows the pair, not the buttons that set it
         columns = st.columns(len(MINIMAL_PAIRS) + 1)
         columns[0].caption("Minimal pairs:")
         for column, pair in zip(columns[1:], MINIMAL_PAIRS, strict=True):
@@ -204,7 +205,7 @@ def change_note(changes, names=PLAIN_NAMES):
     top = changes[0]
     floor = figures.CHANGE_FLOOR
     limit = figures.change_limit(sizes)
-    difference = " − ".join(f"“{state.md_escape(name)}”" for name in names)
+    difference = " − ".join(f"“{controls.md_escape(name)}”" for name in names)
     return (
         f"What stands out: the colours of {difference} run to ±{limit:.2g} (never less "
         f"than ±{floor:g}), so a change of a few hundredths stays pale. Here the median head "

@@ -16,7 +16,7 @@ import pandas as pd
 import streamlit as st
 
 import engine
-from app import cache, cost, images, live, minilm, state
+from app import cache, cost, images, minilm
 from engine import book, seq2seq
 from engine.efficient import PATTERNS, attention_patterns, pattern_errors
 from engine.layers import encoder_layer, toy_encoder_weights
@@ -162,65 +162,6 @@ def _saturation_curve(settings, head, n_points=61):
     scales = np.geomspace(1e-3, 1e3, n_points)
     stats = engine.saturation_sweep(scores[rows], scales, mask)
     return _freeze((scales, stats, len(rows)))
-
-
-def scale_frames(settings, head):
-    """One head's attention at every stop of the scale slider, packed for the browser.
-
-    The frames do not depend on the current stop: they are cached without it, so a
-    release at a new stop sends nothing new.
-
-    Returns
-    -------
-    frame_id, payload : as :func:`app.live.pack` returns them; both None above
-    :data:`app.live.MAX_TOKENS` tokens, where frames stop paying.
-    """
-    return _scale_frames(settings.replace(scale=None), head)
-
-
-@cache.bounded(ttl=_TTL)
-def _scale_frames(settings, head):
-    run = layer(settings)
-    attention = run.attention
-    if attention.q.shape[1] > live.MAX_TOKENS:
-        return None, None
-    scales = np.array(state.scale_options(*settings.shape))
-    sweep = engine.attention_over_scales(
-        attention.q[head], attention.k[head], attention.v[head], scales, run.mask
-    )
-    labels = [state.scale_label(scale, *settings.shape) for scale in scales]
-    return live.sweep_frames(live.SOURCE, sweep, labels)
-
-
-def stop_frames(settings, head):
-    """One head's attention at the current stop alone, packed like :func:`scale_frames`.
-
-    Past :data:`app.live.MAX_TOKENS` tokens, where the frames of every stop stop paying,
-    the browser holds the frames of the current stop and of its neighbours
-    (:func:`app.controls.stop_frames`): it previews a stop over the heatmaps from them at
-    once and then draws the exact figures, as from the frames of every stop. Their id is
-    the same at every stop (it names the settings and the head), so the charts that follow
-    them keep the same data from stop to stop.
-
-    Returns
-    -------
-    frame_id, payload : as :func:`app.live.pack` returns them
-    """
-    return _stop_frames(settings, head)
-
-
-@cache.bounded(ttl=_TTL)
-def _stop_frames(settings, head):
-    run = layer(settings.replace(scale=None))  # q, k, v and the mask: the same at every scale
-    attention = run.attention
-    options = state.scale_options(*settings.shape)
-    scale = state.default_scale(*settings.shape) if settings.scale is None else settings.scale
-    sweep = engine.attention_over_scales(
-        attention.q[head], attention.k[head], attention.v[head], np.array([scale]), run.mask
-    )
-    name = repr((settings.replace(scale=None), head)).encode()
-    frame_id = hashlib.blake2b(name, digest_size=8).hexdigest()
-    return live.sweep_frames(live.SOURCE, sweep, first=options.index(scale), frame_id=frame_id)
 
 
 @st.cache_resource(show_spinner=False)

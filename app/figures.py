@@ -92,12 +92,9 @@ def weight_colors(weights):
     return [f"rgb({r}, {g}, {b})" for r, g, b in rgb.tolist()]
 
 
-def _cell_text(z, fmt="{:.2f}"):
-    if max(z.shape) > CELL_TEXT_MAX:
-        return None
-    return [
-        [("−∞" if v == -np.inf else "" if np.isnan(v) else fmt.format(v)) for v in row] for row in z
-    ]
+def _cell_text(shape, digits=2):
+    """A small matrix's cell text: a template plotly.js fills from ``z`` (gaps stay blank)."""
+    return {"texttemplate": f"%{{z:.{digits}f}}"} if max(shape) <= CELL_TEXT_MAX else {}
 
 
 def _layout(fig, title, n_rows, n_cols, x_title, y_title):
@@ -168,13 +165,11 @@ def matrix_heatmap(
         if diverging
         else {"colorscale": WEIGHTS_SCALE, "zmin": 0.0, "zmax": 1.0}
     )
-    text = _cell_text(z)
     trace = go.Heatmap(
         z=np.where(np.isfinite(z), z, np.nan).astype(np.float32),
         x=axis_labels(col_labels),
         y=axis_labels(row_labels),
-        text=text,
-        texttemplate="%{text}" if text else None,
+        **_cell_text(z.shape),
         hovertemplate="row %{y}<br>column %{x}<br>value %{z:.4f}<extra></extra>",
         colorbar={"thickness": 12},
         **colour,
@@ -277,14 +272,12 @@ def attention_heatmap(weights, labels, title="Attention weights", *, scores=None
     if scores is not None and scaled is not None and max(z.shape) <= HOVER_SCORES_MAX:
         customdata, lines = _score_hover(scores, scaled)
         hover += lines
-    text = _cell_text(z)
     trace = go.Heatmap(
         z=z,
         x=axis_labels(labels),
         y=axis_labels(labels),
         customdata=customdata,
-        text=text,
-        texttemplate="%{text}" if text else None,
+        **_cell_text(z.shape),
         hovertemplate=hover + "weight %{z:.4f}<extra></extra>",
         colorscale=WEIGHTS_SCALE,
         zmin=0.0,
@@ -361,6 +354,11 @@ def scores_heatmap(scores, labels, title):
                 hoverongaps=False,
                 hovertemplate=f"query %{{y}}<br>key %{{x}}<br>{MASKED_HOVER}<extra></extra>",
                 hoverlabel={"bgcolor": MASK_SCALE[0][1]},
+                # the masked cells' −∞, written where the scores' values are
+                **(
+                    _cell_text(masked.shape)
+                    and {"text": np.where(masked, "−∞", "").tolist(), "texttemplate": "%{text}"}
+                ),
             )
         )
         # A second title line, not an annotation: it takes the room it needs at any font
@@ -1129,7 +1127,7 @@ def neuron_view_figure(stages, k, labels, query_label):
 
 
 def sentence_heatmap(
-    matrix, labels, title, *, value_name, x_title="sentence", y_title="sentence", fmt="{:.2f}"
+    matrix, labels, title, *, value_name, x_title="sentence", y_title="sentence", digits=2
 ):
     """A sentences × sentences matrix (similarity, attention between sentences), 0 upwards.
 
@@ -1143,20 +1141,18 @@ def sentence_heatmap(
     matrix : ndarray of shape (n_sent, n_sent), non-negative
     labels : sequence of n_sent str
     value_name : str, what a cell holds, for the hover text
-    fmt : str, format of the values written in the cells
+    digits : int, the decimals of the values written in the cells
     """
     z = np.asarray(matrix, dtype=np.float32)
     finite = z[np.isfinite(z)]
     top = float(finite.max()) if finite.size and finite.max() > 0 else 1.0
     if top < 1.0:
         title += f"<br><sup>{top_note(top, value_name)}</sup>"
-    text = _cell_text(z, fmt)
     trace = go.Heatmap(
         z=z,
         x=axis_labels(labels),
         y=axis_labels(labels),
-        text=text,
-        texttemplate="%{text}" if text else None,
+        **_cell_text(z.shape, digits),
         hovertemplate=f"{y_title} %{{y}}<br>{x_title} %{{x}}<br>"
         f"{value_name} %{{z:.4f}}<extra></extra>",
         hoverongaps=False,

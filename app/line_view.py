@@ -13,6 +13,7 @@ from __future__ import annotations
 import streamlit as st
 
 from app import figures, render, tables
+from app.state import session
 from engine.attention import strong_links
 
 #: The smallest weight a line may stand for: a row holds at most 1/threshold lines.
@@ -49,7 +50,7 @@ def controls(prefix, n_heads, head):
     )
     shortcuts = (("All", every), ("None", []), (f"Only H{head}", [head]))
     for column, (name, chosen) in zip(buttons, shortcuts, strict=True):
-        if not render.presenting():  # presentation mode hides the inputs, these with them
+        if not session.presenting():  # presentation mode hides the inputs, these with them
             column.button(
                 name, key=f"{prefix}_{name.split()[0].lower()}", on_click=choose, args=(chosen,)
             )

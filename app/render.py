@@ -1,11 +1,9 @@
-"""How every figure reaches the screen, and the lecture features around it.
+"""How every figure reaches the screen: the chart component, export, CSV, presentation layout.
 
 One place decides what a chart's toolbar exports (PNG or SVG at print resolution, with
-a file name that says the page and the settings), offers its data as CSV, and how
-presentation mode (``?present=1``) looks: large type, one figure to a screen, each
-fitting the projector's screen below a presenter bar (the page's query token, the layer
-and the head), no other controls but the scale slider, and no text that points at the
-hidden ones (:func:`control_hint`).
+a file name that says the page and the settings), offers its data as CSV, and how a
+figure is laid out in presentation mode (``?present=1``): large type, the width of the
+screen, the height below the presenter bar (:mod:`app.lecture.presentation`).
 """
 
 from __future__ import annotations
@@ -15,9 +13,9 @@ import contextlib
 import streamlit as st
 
 import attention_explorer
-from app import axes, equations, export, state, tables
+from app import axes, equations, export, tables
+from app.state import session
 
-EXPORT_FORMATS = ("png", "svg")
 #: Presentation mode's type: titles, legends and numbers; tick labels are at least
 #: :data:`app.axes.PRESENT_MIN_FONT`. A title's second line (``<sup>``) is written at
 #: this size too, not at plotly.js's 70 %.
@@ -29,73 +27,6 @@ PRESENT_MAX_ROWS = 64
 #: The presenter bar's height in pixels: figures fit the screen below it.
 PRESENTER_BAR = 76
 #: The screen assumed until the browser has said its size: the smallest projector's.
-DEFAULT_VIEWPORT = (1280, 720)
-#: The key of the element that reports the browser's size, in presentation mode.
-VIEWPORT = "presenter_viewport"
-
-#: Presentation mode: hide the sidebar, the header and every input; keep figures, text,
-#: and the presenter bar, fixed at the top: the button that leaves the mode, the layer and
-#: the head (``st-key-presenter``), and the page's query token (``st-key-presenter_query``,
-#: wherever the page draws it). The attention page's scale slider stays, sized for a
-#: projector: dragging it to watch softmax saturate is the page's demonstration. Columns
-#: that hold charts are stacked, one figure to the screen's width. Our own CSS, with no
-#: user text in it.
-_PRESENT_CSS = """
-<style>
-[data-testid="stSidebar"], [data-testid="stSidebarCollapsedControl"],
-[data-testid="stHeader"], [data-testid="stToolbar"],
-.stSlider, .stSelectbox, .stMultiSelect, .stTextInput, .stTextArea, .stNumberInput, .stCheckbox,
-.stDownloadButton, [data-testid="stButtonGroup"], .stPopover, .stExpander,
-[data-testid="stDataFrame"] { display: none !important; }
-.block-container { max-width: 100% !important; padding: 92px 2rem 1rem !important; }
-html, body, [data-testid="stMarkdownContainer"] p { font-size: 22px; }
-[data-testid="stCaptionContainer"], [data-testid="stCaptionContainer"] p { font-size: 18px; }
-[data-testid="stHorizontalBlock"]:has(.stBidiComponent) { flex-direction: column !important; }
-[data-testid="stHorizontalBlock"]:has(.stBidiComponent) > [data-testid="stColumn"] {
-  width: 100% !important; flex: 1 1 auto !important;
-}
-.st-key-presenter {
-  position: fixed; top: 0; left: 0; right: 0; z-index: 999990; height: 76px;
-  padding: 10px 400px 10px 2rem; align-items: center;
-  background: var(--st-background-color, #fff); border-bottom: 1px solid #d5d7de;
-}
-.st-key-presenter_query {
-  position: fixed; top: 10px; right: 2rem; z-index: 999991; width: 340px;
-}
-.st-key-presenter .stSelectbox, .st-key-presenter_query .stSelectbox { display: block !important; }
-.st-key-presenter div, .st-key-presenter_query div { font-size: 18px; }
-.st-key-presenter { flex-wrap: nowrap !important; }
-@media (max-width: 1279px) {  /* a 1024 px projector: the bar stays one line */
-  .st-key-presenter { padding-right: 300px; }
-  .st-key-presenter .st-key-layer, .st-key-presenter .st-key-head { flex: 0 0 130px !important; }
-  .st-key-presenter_query { width: 260px; }
-}
-.ae-scale { font-size: 22px; padding: 0.5rem 0; }
-.ae-scale-value { font-size: 28px; font-weight: 600; }
-.ae-scale input[type="range"] {
-  appearance: none; -webkit-appearance: none; height: 40px; background: transparent;
-}
-.ae-scale input[type="range"]::-webkit-slider-runnable-track {
-  height: 14px; border-radius: 7px; background: #d5d7de;
-}
-.ae-scale input[type="range"]::-moz-range-track {
-  height: 14px; border-radius: 7px; background: #d5d7de;
-}
-.ae-scale input[type="range"]::-webkit-slider-thumb {
-  -webkit-appearance: none; width: 40px; height: 40px; margin-top: -13px; border-radius: 50%;
-  border: none; background: var(--st-primary-color); cursor: grab;
-}
-.ae-scale input[type="range"]::-moz-range-thumb {
-  width: 40px; height: 40px; border-radius: 50%; border: none;
-  background: var(--st-primary-color); cursor: grab;
-}
-</style>
-"""
-
-
-def presenting():
-    """Whether this session is in presentation mode (``present=1`` in the URL)."""
-    return st.query_params.get("present") == "1"
 
 
 def equation(latex, container=st):
@@ -129,50 +60,6 @@ def labelled_rows(fig):
     return min(max(rows, default=0), PRESENT_MAX_ROWS)
 
 
-def control_hint(text):
-    """``text``, which points at a control, or "" in presentation mode, which hides them.
-
-    For the sentences that tell the reader to choose, type or set something in the
-    sidebar or under a widget: a projector shows neither.
-    """
-    return "" if presenting() else text
-
-
-def presentation_frame():
-    """Style the page for presentation mode and draw the presenter bar; no-op otherwise.
-
-    Returns
-    -------
-    the presenter bar (a container, where the shared layer and head selectors go), or
-    None outside presentation mode
-    """
-    if not presenting():
-        return None
-    st.html(_PRESENT_CSS)
-    bar = st.container(horizontal=True, key="presenter", vertical_alignment="center")
-    if bar.button("Leave presentation mode", key="leave_presentation", shortcut="Esc"):
-        del st.query_params["present"]
-        st.rerun()
-    attention_explorer.chart(
-        key=VIEWPORT,
-        data={"kind": "viewport", "known": list(viewport())},
-        on_size_change=_viewport_reported,
-        height=0,
-    )
-    return bar
-
-
-def _viewport_reported():
-    """The browser said its size (first, or after a resize): lay the figures out for it."""
-    width, height = st.session_state[VIEWPORT]["size"]
-    st.session_state["_viewport"] = (int(width), int(height))
-
-
-def viewport():
-    """The browser's (width, height) in CSS pixels, as it last said; else the default."""
-    return tuple(st.session_state.get("_viewport") or DEFAULT_VIEWPORT)
-
-
 def present_height(fig):
     """A figure's height in presentation mode: large type's room, within the screen.
 
@@ -180,7 +67,7 @@ def present_height(fig):
     than the screen below the presenter bar: its labels are thinned instead (the rule of
     :mod:`app.axes`).
     """
-    room = viewport()[1] - PRESENTER_BAR - 24
+    room = session.viewport()[1] - PRESENTER_BAR - 24
     return int(min(room, max(fig.layout.height or 0, 560, PRESENT_ROW * labelled_rows(fig) + 240)))
 
 
@@ -209,7 +96,7 @@ def presentation_layout(fig, live=None):
         size = trace.textfont.size if "textfont" in trace else None
         if isinstance(size, int | float) and size < axes.PRESENT_MIN_FONT:
             trace.textfont.size = axes.PRESENT_MIN_FONT
-    axes.fit(fig, viewport()[0] - 64, fig.layout.height)
+    axes.fit(fig, session.viewport()[0] - 64, fig.layout.height)
 
 
 def _full_size(title):
@@ -260,13 +147,13 @@ def chart(container, fig, key, table=None, *, live=None, clicks=False):
     dict or None
         ``{"trace", "row", "col"}`` of a cell clicked since the last run, else None.
     """
-    values = state.current()
+    values = session.current()
     # A chart drawn from the scale's frames sends the same data at every stop.
     shown = "{scale}" if live is not None and "drawn" in live else None
     filename = f"attention-explorer_{key}_{settings_slug(values, '' if shown else None)}"
     figure_name = f"attention-explorer_{key}_{settings_slug(values, shown)}"
     fig.layout.template = None  # plotly.py's default template is 6 KB per chart; the JS themes
-    if presenting():
+    if session.presenting():
         presentation_layout(fig, live)
     printed = export.print_layout(fig)
     config = {
@@ -284,7 +171,7 @@ def chart(container, fig, key, table=None, *, live=None, clicks=False):
         payload["live"] = live
     with _inside(container):
         result = attention_explorer.chart(key=key, data=payload, on_click_change=_ignore)
-    if table is not None and not presenting():
+    if table is not None and not session.presenting():
         container.download_button(
             "CSV",
             data=lambda: tables.to_csv(table() if callable(table) else table),
@@ -305,42 +192,3 @@ def _ignore():
 def _inside(container):
     """A context that places elements in ``container`` (``st`` itself places them in order)."""
     return contextlib.nullcontext() if container is st else container
-
-
-def sidebar_tools():
-    """The export format and the copy-link box, at the foot of the sidebar."""
-    st.sidebar.selectbox(
-        "Chart downloads as",
-        EXPORT_FORMATS,
-        key="export_format",
-        format_func=str.upper,
-        help="What each chart's camera button saves, at print resolution.",
-        persist_state="session",
-    )
-    share_link()
-
-
-def share_link():
-    """A box with this view's full link and a copy button, in the sidebar.
-
-    The link is the address bar's, read in the browser (``chart/page.js``): the URL is
-    the view's one record (:func:`app.state.write_url`, the token pickers, the scale
-    slider's fragment all write it), and a box built here would keep the link of the
-    last full run after a fragment's.
-    """
-    with st.sidebar.popover("Copy link to this view", icon=":material/link:"):
-        attention_explorer.page(key="share_link", data={"kind": "share"})
-
-
-def page_frame():
-    """The page's browser side, on every page: the URL read again after a reconnection.
-
-    When the connection comes back (a replica behind the proxy died and another took
-    the page), the browser runs the page once from its address bar, so the new session
-    starts from the link (:func:`app.state.load_url`) before any page switch; and it
-    fits wide equations to narrow screens. An element of height 0 (``chart/page.js``).
-    """
-    with st.sidebar:
-        attention_explorer.page(
-            key="page_frame", data={"kind": "page"}, height=0, on_reconnected_change=_ignore
-        )

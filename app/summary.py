@@ -12,7 +12,8 @@ from __future__ import annotations
 import numpy as np
 import streamlit as st
 
-from app import cache, minilm, state
+from app import cache, minilm
+from app.state import controls
 from engine import summarize as engine_summarize
 
 __all__ = [
@@ -68,12 +69,12 @@ def clipped_k_note(asked, n):
 
 def document(text):
     """The document this page summarises for the shared ``text``."""
-    return DEFAULT_DOCUMENT if text == state.DEFAULT_TEXT else text
+    return DEFAULT_DOCUMENT if text == controls.DEFAULT_TEXT else text
 
 
 def document_note(text):
     """What the page says under its document box: whose text is summarised, for ``text``."""
-    if text == state.DEFAULT_TEXT:
+    if text == controls.DEFAULT_TEXT:
         return (
             "A sample document: the app's default passage (“The restaurant refused to "
             "serve me…”) has three sentences, too few to summarise. Type or paste your own "
@@ -96,7 +97,7 @@ def rank(text):
     loaded = minilm.model()
     if isinstance(loaded, Exception):
         return loaded
-    return engine_summarize.rank_sentences(loaded, text, state.MAX_SENTENCES)
+    return engine_summarize.rank_sentences(loaded, text, controls.MAX_SENTENCES)
 
 
 @cache.bounded
@@ -165,7 +166,7 @@ def summary_markdown(sentences, chosen):
 
 def _escaped(sentence):
     """A sentence's text on one line (no directive may span two), Markdown-escaped."""
-    return state.md_escape(" ".join(sentence.text.split()))
+    return controls.md_escape(" ".join(sentence.text.split()))
 
 
 def agreement_markdown(chosen, attended, layer):

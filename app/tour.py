@@ -15,7 +15,8 @@ from dataclasses import dataclass
 import pandas as pd
 import plotly.graph_objects as go
 
-from app import compute, figures, state, tables, wording
+from app import compute, figures, tables, wording
+from app.state import controls
 
 
 @dataclass(frozen=True)
@@ -32,8 +33,8 @@ class Step:
     title: str
     text: str
     page: str  # the page's script name, as in app.registry
-    chart: Callable[[state.Settings, int, dict], tuple[go.Figure, pd.DataFrame]]
-    says: Callable[[state.Settings, int, dict], str | None] = lambda *_: None
+    chart: Callable[[controls.Settings, int, dict], tuple[go.Figure, pd.DataFrame]]
+    says: Callable[[controls.Settings, int, dict], str | None] = lambda *_: None
 
 
 def _labels(settings):
@@ -88,7 +89,7 @@ def _scores(settings, head, values):
 
 def _saturation(settings, head, values):
     scales, stats, rows = compute.saturation_curve(settings, head)
-    default = state.default_scale(*settings.shape)
+    default = controls.default_scale(*settings.shape)
     scale = default if settings.scale is None else settings.scale
     return (
         figures.saturation_figure(scales, stats, scale, default, rows),
@@ -124,9 +125,9 @@ def _weights_says(settings, head, values):
 
 def _pair(settings, head, values):
     """The head, and the random and trained weights of the tour's comparison, or None."""
-    head = head if settings.trained else state.DEFAULT_HEAD
+    head = head if settings.trained else controls.DEFAULT_HEAD
     scale = settings.scale if settings.trained else None  # the toy's scale suits its own d_k
-    if state.MINILM is None:
+    if controls.MINILM is None:
         return head, None
     pair = compute.random_and_trained(
         settings.text, values["layer"], values["seed"], scale, settings.causal
@@ -253,7 +254,7 @@ def _positions_says(settings, head, values):
 
 def _random_heads(settings):
     """Heads step 9 runs the random model with: the most, up to four, that divide d_model."""
-    return max(h for h in state.divisors(settings.d_model) if h <= 4)
+    return max(h for h in controls.divisors(settings.d_model) if h <= 4)
 
 
 def _multi_head(settings, head, values):
@@ -271,7 +272,8 @@ def _multi_head(settings, head, values):
 def _multi_head_says(settings, head, values):
     if settings.trained:
         return (
-            f"MiniLM's layer {settings.layer} has {wording.plural(state.MINILM.n_heads, 'head')}, "
+            f"MiniLM's layer {settings.layer} has "
+            f"{wording.plural(controls.MINILM.n_heads, 'head')}, "
             "numbered from 0 as on every chart."
         )
     heads = _random_heads(settings)
@@ -381,4 +383,4 @@ def parse_step(raw):
         step = 0
     if 1 <= step <= len(STEPS):
         return step, None
-    return 1, f"There is no tour step “{state.md_escape(str(raw)[:20])}”; starting at step 1."
+    return 1, f"There is no tour step “{controls.md_escape(str(raw)[:20])}”; starting at step 1."

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from app.state import md_escape
+from app.state.controls import md_escape
 
 #: The markers MiniLM's tokenizer adds around every text.
 SPECIAL_TOKENS = frozenset({"[CLS]", "[SEP]"})

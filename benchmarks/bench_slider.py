@@ -51,7 +51,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
-from harness import PROTOBUF_TOP_FIELDS, chromium, serve_app
+from harness import FRAME_LOG, PROTOBUF_TOP_FIELDS, chromium, serve_app
 
 ROOT = Path(__file__).resolve().parents[1]
 #: Targets (issue #11): a keyboard step until every chart shows the new stop, against the
@@ -474,7 +474,7 @@ def profile_server(text=None, runs=3):
     from streamlit.testing.v1 import AppTest
 
     import attention_explorer
-    from app import state
+    from app.state import controls
 
     spent, calls = Counter(), Counter()
 
@@ -517,7 +517,7 @@ def profile_server(text=None, runs=3):
         calls.clear()
         total = 0.0
         for _ in range(runs):
-            options = state.scale_options(at.session_state["d_model"], at.session_state["heads"])
+            options = controls.scale_options(at.session_state["d_model"], at.session_state["heads"])
             at.session_state["scale"] = options[options.index(at.session_state["scale"]) + 1]
             start = time.perf_counter()
             at.run()
@@ -583,8 +583,9 @@ def measure_phase(app, trivial, steps, warmup, browser, profile):
 
 # A drag driven from inside the page: on every animation frame the slider moves one stop
 # (back and forth over its range) and gets the input event a pointer would send. Counts
-# the frames the charts painted (the chart component logs each, timed with
-# performance.now() inside its callback) and the script runs that finished meanwhile.
+# the frames the charts painted (the chart component announces each with an "ae-frame"
+# event, timed with performance.now() inside its callback; FRAME_LOG keeps them) and
+# the script runs that finished meanwhile.
 _DRAG_IN_PAGE = """async (ms) => {
     const input = document.querySelector('.st-key-att_scale input[type=range]');
     const finished = () => window.__bench.log.filter(e => e[0] === 'finished').length;
@@ -649,7 +650,8 @@ def frames_sizes():
     defaults).
     """
     import engine
-    from app import live, state
+    from app.live import protocol
+    from app.state import controls
 
     sizes = {}
     for n in (43, 64, 128):
@@ -657,9 +659,9 @@ def frames_sizes():
         run = engine.run_toy(tokens, 16, 1, 0)
         sweep = engine.attention_over_scales(
             run.attention.q[0], run.attention.k[0], run.attention.v[0],
-            np.array(state.scale_options(16, 1)),
+            np.array(controls.scale_options(16, 1)),
         )  # fmt: skip
-        _, payload = live.sweep_frames(live.SOURCE, sweep)
+        _, payload = protocol.sweep_frames(protocol.SOURCE, sweep)
         sizes[n] = len(payload) if payload is not None else None
     return sizes
 
@@ -728,6 +730,7 @@ def main():
         for _ in range(2):
             context = browser.new_context(viewport={"width": 1400, "height": 1000})
             context.add_init_script(INSTRUMENT)
+            context.add_init_script(FRAME_LOG)
             pages.append(context.new_page())
         app = Target("attention page", pages[0], "att_scale")
         trivial = Target("trivial app (1 slider, 2×2 heatmap)", pages[1], "value")

@@ -3,18 +3,10 @@
 import pandas as pd
 import streamlit as st
 
-from app import (
-    arithmetic,
-    compute,
-    controls,
-    equations,
-    figures,
-    live,
-    render,
-    state,
-    tables,
-    wording,
-)
+from app import arithmetic, compute, equations, figures, render, tables, wording
+from app.live import protocol, slider, sweeps
+from app.state import controls, session
+from app.widgets import notices, pickers
 
 st.title("Scores → softmax → weights → output")
 render.equation(equations.ATTENTION)
@@ -23,10 +15,10 @@ st.caption(
     "one-hot on its largest score. The panel below measures it."
 )
 
-settings, tokenization, run = controls.layer_run()
+settings, tokenization, run = notices.layer_or_stop()
 labels = tokenization.labels
-head = controls.shared_head(run)
-st.caption(controls.weights_note(settings, head))
+head = pickers.shared_head(run)
+st.caption(notices.weights_note(settings, head))
 left, right = st.columns(2)
 render.chart(
     left,
@@ -52,8 +44,8 @@ def random_against_trained():
         persist_state="session",
     ):
         return
-    values = state.current()
-    head = values["head"] if settings.trained else state.DEFAULT_HEAD
+    values = session.current()
+    head = values["head"] if settings.trained else controls.DEFAULT_HEAD
     pair = compute.random_and_trained(
         settings.text, values["layer"], values["seed"], None, values["causal"]
     )
@@ -91,19 +83,19 @@ def random_against_trained():
     )
 
 
-if state.MINILM is not None:
+if controls.MINILM is not None:
     random_against_trained()
 
 
 #: The fragments of the scale slider and of the charts that follow it, by key.
 SLIDER, CHARTS = "attention_scale", "attention_charts"
-frame_id, frames = compute.scale_frames(settings, head)
-per_stop = frames is None  # past live.MAX_TOKENS: each release sends its own stop's frames
+frame_id, frames = sweeps.scale_frames(settings, head)
+per_stop = frames is None  # past protocol.MAX_TOKENS: each release sends its own stop's frames
 if per_stop:
-    frame_id, frames = compute.stop_frames(settings, head)
-in_browser = live.drawn_in_browser(frames)  # the browser draws the charts from the frames
+    frame_id, frames = sweeps.stop_frames(settings, head)
+in_browser = protocol.drawn_in_browser(frames)  # the browser draws the charts from the frames
 if frames is not None and not per_stop:
-    controls.scale_frames(frames)
+    slider.send_frames(frames)
 del frames  # as the run: the fragments below keep only what they need
 
 
@@ -122,14 +114,14 @@ def scale_control(data):
     resends them as a reference. Past :data:`app.live.MAX_TOKENS` tokens the frames of
     the stop and of its neighbours come with it (:func:`app.controls.stop_frames`).
     """
-    controls.scale_slider(data, on_release=after_release)
+    slider.scale_slider(data, on_release=after_release)
     if per_stop:
-        controls.stop_frames(settings.replace(scale=st.session_state["scale"]), head)
-    state.write_url()
+        slider.stop_frames(settings.replace(scale=st.session_state["scale"]), head)
+    session.write_url()
 
 
 if in_browser:
-    scale_control(controls.scale_slider_data(with_labels=per_stop))
+    scale_control(slider.scale_slider_data(with_labels=per_stop))
 
 
 @st.fragment(key=CHARTS)
@@ -145,17 +137,17 @@ def scaled_view():
     engine's numbers at the stop current when they are clicked.
     """
     if not in_browser:
-        controls.scale_slider(controls.scale_slider_data(with_labels=frame_id is None))
+        slider.scale_slider(slider.scale_slider_data(with_labels=frame_id is None))
     now = settings.replace(scale=st.session_state["scale"])
-    default = state.default_scale(*settings.shape)
-    drawn = state.scale_options(*settings.shape).index(default) if in_browser else None
+    default = controls.default_scale(*settings.shape)
+    drawn = controls.scale_options(*settings.shape).index(default) if in_browser else None
     drawn_scale = default if in_browser else now.scale
     # The figures' run: at the default scale when the browser draws every stop from the
     # frames (the cell's arithmetic needs only its q, k, v and mask), else at the stop.
     run = compute.layer(settings.replace(scale=None) if in_browser else now)
     heads = run.attention.heads
-    scaled_title = f"Scaled scores × {live.scale_title(drawn_scale)}"
-    held = controls.held_scale()
+    scaled_title = f"Scaled scores × {protocol.scale_title(drawn_scale)}"
+    held = slider.held_scale()
 
     def at_stop(table):
         """``table(heads)``, built when the CSV button is clicked, at the stop shown then."""
@@ -168,11 +160,11 @@ def scaled_view():
         scaled_figure,
         key="att_scaled",
         table=at_stop(lambda at: tables.matrix_frame(at.masked[head], labels, labels)),
-        live=live.follow(
-            live.SOURCE,
+        live=protocol.follow(
+            protocol.SOURCE,
             frame_id,
             drawn,
-            title=scaled_figure.layout.title.text.replace(scaled_title, "Scaled scores × {scale}"),
+            title="Scaled scores × {scale}",
             **({"heatmap": "scaled", "limits": "scaled"} if drawn is not None else {}),
         ),
     )
@@ -183,7 +175,9 @@ def scaled_view():
         ),
         key="att_weights",
         table=at_stop(lambda at: tables.matrix_frame(at.weights[head], labels, labels)),
-        live=live.follow(live.SOURCE, frame_id, drawn, heatmap="weights", hover="scaled"),
+        live=protocol.follow(
+            protocol.SOURCE, frame_id, drawn, heatmap="weights", hover=["scaled", 1]
+        ),
         clicks=True,
     )
     render.chart(
@@ -191,7 +185,7 @@ def scaled_view():
         figures.token_features_heatmap(heads.output[head], labels, "Output = weights · V"),
         key="att_output",
         table=at_stop(lambda at: tables.token_features(at.output[head], labels)),
-        live=live.follow(live.SOURCE, frame_id, drawn, heatmap="output", limits="output"),
+        live=protocol.follow(protocol.SOURCE, frame_id, drawn, heatmap="output", limits="output"),
     )
 
     st.subheader("One weight, worked out")
@@ -212,7 +206,9 @@ def scaled_view():
         figures.saturation_figure(scales, sweep, drawn_scale, default, rows),
         key="att_saturation",
         table=tables.saturation_curve(scales, sweep),
-        live=live.follow(live.SOURCE, frame_id, drawn, markers=figures.CURRENT_SCALE_MARKERS),
+        live=protocol.follow(
+            protocol.SOURCE, frame_id, drawn, markers=figures.CURRENT_SCALE_MARKERS
+        ),
     )
     summary, per_row = tables.saturation_tables(heads.weights[head], labels)
     render.chart(
@@ -220,7 +216,7 @@ def scaled_view():
         figures.numbers_table(summary, height=64),
         key="att_saturation_mean",
         table=at_stop(lambda at: tables.saturation_tables(at.weights[head], labels)[0]),
-        live=live.follow(live.SOURCE, frame_id, drawn, columns=["saturation_mean", 1]),
+        live=protocol.follow(protocol.SOURCE, frame_id, drawn, columns=["saturation_mean", 1]),
     )
     with st.expander("Per query row"):
         render.chart(
@@ -228,11 +224,11 @@ def scaled_view():
             figures.numbers_table(per_row),
             key="att_saturation_rows",
             table=at_stop(lambda at: tables.saturation_tables(at.weights[head], labels)[1]),
-            live=live.follow(live.SOURCE, frame_id, drawn, columns=["saturation", 1]),
+            live=protocol.follow(protocol.SOURCE, frame_id, drawn, columns=["saturation", 1]),
         )
 
     with right:
-        query = controls.token_picker(
+        query = pickers.token_picker(
             "attention_query", labels, default=wording.default_query(labels), url="query"
         )
         render.chart(
@@ -240,9 +236,9 @@ def scaled_view():
             figures.weights_bar(heads.weights[head][query], labels, labels[query]),
             key="att_bar",
             table=at_stop(lambda at: tables.weights_row(at.weights[head][query], labels)),
-            live=live.follow(live.SOURCE, frame_id, drawn, bar="weights", row=query),
+            live=protocol.follow(protocol.SOURCE, frame_id, drawn, bar="weights", row=query),
         )
-    state.write_url()
+    session.write_url()
 
 
 scaled_view()

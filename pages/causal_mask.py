@@ -3,22 +3,24 @@
 import streamlit as st
 
 import engine
-from app import arithmetic, compute, controls, equations, figures, render, tables
+from app import arithmetic, compute, equations, figures, render, tables
+from app.lecture import presentation
+from app.widgets import notices, pickers
 
 st.title("The causal mask")
 render.equation(equations.CAUSAL)
 st.caption(
     "A decoder writes one token at a time, so a token may only attend to itself and to the "
     "tokens before it. Masked scores become −∞ and the softmax turns them into exactly 0."
-    + render.control_hint(
+    + presentation.control_hint(
         " The sidebar's “Mask future tokens” switch applies the mask on every page."
     )
 )
 
-settings, tokenization, run = controls.layer_run()
+settings, tokenization, run = notices.layer_or_stop()
 labels = tokenization.labels
-head = controls.shared_head(run)
-st.caption(controls.weights_note(settings, head))
+head = pickers.shared_head(run)
+st.caption(notices.weights_note(settings, head))
 if settings.trained:
     st.info(
         "MiniLM is an encoder: it was trained reading in both directions, so every token "
@@ -82,6 +84,6 @@ with left:
     )
 
 st.subheader("What each token can see")
-query = controls.token_picker("causal_query", labels)
+query = pickers.token_picker("causal_query", labels)
 st.text("Visible with the mask: " + " ".join(labels[: query + 1]))
 st.text(f"Hidden by the mask: {len(labels) - query - 1} later tokens")

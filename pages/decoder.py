@@ -3,7 +3,10 @@
 import streamlit as st
 
 import engine
-from app import compute, controls, equations, figures, render, state, tables
+from app import compute, equations, figures, render, tables
+from app.lecture import presentation
+from app.state import controls
+from app.widgets import pickers
 from engine import seq2seq
 
 DEFAULT_SOURCE = "the third of march 2021"
@@ -24,7 +27,7 @@ st.caption(
 
 model, problem = compute.translator()
 if model is None:
-    st.warning(state.md_escape(problem))
+    st.warning(controls.md_escape(problem))
     st.code(seq2seq.TRAIN_COMMAND, language="bash")
     st.stop()
 
@@ -48,15 +51,15 @@ right.selectbox("Examples", EXAMPLES, index=None, key="decoder_example", on_chan
 translation, problem = compute.translation(st.session_state["decoder_source"])
 if translation is None:
     st.info(
-        state.md_escape(problem)
-        + render.control_hint(" Type a date such as “the third of march 2021”.")
+        controls.md_escape(problem)
+        + presentation.control_hint(" Type a date such as “the third of march 2021”.")
     )
     st.stop()
 if translation.unknown:
     st.warning(
         "The model never saw "
-        + ", ".join(f"“{state.md_escape(word)}”" for word in translation.unknown)
-        + f" in training: it reads them as {state.md_escape(seq2seq.UNK)}, so the "
+        + ", ".join(f"“{controls.md_escape(word)}”" for word in translation.unknown)
+        + f" in training: it reads them as {controls.md_escape(seq2seq.UNK)}, so the "
         "translation below is a guess."
     )
 
@@ -96,7 +99,7 @@ with layer_column:
         persist_state="session",
     )
 with head_column:
-    head = controls.head_picker("decoder_head", model.config.n_heads)
+    head = pickers.head_picker("decoder_head", model.config.n_heads)
 
 labels = list(step.inputs)
 mask_column, self_column = st.columns([1, 2])

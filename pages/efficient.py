@@ -5,7 +5,9 @@ import math
 
 import streamlit as st
 
-from app import compute, controls, equations, figures, render, tables
+from app import compute, equations, figures, render, tables
+from app.lecture import presentation
+from app.widgets import notices, pickers
 from engine import efficient
 
 st.title("Efficient attention")
@@ -15,23 +17,25 @@ st.caption(
     "the exponential for a kernel φ(q)·φ(k), so φ(K)ᵀV is summed once and each query reads "
     "it — O(n) work. Sparse patterns keep the softmax but let each query see only some "
     "keys (Katharopoulos et al. 2020, §3.2; Child et al. 2019, §4.3; Beltagy et al. 2020)."
-    + render.control_hint(" The sidebar's “Mask future tokens” switch applies to every pattern.")
+    + presentation.control_hint(
+        " The sidebar's “Mask future tokens” switch applies to every pattern."
+    )
 )
 
-settings, tokenization, run = controls.layer_run()
+settings, tokenization, run = notices.layer_or_stop()
 labels = tokenization.labels
 n = len(labels)
-head = controls.shared_head(run)
-st.caption(controls.weights_note(settings, head))
+head = pickers.shared_head(run)
+st.caption(notices.weights_note(settings, head))
 
 render.equation(equations.SPARSE_PATTERNS)
 left, right = st.columns(2)
 with left:
-    window = controls.bounded_slider(
+    window = pickers.bounded_slider(
         "Sliding window w: keys on each side", "efficient_window", 0, n - 1, min(4, n - 1)
     )
 with right:
-    stride = controls.bounded_slider(
+    stride = pickers.bounded_slider(
         "Stride / block length l", "efficient_stride", 1, n, max(2, round(math.sqrt(n)))
     )
 

@@ -2,7 +2,10 @@
 
 import streamlit as st
 
-from app import compute, controls, equations, figures, render, state, tables
+from app import compute, equations, figures, render, tables
+from app.lecture import presentation
+from app.state import controls, session
+from app.widgets import notices
 
 st.title("One encoder layer")
 st.caption(
@@ -12,18 +15,18 @@ st.caption(
     "original transformer) or before the sub-layer (pre-LN, most models today)."
 )
 
-values = state.current()
-settings, tokenization, run = controls.layer_run()
+values = session.current()
+settings, tokenization, run = notices.layer_or_stop()
 labels = tokenization.labels
 if settings.trained:
     st.caption(
         f"MiniLM's layer {settings.layer}, as trained: BERT is post-LN, so that is what "
         "runs"
-        + render.control_hint("; pre-LN stays available with “Random (seeded)” weights")
+        + presentation.control_hint("; pre-LN stays available with “Random (seeded)” weights")
         + ". Every sub-layer has its trained biases and LayerNorm gains."
     )
     norm = "post"
-    if settings.causal or settings.scale != state.default_scale(*state.model_shape(values)):
+    if settings.causal or settings.scale != controls.default_scale(*controls.model_shape(values)):
         st.caption(
             "This page runs the layer as the model does: unmasked, at its own scale "
             "1/√32, whatever scale or mask the other pages try."

@@ -3,19 +3,22 @@
 import pandas as pd
 import streamlit as st
 
-from app import controls, equations, figures, render, state, tables, wording
+from app import equations, figures, render, tables, wording
+from app.lecture import presentation
+from app.state import controls
+from app.widgets import notices, pickers
 
 st.title("Tokens → Q, K, V")
 st.caption(
-    render.control_hint("Type a sentence in the sidebar. ")
+    presentation.control_hint("Type a sentence in the sidebar. ")
     + "The text is cut into tokens, each token becomes a vector, and three matrices turn "
     "every vector into a query, a key and a value."
 )
 
-settings, tokenization, run = controls.layer_run()
+settings, tokenization, run = notices.layer_or_stop()
 labels = tokenization.labels
-head = controls.shared_head(run)
-st.caption(controls.weights_note(settings, head))
+head = pickers.shared_head(run)
+st.caption(notices.weights_note(settings, head))
 
 st.subheader(f"{len(labels)} tokens")
 st.dataframe(
@@ -33,7 +36,7 @@ st.caption(
 
 convention = st.segmented_control(
     "Convention",
-    state.CONVENTIONS,
+    controls.CONVENTIONS,
     key="convention",
     required=True,
     format_func={"rows": "Rows (papers): X is n × d", "columns": "Columns (book): X is D × N"}.get,

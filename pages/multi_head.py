@@ -2,7 +2,9 @@
 
 import streamlit as st
 
-from app import arithmetic, controls, equations, figures, line_view, render, tables, wording
+from app import arithmetic, equations, figures, line_view, render, tables, wording
+from app.lecture import presentation
+from app.widgets import notices
 
 st.title("Multi-head attention")
 render.equation(equations.MULTI_HEAD)
@@ -13,7 +15,7 @@ st.caption(
     + " Vaswani et al. (2017, §3.2.2) count heads from 1: their head₁ is head 0 here."
 )
 
-settings, tokenization, run = controls.layer_run()
+settings, tokenization, run = notices.layer_or_stop()
 labels = tokenization.labels
 mha = run.attention
 n_heads, n, d_head = mha.q.shape
@@ -21,14 +23,14 @@ if settings.trained:
     st.caption(
         f"MiniLM's layer {settings.layer}: its 12 trained heads of 32 features, their real "
         "split of Q (biases included), their concatenation and the layer's W_O (and b_O)."
-        + render.control_hint(
+        + presentation.control_hint(
             " Choose “Random (seeded)” under Weights to set the number of heads yourself."
         )
     )
 else:
     st.caption(
-        controls.weights_note(settings, 0)
-        + render.control_hint(" Set the number of heads in the sidebar.")
+        notices.weights_note(settings, 0)
+        + presentation.control_hint(" Set the number of heads in the sidebar.")
     )
 
 st.metric("Heads × features per head", f"{n_heads} × {d_head} = {n_heads * d_head}")

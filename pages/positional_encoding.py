@@ -2,7 +2,10 @@
 
 import streamlit as st
 
-from app import compute, controls, equations, figures, minilm, render, state, tables, wording
+from app import compute, equations, figures, minilm, render, tables, wording
+from app.lecture import presentation
+from app.state import controls, session
+from app.widgets import notices, pickers
 
 st.title("Positional encoding")
 st.caption(
@@ -16,16 +19,18 @@ st.caption(
     "from 1, so its θ₁ is θ₀ here."
 )
 
-settings, tokenization, run = controls.layer_run()
+settings, tokenization, run = notices.layer_or_stop()
 labels = tokenization.labels
-values = state.current()
-head = controls.shared_head(run)
+values = session.current()
+head = pickers.shared_head(run)
 st.caption(
-    controls.weights_note(settings, head)
+    notices.weights_note(settings, head)
     + (
         ""
         if settings.trained
-        else render.control_hint(" Choose the encoding in the sidebar, under “Add positions”.")
+        else presentation.control_hint(
+            " Choose the encoding in the sidebar, under “Add positions”."
+        )
     )
 )
 n, d_model = run.x.shape
@@ -45,13 +50,13 @@ elif values["pe"] == "none":
     st.info(
         "With the encoding “None”, nothing is added: every position's vector is zero, so "
         "there is no table to draw, and attention sees the tokens without their order."
-        + render.control_hint(
+        + presentation.control_hint(
             " Choose one under “Add positions” in the sidebar to see its table and what it changes."
         )
     )
     kinds = {}
 else:
-    kinds = {values["pe"]: f"{state.PE_LABELS[values['pe']]} table (positions × dimensions)"}
+    kinds = {values["pe"]: f"{controls.PE_LABELS[values['pe']]} table (positions × dimensions)"}
 positions = range(n_positions)
 for column, (kind, name) in zip(
     st.columns(len(kinds)) if kinds else (), kinds.items(), strict=True
@@ -115,7 +120,7 @@ else:
     if values["pe"] == "none":
         st.caption("With “None” both heatmaps are the same: no position was added.")
     without = compute.layer(settings.replace(pe="none"))
-    with_title = f"Weights with {state.PE_LABELS[values['pe']].lower()}"
+    with_title = f"Weights with {controls.PE_LABELS[values['pe']].lower()}"
 left, right = st.columns(2)
 render.chart(
     left,

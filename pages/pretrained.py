@@ -2,19 +2,10 @@
 
 import streamlit as st
 
-from app import (
-    arithmetic,
-    compare,
-    controls,
-    equations,
-    figures,
-    line_view,
-    minilm,
-    render,
-    state,
-    tables,
-    wording,
-)
+from app import arithmetic, compare, equations, figures, line_view, minilm, render, tables, wording
+from app.lecture import presentation
+from app.state import controls
+from app.widgets import pickers
 from engine import analysis, bert, checkpoint
 from engine.attention import query_stages
 
@@ -33,7 +24,7 @@ if isinstance(run, checkpoint.ModelUnavailableError):
     st.caption("Every other page works without the model.")
     st.stop()
 if isinstance(run, bert.TooLongError):
-    st.warning(state.md_escape(str(run)))
+    st.warning(controls.md_escape(str(run)))
     st.stop()
 
 labels = run.labels
@@ -47,7 +38,7 @@ st.header("Head finder")
 text_b = compare.text_box()
 run_b = minilm.run(text_b) if text_b else None
 if isinstance(run_b, bert.TooLongError):
-    st.warning(state.md_escape(str(run_b)) + " (the sentence compared with)")
+    st.warning(controls.md_escape(str(run_b)) + " (the sentence compared with)")
 if not isinstance(run_b, bert.BertRun):
     run_b = None
     for param in ("query_b", "key_b"):
@@ -55,11 +46,11 @@ if not isinstance(run_b, bert.BertRun):
 query_start, key_start = compare.start_tokens(st.session_state["text"], labels)
 left, right = st.columns(2)
 with left:
-    query = controls.token_picker(
+    query = pickers.token_picker(
         "pretrained_finder_query", labels, default=query_start, url="query"
     )
 with right:
-    key = controls.token_picker(
+    key = pickers.token_picker(
         "pretrained_finder_key", labels, label="Key token", default=key_start, url="key"
     )
 grid = minilm.head_grid(st.session_state["text"], query, key)
@@ -83,7 +74,7 @@ else:
     )
     left, right = st.columns(2)
     with left:
-        query_b = controls.token_picker(
+        query_b = pickers.token_picker(
             "pretrained_b_query",
             run_b.labels,
             label="B's query token",
@@ -91,7 +82,7 @@ else:
             url="query_b",
         )
     with right:
-        key_b = controls.token_picker(
+        key_b = pickers.token_picker(
             "pretrained_b_key",
             run_b.labels,
             label="B's key token",
@@ -123,7 +114,7 @@ left, right = st.columns(2)
 layer = left.select_slider("Layer", range(n_layers), value=best.layer, key="pretrained_layer")
 head = right.select_slider("Head", range(n_heads), value=best.head, key="pretrained_head")
 weights = run.attentions[layer, head]
-token = controls.token_picker("pretrained_token", labels, label="From token", default=query)
+token = pickers.token_picker("pretrained_token", labels, label="From token", default=query)
 left, right = st.columns(2)
 render.chart(
     left,
@@ -152,7 +143,7 @@ st.caption(
     "BertViz's head view: each token on the left sends a line to every token on the right "
     "it attends to, one colour per head, darker and thicker for more weight. Point at a "
     "token to see only its lines (on the right, the lines into it); click it"
-    + render.control_hint(", or pick it,")
+    + presentation.control_hint(", or pick it,")
     + " to keep them, and click it again for all."
 )
 heads, threshold = line_view.controls("pretrained_lines", n_heads, head)

@@ -2,7 +2,10 @@
 
 import streamlit as st
 
-from app import controls, figures, minilm, render, state, summary, tables, wording
+from app import figures, minilm, render, summary, tables, wording
+from app.lecture import presentation
+from app.state import controls, session
+from app.widgets import pickers
 from engine import bert, checkpoint
 from engine import summarize as method
 
@@ -26,12 +29,12 @@ st.text_area(
     "Document",
     key="summarize_text",
     height=200,
-    max_chars=state.MAX_TEXT_CHARS,
+    max_chars=controls.MAX_TEXT_CHARS,
     on_change=use_document,
     help="Sentences end at “.”, “!” or “?” followed by a space or a line break. "
-    f"The page ranks the first {state.MAX_SENTENCES} sentences.",
+    f"The page ranks the first {controls.MAX_SENTENCES} sentences.",
 )
-if not render.presenting():  # the box is hidden then, and the note with it
+if not session.presenting():  # the box is hidden then, and the note with it
     st.caption(summary.document_note(st.session_state["text"]))
 doc = st.session_state["summarize_text"]
 
@@ -43,7 +46,7 @@ if isinstance(ranking, checkpoint.ModelUnavailableError):
     st.stop()
 if not ranking.sentences:
     st.info(
-        render.control_hint(
+        presentation.control_hint(
             "Type or paste a document above: a few sentences, each ending with . ! or ?"
         )
         or "The document needs a few sentences, each ending with . ! or ?"
@@ -67,7 +70,7 @@ if n == 1:
     )
 
 st.session_state["k"] = summary.asked_k()  # clipped below only if this document is shorter
-k = controls.bounded_slider("Sentences in the summary (k)", "k", 1, n, 2, on_change=summary.ask_k)
+k = pickers.bounded_slider("Sentences in the summary (k)", "k", 1, n, 2, on_change=summary.ask_k)
 if n > 1 and k < summary.asked_k():
     st.caption(summary.clipped_k_note(summary.asked_k(), n))
 chosen = method.top_sentences(ranking.scores, k)
@@ -84,7 +87,7 @@ st.caption(
     f"damping factor d = {1 - method.DAMPING:.2g}: the probability of jumping to a random "
     f"sentence (they take d between 0.1 and 0.2; PageRank's 0.85 is the other side, 1 − d)."
 )
-if not render.presenting():
+if not session.presenting():
     table = tables.summary_table(sentences, ranking.scores, chosen)
     st.dataframe(table, hide_index=True)
     st.download_button(
@@ -149,7 +152,7 @@ if pair is not None and not isinstance(pair, bert.TooLongError):
             value_name="mean weight",
             x_title="to sentence",
             y_title="from sentence",
-            fmt="{:.3f}",
+            digits=3,
         ),
         key="summarize_attention",
         table=tables.matrix_frame(pair, labels, labels),

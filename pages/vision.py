@@ -2,7 +2,9 @@
 
 import streamlit as st
 
-from app import compute, controls, equations, figures, images, render, state, tables
+from app import compute, equations, figures, images, render, tables
+from app.state import controls, session
+from app.widgets import pickers
 from engine.vision import POSITIONS, attention_overlay
 
 POSITION_LABELS = {"2d": "2-D sinusoidal", "1d": "1-D sinusoidal (raster order)", "none": "None"}
@@ -32,7 +34,7 @@ if source == "Upload":
     if uploaded is not None:
         digest, picture, problem = compute.uploaded_image(uploaded.getvalue())
         if problem:
-            st.error(f"{state.md_escape(problem)} Showing the sample image instead.", icon="🚫")
+            st.error(f"{controls.md_escape(problem)} Showing the sample image instead.", icon="🚫")
         else:
             image, image_key = picture, digest
             st.caption(
@@ -40,7 +42,7 @@ if source == "Upload":
                 f"{images.WORK_SIDE})."
             )
 
-values = state.current()
+values = session.current()
 left, middle, right = st.columns(3)
 with left:
     sizes = images.patch_sizes(image.shape)
@@ -72,9 +74,9 @@ if cropped.shape[:2] != image.shape[:2]:
 
 left, right = st.columns(2)
 with left:
-    row = controls.bounded_slider("Query patch: row", "vision_row", 0, n_rows - 1, n_rows // 4)
+    row = pickers.bounded_slider("Query patch: row", "vision_row", 0, n_rows - 1, n_rows // 4)
 with right:
-    col = controls.bounded_slider("Query patch: column", "vision_col", 0, n_cols - 1, n_cols // 4)
+    col = pickers.bounded_slider("Query patch: column", "vision_col", 0, n_cols - 1, n_cols // 4)
 query = row * n_cols + col
 
 left, right = st.columns(2)

@@ -9,6 +9,7 @@ an unrelated folder and opens pages that read ``assets/`` through AppTest. About
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -59,7 +60,23 @@ def test_dependencies_declare_every_import():
     declared = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["dependencies"]
     names = {requirement.split(">")[0].split("=")[0].lower() for requirement in declared}
     assert {"streamlit", "numpy", "plotly", "pandas", "tokenizers", "safetensors"} <= names
-    assert "pillow" in names  # app/images.py
+    assert "pillow" in names  # app/data/vision.py
+
+
+def test_every_package_and_component_module_is_installed():
+    """A plain ``pip install .`` ships what ``-e`` finds in the folder: every sub-package of
+    app/ (setuptools installs only the packages it lists), and every ES module the chart
+    components import by a relative path (only the package data it names)."""
+    setuptools = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]
+    folders = {f"app.{init.parent.name}" for init in (ROOT / "app").glob("*/__init__.py")}
+    assert folders <= set(setuptools["packages"])
+    assert "chart/*.js" in setuptools["package-data"]["attention_explorer"]
+    chart = ROOT / "attention_explorer" / "chart"
+    imported = set()
+    for module in chart.glob("*.js"):
+        imported |= set(re.findall(r'from "\./([\w.]+\.js)"', module.read_text()))
+    assert imported
+    assert all((chart / name).is_file() for name in imported), imported
 
 
 CHECK_INSTALLED = textwrap.dedent(
@@ -79,6 +96,8 @@ CHECK_INSTALLED = textwrap.dedent(
         assert not at.exception, (page, at.exception)
         assert at.get("bidi_component"), page  # the charts, drawn by the app's component
     print("pages ran from", Path(app.__file__).parent.parent)
+    import attention_explorer
+    print("modules", *sorted(path.name for path in attention_explorer.ASSET_DIR.glob("*.js")))
     """
 )
 
@@ -113,6 +132,8 @@ def test_plain_pip_install_runs_the_app(tmp_path):
     )
     assert checked.returncode == 0, checked.stderr[-3000:]
     assert "site-packages" in checked.stdout
+    shipped = set(checked.stdout.split("modules", 1)[1].split())
+    assert {path.name for path in (ROOT / "attention_explorer" / "chart").glob("*.js")} <= shipped
 
     port = free_port()
     log = tmp_path / "server.log"

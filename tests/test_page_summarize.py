@@ -9,7 +9,8 @@ import streamlit as st
 from apptest_support import MAIN, chart_z, charts, messages, open_app, page_script
 from streamlit.testing.v1 import AppTest
 
-from app import figures, state, summary, tables
+from app import figures, summary, tables
+from app.state import controls
 from engine import checkpoint
 from engine import summarize as sm
 from engine.resources import minilm_dir
@@ -193,14 +194,14 @@ def test_one_sentence_is_its_own_summary(text):
 
 
 def test_a_hundred_thousand_characters_are_capped():
-    text = ("This sentence is one of many. " * 3400)[: state.MAX_TEXT_CHARS]
+    text = ("This sentence is one of many. " * 3400)[: controls.MAX_TEXT_CHARS]
     at = open_summarize(text=text)
-    assert any(f"ranks the first {state.MAX_SENTENCES}" in m for m in messages(at, "warning"))
-    assert len(table(at)) == state.MAX_SENTENCES
+    assert any(f"ranks the first {controls.MAX_SENTENCES}" in m for m in messages(at, "warning"))
+    assert len(table(at)) == controls.MAX_SENTENCES
 
 
 def test_a_hundred_thousand_characters_without_sentence_ends():
-    text = ("word " * 20_000)[: state.MAX_TEXT_CHARS]
+    text = ("word " * 20_000)[: controls.MAX_TEXT_CHARS]
     at = open_summarize(text=text)
     notes = " ".join(messages(at, "info"))
     assert "longer than 256 tokens" in notes
@@ -242,13 +243,14 @@ def test_highlighted_markdown_marks_the_summary_and_keeps_paragraphs():
 def test_sentence_heatmap_scales_to_its_largest_value_and_escapes_labels():
     pair = np.array([[0.02, 0.01], [np.nan, 0.005]])
     fig = figures.sentence_heatmap(
-        pair, ["S1 <b>x</b>", "S2 y"], "t", value_name="mean weight", fmt="{:.3f}"
+        pair, ["S1 <b>x</b>", "S2 y"], "t", value_name="mean weight", digits=3
     )
     trace = fig.data[0]
     assert trace.zmin == 0.0
     assert trace.zmax == pytest.approx(0.02)
     assert trace.y[0] == "S1 &lt;b&gt;x&lt;/b&gt;"
-    assert trace.text[1][0] == ""  # a sentence without tokens: a blank cell
+    assert trace.texttemplate == "%{z:.3f}"
+    assert np.isnan(trace.z[1][0])  # a sentence without tokens: a gap, a blank cell
 
 
 def test_centrality_figure_stars_the_summary():

@@ -5,7 +5,8 @@ import json
 import pytest
 from apptest_support import RANDOM, chart_payloads, open_app
 
-from app import render, state, tour
+from app import render, tour
+from app.state import controls
 
 
 def open_tour(step=None, **query):
@@ -90,7 +91,7 @@ def test_the_last_step_says_where_next():
     assert links[-len(tour.WHERE_NEXT) :] == ["pretrained", "summarize", "decoder"]
 
 
-@pytest.mark.skipif(state.MINILM is None, reason="MiniLM is not installed")
+@pytest.mark.skipif(controls.MINILM is None, reason="MiniLM is not installed")
 def test_export_names_say_the_trained_layer_and_head():
     at = open_app("attention", {"layer": "2", "head": "7"})
     options = chart_payloads(at)["att_weights"]["config"]["toImageButtonOptions"]

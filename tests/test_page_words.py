@@ -13,7 +13,9 @@ import pytest
 from apptest_support import RANDOM, chart_z, charts, decode, open_app
 
 import engine
-from app import arithmetic, compute, controls, equations, figures, registry, state, tour, wording
+from app import arithmetic, compute, equations, figures, registry, tour, wording
+from app.state import controls
+from app.widgets import sidebar
 from engine.resources import minilm_dir
 
 pytestmark = pytest.mark.skipif(minilm_dir() is None, reason="MiniLM is not installed")
@@ -25,10 +27,10 @@ TEXTS = (LAWYER, NO_IT)
 
 #: The sidebar's controls and options, which captions may name in quotes.
 UI_NAMES = {
-    *state.WEIGHTS_LABELS.values(),
-    *state.PE_LABELS.values(),
-    *state.TOKENIZER_LABELS.values(),
-    controls.CAUSAL_TOGGLE,
+    *controls.WEIGHTS_LABELS.values(),
+    *controls.PE_LABELS.values(),
+    *controls.TOKENIZER_LABELS.values(),
+    sidebar.CAUSAL_TOGGLE,
     "Add positions",
 }
 #: Sentence ends, which the summary page names in quotes.
@@ -139,7 +141,7 @@ def axis_labels_of(at, key):
     return [html.unescape(v).replace("\u200b", "") for v in figure["data"][0]["y"]]
 
 
-@pytest.mark.parametrize("text", [state.DEFAULT_TEXT, LAWYER, NO_IT, TROPHY])
+@pytest.mark.parametrize("text", [controls.DEFAULT_TEXT, LAWYER, NO_IT, TROPHY])
 def test_tour_step_5_names_the_rows_strongest_key_and_its_weight(text):
     at = open_step(5, text)
     words = tour_words(at)
@@ -164,7 +166,7 @@ def test_tour_step_5_on_the_default_passage_keeps_its_lesson_without_overclaimin
     assert "learned what" not in words  # the head's weight, not a claim about reference
 
 
-@pytest.mark.parametrize("text", [state.DEFAULT_TEXT, LAWYER, NO_IT])
+@pytest.mark.parametrize("text", [controls.DEFAULT_TEXT, LAWYER, NO_IT])
 def test_tour_step_6_names_what_both_bars_show(text):
     at = open_step(6, text)
     words = tour_words(at)
@@ -231,7 +233,8 @@ def test_tour_step_1_names_the_passages_own_word_pieces_and_its_lower_case_ids()
 
 def test_the_home_page_says_the_same_of_the_tokens_as_the_tour():
     at = open_app("home")
-    tokenization = compute.tokens(state.Settings(text=state.DEFAULT_TEXT, weights="minilm"))[0]
+    settings = controls.Settings(text=controls.DEFAULT_TEXT, weights="minilm")
+    tokenization = compute.tokens(settings)[0]
     expected = " ".join(wording.tokens_sentences(tokenization, "wordpiece"))
     assert expected in [c.value for c in at.caption]
     assert expected in open_step(1).markdown[-1].value

@@ -23,7 +23,6 @@ import hashlib
 import json
 import math
 import struct
-from dataclasses import dataclass
 
 import numpy as np
 
@@ -221,10 +220,12 @@ def drawn_in_browser(payload):
 def follow(source, frame_id, drawn=None, **binding):
     """The ``live`` part of a chart's data: follow ``source``'s frames.
 
-    ``binding`` names what moves: ``title`` (with ``{scale}`` in it), ``heatmap`` (an
-    array recolouring trace 0, with optional ``limits``: ± a per-stop limit), ``hover``
-    (an array that fills the second entry of trace 0's customdata), ``bar`` and ``row``
-    (one row of an array as the bars of trace 0, coloured with :data:`WEIGHT_COLORS`),
+    ``binding`` names what moves: ``title`` (its first line, with ``{scale}`` in it),
+    ``heatmap`` (an array recolouring trace 0, with optional ``limits``: ± a per-stop
+    limit), ``hover`` (``[array, entry]``: the array fills that entry of each cell of trace
+    0's customdata, a gap written "" so that the figure's own text speaks for the cell),
+    ``bar`` and ``row`` (one row of an array as the bars of trace 0, coloured with
+    :data:`WEIGHT_COLORS`),
     ``markers`` (indices of shapes drawn at the current scale), ``columns`` (a table's
     columns from an array of shape (n_s, n_rows, n_columns): ``[array, first column]``).
 
@@ -242,10 +243,3 @@ def follow(source, frame_id, drawn=None, **binding):
     if "bar" in binding:
         live["colors"] = WEIGHT_COLORS
     return live
-
-
-@dataclass
-class HeldScale:
-    """The current scale, in a mutable holder: read where session state cannot be."""
-
-    scale: float

@@ -1,11 +1,9 @@
-"""The app's shared state: every control's key, default and URL form, registered once.
+"""The shared controls: each one's key, default, range and label, registered once.
 
-Each shared widget uses exactly its key here, and its value is mirrored in the URL so a
-copied link reproduces the view on any page. Values arriving from a URL are parsed and
-checked; a bad one falls back to the default and leaves a warning for the page to show.
-:class:`Settings` condenses the values into what determines the core pages' attention
-layer: one small hashable value, the cache key and the engine's input. Everything here
-but :func:`current`, :func:`load_url`, :func:`reconcile` and :func:`write_url` is pure.
+Each shared widget uses exactly its key here; :mod:`app.state.links` mirrors the values
+in the URL, and :mod:`app.state.session` keeps them in the session. :class:`Settings`
+condenses the values into what determines the core pages' attention layer: one small
+hashable value, the cache key and the engine's input. Pure: no Streamlit here.
 """
 
 from __future__ import annotations
@@ -15,8 +13,6 @@ import math
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
-
-import streamlit as st
 
 from engine.checkpoint import minilm_config
 from engine.positional import ENCODINGS
@@ -115,6 +111,23 @@ def scale_label(value, d_model, heads):
 def nearest(options, value):
     """The option closest to ``value`` on a log scale."""
     return min(options, key=lambda option: abs(math.log(option) - math.log(value)))
+
+
+#: The shared controls, in the order the sidebar shows them.
+SHARED = (
+    "text",
+    "weights",
+    "layer",
+    "head",
+    "tokenizer",
+    "pe",
+    "causal",
+    "d_model",
+    "heads",
+    "seed",
+)
+#: What only the random model reads; hidden while the weights are MiniLM's.
+RANDOM_ONLY = ("tokenizer", "pe", "d_model", "heads", "seed")
 
 
 # --- parsing URL values: each returns the value or raises ValueError -------------------
@@ -251,81 +264,6 @@ def make_controls(config=MINILM):
 CONTROLS = make_controls()
 
 
-def format_value(key, value):
-    """A value as it is written in the URL."""
-    if isinstance(value, bool):
-        return "1" if value else "0"
-    if isinstance(value, float):
-        return repr(value)
-    return str(value)
-
-
-def parse_query(query, controls=CONTROLS):
-    """Turn URL parameters into control values, with a warning for each bad one.
-
-    Pure: takes the query as a mapping of key to str or list of str, returns the
-    values it accepted and the warnings. Repeated keys take the last value; unknown
-    keys are named in a warning; values that fail their parser, or that break a rule
-    between controls (heads must divide d_model), fall back to the default.
-
-    Returns
-    -------
-    values : dict of key -> value, for the keys given and accepted
-    warnings : list of str
-    """
-    values, warnings = {}, []
-    for key, raw in query.items():
-        text = raw[-1] if isinstance(raw, list | tuple) else raw
-        control = controls.get(key)
-        if control is None:
-            if key not in EXTRA_PARAMS:
-                warnings.append(f"Ignored the unknown link parameter “{_clip(key)}”.")
-            continue
-        try:
-            values[key] = control.parse(str(text))
-        except (ValueError, OverflowError):
-            warnings.append(
-                f"Ignored {key}=“{_clip(str(text))}” from the link: {key} must be "
-                f"{control.describe}. Using the default instead."
-            )
-    if "d_model" in values and values["d_model"] not in D_MODEL_CHOICES:
-        warnings.append(
-            f"Ignored d_model={values.pop('d_model')} from the link: it must be "
-            f"{controls['d_model'].describe}. Using the default instead."
-        )
-    d_model = values.get("d_model", controls["d_model"].default)
-    if "heads" in values and values["heads"] not in divisors(d_model):
-        warnings.append(
-            f"Ignored heads={values.pop('heads')} from the link: it must divide "
-            f"d_model={d_model}. Using the default instead."
-        )
-    n_heads = _n_heads(values, controls)
-    if "head" in values and values["head"] >= n_heads:
-        warnings.append(
-            f"Ignored head={values.pop('head')} from the link: this model has {n_heads} "
-            "heads, numbered from 0. Using the default instead."
-        )
-    return values, warnings
-
-
-def _n_heads(values, controls):
-    """Heads of the layer that ``values`` select, defaults filling the gaps (parse time)."""
-    weights = values.get("weights", controls["weights"].default)
-    if weights == "minilm" and MINILM is not None:
-        return MINILM.n_heads
-    return values.get("heads", controls["heads"].default)
-
-
-#: Parameters that belong to other features, left alone here: presentation mode, the
-#: tour's step, and the tokens a page's pickers chose (``controls.token_picker``; ``_b``
-#: for the sentence /pretrained compares with).
-EXTRA_PARAMS = frozenset({"present", "step", "query", "key", "query_b", "key_b"})
-
-
-def _clip(text, limit=40):
-    return md_escape(text if len(text) <= limit else text[:limit] + "…")
-
-
 def md_escape(text):
     """Backslash-escape every ASCII punctuation mark, so text shows as typed in Markdown.
 
@@ -368,109 +306,6 @@ def reconcile_values(values, previous_dk=None, previous_weights=None):
         values["scale"] = 1.0 / math.sqrt(d_k)
     values["scale"] = nearest(scale_options(d_model, heads), values["scale"])
     return values, d_k
-
-
-def url_params(values, controls=CONTROLS):
-    """The URL parameters for ``values``: only those that differ from their defaults."""
-    params = {}
-    for key, control in controls.items():
-        value = values[key]
-        default = control.default_for(values)
-        same = (
-            math.isclose(value, default)
-            if isinstance(value, float) and isinstance(default, float)
-            else value == default
-        )
-        if same or (key in TEXT_KEYS and len(value) > MAX_URL_TEXT):
-            continue
-        params[key] = format_value(key, value)
-    return params
-
-
-# --- the Streamlit side ----------------------------------------------------------------
-
-
-def current():
-    """The shared values as they stand in this session."""
-    return {key: st.session_state[key] for key in CONTROLS}
-
-
-def load_url(start=None):
-    """Once per session: fill session state from the URL, then ``start``, then the defaults.
-
-    ``start`` holds values the server was started with (``attention-explorer "some text"``).
-    Returns the warnings to show (only on the session's first run).
-    """
-    if st.session_state.get("_state_loaded"):
-        return []
-    values, warnings = parse_query({key: st.query_params.get_all(key) for key in st.query_params})
-    resolved = {}
-    for key, control in CONTROLS.items():  # the link wins, then what the session has
-        if key in values:
-            resolved[key] = values[key]
-        elif key in st.session_state:
-            resolved[key] = st.session_state[key]
-        elif not callable(control.default):
-            resolved[key] = (start or {}).get(key, control.default)
-    for key, control in CONTROLS.items():  # defaults that depend on the others
-        resolved.setdefault(key, control.default_for(resolved))
-    for key, value in resolved.items():
-        st.session_state[key] = value
-    st.session_state["_state_loaded"] = True
-    return warnings
-
-
-#: Pages on which a shared control's default shows nothing, and the value they open on
-#: instead (with "none", /positional-encoding would draw empty tables).
-OPENING_VALUES = {"positional-encoding": {"pe": "sinusoidal"}}
-
-
-def open_page(url_path):
-    """Before the sidebar: on a page's first visit in a session, its opening values.
-
-    Only a value still at its default is changed, and not one a link set; the sidebar
-    then shows what the page uses, and every later visit keeps the user's choice.
-    """
-    for key, value in OPENING_VALUES.get(url_path, {}).items():
-        opened = f"_opened_{url_path}_{key}"
-        if st.session_state.get(opened):
-            continue
-        st.session_state[opened] = True
-        if key not in st.query_params and st.session_state[key] == CONTROLS[key].default:
-            st.session_state[key] = value
-
-
-def reconcile():
-    """Before any widget is drawn: keep heads and scale consistent with d_model."""
-    values, d_k = reconcile_values(
-        current(), st.session_state.get("_scale_dk"), st.session_state.get("_weights")
-    )
-    for key, value in values.items():
-        if st.session_state[key] != value:
-            st.session_state[key] = value
-    st.session_state["_scale_dk"] = d_k
-    st.session_state["_weights"] = values["weights"]
-
-
-def write_url(keep_step=False, page=None):
-    """Mirror the shared values into the URL, keeping presentation mode (and the tour's step).
-
-    On a ``page`` with opening values, a control that differs from its opening value is
-    written even at its default, so the link reopens what was shown.
-    """
-    values = current()
-    wanted = url_params(values)
-    for key, opening in OPENING_VALUES.get(page, {}).items():
-        if values[key] != opening:
-            wanted[key] = format_value(key, values[key])
-    keep = EXTRA_PARAMS if keep_step else EXTRA_PARAMS - {"step"}
-    for key in list(st.query_params):
-        stale = key not in wanted if key in CONTROLS else key not in keep
-        if stale:
-            del st.query_params[key]
-    for key, value in wanted.items():
-        if st.query_params.get(key) != value:
-            st.query_params[key] = value
 
 
 @dataclass(frozen=True)
