@@ -25,7 +25,14 @@ import json  # noqa: E402
 import platform  # noqa: E402
 import time  # noqa: E402
 
-from app.cost import COST_FILE, D_HEAD, METHODS, N_VALUES, measure_cost, slopes  # noqa: E402
+from app.data.efficient import (  # noqa: E402
+    COST_FILE,
+    D_HEAD,
+    METHODS,
+    N_VALUES,
+    measure_cost,
+    slopes,
+)
 
 
 def table(rows):

@@ -461,10 +461,10 @@ def profile_client(browser, before, after, repeats=5):
 def profile_server(text=None, runs=3):
     """Per-rerun milliseconds of the server's parts, timed by wrapping them in AppTest.
 
-    Wraps every public function of ``app.figures``, ``app.tables``, ``app.compute`` and
-    ``app.render``, ``plotly.io.to_json`` and Streamlit's ``plotly_chart`` and
-    ``dataframe``; runs /attention (the whole script: AppTest has no fragment reruns),
-    moving the scale one stop per run.
+    Wraps every public function of the view modules (``app/views/``), of
+    ``app.data.layers`` and ``app.live.sweeps``, ``plotly.io.to_json``, the chart component
+    and Streamlit's ``dataframe``; runs /attention (the whole script: AppTest has no
+    fragment reruns), moving the scale one stop per run.
     """
     import functools
     import importlib
@@ -494,7 +494,8 @@ def profile_server(text=None, runs=3):
         return original
 
     undo = []
-    for module_name in ("app.figures", "app.tables", "app.compute", "app.render"):
+    views = [f"app.views.{path.stem}" for path in (ROOT / "app" / "views").glob("[!_]*.py")]
+    for module_name in (*sorted(views), "app.data.layers", "app.live.sweeps"):
         with contextlib.suppress(ImportError):
             module = importlib.import_module(module_name)
             for name, obj in list(vars(module).items()):

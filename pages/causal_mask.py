@@ -3,18 +3,18 @@
 import streamlit as st
 
 import engine
-from app import arithmetic, compute, equations, figures, render, tables
-from app.lecture import presentation
+from app.data import layers
+from app.lecture.presentation import control_hint
+from app.views import arithmetic, attention_maps, equation, heatmap
 from app.widgets import notices, pickers
+from app.words import equations
 
 st.title("The causal mask")
-render.equation(equations.CAUSAL)
+equation.show(equations.CAUSAL)
 st.caption(
     "A decoder writes one token at a time, so a token may only attend to itself and to the "
     "tokens before it. Masked scores become −∞ and the softmax turns them into exactly 0."
-    + presentation.control_hint(
-        " The sidebar's “Mask future tokens” switch applies the mask on every page."
-    )
+    + control_hint(" The sidebar's “Mask future tokens” switch applies the mask on every page.")
 )
 
 settings, tokenization, run = notices.layer_or_stop()
@@ -28,49 +28,34 @@ if settings.trained:
         "later tokens cut off — not something the model ever does. Side by side, with and "
         "without."
     )
-masked_run = compute.layer(settings.replace(causal=True))
+masked_run = layers.layer(settings.replace(causal=True))
 masked = masked_run.attention.heads
-unmasked = compute.layer(settings.replace(causal=False)).attention.heads
+unmasked = layers.layer(settings.replace(causal=False)).attention.heads
 
 left, right = st.columns(2)
-mask = engine.causal_mask(len(labels))
-render.chart(
-    left,
-    figures.mask_heatmap(mask, labels),
-    key="causal_mask",
-    table=tables.matrix_frame(mask, labels, labels),
-)
-render.chart(
-    right,
-    figures.scores_heatmap(masked.masked[head], labels, "Masked scaled scores"),
-    key="causal_scores",
-    table=tables.matrix_frame(masked.masked[head], labels, labels),
+heatmap.show_mask(left, "causal_mask", engine.causal_mask(len(labels)), labels)
+attention_maps.show_scores(
+    right, "causal_scores", masked.masked[head], labels, "Masked scaled scores"
 )
 left, right = st.columns(2)
-click = render.chart(
+click = attention_maps.show_weights(
     left,
-    figures.attention_heatmap(
-        masked.weights[head],
-        labels,
-        "Weights with the mask" + (" (what-if)" if settings.trained else ""),
-        scores=masked.scores[head],
-        scaled=masked.masked[head],
-    ),
-    key="causal_weights_masked",
-    table=tables.matrix_frame(masked.weights[head], labels, labels),
+    "causal_weights_masked",
+    masked.weights[head],
+    labels,
+    "Weights with the mask" + (" (what-if)" if settings.trained else ""),
+    scores=masked.scores[head],
+    scaled=masked.masked[head],
     clicks=True,
 )
-render.chart(
+attention_maps.show_weights(
     right,
-    figures.attention_heatmap(
-        unmasked.weights[head],
-        labels,
-        "Weights without the mask" + (" (as MiniLM reads)" if settings.trained else ""),
-        scores=unmasked.scores[head],
-        scaled=unmasked.scaled[head],
-    ),
-    key="causal_weights_unmasked",
-    table=tables.matrix_frame(unmasked.weights[head], labels, labels),
+    "causal_weights_unmasked",
+    unmasked.weights[head],
+    labels,
+    "Weights without the mask" + (" (as MiniLM reads)" if settings.trained else ""),
+    scores=unmasked.scores[head],
+    scaled=unmasked.scaled[head],
 )
 
 with left:

@@ -2,8 +2,10 @@
 
 import streamlit as st
 
-from app import registry, render, tour
+from app import registry
+from app.lecture import tour
 from app.state import session
+from app.views import chart
 from app.widgets import notices, pickers
 
 step, warning = tour.parse_step(st.query_params.get("step"))
@@ -39,7 +41,7 @@ if step < len(tour.STEPS):
 else:
     forward.success("End of the tour.")
 figure, table = current.chart(settings, head, values)
-render.chart(st, figure, key=f"tour_step_{step}", table=table)
+chart.draw(st, figure, f"tour_step_{step}", table=table)
 if step == len(tour.STEPS):
     st.subheader("Where next")
     for target, label in tour.WHERE_NEXT:

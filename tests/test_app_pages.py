@@ -18,8 +18,8 @@ from apptest_support import (
 )
 
 import engine
-from app import figures
 from app.state import controls
+from app.views import attention_maps
 from engine import book
 
 PAGES = [*TOY_PAGES, "book"]
@@ -273,7 +273,7 @@ def test_causal_page_compares_masked_and_unmasked():
     masked_cells = figs["causal_scores"]["data"][1]  # over the scores' gaps
     assert masked_cells["text"][0][3] == "−∞"
     hover = figs["causal_weights_masked"]["data"][0]["customdata"]  # not the unmasked score
-    assert hover[0][3][1:] == ["", figures.MASKED_HOVER]
+    assert hover[0][3][1:] == ["", attention_maps.MASKED_HOVER]
     assert isinstance(hover[3][0][1], float)
 
 

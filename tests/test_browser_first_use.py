@@ -11,7 +11,7 @@ import re
 import pytest
 from browser_support import assert_healthy, open_app, query, wait_settled
 
-from app import tour
+from app.lecture import tour
 from app.state import controls
 
 pytestmark = pytest.mark.browser

@@ -22,7 +22,7 @@ from browser_support import (
     wait_settled,
 )
 
-from app import tour
+from app.lecture import tour
 from app.state import controls
 
 pytestmark = [

@@ -20,7 +20,7 @@ from browser_support import (
 )
 from PIL import Image
 
-from app import tour
+from app.lecture import tour
 from app.state import controls
 
 pytestmark = pytest.mark.browser

@@ -12,7 +12,7 @@ from __future__ import annotations
 import pytest
 from browser_support import assert_healthy, open_app, wait_settled
 
-from app import tour
+from app.lecture import tour
 
 pytestmark = pytest.mark.browser
 

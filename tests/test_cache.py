@@ -1,4 +1,4 @@
-"""The memory budget (app/cache.py): eviction by bytes in LRU order, threads, clearing."""
+"""The memory budget (app/data/cache.py): eviction by bytes in LRU order, threads, clearing."""
 
 import threading
 import time
@@ -8,7 +8,7 @@ import pytest
 import streamlit as st
 from apptest_support import RANDOM, chart_z, context_warnings, open_app, outside_a_script_run
 
-from app import cache, compute
+from app.data import cache
 
 MB = 1024 * 1024
 
@@ -34,7 +34,7 @@ def test_sizes_count_every_array_once():
     a = np.zeros(1000)
     value = (a, a, {"b": np.zeros(10, dtype=np.float32)}, "xy")
     assert cache.nbytes(value) == 8000 + 40 + 1 + 2  # the key "b" too
-    assert cache.nbytes(compute._freeze((a[:10],))) == 80
+    assert cache.nbytes(cache.freeze((a[:10],))) == 80
 
 
 def test_evicts_least_recent_once_over_budget(budget_mb):
@@ -139,7 +139,7 @@ def test_a_page_draws_the_same_after_its_entries_were_evicted(budget_mb):
     filler = _make([])
     for i in range(8):
         filler(i, 6)  # 48 MB of other results: the page's entries are the least recent
-    assert not any(key[0].startswith("app.compute") for key in cache._STORE._entries)
+    assert not any(key[0].startswith("app.data.") for key in cache._STORE._entries)
     at.run()
     assert not at.exception
     np.testing.assert_array_equal(chart_z(at, "att_weights"), before)

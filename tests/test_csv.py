@@ -17,7 +17,8 @@ from apptest_support import (
 from streamlit.delta_generator import DeltaGenerator
 
 import engine
-from app import cache, tour
+from app.data import cache
+from app.lecture import tour
 from app.state import controls
 from engine import bert, checkpoint
 from engine.resources import minilm_dir

@@ -17,7 +17,7 @@ import pytest
 from browser_support import open_app
 
 ROOT = Path(__file__).resolve().parents[1]
-SOURCES = sorted([*(ROOT / "app").glob("*.py"), *(ROOT / "pages").glob("*.py")])
+SOURCES = sorted([*(ROOT / "app").rglob("*.py"), *(ROOT / "pages").glob("*.py")])
 
 
 def test_server_config():
@@ -30,7 +30,7 @@ def test_server_config():
 
 def test_the_sources_were_found():
     names = {path.name for path in SOURCES}
-    assert {"main.py", "render.py", "attention.py"} <= names
+    assert {"main.py", "chart.py", "presentation.py", "attention.py"} <= names
 
 
 def _raw_html_calls(tree):

@@ -6,8 +6,10 @@ import re
 import pytest
 from apptest_support import charts, open_app
 
-from app import axes, registry, render, tour
+from app import registry
+from app.lecture import tour
 from app.state import controls
+from app.views import axes, chart
 
 SCREENS = [(1280, 720), (1920, 1080)]
 TROPHY = (
@@ -55,7 +57,7 @@ def test_every_figure_fits_the_screen_below_the_bar_in_large_type(page, query, s
     assert specs
     for key, spec in specs.items():
         layout = spec["layout"]
-        assert layout["height"] <= screen[1] - render.PRESENTER_BAR, key
+        assert layout["height"] <= screen[1] - chart.PRESENTER_BAR, key
         assert layout["font"]["size"] >= axes.PRESENT_MIN_FONT, key
         assert small_type(spec) == [], key
         assert "<sup>" not in (layout.get("title") or {}).get("text", ""), key

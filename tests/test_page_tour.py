@@ -5,8 +5,9 @@ import json
 import pytest
 from apptest_support import RANDOM, chart_payloads, open_app
 
-from app import render, tour
+from app.lecture import tour
 from app.state import controls
+from app.views import chart
 
 
 def open_tour(step=None, **query):
@@ -105,5 +106,5 @@ def test_presentation_mode_gives_a_tables_rows_room_for_its_large_type():
     spec = json.loads(chart_payloads(open_tour(step=1, present="1"))["tour_step_1"]["spec"])
     table = spec["data"][0]
     assert table["type"] == "table"
-    assert table["cells"]["height"] >= render.PRESENT_FONT + 10
-    assert table["header"]["height"] >= render.PRESENT_FONT + 10
+    assert table["cells"]["height"] >= chart.PRESENT_FONT + 10
+    assert table["header"]["height"] >= chart.PRESENT_FONT + 10

@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
 import engine
-from app import wording
+from app.words import wording
 
 LABELS = ["[CLS]", "The", "restaurant", "refused", "because", "it", "cooks", ".", "[SEP]"]
 

@@ -27,7 +27,7 @@ import struct
 import numpy as np
 
 import engine
-from app import figures
+from app.views import heatmap, style
 
 #: The attention page's scale slider: its key, and the name its charts follow.
 SOURCE = "att_scale"
@@ -38,7 +38,7 @@ MAX_BYTES = 4 * 1024 * 1024
 #: 16-bit fixed point: 65535 codes a gap (a masked cell), 0–65534 span [lo, hi].
 _GAP = 65535
 #: The weights colour scale at 256 steps, for the bars' colours while dragging.
-WEIGHT_COLORS = figures.weight_colors(np.linspace(0.0, 1.0, 256))
+WEIGHT_COLORS = style.weight_colors(np.linspace(0.0, 1.0, 256))
 
 
 def _fixed16(array):
@@ -171,7 +171,7 @@ def sweep_frames(source, sweep, labels=None, first=0, frame_id=None):
     -------
     frame_id, payload : as :func:`pack` returns them
     """
-    output = sweep.output[..., : figures.FEATURE_LIMIT]
+    output = sweep.output[..., : heatmap.FEATURE_LIMIT]
     stats = engine.saturation(sweep.weights)  # each field (n_s, n_q)
     per_row = np.stack(stats, axis=-1)  # [n_s, n_q, 4]
     arrays = {

@@ -11,7 +11,7 @@ import hashlib
 import numpy as np
 
 import engine
-from app import cache, compute
+from app.data import cache, layers
 from app.live import protocol
 from app.state import controls
 
@@ -32,7 +32,7 @@ def scale_frames(settings, head):
 
 @cache.bounded
 def _scale_frames(settings, head):
-    run = compute.layer(settings)
+    run = layers.layer(settings)
     attention = run.attention
     if attention.q.shape[1] > protocol.MAX_TOKENS:
         return None, None
@@ -63,7 +63,7 @@ def stop_frames(settings, head):
 
 @cache.bounded
 def _stop_frames(settings, head):
-    run = compute.layer(
+    run = layers.layer(
         settings.replace(scale=None)
     )  # q, k, v and the mask: the same at every scale
     attention = run.attention

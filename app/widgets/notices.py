@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from app import compute, minilm
+from app.data import layers, minilm
 from app.lecture.presentation import control_hint
 from app.state import controls, session
 from engine import bert, checkpoint
@@ -46,7 +46,7 @@ def layer_or_stop():
     settings = controls.Settings.from_values(values)
     if settings.trained:
         settings = _trained_or_random(settings, values)
-    tokenization, notice = compute.tokens(settings)
+    tokenization, notice = layers.tokens(settings)
     if notice:
         st.info(notice)
     if tokenization.truncated:
@@ -57,7 +57,7 @@ def layer_or_stop():
     if not tokenization.tokens:
         st.info(_no_tokens())
         st.stop()
-    return settings, tokenization, compute.layer(settings)
+    return settings, tokenization, layers.layer(settings)
 
 
 def _trained_or_random(settings, values):

@@ -12,6 +12,7 @@ import streamlit as st
 
 from app.state import controls, session
 from app.widgets.sidebar import PERSIST
+from app.words import summary
 
 
 def shared_head(run):
@@ -111,6 +112,19 @@ def token_picker(key, labels, prefer=None, label="Query token", default=0, url=N
     return index
 
 
+def query_and_key(keys, labels, starts, urls, names=("Query token", "Key token")):
+    """A query token and a key token, picked side by side (:func:`token_picker`).
+
+    ``keys``, ``starts``, ``urls`` and ``names`` are each picker's key, starting token, link
+    parameter and label. Returns the two tokens' indices.
+    """
+    picked = []
+    for column, key, start, url, name in zip(st.columns(2), keys, starts, urls, names, strict=True):
+        with column:
+            picked.append(token_picker(key, labels, label=name, default=start, url=url))
+    return tuple(picked)
+
+
 def _token_box(key, labels, label, in_bar):
     """The token selector; in presentation mode the page's query token is in the presenter bar.
 
@@ -163,3 +177,30 @@ def bounded_slider(label, key, low, high, default, **kwargs):
         return low
     st.session_state[key] = min(max(st.session_state.get(key, default), low), high)
     return st.slider(label, low, high, key=key, **PERSIST, **kwargs)
+
+
+#: Session key of the summary's k as the user set it (on the slider or in a link), which a
+#: document with fewer sentences clips and a longer one gives back.
+K_ASKED = "summarize_k_asked"
+
+
+def _asked_k():
+    """The k the user asked for: the slider's last setting, else the link's (``k``)."""
+    return st.session_state.setdefault(K_ASKED, st.session_state["k"])
+
+
+def _ask_k():
+    """The k slider's callback: the k set there is the one asked for."""
+    st.session_state[K_ASKED] = st.session_state["k"]
+
+
+def summary_k(n):
+    """The summary's k, at most the ``n`` sentences the document has, and a note if clipped.
+
+    A shorter document clips the k asked for; a longer one gives it back.
+    """
+    st.session_state["k"] = _asked_k()  # clipped below only if this document is shorter
+    k = bounded_slider("Sentences in the summary (k)", "k", 1, n, 2, on_change=_ask_k)
+    if n > 1 and k < _asked_k():
+        st.caption(summary.clipped_k_note(_asked_k(), n))
+    return k

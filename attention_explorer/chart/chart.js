@@ -9,7 +9,7 @@
 // The modules beside this one each do one job: plot.js mounts and redraws a chart,
 // slider.js the slider and its frames, frames.js holds and decodes them, preview.js shows
 // a stop while the slider moves, exact.js builds a stop's exact figure from them,
-// narrow.js fits a chart to a phone, download.js exports it, line_view.js keeps a hovered
+// narrow.js fits a chart to a phone, download.js exports it, hover_lines.js keeps a hovered
 // token's lines, theme.js applies Streamlit's theme; plotly_loader.js loads plotly.js.
 
 import { forget as forgetFrames } from "./frames.js";

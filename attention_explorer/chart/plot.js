@@ -11,7 +11,7 @@
 import { download } from "./download.js";
 import { figureAt } from "./exact.js";
 import { allSources, follow, frameFor, shownFrames, wanted } from "./frames.js";
-import { hoverLines } from "./line_view.js";
+import { hoverLines } from "./hover_lines.js";
 import { fitNarrow, fitted } from "./narrow.js";
 import { plotlyReady } from "./plotly_loader.js";
 import { restorePlotly } from "./preview.js";

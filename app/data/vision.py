@@ -1,4 +1,7 @@
-"""Images for the vision page: the shipped sample, and checked uploads.
+"""Images for the vision page, and the attention over their patches, cached.
+
+The shipped sample and checked uploads, and self-attention over an image's patches
+(:func:`engine.vision.run_vision`), cached on the image's name, never on its pixels.
 
 An upload is untrusted bytes. Before any pixel is decoded the file must be at most
 :data:`MAX_BYTES`, open as PNG, JPEG or WebP (only those decoders are tried), and
@@ -13,13 +16,17 @@ which is all the attention on the page needs; what is left must still be
 
 from __future__ import annotations
 
+import hashlib
 import io
 import warnings
 
 import numpy as np
+import streamlit as st
 from PIL import Image, ImageOps, UnidentifiedImageError
 
+from app.data import cache
 from engine.resources import ASSETS
+from engine.vision import run_vision
 
 SAMPLE_PATH = ASSETS / "sample.png"
 UPLOAD_TYPES = ("png", "jpg", "jpeg", "webp")
@@ -121,3 +128,45 @@ def _working_copy(image, work_side):
     image = image.convert("RGB")
     image.thumbnail((work_side, work_side), Image.Resampling.LANCZOS)
     return np.asarray(image)
+
+
+@st.cache_resource(show_spinner=False)
+def sample_image():
+    """The shipped sample image, uint8 (224, 224, 3), read-only."""
+    return load_sample()
+
+
+@cache.bounded
+def _decoded_upload(digest, _data):
+    try:
+        return load_upload(_data), None
+    except ImageRejectedError as error:
+        return None, str(error)
+
+
+def uploaded_image(data):
+    """Check and decode uploaded bytes, cached on their SHA-256 (never on the array).
+
+    Returns
+    -------
+    source : str, the digest, to key :func:`vision_run` on
+    image : uint8 ndarray of shape (H, W, 3), or None when rejected
+    problem : str or None, the message to show when rejected
+    """
+    digest = hashlib.sha256(data).hexdigest()
+    image, problem = _decoded_upload(digest, data)
+    return digest, image, problem
+
+
+@cache.bounded
+def vision_run(source, patch, d_model, seed, position, tied, _image):
+    """Self-attention over the patches of the image named by ``source``.
+
+    ``source`` ("sample" or an upload's digest) is the cache key; ``_image`` must be
+    the image it names and is not hashed.
+
+    Returns
+    -------
+    engine.vision.VisionRun
+    """
+    return run_vision(_image, patch, d_model, seed, position, tied)

@@ -34,12 +34,24 @@ import numpy as np
 import streamlit as st
 from streamlit.runtime.scriptrunner import get_script_run_ctx
 
-__all__ = ["BUDGET_VARIABLE", "DEFAULT_BUDGET_MB", "bounded", "budget", "clear", "nbytes", "stats"]
+__all__ = [
+    "BUDGET_VARIABLE",
+    "DEFAULT_BUDGET_MB",
+    "TTL",
+    "bounded",
+    "budget",
+    "clear",
+    "freeze",
+    "nbytes",
+    "stats",
+]
 
 BUDGET_VARIABLE = "ATTENTION_EXPLORER_CACHE_MB"
 #: With MiniLM loaded and the interpreter, Streamlit, Plotly and pandas, the server holds
 #: about 330 MB before any text; this leaves room for the results being computed.
 DEFAULT_BUDGET_MB = 300
+#: How long a cached result lives, in seconds, here and in Streamlit's caches of the app.
+TTL = 3600
 #: What an entry costs beyond its arrays (key, bookkeeping, small Python objects).
 ENTRY_OVERHEAD = 1024
 #: glibc's M_MMAP_THRESHOLD (malloc.h), and the value this module sets it to.
@@ -114,8 +126,12 @@ def nbytes(value):
     return _walk(value, set(), lambda array: array.nbytes)
 
 
-def _freeze(value):
-    """Mark every reachable array read-only (shared by every session); return ``value``."""
+def freeze(value):
+    """Mark every reachable array read-only (shared by every session); return ``value``.
+
+    :func:`bounded` does it to every result it keeps; a result cached by Streamlit's own
+    ``st.cache_resource`` calls it.
+    """
 
     def freeze(array):
         array.flags.writeable = False
@@ -232,7 +248,7 @@ def stats():
         }
 
 
-def bounded(function=None, *, ttl=3600, spinner=None):
+def bounded(function=None, *, ttl=TTL, spinner=None):
     """Cache ``function``'s results in the shared store, keyed on its hashable arguments.
 
     Use like ``st.cache_resource``: arguments whose names start with ``_`` are not part
@@ -267,7 +283,7 @@ def bounded(function=None, *, ttl=3600, spinner=None):
                         value = function(*args, **kwargs)
                 else:
                     value = function(*args, **kwargs)
-                _freeze(value)
+                freeze(value)
                 if _STORE.put(key, value, nbytes(value) + ENTRY_OVERHEAD, ttl):
                     _trim()
                 return value

@@ -11,7 +11,7 @@ the figure when, and only when, it exports.
 
 from __future__ import annotations
 
-from app import axes, figures
+from app.views import axes, style
 
 #: The toolbar's images are this many times the size :func:`print_layout` gives.
 EXPORT_SCALE = 3
@@ -98,7 +98,7 @@ def print_layout(fig, font=PRINT_FONT):
     and both axes' tick labels
     """
     # The masked cells' invisible hover trace is part of its heatmap, not another one.
-    drawn = [trace for trace in fig.data if trace.name != figures.MASKED_OVERLAY]
+    drawn = [trace for trace in fig.data if trace.name != style.MASKED_OVERLAY]
     heatmaps = [trace for trace in drawn if trace.type == "heatmap"]
     overrides = {"font": {"size": font}}
     if (

@@ -1,9 +1,10 @@
-"""Two sentences compared on /pretrained: the second text box and its minimal pairs.
+"""Minimal pairs: two sentences one word apart, the words they differ by, where to start.
 
 A minimal pair changes one word and little else; the heads whose weight moves between
 the two are the ones that read that word. The examples are Winograd schemas (Levesque,
 Davis & Morgenstern 2012, "The Winograd Schema Challenge"), in which the changed word
-decides what "it" or "they" refers to.
+decides what "it" or "they" refers to. Pure: the box and buttons that set the pair are
+:mod:`app.widgets.compare`.
 """
 
 from __future__ import annotations
@@ -12,12 +13,7 @@ import difflib
 import re
 from typing import NamedTuple
 
-import numpy as np
-import streamlit as st
-
-from app import figures, minilm
-from app.state import controls, session
-from app.wording import PRONOUNS  # without "it", the query starts on the first of these
+from app.words.wording import PRONOUNS  # without "it", the query starts on the first of these
 
 
 class MinimalPair(NamedTuple):
@@ -53,18 +49,25 @@ MINIMAL_PAIRS = (
         "councilmen",
     ),
 )
+
+
 #: The words the head finder starts on when a sentence has them: the default passage's.
 START_QUERY, START_KEY = "it", "restaurant"
+
+
 #: Without a word to start on, the key starts on the first word that is none of these.
 ARTICLES = frozenset({"the", "a", "an"})
+
+
 #: A minimal pair changes one run of at most this many words.
 PAIR_MAX_WORDS = 3
+
+
 #: What the two sentences are called when they are not a minimal pair.
 PLAIN_NAMES = ("A", "B")
+
+
 _WORD = re.compile(r"\w+(?:['’]\w+)*|[^\w\s]")
-#: The head finder's pickers: sentence A's (shared with the single-sentence page) and B's.
-PICKERS_A = ("pretrained_finder_query", "pretrained_finder_key")
-PICKERS_B = ("pretrained_b_query", "pretrained_b_key")
 
 
 def start_tokens(text, labels, words=(None, None)):
@@ -121,35 +124,6 @@ def _whole_words(labels, positions):
     return words
 
 
-def use_pair(pair):
-    """Button callback: both texts, and every picker on the pair's query and key words."""
-    st.session_state["text"], st.session_state["text_b"] = pair.a, pair.b
-    for text, pickers in ((pair.a, PICKERS_A), (pair.b, PICKERS_B)):
-        run = minilm.run(text)
-        if isinstance(run, Exception):
-            continue
-        for picker, index in zip(pickers, start_tokens(text, run.labels), strict=True):
-            st.session_state[picker] = index
-            st.session_state[f"_{picker}_labels"] = list(run.labels)  # chosen for this text
-
-
-def text_box():
-    """The "compare with" box and the minimal pairs; returns the second text ('' for none)."""
-    st.text_area(
-        "Compare with (optional): a second sentence, say the same one with one word changed",
-        key="text_b",
-        height=68,
-        max_chars=controls.MAX_TEXT_CHARS,
-        persist_state="session",
-    )
-    if not session.presenting():  # a projector shows the pair, not the buttons that set it
-        columns = st.columns(len(MINIMAL_PAIRS) + 1)
-        columns[0].caption("Minimal pairs:")
-        for column, pair in zip(columns[1:], MINIMAL_PAIRS, strict=True):
-            column.button(pair.name, key=f"pair_{pair.key}", on_click=use_pair, args=(pair,))
-    return st.session_state["text_b"]
-
-
 def names(text_a, text_b):
     """What the two sentences are called: the words that differ, or "A" and "B".
 
@@ -186,31 +160,3 @@ def names(text_a, text_b):
         return PLAIN_NAMES  # two changes with a shared word between them
     before = [words_a[a0 - 1]] if a0 > 0 and words_a[a0 - 1][0].isalnum() else []
     return tuple(" ".join(before + run) for run in runs)
-
-
-def change_note(changes, names=PLAIN_NAMES):
-    """A sentence on what size of change stands out between the two sentences' grids.
-
-    From the changes themselves: the median head's, the largest, how many heads reach
-    :data:`app.figures.CHANGE_FLOOR` (the colour scale's floor), in Markdown with the
-    sentences' names escaped.
-
-    Parameters
-    ----------
-    changes : list of engine.analysis.HeadChange, largest first
-        (:func:`engine.analysis.rank_changes`)
-    names : (str, str)
-    """
-    sizes = np.abs([change.change for change in changes])
-    top = changes[0]
-    floor = figures.CHANGE_FLOOR
-    limit = figures.change_limit(sizes)
-    difference = " − ".join(f"“{controls.md_escape(name)}”" for name in names)
-    return (
-        f"What stands out: the colours of {difference} run to ±{limit:.2g} (never less "
-        f"than ±{floor:g}), so a change of a few hundredths stays pale. Here the median head "
-        f"moves by {np.median(sizes):.3f} and {int((sizes >= floor).sum())} of the "
-        f"{len(sizes)} heads by {floor:g} or more; a change stands out when it is several "
-        f"times the median. The largest: layer {top.layer}, head {top.head}, "
-        f"{top.change:+.3f}."
-    )

@@ -1,4 +1,8 @@
-"""Measured cost of softmax against linear attention: engine wall time and peak memory.
+"""Efficient attention: the patterns on one head, cached; the measured cost of each.
+
+Linear and sparse patterns against full softmax on the core pages' layer, cached on the
+settings, the head and the pattern's sizes; and the measured cost of softmax against
+linear attention, engine wall time and peak memory.
 
 Timing is not pure, so it lives here, beside the app, and not in the engine. The
 benchmark (``benchmarks/bench_efficient.py``) and the efficient-attention page both
@@ -22,8 +26,12 @@ import tracemalloc
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
+import streamlit as st
 
 import engine
+from app.data import cache, layers
+from engine.efficient import PATTERNS, attention_patterns, pattern_errors
 from engine.resources import ASSETS
 
 COST_FILE = ASSETS / "efficient_cost.json"
@@ -170,3 +178,89 @@ def load_reference(path=COST_FILE):
         return json.loads(Path(path).read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return None
+
+
+@cache.bounded
+def efficient_patterns(settings, head, window, stride):
+    """Full softmax, linear attention and the sparse patterns on one head of the layer.
+
+    Returns
+    -------
+    tuple of engine.efficient.Pattern, full softmax first
+    """
+    attention = layers.layer(settings).attention
+    return attention_patterns(
+        attention.q[head],
+        attention.k[head],
+        attention.v[head],
+        window,
+        stride,
+        causal=settings.causal,
+        scale=attention.heads.scale,
+    )
+
+
+#: Linear attention weights every pair but scores none: it never forms q·k.
+LINEAR = PATTERNS[1]
+
+
+@st.cache_data(max_entries=32, ttl=cache.TTL, show_spinner=False)
+def efficient_errors(settings, head, window, stride):
+    """Each pattern's distance from full softmax, as a table (one row per pattern).
+
+    "pairs weighted" is the share of (query, key) pairs with a weight; "pairs scored" the
+    share whose q·k the pattern needs, none for linear attention.
+    """
+    patterns = efficient_patterns(settings, head, window, stride)
+    return pd.DataFrame(
+        [
+            {
+                "pattern": row.name,
+                "pairs weighted": row.density,
+                "pairs scored": 0.0 if row.name == LINEAR else row.density,
+                "mean |ΔA|": row.weights_mae,
+                "max |ΔA|": row.weights_max,
+                "mean |Δ output|": row.output_mae,
+                "max |Δ output|": row.output_max,
+                "‖Δ output‖ / ‖output‖": row.output_relative,
+            }
+            for row in pattern_errors(patterns)
+        ]
+    )
+
+
+def _cost_record(rows, machine):
+    table = pd.DataFrame(
+        [
+            {"method": method, "time slope": fit["time"], "memory slope": fit["memory"]}
+            for method, fit in slopes(rows).items()
+        ]
+    )
+    return {"rows": rows, "machine": machine, "slopes": table}
+
+
+@st.cache_data(show_spinner=False)
+def cost_reference():
+    """The measurement shipped in ``assets/efficient_cost.json``, or None without the file.
+
+    Returns
+    -------
+    dict with "rows" (list of dict), "machine" (str), "slopes" (DataFrame), or None
+    """
+    record = load_reference()
+    return None if record is None else _cost_record(record["rows"], record["machine"])
+
+
+@st.cache_data(show_spinner="Measuring on this machine (about ten seconds)…")
+def cost_measurement():
+    """A fresh, bounded measurement, taken once per server and shared by every session.
+
+    Softmax runs to n = 4096 (its (n, n) intermediates take about 0.6 GB there), its
+    causal form to 2048; linear attention to 8192.
+
+    Returns
+    -------
+    dict as :func:`cost_reference`
+    """
+    rows = measure_cost(max_n={"softmax": 4096, "softmax, causal": 2048})
+    return _cost_record(rows, "this server, just now")

@@ -13,15 +13,22 @@ mode and in print (:mod:`app.export`):
   cannot hold every label at the smallest font the mode allows, one label in k is drawn,
   k as small as fits, and the axis title says "one label in k".
 
-Repeated tokens keep their own rows and columns: :func:`app.figures.axis_labels` makes
+Repeated tokens keep their own rows and columns: :func:`axis_labels` makes
 each category distinct (invisible zero-width spaces), so two "the" are two ticks.
 """
 
 from __future__ import annotations
 
+import html
 import math
 import re
 
+#: A token label longer than this is clipped, with an ellipsis.
+LABEL_MAX_CHARS = 18
+_ZERO_WIDTH = "\u200b"
+#: Column labels stay level while they fit side by side, else they stand upright, each
+#: centred on its own column (a slanted label ends under its neighbour's column).
+TICK_ANGLES = [0, -90]
 #: Up to this many tokens an axis labels every one of them on screen.
 FULL_LABELS_MAX = 64
 #: Neighbouring labels' centres at least this many font sizes apart: a label's box is 1.3 to
@@ -39,6 +46,26 @@ PAGE_WIDTH = 2 * SCREEN_ROOM
 #: The smallest label a projector shows (presentation mode).
 PRESENT_MIN_FONT = 16
 _NOTE = re.compile(r"\s*\(?one label in \d+\)?$")
+
+
+def axis_labels(labels):
+    """Token labels safe and distinct as Plotly categories.
+
+    Plotly merges equal category names and reads a little HTML in labels. So each
+    label is clipped, HTML-escaped (user text never becomes markup), and a repeated
+    label gets invisible zero-width spaces appended to keep its own row and column.
+    """
+    seen = {}
+    out = []
+    for label in labels:
+        text = str(label) or " "
+        if len(text) > LABEL_MAX_CHARS:
+            text = text[: LABEL_MAX_CHARS - 1] + "…"
+        text = html.escape(text, quote=False)
+        count = seen.get(text, 0)
+        seen[text] = count + 1
+        out.append(text + _ZERO_WIDTH * count)
+    return out
 
 
 def label_step(pitch, font):
@@ -93,7 +120,7 @@ def token_axis(categories, title="", room=None, font=SCREEN_FONT, min_font=SCREE
 
     Parameters
     ----------
-    categories : sequence of str, distinct (:func:`app.figures.axis_labels`)
+    categories : sequence of str, distinct (:func:`axis_labels`)
     title : str or None, the axis title without the thinning note; None for an axis that
         has no title, not even the note (a panel whose neighbour's title speaks for it)
     room, font, min_font : as :func:`choose` takes them
@@ -190,7 +217,7 @@ def fit(fig, width, height, font=PRESENT_MIN_FONT):
     fig.update_layout(fitted(fig, width, height, font))
 
 
-#: ``layout.meta`` of a line view (:func:`app.figures.line_view_figure`), whose tokens are
+#: ``layout.meta`` of a line view (:func:`app.views.line_view.figure`), whose tokens are
 #: text in its first two traces, not axis labels.
 LINE_VIEW = "line-view"
 

@@ -3,7 +3,7 @@
 Steps are data: a title, the text, the page to explore further, a function from the
 current controls to the figure, built from the same cached engine calls and figure
 builders as the pages themselves, and a function to the sentences that name the
-figure's tokens and numbers, built by :mod:`app.wording` as the pages' are: the text
+figure's tokens and numbers, built by :mod:`app.words.wording` as the pages' are: the text
 names no token, weight or head that the figure for the sentence on screen does not show.
 """
 
@@ -15,8 +15,10 @@ from dataclasses import dataclass
 import pandas as pd
 import plotly.graph_objects as go
 
-from app import compute, figures, tables, wording
+from app.data import encodings, layers
 from app.state import controls
+from app.views import attention_maps, bars, heatmap, multi_head, saturation, token_ids
+from app.words import wording
 
 
 @dataclass(frozen=True)
@@ -38,17 +40,17 @@ class Step:
 
 
 def _labels(settings):
-    return compute.tokens(settings)[0].labels
+    return layers.tokens(settings)[0].labels
 
 
 def _tokens(settings, head, values):
-    tokenization = compute.tokens(settings)[0]
-    table = pd.DataFrame({"token": tokenization.labels, "id": tokenization.ids})
-    return figures.token_ids_figure(tokenization.labels, tokenization.ids), table
+    tokenization = layers.tokens(settings)[0]
+    labels, ids = tokenization.labels, tokenization.ids
+    return token_ids.figure(labels, ids), token_ids.table(labels, ids)
 
 
 def _tokens_says(settings, head, values):
-    tokenization = compute.tokens(settings)[0]
+    tokenization = layers.tokens(settings)[0]
     kind = "wordpiece" if settings.trained else settings.tokenizer
     sentences = wording.tokens_sentences(tokenization, kind)
     if settings.trained:
@@ -59,14 +61,14 @@ def _tokens_says(settings, head, values):
 
 
 def _qkv(settings, head, values):
-    run = compute.layer(settings)
+    run = layers.layer(settings)
     labels = _labels(settings)
     if settings.trained:
         title = f"Queries Q = X W_Q + b_Q of layer {settings.layer}, head {head}"
         q = run.attention.q[head]
     else:
         title, q = "Queries Q = X W_Q", run.q
-    return figures.token_features_heatmap(q, labels, title), tables.token_features(q, labels)
+    return heatmap.features_figure(q, labels, title), heatmap.features_table(q, labels)
 
 
 def _qkv_says(settings, head, values):
@@ -79,37 +81,37 @@ def _qkv_says(settings, head, values):
 
 
 def _scores(settings, head, values):
-    heads = compute.layer(settings).attention.heads
+    heads = layers.layer(settings).attention.heads
     labels = _labels(settings)
     return (
-        figures.scores_heatmap(heads.scores[head], labels, "Raw scores q·kᵀ"),
-        tables.matrix_frame(heads.scores[head], labels, labels),
+        attention_maps.scores_figure(heads.scores[head], labels, "Raw scores q·kᵀ"),
+        heatmap.table(heads.scores[head], labels, labels),
     )
 
 
 def _saturation(settings, head, values):
-    scales, stats, rows = compute.saturation_curve(settings, head)
+    scales, stats, rows = layers.saturation_curve(settings, head)
     default = controls.default_scale(*settings.shape)
     scale = default if settings.scale is None else settings.scale
     return (
-        figures.saturation_figure(scales, stats, scale, default, rows),
-        tables.saturation_curve(scales, stats),
+        saturation.figure(scales, stats, scale, default, rows),
+        saturation.curve_table(scales, stats),
     )
 
 
 def _weights(settings, head, values):
-    heads = compute.layer(settings).attention.heads
+    heads = layers.layer(settings).attention.heads
     labels = _labels(settings)
     return (
-        figures.attention_heatmap(
+        attention_maps.weights_figure(
             heads.weights[head], labels, scores=heads.scores[head], scaled=heads.masked[head]
         ),
-        tables.matrix_frame(heads.weights[head], labels, labels),
+        heatmap.table(heads.weights[head], labels, labels),
     )
 
 
 def _weights_says(settings, head, values):
-    weights = compute.layer(settings).attention.heads.weights[head]
+    weights = layers.layer(settings).attention.heads.weights[head]
     labels = _labels(settings)
     query = wording.default_query(labels)
     said = [
@@ -129,7 +131,7 @@ def _pair(settings, head, values):
     scale = settings.scale if settings.trained else None  # the toy's scale suits its own d_k
     if controls.MINILM is None:
         return head, None
-    pair = compute.random_and_trained(
+    pair = layers.random_and_trained(
         settings.text, values["layer"], values["seed"], scale, settings.causal
     )
     return head, pair
@@ -139,13 +141,13 @@ def _training(settings, head, values):
     """The query row with random weights beside MiniLM's trained ones."""
     head, pair = _pair(settings, head, values)
     if pair is None:
-        heads = compute.layer(settings).attention.heads
+        heads = layers.layer(settings).attention.heads
         labels = _labels(settings)
         return (
-            figures.attention_heatmap(
+            attention_maps.weights_figure(
                 heads.weights[head], labels, "Random weights (MiniLM not available)"
             ),
-            tables.matrix_frame(heads.weights[head], labels, labels),
+            heatmap.table(heads.weights[head], labels, labels),
         )
     labels, random_weights, trained_weights = pair
     query = wording.default_query(labels)
@@ -153,8 +155,8 @@ def _training(settings, head, values):
         f"Random (seeded), head {head}": random_weights[head, query],
         f"MiniLM, {wording.layer_head(values['layer'], head)}": trained_weights[head, query],
     }
-    table = pd.DataFrame({"key": labels, **rows})
-    return figures.weights_bars_compared(rows, labels, labels[query]), table
+    figure = bars.compared_figure(rows, labels, labels[query])
+    return figure, bars.compared_table(rows, labels)
 
 
 def _training_says(settings, head, values):
@@ -182,11 +184,11 @@ def _training_says(settings, head, values):
 
 
 def _causal(settings, head, values):
-    heads = compute.layer(settings.replace(causal=True)).attention.heads
+    heads = layers.layer(settings.replace(causal=True)).attention.heads
     labels = _labels(settings)
     return (
-        figures.attention_heatmap(heads.weights[head], labels, "Weights with the mask"),
-        tables.matrix_frame(heads.weights[head], labels, labels),
+        attention_maps.weights_figure(heads.weights[head], labels, "Weights with the mask"),
+        heatmap.table(heads.weights[head], labels, labels),
     )
 
 
@@ -216,21 +218,21 @@ def _positions(settings, head, values):
     n = len(_labels(settings))
     d_model = settings.shape[0]
     kind = _position_kind(settings)
-    table = compute.encoding_table(kind, max(n, 2), d_model, settings.seed)
+    table = encodings.encoding_table(kind, max(n, 2), d_model, settings.seed)
     title = POSITION_TITLES[kind]
     if not settings.trained and settings.pe == "none":
         title = "Sinusoidal positions × dimensions: not added now (Add positions: None)"
-    figure = figures.matrix_heatmap(
+    figure = heatmap.figure(
         table,
         range(table.shape[0]),
-        figures.feature_labels(table.shape[1]),
+        heatmap.feature_labels(table.shape[1]),
         title,
         x_title="dimension",
         y_title="position",
-        max_cols=figures.FEATURE_LIMIT,
+        max_cols=heatmap.FEATURE_LIMIT,
         clip=True,
     )
-    return figure, tables.token_features(table, range(table.shape[0]))
+    return figure, heatmap.features_table(table, range(table.shape[0]))
 
 
 def _positions_says(settings, head, values):
@@ -259,14 +261,12 @@ def _random_heads(settings):
 
 def _multi_head(settings, head, values):
     if settings.trained:
-        run = compute.layer(settings)
+        run = layers.layer(settings)
     else:
-        run = compute.layer(settings.replace(heads=_random_heads(settings), scale=None))
+        run = layers.layer(settings.replace(heads=_random_heads(settings), scale=None))
     labels = _labels(settings)
     weights = run.attention.weights
-    figure = figures.heads_heatmaps(weights, labels)
-    names = [f"head {h}" for h in range(weights.shape[0])]
-    return figure, tables.panels(weights, names, labels, labels)
+    return multi_head.figure(weights, labels), multi_head.table(weights, labels)
 
 
 def _multi_head_says(settings, head, values):

@@ -10,14 +10,15 @@ from __future__ import annotations
 
 import contextlib
 
+import numpy as np
 import streamlit as st
 
 import attention_explorer
-from app import axes, equations, export, tables
 from app.state import session
+from app.views import axes, export
 
 #: Presentation mode's type: titles, legends and numbers; tick labels are at least
-#: :data:`app.axes.PRESENT_MIN_FONT`. A title's second line (``<sup>``) is written at
+#: :data:`app.views.axes.PRESENT_MIN_FONT`. A title's second line (``<sup>``) is written at
 #: this size too, not at plotly.js's 70 %.
 PRESENT_FONT = 20
 #: Presentation mode gives a heatmap's labelled rows this many pixels each, up to the
@@ -26,25 +27,6 @@ PRESENT_ROW = 24
 PRESENT_MAX_ROWS = 64
 #: The presenter bar's height in pixels: figures fit the screen below it.
 PRESENTER_BAR = 76
-#: The screen assumed until the browser has said its size: the smallest projector's.
-
-
-def equation(latex, container=st):
-    r"""Display ``latex`` centred, wrapping between its formulas where the width runs out.
-
-    A display equation does not wrap, so a long one ran off a projector's 1024 px or
-    presentation mode's large type; here each formula (see
-    :func:`app.equations.formulas`) is its own display, side by side while they fit.
-    """
-    parts = equations.formulas(latex)
-    if len(parts) == 1:
-        container.latex(latex)
-        return
-    row = container.container(
-        horizontal=True, horizontal_alignment="center", vertical_alignment="center", gap="medium"
-    )
-    for part in parts:
-        row.latex(part, width="content")
 
 
 def labelled_rows(fig):
@@ -65,7 +47,7 @@ def present_height(fig):
 
     A heatmap's labelled rows get :data:`PRESENT_ROW` pixels each, but no figure is taller
     than the screen below the presenter bar: its labels are thinned instead (the rule of
-    :mod:`app.axes`).
+    :mod:`app.views.axes`).
     """
     room = session.viewport()[1] - PRESENTER_BAR - 24
     return int(min(room, max(fig.layout.height or 0, 560, PRESENT_ROW * labelled_rows(fig) + 240)))
@@ -76,7 +58,7 @@ def presentation_layout(fig, live=None):
 
     Every figure is as wide as the page (presentation mode stacks the columns that hold
     charts) and fits the screen's height; token axes and the line view's columns keep
-    labels of at least :data:`app.axes.PRESENT_MIN_FONT`, thinned when they would touch.
+    labels of at least :data:`app.views.axes.PRESENT_MIN_FONT`, thinned when they would touch.
     ``live`` (a chart's binding to the scale's frames) gets the title as it is drawn.
     """
     fig.update_layout(
@@ -118,7 +100,7 @@ def settings_slug(values, scale=None):
     return f"d{values['d_model']}-h{values['heads']}{tail}-pe_{values['pe']}-seed{values['seed']}"
 
 
-def chart(container, fig, key, table=None, *, live=None, clicks=False):
+def draw(container, fig, key, table=None, *, live=None, clicks=False):
     """Draw ``fig`` in ``container`` with export set up; offer ``table`` as CSV.
 
     Every chart goes through the app's chart component (:mod:`attention_explorer`), which
@@ -138,7 +120,8 @@ def chart(container, fig, key, table=None, *, live=None, clicks=False):
         and its file name leaves the scale out (the name is fixed when the button is
         drawn, and a release of the slider does not redraw it).
     live : dict, optional
-        Which traces follow the scale's frames while the slider moves (:mod:`app.live`).
+        Which traces follow the scale's frames while the slider moves
+        (:func:`app.live.protocol.follow`).
     clicks : bool
         Report clicked cells; the return value is then the last click.
 
@@ -174,7 +157,7 @@ def chart(container, fig, key, table=None, *, live=None, clicks=False):
     if table is not None and not session.presenting():
         container.download_button(
             "CSV",
-            data=lambda: tables.to_csv(table() if callable(table) else table),
+            data=lambda: to_csv(table() if callable(table) else table),
             file_name=f"{filename}.csv",
             mime="text/csv",
             key=f"{key}_csv",
@@ -192,3 +175,8 @@ def _ignore():
 def _inside(container):
     """A context that places elements in ``container`` (``st`` itself places them in order)."""
     return contextlib.nullcontext() if container is st else container
+
+
+def to_csv(table):
+    """A table as CSV at full precision (the engine's float64); masked (−∞) cells empty."""
+    return table.replace(-np.inf, np.nan).to_csv()

@@ -1,7 +1,8 @@
 """Cached access to the pretrained MiniLM: loaded once per server, run once per text.
 
 The weights are read-only and shared by every session (``cache_resource``); runs are
-keyed on the text alone and kept within the server's memory budget (:mod:`app.cache`).
+keyed on the text alone and kept within the server's memory budget (:mod:`app.data.cache`),
+which makes their arrays read-only.
 """
 
 from __future__ import annotations
@@ -9,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 import streamlit as st
 
-from app import cache
+from app.data import cache
 from engine import analysis, bert, checkpoint
 from engine.resources import MINILM_INSTALL_HINT
 from engine.toy import random_permutation
@@ -44,25 +45,9 @@ def _run(text, positions):
     if isinstance(loaded, Exception):
         return loaded
     try:
-        result = bert.run(loaded, text, positions)
+        return bert.run(loaded, text, positions)
     except bert.TooLongError as error:
         return error
-    for array in (result.attentions, result.hidden_states, result.queries, result.keys):
-        array.flags.writeable = False
-    return result
-
-
-def freeze(value):
-    """Mark an array, or every array in a (nested) tuple, read-only in place; return it.
-
-    Cached results are shared by every session: nobody may write into them.
-    """
-    if isinstance(value, np.ndarray):
-        value.flags.writeable = False
-    elif isinstance(value, tuple):
-        for item in value:
-            freeze(item)
-    return value
 
 
 @cache.bounded
@@ -76,7 +61,7 @@ def layer_run(text, layer, scale=None, causal=False, positions=True):
     -------
     engine.bert.LayerRun
     """
-    return freeze(bert.layer_run(model(), run(text, positions), layer, scale, causal))
+    return bert.layer_run(model(), run(text, positions), layer, scale, causal)
 
 
 @cache.bounded
@@ -87,7 +72,7 @@ def layer_stages(text, layer):
     -------
     engine.layers.EncoderLayerResult
     """
-    return freeze(bert.layer_stages(model(), run(text), layer))
+    return bert.layer_stages(model(), run(text), layer)
 
 
 @st.cache_data(max_entries=64, show_spinner=False)
