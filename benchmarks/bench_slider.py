@@ -45,12 +45,16 @@ import argparse
 import contextlib
 import os
 import statistics
+import sys
 import time
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
+
+# The harness is in the tests' support folder; run as a file, a benchmark puts it on the path.
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "support"))
 from harness import FRAME_LOG, PROTOBUF_TOP_FIELDS, chromium, serve_app
 
 ROOT = Path(__file__).resolve().parents[1]

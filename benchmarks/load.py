@@ -33,11 +33,14 @@ import contextlib
 import random
 import re
 import statistics
+import sys
 import time
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
+# The harness is in the tests' support folder; run as a file, a benchmark puts it on the path.
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "support"))
 from harness import (
     RUN_COUNTER,
     SETTLED_AFTER,

@@ -24,9 +24,9 @@ from pathlib import Path
 from PIL import Image
 
 ROOT = Path(__file__).resolve().parents[1]
-# The server and Chromium come from benchmarks/harness.py, as in the browser tests and the
+# The server and Chromium come from tests/support/harness.py, as in the browser tests and the
 # benchmarks (pytest puts that folder on sys.path); run as a file, this script does it here.
-sys.path.insert(0, str(ROOT / "benchmarks"))
+sys.path.insert(0, str(ROOT / "tests" / "support"))
 from harness import chromium, serve_app  # noqa: E402
 
 from app import registry  # noqa: E402
@@ -42,7 +42,7 @@ _SETTLED = """() => {
             '.ae-scale, .ae-frames, .ae-page, .ae-share, .ae-viewport, .ae-chart .main-svg'));
 }"""
 
-#: Presentation mode has laid the figures out for this window (app/render.py's viewport).
+#: Presentation mode has laid the figures out for this window (app.state.session.viewport).
 _SCREEN_KNOWN = """() => {
     const marker = document.querySelector('.ae-viewport');
     return !marker || marker.dataset.known === marker.dataset.size;

@@ -1,5 +1,12 @@
 #!/usr/bin/env bash
-# Install what the tests need and run the whole suite: the README's test command and CI's.
+# Install what the tests need and run them: the README's test commands and CI's.
+#
+#   bash scripts/test.sh            the whole suite, every tier in tests/ (what CI runs)
+#   bash scripts/test.sh --fast     the fast tier: tests/engine, tests/app, tests/pages
+#
+# The fast tier drives no browser, starts no HAProxy and builds no virtual environment, so
+# it needs nothing but the app and its test tools; it runs on every core (pytest-xdist, at
+# most 4 workers). The whole suite also needs Debian's Chromium and HAProxy (below).
 #
 # The tests run in the same Python as the app: the active virtual environment, else .venv
 # in this folder, created on the first run (scripts/_venv.sh). Extra arguments go to pytest.
@@ -7,7 +14,17 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/_venv.sh
 
+fast=false
+if [[ ${1:-} == --fast ]]; then
+    fast=true
+    shift
+fi
+
 install_app "[test]"
+
+if $fast; then
+    exec "$python" -m pytest tests/engine tests/app tests/pages -n auto --maxprocesses 4 "$@"
+fi
 
 # The browser tests drive Debian's Chromium, the class test Debian's HAProxy: installed
 # with apt-get when missing and this user may. Without them those tests are skipped, or

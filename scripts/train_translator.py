@@ -11,7 +11,7 @@ and batches, deterministic algorithms, two threads).
 After training, the script loads the exported file with the NumPy engine and reports:
 the largest difference between the engine's logits and PyTorch's on a few held-out
 examples, and the held-out exact-match accuracy of the engine's greedy decoding
-(``engine.seq2seq.translate``), the number the README quotes.
+(``engine.seq2seq.translate``), the number docs/benchmarks.md quotes.
 
 Needs torch, a development tool, not a project dependency::
 

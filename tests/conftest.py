@@ -1,23 +1,19 @@
-"""Shared fixtures for the browser tests: the real app on a local server, and headless Chromium.
+"""Chromium for the tiers that drive it: the browser tests and the class behind HAProxy.
 
-The Streamlit server starts once per test session, as a subprocess on a free port, and
-is stopped when the session ends. Chromium is Debian's package (``/usr/bin/chromium``),
-driven by Playwright; Playwright's own browser download is never used. Without that
-browser the browser tests are skipped, unless the environment variable ``CI`` is set:
-on CI a missing browser is a broken set-up, so the tests fail loudly instead. The server
-and the browser are started by ``benchmarks/harness.py``, as in the benchmarks.
+Chromium is Debian's package (``/usr/bin/chromium``), driven by Playwright; Playwright's
+own browser download is never used. Without that browser the tests that need it are
+skipped, unless the environment variable ``CI`` is set: on CI a missing browser is a
+broken set-up, so the tests fail loudly instead. The browser is started by
+``tests/support/harness.py``, as in the benchmarks. The fixtures are lazy: the fast tier
+(engine, app, pages) never starts a browser.
 """
 
 from __future__ import annotations
 
 import os
-from pathlib import Path
 
 import pytest
-from browser_support import unplugged_page
-from harness import CHROMIUM, chromium, serve_app
-
-ROOT = Path(__file__).resolve().parents[1]
+from harness import CHROMIUM, chromium
 
 
 def _unavailable(reason):
@@ -40,22 +36,7 @@ def chromium_executable():
 
 
 @pytest.fixture(scope="session")
-def app_url(chromium_executable):
-    """The base URL of the app, served by ``streamlit run app/main.py`` for the session."""
-    # A failing test shows the traceback, not the redacted notice.
-    with serve_app(ROOT / "app" / "main.py", "--client.showErrorDetails", "full") as (url, _):
-        yield url
-
-
-@pytest.fixture(scope="session")
 def browser(chromium_executable):
     """One headless Chromium (the one ``chromium_executable`` checked) for the whole session."""
     with chromium() as launched:
         yield launched
-
-
-@pytest.fixture
-def page(browser):
-    """A fresh page in a context of its own: see :func:`browser_support.unplugged_page`."""
-    with unplugged_page(browser) as new_page:
-        yield new_page

@@ -17,7 +17,7 @@ from pathlib import Path
 import numpy as np
 from streamlit.testing.v1 import AppTest
 
-MAIN = str(Path(__file__).resolve().parent.parent / "app" / "main.py")
+MAIN = str(Path(__file__).resolve().parents[2] / "app" / "main.py")
 #: The pages driven by the shared toy-model controls (the book page has its own set-up).
 TOY_PAGES = (
     "home",

@@ -26,7 +26,7 @@ pytestmark = pytest.mark.skipif(
     minilm_dir() is None, reason=f"all-MiniLM-L6-v2 is not installed ({MINILM_INSTALL_HINT})"
 )
 
-GOLDEN = Path(__file__).parent / "data" / "minilm_golden.npz"
+GOLDEN = Path(__file__).parents[1] / "data" / "minilm_golden.npz"
 NAMES = ("accents", "restaurant", "long")
 # The bound; measured 2.6e-6 and 5.4e-6 (docs/benchmarks.md, "Parity").
 ATTENTION_ATOL = 1e-5

@@ -9,8 +9,11 @@ table inside the table, and each row's text inside its row's borders.
 
 from __future__ import annotations
 
+import contextlib
+
 import pytest
 from browser_support import assert_healthy, open_app, wait_settled
+from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
 from app.lecture import tour
 
@@ -83,7 +86,14 @@ CLIPPED = """() => {
 }"""
 
 
-def clipped(page):
+def clipped(page, settle_ms=5000):
+    """What is cut or covered once the page's own fitting has run (it runs after a frame).
+
+    Under load the fitting (equations scaled, titles wrapped) can land a few frames after
+    the page reports settled: wait up to ``settle_ms`` for nothing to be found, then report.
+    """
+    with contextlib.suppress(PlaywrightTimeout):
+        page.wait_for_function(f"() => ({CLIPPED})().length === 0", timeout=settle_ms)
     return page.evaluate(CLIPPED)
 
 

@@ -18,7 +18,7 @@ from engine import bert, checkpoint
 from engine import summarize as sm
 from engine.resources import minilm_dir
 
-GOLDEN = Path(__file__).parent / "data" / "summary_golden.npz"
+GOLDEN = Path(__file__).parents[1] / "data" / "summary_golden.npz"
 EMBEDDING_ATOL = 1e-5  # unit vectors in float32; measured differences ~2e-7
 
 needs_model = pytest.mark.skipif(minilm_dir() is None, reason="MiniLM is not installed")

@@ -43,7 +43,7 @@ from app import registry
 
 pytestmark = [pytest.mark.browser, pytest.mark.serve_class]
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 N_SESSIONS = 6
 #: Each session's pages after /attention: between them, every page of the app.
 TOURS = [

@@ -29,7 +29,7 @@ from pathlib import Path
 import pytest
 from harness import free_port, healthy
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 #: A stock PATH, as ``env -i`` leaves a new user's shell with it.
 STOCK_PATH = "/usr/sbin:/usr/bin:/sbin:/bin"
 #: What the scripts may call besides python3 before they have one (the no-python3 tests).
@@ -144,6 +144,37 @@ def test_an_active_virtual_environment_is_used(tmp_path, name):
     assert not (folder / ".venv").exists()
 
 
+def test_fast_tier_runs_the_fast_folders_and_installs_no_browser(tmp_path):
+    folder = project(tmp_path)
+    bin_dir = bare_path(tmp_path / "bin")  # no chromium here (nor in /usr/sbin or /sbin)
+    apt_calls = tmp_path / "apt-calls"
+    (bin_dir / "apt-get").write_text(f'#!/bin/sh\necho "$*" >> {apt_calls}\nexit 100\n')
+    (bin_dir / "apt-get").chmod(0o755)
+    venv = tmp_path / "active"
+    (venv / "bin").mkdir(parents=True)
+    calls = tmp_path / "calls"
+    (venv / "bin" / "python").write_text(f'#!/bin/sh\necho "$*" >> {calls}\n')
+    (venv / "bin" / "python").chmod(0o755)
+    env = {"HOME": str(tmp_path / "home"), "PATH": str(bin_dir), "VIRTUAL_ENV": str(venv)}
+
+    def run(*args):
+        calls.unlink(missing_ok=True)
+        result = subprocess.run(
+            ["bash", "scripts/test.sh", *args], cwd=folder, env=env, capture_output=True, text=True
+        )
+        assert result.returncode == 0, result.stderr
+        return calls.read_text().splitlines()
+
+    lines = run("--fast", "-q")
+    assert lines[0].startswith("-m pip install --quiet -e .[test]")  # the app and test tools
+    assert lines[-1].startswith("-m pytest tests/engine tests/app tests/pages -n ")
+    assert lines[-1].endswith(" -q")
+    assert not apt_calls.exists()  # neither Chromium nor HAProxy for the fast tier
+
+    assert run("-q")[-1] == "-m pytest -q"  # the whole suite: every tier ...
+    assert "update" in apt_calls.read_text()  # ... so it asks for the missing Chromium
+
+
 # --- the README's commands in a fresh clone, installing for real ---------------------------
 
 
@@ -184,7 +215,7 @@ def test_run_sh_creates_venv_then_reuses_it(clone, tmp_path):
 def test_test_sh_runs_pytest_in_the_same_venv(clone):
     folder, env = clone
     result = subprocess.run(
-        ["bash", "scripts/test.sh", "-q", "-p", "no:cacheprovider", "tests/test_equations.py"],
+        ["bash", "scripts/test.sh", "-q", "-p", "no:cacheprovider", "tests/app/test_equations.py"],
         cwd=folder,
         env=env,
         capture_output=True,

@@ -223,7 +223,7 @@ def test_without_the_minilm_package_random_is_the_default_and_the_page_says_how_
     monkeypatch.setenv(
         "PYTHONPATH", os.pathsep.join([str(tmp_path), os.environ.get("PYTHONPATH", "")])
     )
-    with serve_app(Path(__file__).parents[1] / "app" / "main.py") as (url, _):
+    with serve_app(Path(__file__).parents[2] / "app" / "main.py") as (url, _):
         open_app(page, url + "/attention?weights=minilm")
         assert_healthy(page)
         assert page.locator(".st-key-weights input[role=combobox]").input_value() == (

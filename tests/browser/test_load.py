@@ -14,7 +14,7 @@ pytestmark = pytest.mark.browser
 
 @pytest.fixture(scope="module")
 def server(chromium_executable):
-    with serve_app(Path(__file__).resolve().parents[1] / "app" / "main.py") as (url, pid):
+    with serve_app(Path(__file__).resolve().parents[2] / "app" / "main.py") as (url, pid):
         yield url, pid
 
 

@@ -9,7 +9,7 @@ from engine import dates, seq2seq
 from engine.attention import attention_loop, multi_head_attention
 from engine.layers import encoder_layer
 
-#: The README reports the held-out exact match measured by the NumPy engine; a retrained
+#: docs/benchmarks.md reports the held-out exact match measured by the NumPy engine; a retrained
 #: model that falls below this has regressed.
 MIN_HELD_OUT_ACCURACY = 0.99
 EXAMPLE = "the third of march 2021"

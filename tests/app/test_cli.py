@@ -1,0 +1,67 @@
+"""The ``attention-explorer`` command (issue #13, item 11).
+
+A plain ``pip install .`` that serves the app with it is ``tests/install/test_pip_install.py``.
+"""
+
+from __future__ import annotations
+
+import re
+import tomllib
+from pathlib import Path
+
+from apptest_support import open_app
+
+from app import cli
+
+ROOT = Path(__file__).resolve().parents[2]
+TEXT = "The cat sat on the mat because it was tired."
+
+
+def test_command_has_the_servers_settings():
+    config = tomllib.loads((ROOT / ".streamlit" / "config.toml").read_text())
+    flat = {
+        f"{section}.{name}": str(value).lower() if isinstance(value, bool) else str(value)
+        for section, values in config.items()
+        for name, value in values.items()
+    }
+    flat.pop("server.headless")  # the command opens a browser when it can
+    assert flat == cli.SERVER_OPTIONS
+
+
+def test_command_passes_the_text():
+    line, env = cli.command(TEXT, port=8600)
+    assert line[1:5] == ["-m", "streamlit", "run", str(ROOT / "app" / "main.py")]
+    assert line[-2:] == ["--server.port", "8600"]
+    assert env[cli.TEXT_VARIABLE] == TEXT
+    assert cli.TEXT_VARIABLE not in cli.command()[1]
+
+
+def test_app_opens_on_the_command_lines_text(monkeypatch):
+    monkeypatch.setenv(cli.TEXT_VARIABLE, TEXT)
+    at = open_app("attention")
+    assert not at.exception
+    assert at.session_state["text"] == TEXT
+    assert at.query_params["text"] == TEXT  # a copied link carries it
+
+
+def test_dependencies_declare_every_import():
+    declared = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["dependencies"]
+    names = {requirement.split(">")[0].split("=")[0].lower() for requirement in declared}
+    assert {"streamlit", "numpy", "plotly", "pandas", "tokenizers", "safetensors"} <= names
+    assert "pillow" in names  # app/data/vision.py
+
+
+def test_every_package_and_component_module_is_installed():
+    """A plain ``pip install .`` ships what ``-e`` finds in the folder: every sub-package of
+    app/ (setuptools installs only the packages it lists), and every ES module the chart
+    components import by a relative path (only the package data it names)."""
+    setuptools = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]
+    folders = {f"app.{init.parent.name}" for init in (ROOT / "app").glob("*/__init__.py")}
+    assert folders <= set(setuptools["packages"])
+    assert "chart/*.js" in setuptools["package-data"]["attention_explorer"]
+    chart = ROOT / "attention_explorer" / "chart"
+    imported = set()
+    for module in chart.glob("*.js"):
+        imported |= set(re.findall(r'from "\./([\w.]+\.js)"', module.read_text()))
+    assert imported
+    assert all((chart / name).is_file() for name in imported), imported
