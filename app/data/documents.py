@@ -32,7 +32,7 @@ def document(text):
 
 @cache.bounded(spinner="Embedding every sentence with MiniLM …")
 def rank(text):
-    """LexRank over ``text``'s first :data:`app.controls.MAX_SENTENCES` sentences.
+    """LexRank over ``text``'s first :data:`app.state.controls.MAX_SENTENCES` sentences.
 
     Returns
     -------

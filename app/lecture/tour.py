@@ -25,7 +25,7 @@ from app.words import wording
 class Step:
     """One stop of the tour.
 
-    ``chart`` takes the settings the page runs (:class:`app.state.Settings`), the
+    ``chart`` takes the settings the page runs (:class:`app.state.controls.Settings`), the
     shared head and the shared values, and returns the step's figure and the engine's
     numbers behind it (its CSV). ``says`` takes the same and returns the sentences, in
     Markdown, that follow ``text`` and name what the figure shows for this text (None:

@@ -24,7 +24,7 @@ def _vector(values):
 def clicked_cell(key, click, n_q, n_k, shown=slice(None)):
     """The cell last clicked on chart ``key``, kept in session state across reruns.
 
-    ``click`` is what :func:`app.render.chart` returned this run (None without a click);
+    ``click`` is what :func:`app.views.chart.draw` returned this run (None without a click);
     a remembered cell outside a new ``n_q × n_k`` matrix is forgotten. ``shown`` is the
     slice of the tokens the chart draws (the pretrained page can hide [CLS] and [SEP]).
     Returns ``(i, j)`` in the whole matrix, or None.

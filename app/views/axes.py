@@ -1,7 +1,7 @@
 """Token axes: which tick labels a chart draws, at what size, and where.
 
 One rule for every chart with a token on each row or column, on screen, in presentation
-mode and in print (:mod:`app.export`):
+mode and in print (:mod:`app.views.export`):
 
 - every label sits on its own token's tick: the ticks are explicit (``tickvals``
   computed here), never plotly.js's automatic thinning, which picks a different spacing

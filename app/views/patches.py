@@ -49,7 +49,7 @@ def image_figure(image, patch, grid, selected=None, overlay=None, title=""):
                 colorscale=OVERLAY_SCALE,
                 zmin=0.0,
                 zmax=top,
-                colorbar={"thickness": 12, "title": {"text": "weight"}},
+                colorbar=style.COLORBAR | {"title": {"text": "weight"}},
                 hovertemplate="pixel (%{x}, %{y})<br>weight %{z:.4f}<extra></extra>",
             )
         )

@@ -4,7 +4,7 @@ A minimal pair changes one word and little else; the heads whose weight moves be
 the two are the ones that read that word. The examples are Winograd schemas (Levesque,
 Davis & Morgenstern 2012, "The Winograd Schema Challenge"), in which the changed word
 decides what "it" or "they" refers to. Pure: the box and buttons that set the pair are
-:mod:`app.widgets.compare`.
+:mod:`app.widgets.compare_box`.
 """
 
 from __future__ import annotations

@@ -44,7 +44,7 @@ def highlighted_markdown(text, sentences, scores, chosen):
 
     Paragraph breaks (a blank line between two sentences) are kept; line breaks inside a
     sentence become spaces, so no directive spans two lines. User text is escaped
-    with :func:`app.controls.md_escape`, so it is shown as typed and never closes the colour
+    with :func:`app.state.controls.md_escape`, so it is shown as typed and never closes the colour
     directive around it.
 
     Parameters

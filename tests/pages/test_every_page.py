@@ -82,6 +82,21 @@ def test_charts_drawn_from_frames_send_the_same_data_at_every_stop():
             assert after[key]["live"]["drawn"] == stop_of(0.25)
 
 
+def test_the_weights_hover_is_the_entry_the_frames_fill_at_every_stop():
+    """The browser only swaps arrays: the entry of each cell's hover data that the binding
+    names holds, in the figure drawn, the frames' scaled scores at that stop."""
+    at = open_app("attention", RANDOM)
+    weights = chart_payloads(at)["att_weights"]
+    header, frames = scale_frames(at)
+    assert weights["live"]["hover"] == ["scaled", attention_maps.SCALED_SCORE]
+    assert "%{customdata[1]:.3f}" in charts(at)["att_weights"]["data"][0]["hovertemplate"]
+    cells = decode(charts(at)["att_weights"]["data"][0]["customdata"])
+    drawn = weights["live"]["drawn"] - header["first"]
+    np.testing.assert_array_equal(
+        cells[..., attention_maps.SCALED_SCORE], frames["scaled"][drawn].astype(np.float32)
+    )
+
+
 def test_the_slider_places_its_thumb_only_when_python_moves_the_scale():
     """A full run that keeps the scale leaves the thumb alone; one that moves it places it."""
     at = open_app("attention", RANDOM)
