@@ -6,6 +6,7 @@ import streamlit as st
 
 from app.data import minilm
 from app.state import controls, session
+from app.widgets import sidebar
 from app.words.minimal_pairs import MINIMAL_PAIRS, start_tokens
 from engine import bert
 
@@ -28,12 +29,10 @@ def use_pair(pair):
 
 def text_box():
     """The "compare with" box and the minimal pairs; returns the second text ('' for none)."""
-    st.text_area(
+    sidebar.text_area(
         "Compare with (optional): a second sentence, say the same one with one word changed",
-        key="text_b",
-        height=68,
-        max_chars=controls.MAX_TEXT_CHARS,
-        persist_state="session",
+        "text_b",
+        68,
     )
     if not session.presenting():  # a projector shows the pair, not the buttons that set it
         columns = st.columns(len(MINIMAL_PAIRS) + 1)
