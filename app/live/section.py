@@ -88,7 +88,7 @@ def _slider(section, data):
     slider.scale_slider(data, on_release=_after_release)
     if section.per_stop:
         at = section.settings.replace(scale=st.session_state["scale"])
-        slider.stop_frames(at, section.head)
+        slider.send_stop_frames(at, section.head)
     session.write_url()
 
 
