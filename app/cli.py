@@ -17,7 +17,7 @@ from pathlib import Path
 
 MAIN = Path(__file__).resolve().parent / "main.py"
 TEXT_VARIABLE = "ATTENTION_EXPLORER_TEXT"
-#: The cache budget in MB, read by :mod:`app.cache` (not imported here: it loads Streamlit).
+#: The cache budget in MB, read by :mod:`app.data.cache` (not imported here: it loads Streamlit).
 CACHE_VARIABLE = "ATTENTION_EXPLORER_CACHE_MB"
 
 #: ``.streamlit/config.toml``'s settings (``tests/app/test_cli.py`` checks they agree), except
@@ -35,7 +35,7 @@ SERVER_OPTIONS = {
 
 def start_values():
     """The shared values the command line asked for: ``{"text": ...}`` or nothing."""
-    from app.state import MAX_TEXT_CHARS  # in the server only: the command stays light
+    from app.state.controls import MAX_TEXT_CHARS  # in the server only: the command stays light
 
     text = os.environ.get(TEXT_VARIABLE)
     return {"text": text[:MAX_TEXT_CHARS]} if text else {}
@@ -44,7 +44,7 @@ def start_values():
 def command(text=None, port=None, options=SERVER_OPTIONS, cache_mb=None):
     """The ``streamlit run`` command line and the environment for it.
 
-    ``cache_mb`` sets the server's cache budget (:data:`app.cache.BUDGET_VARIABLE`).
+    ``cache_mb`` sets the server's cache budget (:data:`app.data.cache.BUDGET_VARIABLE`).
     """
     line = [sys.executable, "-m", "streamlit", "run", str(MAIN)]
     for name, value in options.items():

@@ -12,7 +12,10 @@ for _variable in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS"):
 
 import streamlit as st  # noqa: E402
 
-from app import cli, controls, registry, render, state  # noqa: E402
+from app import cli, registry  # noqa: E402
+from app.lecture import presentation, share  # noqa: E402
+from app.state import session  # noqa: E402
+from app.widgets import notices, sidebar  # noqa: E402
 
 st.set_page_config(page_title="Attention Explorer", page_icon="🔍", layout="wide")
 
@@ -30,15 +33,16 @@ PAGES = {
     for section, pages in registry.sections().items()
 }
 
-url_warnings = state.load_url(start=cli.start_values())
-state.reconcile()
+url_warnings = session.load_url(start=cli.start_values())
+session.reconcile()
 page = st.navigation(PAGES, expanded=True)  # 13 pages: Streamlit would fold all past 10
-state.open_page(page.url_path)
-presenter_bar = render.presentation_frame()
-render.page_frame()
+session.open_page(page.url_path)
+presenter_bar = presentation.frame()
+share.page_frame()
 st.sidebar.title("Attention Explorer")
-controls.sidebar(registry.sidebar(page.url_path), presenter_bar)
-render.sidebar_tools()
-controls.url_warnings(url_warnings)
+sidebar.draw(registry.sidebar(page.url_path), presenter_bar)
+sidebar.export_format()
+share.link_box()
+notices.url_warnings(url_warnings)
 page.run()
-state.write_url(keep_step=page.url_path == "tour", page=page.url_path)
+session.write_url(keep_step=page.url_path == "tour", page=page.url_path)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from app.controls import SHARED
+from app.state.controls import SHARED
 
 
 @dataclass(frozen=True)

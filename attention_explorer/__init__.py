@@ -1,14 +1,16 @@
 """The browser side of Attention Explorer: the component that draws every chart, and the page's.
 
-``chart/chart.js`` keeps each chart mounted by its key and updates it in place with
-``Plotly.react`` (``st.plotly_chart`` remounts a chart whose figure changed), plays the
-scale's engine-computed frames while the slider is dragged, and reports clicked cells.
-It is declared in this package's ``pyproject.toml`` (Streamlit finds it beside the
-package named after the distribution) and served from ``chart/``, with plotly.js
-copied there from the ``plotly`` package on import: offline, never from a CDN, and not
-kept in git. ``chart/page.js`` is the page component: the share box, and what every page
-needs of the browser (equations fitted to the screen, a run from the address bar after a
-lost connection comes back).
+``chart/chart.js`` is the chart component's entry point: it keeps each chart mounted by
+its key and updates it in place with ``Plotly.react`` (``st.plotly_chart`` remounts a
+chart whose figure changed), plays the scale's engine-computed frames while the slider is
+dragged, and reports clicked cells. ``chart/page.js`` is the page component's: the share
+box, and what every page needs of the browser (equations fitted to the screen, a run from
+the address bar after a lost connection comes back, presentation mode's screen size, the
+tour's scroll). Each entry point imports ES modules beside it, one job each, by relative
+paths: Streamlit serves every file of the components' asset folder, ``chart/``. Both are
+declared in this package's ``pyproject.toml`` (Streamlit finds it beside the package named
+after the distribution); plotly.js is copied into ``chart/`` from the ``plotly`` package on
+import: offline, never from a CDN, and not kept in git.
 """
 
 from __future__ import annotations

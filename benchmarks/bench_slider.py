@@ -55,7 +55,7 @@ import numpy as np
 
 # The harness is in the tests' support folder; run as a file, a benchmark puts it on the path.
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "support"))
-from harness import PROTOBUF_TOP_FIELDS, chromium, serve_app
+from harness import FRAME_LOG, PROTOBUF_TOP_FIELDS, chromium, serve_app
 
 ROOT = Path(__file__).resolve().parents[1]
 #: Targets (issue #11): a keyboard step until every chart shows the new stop, against the
@@ -465,10 +465,10 @@ def profile_client(browser, before, after, repeats=5):
 def profile_server(text=None, runs=3):
     """Per-rerun milliseconds of the server's parts, timed by wrapping them in AppTest.
 
-    Wraps every public function of ``app.figures``, ``app.tables``, ``app.compute`` and
-    ``app.render``, ``plotly.io.to_json`` and Streamlit's ``plotly_chart`` and
-    ``dataframe``; runs /attention (the whole script: AppTest has no fragment reruns),
-    moving the scale one stop per run.
+    Wraps every public function of the view modules (``app/views/``), of
+    ``app.data.layers`` and ``app.live.sweeps``, ``plotly.io.to_json``, the chart component
+    and Streamlit's ``dataframe``; runs /attention (the whole script: AppTest has no
+    fragment reruns), moving the scale one stop per run.
     """
     import functools
     import importlib
@@ -478,7 +478,7 @@ def profile_server(text=None, runs=3):
     from streamlit.testing.v1 import AppTest
 
     import attention_explorer
-    from app import state
+    from app.state import controls
 
     spent, calls = Counter(), Counter()
 
@@ -498,7 +498,8 @@ def profile_server(text=None, runs=3):
         return original
 
     undo = []
-    for module_name in ("app.figures", "app.tables", "app.compute", "app.render"):
+    views = [f"app.views.{path.stem}" for path in (ROOT / "app" / "views").glob("[!_]*.py")]
+    for module_name in (*sorted(views), "app.data.layers", "app.live.sweeps"):
         with contextlib.suppress(ImportError):
             module = importlib.import_module(module_name)
             for name, obj in list(vars(module).items()):
@@ -521,7 +522,7 @@ def profile_server(text=None, runs=3):
         calls.clear()
         total = 0.0
         for _ in range(runs):
-            options = state.scale_options(at.session_state["d_model"], at.session_state["heads"])
+            options = controls.scale_options(at.session_state["d_model"], at.session_state["heads"])
             at.session_state["scale"] = options[options.index(at.session_state["scale"]) + 1]
             start = time.perf_counter()
             at.run()
@@ -587,8 +588,9 @@ def measure_phase(app, trivial, steps, warmup, browser, profile):
 
 # A drag driven from inside the page: on every animation frame the slider moves one stop
 # (back and forth over its range) and gets the input event a pointer would send. Counts
-# the frames the charts painted (the chart component logs each, timed with
-# performance.now() inside its callback) and the script runs that finished meanwhile.
+# the frames the charts painted (the chart component announces each with an "ae-frame"
+# event, timed with performance.now() inside its callback; FRAME_LOG keeps them) and
+# the script runs that finished meanwhile.
 _DRAG_IN_PAGE = """async (ms) => {
     const input = document.querySelector('.st-key-att_scale input[type=range]');
     const finished = () => window.__bench.log.filter(e => e[0] === 'finished').length;
@@ -653,7 +655,8 @@ def frames_sizes():
     defaults).
     """
     import engine
-    from app import live, state
+    from app.live import protocol
+    from app.state import controls
 
     sizes = {}
     for n in (43, 64, 128):
@@ -661,9 +664,9 @@ def frames_sizes():
         run = engine.run_toy(tokens, 16, 1, 0)
         sweep = engine.attention_over_scales(
             run.attention.q[0], run.attention.k[0], run.attention.v[0],
-            np.array(state.scale_options(16, 1)),
+            np.array(controls.scale_options(16, 1)),
         )  # fmt: skip
-        _, payload = live.sweep_frames(live.SOURCE, sweep)
+        _, payload = protocol.sweep_frames(protocol.SOURCE, sweep)
         sizes[n] = len(payload) if payload is not None else None
     return sizes
 
@@ -732,6 +735,7 @@ def main():
         for _ in range(2):
             context = browser.new_context(viewport={"width": 1400, "height": 1000})
             context.add_init_script(INSTRUMENT)
+            context.add_init_script(FRAME_LOG)
             pages.append(context.new_page())
         app = Target("attention page", pages[0], "att_scale")
         trivial = Target("trivial app (1 slider, 2×2 heatmap)", pages[1], "value")

@@ -24,7 +24,7 @@ import numpy as np
 import streamlit as st
 from streamlit.testing.v1 import AppTest
 
-from app import summary
+from app.data import documents
 from engine import checkpoint
 from engine import summarize as sm
 
@@ -72,7 +72,7 @@ def main():
     parser.add_argument("--repeats", type=int, default=3)
     args = parser.parse_args()
     model = checkpoint.load_minilm()
-    documents = {"7 sentences": summary.DEFAULT_DOCUMENT, "40 sentences": long_document()}
+    texts = {"7 sentences": documents.DEFAULT_DOCUMENT, "40 sentences": long_document()}
     print(
         f"{platform.machine()}, {os.cpu_count()} CPUs, OPENBLAS_NUM_THREADS="
         f"{os.environ.get('OPENBLAS_NUM_THREADS', '(unset)')}, load average "
@@ -80,7 +80,7 @@ def main():
     )
     print("| document | tokens | first run s | k moved s | layer moved s | attention drawn |")
     print("| --- | ---: | ---: | ---: | ---: | --- |")
-    for name, text in documents.items():
+    for name, text in texts.items():
         n_sentences = len(sm.split_sentences(text))
         tokens = len(model.tokenizer.encode(text).ids)
         first, k_move, layer_move, drawn = page_times(text, args.repeats)

@@ -3,22 +3,22 @@
 import streamlit as st
 
 import engine
-from app import arithmetic, compute, controls, equations, figures, render, tables
+from app.data import layers
+from app.lecture.presentation import control_hint
+from app.views import arithmetic, attention_maps, equation, heatmap
+from app.widgets import notices, pickers
+from app.words import equations
 
 st.title("The causal mask")
-render.equation(equations.CAUSAL)
+equation.show(equations.CAUSAL)
 st.caption(
     "A decoder writes one token at a time, so a token may only attend to itself and to the "
     "tokens before it. Masked scores become −∞ and the softmax turns them into exactly 0."
-    + render.control_hint(
-        " The sidebar's “Mask future tokens” switch applies the mask on every page."
-    )
+    + control_hint(" The sidebar's “Mask future tokens” switch applies the mask on every page.")
 )
 
-settings, tokenization, run = controls.layer_run()
+settings, tokenization, run, head = notices.head_or_stop()
 labels = tokenization.labels
-head = controls.shared_head(run)
-st.caption(controls.weights_note(settings, head))
 if settings.trained:
     st.info(
         "MiniLM is an encoder: it was trained reading in both directions, so every token "
@@ -26,50 +26,35 @@ if settings.trained:
         "later tokens cut off — not something the model ever does. Side by side, with and "
         "without."
     )
-masked_run = compute.layer(settings.replace(causal=True))
+masked_run = layers.layer(settings.replace(causal=True))
 masked = masked_run.attention.heads
-unmasked = compute.layer(settings.replace(causal=False)).attention.heads
+unmasked = layers.layer(settings.replace(causal=False)).attention.heads
 
 left, right = st.columns(2)
-mask = engine.causal_mask(len(labels))
-render.chart(
-    left,
-    figures.mask_heatmap(mask, labels),
-    key="causal_mask",
-    table=tables.matrix_frame(mask, labels, labels),
+heatmap.show_mask(left, "causal_mask", engine.causal_mask(len(labels)), labels)
+attention_maps.show_scores(
+    right, "causal_scores", masked.masked[head], labels, "Masked scaled scores"
 )
-render.chart(
-    right,
-    figures.scores_heatmap(masked.masked[head], labels, "Masked scaled scores"),
-    key="causal_scores",
-    table=tables.matrix_frame(masked.masked[head], labels, labels),
-)
+
+
+def weights(column, side, heads, title, clicks=False):
+    """One side's weights, each cell's hover with the scores behind it."""
+    return attention_maps.show_weights(
+        column,
+        f"causal_weights_{side}",
+        heads.weights[head],
+        labels,
+        title,
+        scores=heads.scores[head],
+        scaled=heads.masked[head],
+        clicks=clicks,
+    )
+
+
 left, right = st.columns(2)
-click = render.chart(
-    left,
-    figures.attention_heatmap(
-        masked.weights[head],
-        labels,
-        "Weights with the mask" + (" (what-if)" if settings.trained else ""),
-        scores=masked.scores[head],
-        scaled=masked.masked[head],
-    ),
-    key="causal_weights_masked",
-    table=tables.matrix_frame(masked.weights[head], labels, labels),
-    clicks=True,
-)
-render.chart(
-    right,
-    figures.attention_heatmap(
-        unmasked.weights[head],
-        labels,
-        "Weights without the mask" + (" (as MiniLM reads)" if settings.trained else ""),
-        scores=unmasked.scores[head],
-        scaled=unmasked.scaled[head],
-    ),
-    key="causal_weights_unmasked",
-    table=tables.matrix_frame(unmasked.weights[head], labels, labels),
-)
+what_if, as_read = (" (what-if)", " (as MiniLM reads)") if settings.trained else ("", "")
+click = weights(left, "masked", masked, "Weights with the mask" + what_if, clicks=True)
+weights(right, "unmasked", unmasked, "Weights without the mask" + as_read)
 
 with left:
     attention = masked_run.attention
@@ -82,6 +67,6 @@ with left:
     )
 
 st.subheader("What each token can see")
-query = controls.token_picker("causal_query", labels)
+query = pickers.token_picker("causal_query", labels)
 st.text("Visible with the mask: " + " ".join(labels[: query + 1]))
 st.text(f"Hidden by the mask: {len(labels) - query - 1} later tokens")

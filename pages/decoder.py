@@ -3,7 +3,12 @@
 import streamlit as st
 
 import engine
-from app import compute, controls, equations, figures, render, state, tables
+from app.data import translator
+from app.lecture.presentation import control_hint
+from app.state import controls
+from app.views import attention_maps, equation, heatmap
+from app.widgets import pickers
+from app.words import equations
 from engine import seq2seq
 
 DEFAULT_SOURCE = "the third of march 2021"
@@ -22,9 +27,9 @@ st.caption(
     "so far through masked self-attention, and the source sentence through cross-attention."
 )
 
-model, problem = compute.translator()
+model, problem = translator.translator()
 if model is None:
-    st.warning(state.md_escape(problem))
+    st.warning(controls.md_escape(problem))
     st.code(seq2seq.TRAIN_COMMAND, language="bash")
     st.stop()
 
@@ -45,18 +50,18 @@ left.text_input(
 )
 right.selectbox("Examples", EXAMPLES, index=None, key="decoder_example", on_change=use_example)
 
-translation, problem = compute.translation(st.session_state["decoder_source"])
+translation, problem = translator.translation(st.session_state["decoder_source"])
 if translation is None:
     st.info(
-        state.md_escape(problem)
-        + render.control_hint(" Type a date such as “the third of march 2021”.")
+        controls.md_escape(problem)
+        + control_hint(" Type a date such as “the third of march 2021”.")
     )
     st.stop()
 if translation.unknown:
     st.warning(
         "The model never saw "
-        + ", ".join(f"“{state.md_escape(word)}”" for word in translation.unknown)
-        + f" in training: it reads them as {state.md_escape(seq2seq.UNK)}, so the "
+        + ", ".join(f"“{controls.md_escape(word)}”" for word in translation.unknown)
+        + f" in training: it reads them as {controls.md_escape(seq2seq.UNK)}, so the "
         "translation below is a guess."
     )
 
@@ -67,7 +72,7 @@ if not translation.finished:
     st.caption("Decoding stopped at the length limit before the end token.")
 
 st.subheader("Step through the decoding")
-render.equation(equations.GREEDY_DECODING)
+equation.show(equations.GREEDY_DECODING)
 st.caption(
     "Greedy decoding: each step writes the single most probable character. It is the "
     "simplest search, and the one this page runs; Vaswani et al. (2017, §6.1) decoded "
@@ -96,31 +101,23 @@ with layer_column:
         persist_state="session",
     )
 with head_column:
-    head = controls.head_picker("decoder_head", model.config.n_heads)
+    head = pickers.head_picker("decoder_head", model.config.n_heads)
 
 labels = list(step.inputs)
 mask_column, self_column = st.columns([1, 2])
 mask = engine.causal_mask(len(labels))
-render.chart(
-    mask_column,
-    figures.mask_heatmap(mask, labels, "The mask at this step"),
-    key="decoder_mask",
-    table=tables.matrix_frame(mask, labels, labels),
-)
-render.chart(
+heatmap.show_mask(mask_column, "decoder_mask", mask, labels, "The mask at this step")
+attention_maps.show_weights(
     self_column,
-    figures.attention_heatmap(
-        step.self_attention[layer, head],
-        labels,
-        f"Masked self-attention, layer {layer}, head {head}",
-    ),
-    key="decoder_self",
-    table=tables.matrix_frame(step.self_attention[layer, head], labels, labels),
+    "decoder_self",
+    step.self_attention[layer, head],
+    labels,
+    f"Masked self-attention, layer {layer}, head {head}",
 )
-render.equation(equations.DECODER_SELF_ATTENTION)
+equation.show(equations.DECODER_SELF_ATTENTION)
 
 st.subheader("Cross-attention: target × source")
-render.equation(equations.CROSS_ATTENTION)
+equation.show(equations.CROSS_ATTENTION)
 st.caption(
     "Y holds the decoder's t positions (the queries), H the encoder's output for the source "
     "words (the keys and values), so the weights form a t × n_src matrix, with no mask. "
@@ -128,35 +125,25 @@ st.caption(
     "The last row is the one whose output picks the next character: while the model writes "
     "the year it should look at the year, then at the month, then at the day."
 )
-render.chart(
+#: The two cross-attention maps: weights from 0 to 1, source words across, the decoder down.
+CROSS = {"diverging": False, "x_title": "source word (key)", "y_title": "decoder input (query)"}
+heatmap.show(
     st,
-    figures.matrix_heatmap(
-        step.cross_attention[layer, head],
-        labels,
-        translation.source,
-        f"Cross-attention at step {step_number}, layer {layer}, head {head}",
-        diverging=False,
-        x_title="source word (key)",
-        y_title="decoder input (query)",
-    ),
-    key="decoder_cross",
-    table=tables.matrix_frame(step.cross_attention[layer, head], labels, translation.source),
+    "decoder_cross",
+    step.cross_attention[layer, head],
+    labels,
+    translation.source,
+    f"Cross-attention at step {step_number}, layer {layer}, head {head}",
+    **CROSS,
 )
 with st.expander("The whole alignment: the last step, averaged over heads", expanded=True):
     final = translation.steps[-1]
-    render.chart(
+    heatmap.show(
         st,
-        figures.matrix_heatmap(
-            final.mean_cross_attention[layer],
-            list(final.inputs),
-            translation.source,
-            f"Mean over heads, layer {layer}",
-            diverging=False,
-            x_title="source word (key)",
-            y_title="decoder input (query)",
-        ),
-        key="decoder_alignment",
-        table=tables.matrix_frame(
-            final.mean_cross_attention[layer], list(final.inputs), translation.source
-        ),
+        "decoder_alignment",
+        final.mean_cross_attention[layer],
+        list(final.inputs),
+        translation.source,
+        f"Mean over heads, layer {layer}",
+        **CROSS,
     )

@@ -5,37 +5,39 @@ import math
 
 import streamlit as st
 
-from app import compute, controls, equations, figures, render, tables
-from engine import efficient
+from app.data import efficient
+from app.lecture.presentation import control_hint
+from app.views import attention_maps, cost, equation
+from app.widgets import notices, pickers
+from app.words import equations
+from engine.efficient import linear_attention
 
 st.title("Efficient attention")
-render.equation(equations.LINEAR_ATTENTION)
+equation.show(equations.LINEAR_ATTENTION)
 st.caption(
     "Full softmax compares every query with every key: n² scores. Linear attention swaps "
     "the exponential for a kernel φ(q)·φ(k), so φ(K)ᵀV is summed once and each query reads "
     "it — O(n) work. Sparse patterns keep the softmax but let each query see only some "
     "keys (Katharopoulos et al. 2020, §3.2; Child et al. 2019, §4.3; Beltagy et al. 2020)."
-    + render.control_hint(" The sidebar's “Mask future tokens” switch applies to every pattern.")
+    + control_hint(" The sidebar's “Mask future tokens” switch applies to every pattern.")
 )
 
-settings, tokenization, run = controls.layer_run()
+settings, tokenization, run, head = notices.head_or_stop()
 labels = tokenization.labels
 n = len(labels)
-head = controls.shared_head(run)
-st.caption(controls.weights_note(settings, head))
 
-render.equation(equations.SPARSE_PATTERNS)
+equation.show(equations.SPARSE_PATTERNS)
 left, right = st.columns(2)
 with left:
-    window = controls.bounded_slider(
+    window = pickers.bounded_slider(
         "Sliding window w: keys on each side", "efficient_window", 0, n - 1, min(4, n - 1)
     )
 with right:
-    stride = controls.bounded_slider(
+    stride = pickers.bounded_slider(
         "Stride / block length l", "efficient_stride", 1, n, max(2, round(math.sqrt(n)))
     )
 
-patterns = compute.efficient_patterns(settings, head, window, stride)
+patterns = efficient.efficient_patterns(settings, head, window, stride)
 
 
 def pattern_cost(name, share):
@@ -45,19 +47,14 @@ def pattern_cost(name, share):
     return f"{share:.0%} of the n² pairs scored"
 
 
-errors = compute.efficient_errors(settings, head, window, stride)
+errors = efficient.efficient_errors(settings, head, window, stride)
 
 st.subheader("The patterns on this sentence")
 grid = [column for _ in range(3) for column in st.columns(2)]
 for column, pattern, share in zip(grid, patterns, errors["pairs scored"], strict=False):
     title = f"{pattern.name} · {pattern_cost(pattern.name, share)}"
     key = "efficient_" + pattern.name.split(" ")[0]
-    render.chart(
-        column,
-        figures.attention_heatmap(pattern.weights, labels, title),
-        key=key,
-        table=tables.matrix_frame(pattern.weights, labels, labels),
-    )
+    attention_maps.show_weights(column, key, pattern.weights, labels, title)
 with grid[-1]:
     st.markdown("**How far each pattern is from full softmax**")
     st.dataframe(
@@ -92,17 +89,12 @@ st.caption(
 measured = st.session_state.get("efficient_measured", False)
 if st.button("Measure on this machine", key="efficient_measure", disabled=measured):
     st.session_state["efficient_measured"] = measured = True
-record = compute.cost_measurement() if measured else compute.cost_reference()
+record = efficient.cost_measurement() if measured else efficient.cost_reference()
 if record is None:
     st.info("No stored measurement was found; press “Measure on this machine”.")
 else:
     title = f"Measured on {record['machine']}"
-    render.chart(
-        st,
-        figures.cost_figure(record["rows"], title),
-        "efficient_cost",
-        table=tables.cost(record["rows"]),
-    )
+    cost.show(st, "efficient_cost", record["rows"], title)
     st.markdown("**Log-log slopes, fitted over n ≥ 512** (2 means ∝ n², 1 means ∝ n)")
     st.dataframe(record["slopes"], hide_index=True)
 
@@ -121,4 +113,4 @@ with st.expander("A formula that circulates in tutorials, and why it is not line
         "Kernel attention divides each query's row by one number, φ(qᵢ)·Σⱼ φ(kⱼ)."
     )
 with st.expander("The code that ran"):
-    st.code(inspect.getsource(efficient.linear_attention), language="python")
+    st.code(inspect.getsource(linear_attention), language="python")

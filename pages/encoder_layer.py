@@ -2,7 +2,12 @@
 
 import streamlit as st
 
-from app import compute, controls, equations, figures, render, state, tables
+from app.data import layers
+from app.lecture.presentation import control_hint
+from app.state import controls, session
+from app.views import equation, heatmap, residual
+from app.widgets import notices
+from app.words import equations
 
 st.title("One encoder layer")
 st.caption(
@@ -12,18 +17,18 @@ st.caption(
     "original transformer) or before the sub-layer (pre-LN, most models today)."
 )
 
-values = state.current()
-settings, tokenization, run = controls.layer_run()
+values = session.current()
+settings, tokenization, run = notices.layer_or_stop()
 labels = tokenization.labels
 if settings.trained:
     st.caption(
         f"MiniLM's layer {settings.layer}, as trained: BERT is post-LN, so that is what "
         "runs"
-        + render.control_hint("; pre-LN stays available with “Random (seeded)” weights")
+        + control_hint("; pre-LN stays available with “Random (seeded)” weights")
         + ". Every sub-layer has its trained biases and LayerNorm gains."
     )
     norm = "post"
-    if settings.causal or settings.scale != state.default_scale(*state.model_shape(values)):
+    if settings.causal or settings.scale != controls.default_scale(*controls.model_shape(values)):
         st.caption(
             "This page runs the layer as the model does: unmasked, at its own scale "
             "1/√32, whatever scale or mask the other pages try."
@@ -40,43 +45,28 @@ else:
     )
     if settings.pe == "rotary":
         st.info("This page adds positions to X; rotary encoding is shown on the attention pages.")
-render.equation(equations.ENCODER["bert" if settings.trained else norm])
-layer = compute.encoder(settings, norm_first=norm == "pre")
+equation.show(equations.ENCODER["bert" if settings.trained else norm])
+layer = layers.encoder(settings, norm_first=norm == "pre")
 d_ff = layer.ffn_hidden.shape[1]
 
-render.chart(
-    st,
-    figures.stream_norms_figure(layer.stream_norms, layer.update_norms, labels),
-    key="enc_norms",
-    table=tables.norms(layer.stream_norms, layer.update_norms, labels),
+residual.show(st, "enc_norms", layer.stream_norms, layer.update_norms, labels)
+left, right = st.columns(2)
+heatmap.show_features(
+    left,
+    "enc_attention_update",
+    layer.attention_update,
+    labels,
+    "Attention sub-layer's update",
+    clip=True,
+)
+heatmap.show_features(
+    right,
+    "enc_ffn_update",
+    layer.ffn_update,
+    labels,
+    f"Feed-forward update (d_ff = {d_ff})",
+    clip=True,
 )
 left, right = st.columns(2)
-render.chart(
-    left,
-    figures.token_features_heatmap(
-        layer.attention_update, labels, "Attention sub-layer's update", clip=True
-    ),
-    key="enc_attention_update",
-    table=tables.token_features(layer.attention_update, labels),
-)
-render.chart(
-    right,
-    figures.token_features_heatmap(
-        layer.ffn_update, labels, f"Feed-forward update (d_ff = {d_ff})", clip=True
-    ),
-    key="enc_ffn_update",
-    table=tables.token_features(layer.ffn_update, labels),
-)
-left, right = st.columns(2)
-render.chart(
-    left,
-    figures.token_features_heatmap(layer.streams[0], labels, "Input X", clip=True),
-    key="enc_input",
-    table=tables.token_features(layer.streams[0], labels),
-)
-render.chart(
-    right,
-    figures.token_features_heatmap(layer.output, labels, "Layer output", clip=True),
-    key="enc_output",
-    table=tables.token_features(layer.output, labels),
-)
+heatmap.show_features(left, "enc_input", layer.streams[0], labels, "Input X", clip=True)
+heatmap.show_features(right, "enc_output", layer.output, labels, "Layer output", clip=True)

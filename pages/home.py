@@ -3,19 +3,22 @@
 import pandas as pd
 import streamlit as st
 
-from app import controls, equations, figures, render, state, tables, wording
+from app.data import layers
+from app.lecture.presentation import control_hint
+from app.state import controls
+from app.views import equation, heatmap
+from app.widgets import notices
+from app.words import equations, wording
 
 st.title("Tokens → Q, K, V")
 st.caption(
-    render.control_hint("Type a sentence in the sidebar. ")
+    control_hint("Type a sentence in the sidebar. ")
     + "The text is cut into tokens, each token becomes a vector, and three matrices turn "
     "every vector into a query, a key and a value."
 )
 
-settings, tokenization, run = controls.layer_run()
+settings, tokenization, run, head = notices.head_or_stop()
 labels = tokenization.labels
-head = controls.shared_head(run)
-st.caption(controls.weights_note(settings, head))
 
 st.subheader(f"{len(labels)} tokens")
 st.dataframe(
@@ -23,25 +26,21 @@ st.dataframe(
     hide_index=False,
     width="stretch",
 )
-st.caption(
-    " ".join(
-        wording.tokens_sentences(
-            tokenization, "wordpiece" if settings.trained else settings.tokenizer
-        )
-    )
-)
+kind = "wordpiece" if settings.trained else settings.tokenizer
+st.caption(" ".join(wording.tokens_sentences(tokenization, kind)))
 
 convention = st.segmented_control(
     "Convention",
-    state.CONVENTIONS,
+    controls.CONVENTIONS,
     key="convention",
     required=True,
     format_func={"rows": "Rows (papers): X is n × d", "columns": "Columns (book): X is D × N"}.get,
     persist_state="session",
 )
 columns = convention == "columns"
+weights, outputs = layers.projections(settings, run, head)
 if settings.trained:
-    render.equation(equations.HEAD_PROJECTIONS[convention])
+    equation.show(equations.HEAD_PROJECTIONS[convention])
     part, matrices = ("rows", "Ω_q, Ω_k and Ω_v") if columns else ("columns", "W_Q, W_K and W_V")
     st.caption(
         f"X is the hidden state entering layer {settings.layer}: 384 features per token, "
@@ -49,50 +48,24 @@ if settings.trained:
         f"of the layer's {matrices} (and their biases): its queries, keys and values have "
         "32 features each. Layers, heads and features are counted from 0, as on the charts."
     )
-    x_title = f"Hidden state X entering layer {settings.layer}"
-    d_head = run.attention.q.shape[-1]
-    cut = slice(head * d_head, (head + 1) * d_head)
-    matrices = [w[:, cut] for w in run.weights[:3]]
-    projections = [run.attention.q[head], run.attention.k[head], run.attention.v[head]]
-    names = [f"{name}, head {head}" for name in equations.WEIGHT_NAMES[convention]]
-    output_names = [f"{name}, head {head}" for name in "QKV"]
+    x_title, suffix = f"Hidden state X entering layer {settings.layer}", f", head {head}"
 else:
-    render.equation(equations.PROJECTIONS[convention])
-    x_title = "Embeddings X (+ positions)"
-    matrices = run.weights[:3]
-    projections = [run.q, run.k, run.v]
-    names = equations.WEIGHT_NAMES[convention]
-    output_names = ["Q", "K", "V"]
+    equation.show(equations.PROJECTIONS[convention])
+    x_title, suffix = "Embeddings X (+ positions)", ""
 
-render.chart(
-    st,
-    figures.token_features_heatmap(run.x, labels, x_title, transpose=columns, clip=True),
-    key="home_x",
-    table=tables.token_features(run.x, labels),
-)
-weight_cols = st.columns(3)
-for col, name, w, part in zip(weight_cols, names, matrices, "qkv", strict=True):
-    render.chart(
+heatmap.show_features(st, "home_x", run.x, labels, x_title, transpose=columns, clip=True)
+names = [name + suffix for name in equations.WEIGHT_NAMES[convention]]
+for col, name, w, part in zip(st.columns(3), names, weights, "qkv", strict=True):
+    features = heatmap.feature_labels(w.shape[0]), heatmap.feature_labels(w.shape[1])
+    heatmap.show(
         col,
-        figures.matrix_heatmap(
-            w,
-            figures.feature_labels(w.shape[0]),
-            figures.feature_labels(w.shape[1]),
-            name,
-            transpose=columns,
-            max_rows=figures.FEATURE_LIMIT,
-            max_cols=figures.FEATURE_LIMIT,
-        ),
-        key=f"home_w{part}",
-        table=tables.matrix_frame(
-            w, figures.feature_labels(w.shape[0]), figures.feature_labels(w.shape[1])
-        ),
+        f"home_w{part}",
+        w,
+        *features,
+        name,
+        transpose=columns,
+        max_rows=heatmap.FEATURE_LIMIT,
+        max_cols=heatmap.FEATURE_LIMIT,
     )
-proj_cols = st.columns(3)
-for col, name, m, part in zip(proj_cols, output_names, projections, "QKV", strict=True):
-    render.chart(
-        col,
-        figures.token_features_heatmap(m, labels, name, transpose=columns),
-        key=f"home_{part}",
-        table=tables.token_features(m, labels),
-    )
+for col, name, m, part in zip(st.columns(3), "QKV", outputs, "QKV", strict=True):
+    heatmap.show_features(col, f"home_{part}", m, labels, name + suffix, transpose=columns)

@@ -2,10 +2,13 @@
 
 import streamlit as st
 
-from app import arithmetic, controls, equations, figures, line_view, render, tables, wording
+from app.lecture.presentation import control_hint
+from app.views import arithmetic, equation, heatmap, line_view, multi_head
+from app.widgets import notices
+from app.words import equations, wording
 
 st.title("Multi-head attention")
-render.equation(equations.MULTI_HEAD)
+equation.show(equations.MULTI_HEAD)
 st.caption(
     "Each head gets its own slice of the Q, K and V columns, attends on its own, and the "
     "heads' outputs are joined side by side and mixed by W_O. "
@@ -13,7 +16,7 @@ st.caption(
     + " Vaswani et al. (2017, §3.2.2) count heads from 1: their head₁ is head 0 here."
 )
 
-settings, tokenization, run = controls.layer_run()
+settings, tokenization, run = notices.layer_or_stop()
 labels = tokenization.labels
 mha = run.attention
 n_heads, n, d_head = mha.q.shape
@@ -21,35 +24,22 @@ if settings.trained:
     st.caption(
         f"MiniLM's layer {settings.layer}: its 12 trained heads of 32 features, their real "
         "split of Q (biases included), their concatenation and the layer's W_O (and b_O)."
-        + render.control_hint(
+        + control_hint(
             " Choose “Random (seeded)” under Weights to set the number of heads yourself."
         )
     )
 else:
     st.caption(
-        controls.weights_note(settings, 0)
-        + render.control_hint(" Set the number of heads in the sidebar.")
+        notices.weights_note(settings, 0) + control_hint(" Set the number of heads in the sidebar.")
     )
 
 st.metric("Heads × features per head", f"{n_heads} × {d_head} = {n_heads * d_head}")
-render.chart(
-    st,
-    figures.token_features_heatmap(
-        run.q, labels, "Q, with each head's columns marked", column_groups=n_heads
-    ),
-    key="mh_q",
-    table=tables.token_features(run.q, labels),
+heatmap.show_features(
+    st, "mh_q", run.q, labels, "Q, with each head's columns marked", column_groups=n_heads
 )
-entropy = tables.head_entropy(mha.weights)
-click = render.chart(
-    st,
-    figures.heads_heatmaps(
-        mha.weights, labels, stat=[f"{bits:.2f} bits" for bits in entropy["mean entropy (bits)"]]
-    ),
-    key="mh_heads",
-    table=tables.panels(mha.weights, [f"head {h}" for h in range(n_heads)], labels, labels),
-    clicks=True,
-)
+entropy = multi_head.entropy_table(mha.weights)
+stat = [f"{bits:.2f} bits" for bits in entropy["mean entropy (bits)"]]
+click = multi_head.show(st, "mh_heads", mha.weights, labels, stat=stat, clicks=True)
 clicked_head = arithmetic.clicked_head("mh_heads", click, n_heads)
 arithmetic.panel(
     arithmetic.clicked_cell("mh_heads", click, n, n),
@@ -66,7 +56,7 @@ st.caption(
     "click it to keep them."
 )
 heads, threshold = line_view.controls("mh_lines", n_heads, clicked_head)
-line_view.draw(
+line_view.show(
     st,
     "mh_lines",
     mha.weights,
@@ -78,19 +68,13 @@ line_view.draw(
     picker="mh_lines_token",
 )
 left, right = st.columns(2)
-render.chart(
-    left,
-    figures.token_features_heatmap(
-        mha.concat, labels, "Concat(head outputs)", column_groups=n_heads
-    ),
-    key="mh_concat",
-    table=tables.token_features(mha.concat, labels),
+heatmap.show_features(
+    left, "mh_concat", mha.concat, labels, "Concat(head outputs)", column_groups=n_heads
 )
-render.chart(
+heatmap.show_features(
     right,
-    figures.token_features_heatmap(
-        mha.output, labels, "Output = Concat · W_O" + (" + b_O" if settings.trained else "")
-    ),
-    key="mh_output",
-    table=tables.token_features(mha.output, labels),
+    "mh_output",
+    mha.output,
+    labels,
+    "Output = Concat · W_O" + (" + b_O" if settings.trained else ""),
 )

@@ -2,32 +2,30 @@
 
 import streamlit as st
 
-from app import compute, controls, equations, figures, minilm, render, state, tables, wording
+from app.data import encodings, layers, minilm
+from app.lecture.presentation import control_hint
+from app.state import controls, session
+from app.views import attention_maps, encoding_curves, equation, heatmap
+from app.widgets import notices
+from app.words import equations, wording
 
 st.title("Positional encoding")
 st.caption(
     "Attention by itself has no idea of order: shuffle the tokens and the outputs shuffle "
     "with them. A positional encoding gives each position its own signature."
 )
-render.equation(equations.SINUSOIDAL)
-render.equation(equations.ROTARY)
+equation.show(equations.SINUSOIDAL)
+equation.show(equations.ROTARY)
 st.caption(
     "Positions p and dimension pairs i count from 0, as on the charts; RoFormer counts i "
     "from 1, so its θ₁ is θ₀ here."
 )
 
-settings, tokenization, run = controls.layer_run()
-labels = tokenization.labels
-values = state.current()
-head = controls.shared_head(run)
-st.caption(
-    controls.weights_note(settings, head)
-    + (
-        ""
-        if settings.trained
-        else render.control_hint(" Choose the encoding in the sidebar, under “Add positions”.")
-    )
+settings, tokenization, run, head = notices.head_or_stop(
+    random_hint=control_hint(" Choose the encoding in the sidebar, under “Add positions”.")
 )
+labels = tokenization.labels
+values = session.current()
 n, d_model = run.x.shape
 
 n_positions = st.slider(
@@ -45,55 +43,42 @@ elif values["pe"] == "none":
     st.info(
         "With the encoding “None”, nothing is added: every position's vector is zero, so "
         "there is no table to draw, and attention sees the tokens without their order."
-        + render.control_hint(
+        + control_hint(
             " Choose one under “Add positions” in the sidebar to see its table and what it changes."
         )
     )
     kinds = {}
 else:
-    kinds = {values["pe"]: f"{state.PE_LABELS[values['pe']]} table (positions × dimensions)"}
+    kinds = {values["pe"]: f"{controls.PE_LABELS[values['pe']]} table (positions × dimensions)"}
 positions = range(n_positions)
 for column, (kind, name) in zip(
     st.columns(len(kinds)) if kinds else (), kinds.items(), strict=True
 ):
-    encoding = compute.encoding_table(kind, n_positions, d_model, values["seed"])
-    render.chart(
+    encoding = encodings.encoding_table(kind, n_positions, d_model, values["seed"])
+    heatmap.show(
         column,
-        figures.matrix_heatmap(
-            encoding,
-            positions,
-            figures.feature_labels(d_model),
-            name,
-            x_title="dimension",
-            y_title="position",
-            max_cols=figures.FEATURE_LIMIT,
-            clip=True,
-        ),
-        key=f"pe_table_{kind}" if settings.trained else "pe_table",
-        table=tables.matrix_frame(encoding, positions, figures.feature_labels(d_model)),
+        f"pe_table_{kind}" if settings.trained else "pe_table",
+        encoding,
+        positions,
+        heatmap.feature_labels(d_model),
+        name,
+        x_title="dimension",
+        y_title="position",
+        max_cols=heatmap.FEATURE_LIMIT,
+        clip=True,
     )
-    similarity = compute.encoding_similarity(kind, n_positions, d_model, values["seed"])
-    render.chart(
+    heatmap.show(
         column,
-        figures.matrix_heatmap(
-            similarity,
-            positions,
-            positions,
-            "Cosine similarity" if settings.trained else "Cosine similarity between positions",
-            x_title="position",
-            y_title="position",
-        ),
-        key=f"pe_similarity_{kind}" if settings.trained else "pe_similarity",
-        table=tables.matrix_frame(similarity, positions, positions),
+        f"pe_similarity_{kind}" if settings.trained else "pe_similarity",
+        encodings.encoding_similarity(kind, n_positions, d_model, values["seed"]),
+        positions,
+        positions,
+        "Cosine similarity" if settings.trained else "Cosine similarity between positions",
+        x_title="position",
+        y_title="position",
     )
-sinusoidal = compute.encoding_table("sinusoidal", n_positions, d_model, 0)
-dims = range(0, min(d_model, 8), 2)
-render.chart(
-    st,
-    figures.encoding_curves(sinusoidal, dims),
-    key="pe_curves",
-    table=tables.matrix_frame(sinusoidal[:, dims], range(n_positions), [f"f{i}" for i in dims]),
-)
+sinusoidal = encodings.encoding_table("sinusoidal", n_positions, d_model, 0)
+encoding_curves.show(st, "pe_curves", sinusoidal, range(0, min(d_model, 8), 2))
 if not settings.trained and values["pe"] == "rotary":
     st.info(
         "Rotary encoding adds nothing to X: it rotates each head's queries and keys. The "
@@ -114,24 +99,16 @@ if settings.trained:
 else:
     if values["pe"] == "none":
         st.caption("With “None” both heatmaps are the same: no position was added.")
-    without = compute.layer(settings.replace(pe="none"))
-    with_title = f"Weights with {state.PE_LABELS[values['pe']].lower()}"
+    without = layers.layer(settings.replace(pe="none"))
+    with_title = f"Weights with {controls.PE_LABELS[values['pe']].lower()}"
 left, right = st.columns(2)
-render.chart(
-    left,
-    figures.attention_heatmap(without.attention.weights[head], labels, "Weights without positions"),
-    key="pe_without",
-    table=tables.matrix_frame(without.attention.weights[head], labels, labels),
+attention_maps.show_weights(
+    left, "pe_without", without.attention.weights[head], labels, "Weights without positions"
 )
-render.chart(
-    right,
-    figures.attention_heatmap(run.attention.weights[head], labels, with_title),
-    key="pe_with",
-    table=tables.matrix_frame(run.attention.weights[head], labels, labels),
-)
+attention_maps.show_weights(right, "pe_with", run.attention.weights[head], labels, with_title)
 
 st.subheader("Is self-attention equivariant to permutation?")
-render.equation(equations.PERMUTATION)
+equation.show(equations.PERMUTATION)
 if settings.trained:
     st.caption(
         "Here the whole 6-layer model: shuffle its tokens ([CLS] and [SEP] too) and compare "
@@ -140,7 +117,7 @@ if settings.trained:
 shuffle_seed = st.number_input(
     "Shuffle seed", 0, 10_000, 1, key="pe_shuffle", persist_state="session"
 )
-result = compute.permutation_demo(
+result = encodings.permutation_demo(
     settings.replace(scale=None, causal=False, pe="none"), shuffle_seed
 )
 st.text("Shuffled: " + " ".join(labels[i] for i in result["permutation"]))

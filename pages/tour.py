@@ -2,7 +2,11 @@
 
 import streamlit as st
 
-from app import controls, registry, render, state, tour
+from app import registry
+from app.lecture import tour
+from app.state import session
+from app.views import chart
+from app.widgets import notices, pickers
 
 step, warning = tour.parse_step(st.query_params.get("step"))
 if warning:
@@ -12,13 +16,13 @@ current = tour.STEPS[step - 1]
 st.progress(step / len(tour.STEPS), text=f"Step {step} of {len(tour.STEPS)}")
 st.title(current.title)
 st.write(current.text)
-settings, _, run = controls.layer_run()  # with the same notices as every page
-head = controls.shared_head(run)
-values = state.current()
+settings, _, run = notices.layer_or_stop()  # with the same notices as every page
+head = pickers.shared_head(run)
+values = session.current()
 said = current.says(settings, head, values)
 if said:
     st.markdown(said)
-st.caption(controls.weights_note(settings, head))
+st.caption(notices.weights_note(settings, head))
 
 # Back and Next above the figure, which can be taller than the screen.
 back, explore, forward = st.columns([1, 2, 1])
@@ -37,7 +41,7 @@ if step < len(tour.STEPS):
 else:
     forward.success("End of the tour.")
 figure, table = current.chart(settings, head, values)
-render.chart(st, figure, key=f"tour_step_{step}", table=table)
+chart.draw(st, figure, f"tour_step_{step}", table=table)
 if step == len(tour.STEPS):
     st.subheader("Where next")
     for target, label in tour.WHERE_NEXT:

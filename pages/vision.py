@@ -2,13 +2,17 @@
 
 import streamlit as st
 
-from app import compute, controls, equations, figures, images, render, state, tables
+from app.data import vision
+from app.state import controls, session
+from app.views import equation, patches
+from app.widgets import pickers
+from app.words import equations
 from engine.vision import POSITIONS, attention_overlay
 
 POSITION_LABELS = {"2d": "2-D sinusoidal", "1d": "1-D sinusoidal (raster order)", "none": "None"}
 
 st.title("Self-attention over image patches")
-render.equation(equations.PATCH_EMBEDDING)
+equation.show(equations.PATCH_EMBEDDING)
 st.caption(
     "The Vision Transformer cuts an image into P×P patches, flattens each one, projects it "
     "to d_model features and adds its position (Dosovitskiy et al. 2020, eq. 1, here without "
@@ -20,30 +24,30 @@ st.caption(
 source = st.segmented_control(
     "Image", ["Sample", "Upload"], key="vision_source", default="Sample", required=True
 )
-image, image_key = compute.sample_image(), "sample"
+image, image_key = vision.sample_image(), "sample"
 if source == "Upload":
     uploaded = st.file_uploader(
-        f"PNG, JPEG or WebP, at most {images.MAX_BYTES // 2**20} MB and "
-        f"{images.MAX_SIDE:,}×{images.MAX_SIDE:,} pixels",
-        type=images.UPLOAD_TYPES,
+        f"PNG, JPEG or WebP, at most {vision.MAX_BYTES // 2**20} MB and "
+        f"{vision.MAX_SIDE:,}×{vision.MAX_SIDE:,} pixels",
+        type=vision.UPLOAD_TYPES,
         key="vision_upload",
-        max_upload_size=images.MAX_BYTES // 2**20,
+        max_upload_size=vision.MAX_BYTES // 2**20,
     )
     if uploaded is not None:
-        digest, picture, problem = compute.uploaded_image(uploaded.getvalue())
+        digest, picture, problem = vision.uploaded_image(uploaded.getvalue())
         if problem:
-            st.error(f"{state.md_escape(problem)} Showing the sample image instead.", icon="🚫")
+            st.error(f"{controls.md_escape(problem)} Showing the sample image instead.", icon="🚫")
         else:
             image, image_key = picture, digest
             st.caption(
                 f"Used at {image.shape[1]}×{image.shape[0]} pixels (long side at most "
-                f"{images.WORK_SIDE})."
+                f"{vision.WORK_SIDE})."
             )
 
-values = state.current()
+values = session.current()
 left, middle, right = st.columns(3)
 with left:
-    sizes = images.patch_sizes(image.shape)
+    sizes = vision.patch_sizes(image.shape)
     if st.session_state.get("vision_patch") not in sizes:
         st.session_state["vision_patch"] = 16 if 16 in sizes else sizes[-1]
     patch = st.select_slider("Patch size P (pixels)", sizes, key="vision_patch")
@@ -60,7 +64,7 @@ with right:
         "W_K make q·k an arbitrary (untrained) bilinear form.",
     )
 
-run = compute.vision_run(image_key, patch, values["d_model"], values["seed"], position, tied, image)
+run = vision.vision_run(image_key, patch, values["d_model"], values["seed"], position, tied, image)
 n_rows, n_cols = run.grid
 cropped = image[: n_rows * patch, : n_cols * patch]
 if cropped.shape[:2] != image.shape[:2]:
@@ -72,29 +76,25 @@ if cropped.shape[:2] != image.shape[:2]:
 
 left, right = st.columns(2)
 with left:
-    row = controls.bounded_slider("Query patch: row", "vision_row", 0, n_rows - 1, n_rows // 4)
+    row = pickers.bounded_slider("Query patch: row", "vision_row", 0, n_rows - 1, n_rows // 4)
 with right:
-    col = controls.bounded_slider("Query patch: column", "vision_col", 0, n_cols - 1, n_cols // 4)
+    col = pickers.bounded_slider("Query patch: column", "vision_col", 0, n_cols - 1, n_cols // 4)
 query = row * n_cols + col
 
 left, right = st.columns(2)
-render.chart(
-    left,
-    figures.image_figure(cropped, patch, run.grid, (row, col), title="Patches and the query"),
-    key="vision_grid",
+patches.show_image(
+    left, "vision_grid", cropped, patch, run.grid, (row, col), title="Patches and the query"
 )
 overlay = attention_overlay(run.weights[query], run.grid, patch)
-render.chart(
+patches.show_image(
     right,
-    figures.image_figure(
-        cropped, patch, run.grid, (row, col), overlay, f"What patch ({row}, {col}) attends to"
-    ),
-    key="vision_overlay",
-    table=tables.matrix_frame(run.weights[query].reshape(run.grid), range(n_rows), range(n_cols)),
+    "vision_overlay",
+    cropped,
+    patch,
+    run.grid,
+    (row, col),
+    overlay,
+    f"What patch ({row}, {col}) attends to",
+    weights=run.weights[query],
 )
-render.chart(
-    st,
-    figures.patch_attention_heatmap(run.weights, run.grid, query),
-    key="vision_weights",
-    table=tables.patch_matrix(run.weights, run.grid),
-)
+patches.show_attention(st, "vision_weights", run.weights, run.grid, query)

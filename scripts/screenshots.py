@@ -42,7 +42,7 @@ _SETTLED = """() => {
             '.ae-scale, .ae-frames, .ae-page, .ae-share, .ae-viewport, .ae-chart .main-svg'));
 }"""
 
-#: Presentation mode has laid the figures out for this window (app/render.py's viewport).
+#: Presentation mode has laid the figures out for this window (app.state.session.viewport).
 _SCREEN_KNOWN = """() => {
     const marker = document.querySelector('.ae-viewport');
     return !marker || marker.dataset.known === marker.dataset.size;

@@ -1,4 +1,4 @@
-"""Token axes (app/axes.py): every label on its own token, every one up to 64, one in k after."""
+"""Token axes (app/views/axes.py): every label on its own token, every one up to 64, then 1 in k."""
 
 import math
 
@@ -8,7 +8,16 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import engine
-from app import axes, figures
+from app.views import (
+    attention_maps,
+    axes,
+    bars,
+    heatmap,
+    line_view,
+    multi_head,
+    neuron_view,
+    residual,
+)
 
 
 def tokens(n):
@@ -27,15 +36,15 @@ def single_figures(labels):
     run = engine.run_toy(labels, 16, 4, 0)
     stages = engine.attention.query_stages(run.attention.q[0, 0], run.attention.k[0])
     return {
-        "weights": (figures.attention_heatmap(w, labels), "xy"),
-        "scores": (figures.scores_heatmap(np.log(w), labels, "s"), "xy"),
-        "mask": (figures.mask_heatmap(engine.causal_mask(n), labels), "xy"),
-        "bar": (figures.weights_bar(w[0], labels, labels[0]), "x"),
-        "bars": (figures.weights_bars_compared({"a": w[0], "b": w[1]}, labels, "q"), "x"),
-        "features": (figures.token_features_heatmap(run.q, labels, "Q"), "y"),
-        "neuron": (figures.neuron_view_figure(stages, run.attention.k[0], labels, "q"), "y"),
+        "weights": (attention_maps.weights_figure(w, labels), "xy"),
+        "scores": (attention_maps.scores_figure(np.log(w), labels, "s"), "xy"),
+        "mask": (heatmap.mask_figure(engine.causal_mask(n), labels), "xy"),
+        "bar": (bars.figure(w[0], labels, labels[0]), "x"),
+        "bars": (bars.compared_figure({"a": w[0], "b": w[1]}, labels, "q"), "x"),
+        "features": (heatmap.features_figure(run.q, labels, "Q"), "y"),
+        "neuron": (neuron_view.figure(stages, run.attention.k[0], labels, "q"), "y"),
         "norms": (
-            figures.stream_norms_figure(np.ones((3, n)), np.ones((2, n)), labels),
+            residual.figure(np.ones((3, n)), np.ones((2, n)), labels),
             "x",
         ),
     }
@@ -44,7 +53,7 @@ def single_figures(labels):
 @pytest.mark.parametrize("n", [6, 45, 64])
 def test_up_to_64_tokens_every_label_is_drawn_on_its_own_token(n):
     labels = tokens(n)
-    categories = figures.axis_labels(labels)
+    categories = axes.axis_labels(labels)
     for name, (fig, letters) in single_figures(labels).items():
         labelled = [a for a in axes.token_axes(fig.layout) if a[0] in letters]  # drawn labels
         assert {axis_name[0] for axis_name in labelled} == set(letters), name
@@ -62,9 +71,9 @@ def test_a_grid_of_heads_labels_its_outer_axes_on_their_own_tokens(n):
     """Twelve small panels share their axes: labels at the left and along the bottom only,
     thinned to the room a panel has (said on the axis), never running into a neighbour."""
     labels = tokens(n)
-    categories = figures.axis_labels(labels)
+    categories = axes.axis_labels(labels)
     run = engine.run_toy(labels, 48, 12, 0)
-    fig = figures.heads_heatmaps(run.attention.weights, labels)
+    fig = multi_head.figure(run.attention.weights, labels)
     labelled = axes.token_axes(fig.layout)
     assert sorted(name[0] for name in labelled) == ["x"] * 4 + ["y"] * 3  # 3 rows of 4
     steps = {}
@@ -86,8 +95,8 @@ def test_a_grid_of_heads_labels_its_outer_axes_on_their_own_tokens(n):
 @pytest.mark.parametrize("n", [65, 130, 512])
 def test_past_64_tokens_one_label_in_k_on_its_own_token_and_said_so(n):
     labels = tokens(n)
-    categories = figures.axis_labels(labels)
-    fig = figures.attention_heatmap(weights(n), labels)
+    categories = axes.axis_labels(labels)
+    fig = attention_maps.weights_figure(weights(n), labels)
     k = math.ceil(n / axes.FULL_LABELS_MAX)
     for axis in (fig.layout.xaxis, fig.layout.yaxis):
         step = next(s for s in range(1, n) if list(axis.tickvals) == categories[::s])
@@ -99,7 +108,7 @@ def test_past_64_tokens_one_label_in_k_on_its_own_token_and_said_so(n):
 
 def test_repeated_tokens_are_ticks_of_their_own():
     labels = ["the", "cat", "sat", "on", "the", "mat"]
-    axis = figures.weights_bar(np.full(6, 1 / 6), labels, "the").layout.xaxis
+    axis = bars.figure(np.full(6, 1 / 6), labels, "the").layout.xaxis
     assert len(set(axis.tickvals)) == 6  # two "the", two positions
     assert [text.rstrip("\u200b") for text in axis.tickvals] == labels
 
@@ -118,7 +127,7 @@ def test_labels_drawn_are_far_enough_apart_and_no_fewer_than_fit(n, room, font):
 @pytest.mark.parametrize(("width", "height"), [(1216, 620), (1856, 980)])
 def test_a_projector_gets_labels_of_16_px_thinned_to_fit(width, height):
     labels = tokens(45)
-    fig = figures.attention_heatmap(weights(45), labels)
+    fig = attention_maps.weights_figure(weights(45), labels)
     fig.update_layout(height=height)
     axes.fit(fig, width, height)
     for axis in (fig.layout.xaxis, fig.layout.yaxis):
@@ -133,9 +142,9 @@ def test_the_line_view_labels_every_token_and_thins_on_a_short_screen():
     labels = tokens(45)
     run = engine.run_toy(labels, 16, 2, 0)
     found = engine.attention.strong_links(run.attention.weights, 0.05)
-    fig = figures.line_view_figure(found, labels, [0, 1], 0.05, "lines")
-    assert list(fig.data[0].text) == figures.axis_labels(labels)
-    assert list(fig.data[0].hovertext) == figures.axis_labels(labels)
+    fig = line_view.figure(found, labels, [0, 1], 0.05, "lines")
+    assert list(fig.data[0].text) == axes.axis_labels(labels)
+    assert list(fig.data[0].hovertext) == axes.axis_labels(labels)
     axes.fit(fig, 1216, 620)
     shown = [text for text in fig.data[0].text if text]
     assert 1 < len(shown) < 45  # every other one, say

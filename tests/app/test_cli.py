@@ -5,6 +5,7 @@ A plain ``pip install .`` that serves the app with it is ``tests/install/test_pi
 
 from __future__ import annotations
 
+import re
 import tomllib
 from pathlib import Path
 
@@ -47,4 +48,20 @@ def test_dependencies_declare_every_import():
     declared = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["dependencies"]
     names = {requirement.split(">")[0].split("=")[0].lower() for requirement in declared}
     assert {"streamlit", "numpy", "plotly", "pandas", "tokenizers", "safetensors"} <= names
-    assert "pillow" in names  # app/images.py
+    assert "pillow" in names  # app/data/vision.py
+
+
+def test_every_package_and_component_module_is_installed():
+    """A plain ``pip install .`` ships what ``-e`` finds in the folder: every sub-package of
+    app/ (setuptools installs only the packages it lists), and every ES module the chart
+    components import by a relative path (only the package data it names)."""
+    setuptools = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]
+    folders = {f"app.{init.parent.name}" for init in (ROOT / "app").glob("*/__init__.py")}
+    assert folders <= set(setuptools["packages"])
+    assert "chart/*.js" in setuptools["package-data"]["attention_explorer"]
+    chart = ROOT / "attention_explorer" / "chart"
+    imported = set()
+    for module in chart.glob("*.js"):
+        imported |= set(re.findall(r'from "\./([\w.]+\.js)"', module.read_text()))
+    assert imported
+    assert all((chart / name).is_file() for name in imported), imported

@@ -5,7 +5,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from app import compare, figures, tables
+from app.views import compare
+from app.words import minimal_pairs
 from engine import analysis
 
 WINOGRAD = (
@@ -18,13 +19,13 @@ WINOGRAD = (
     ("pair", "expected"),
     [
         (WINOGRAD, ("too big", "too small")),
-        (compare.MINIMAL_PAIRS[0][1:3], ("too big", "too small")),
-        (compare.MINIMAL_PAIRS[1][1:3], ("too tired", "too wide")),
-        (compare.MINIMAL_PAIRS[2][1:3], ("they feared", "they advocated")),
+        (minimal_pairs.MINIMAL_PAIRS[0][1:3], ("too big", "too small")),
+        (minimal_pairs.MINIMAL_PAIRS[1][1:3], ("too tired", "too wide")),
+        (minimal_pairs.MINIMAL_PAIRS[2][1:3], ("they feared", "they advocated")),
     ],
 )
 def test_a_minimal_pair_is_named_after_the_words_that_differ(pair, expected):
-    assert compare.names(*pair) == expected
+    assert minimal_pairs.names(*pair) == expected
 
 
 @pytest.mark.parametrize(
@@ -39,7 +40,7 @@ def test_a_minimal_pair_is_named_after_the_words_that_differ(pair, expected):
     ],
 )
 def test_sentences_that_are_not_a_minimal_pair_are_a_and_b(a, b):
-    assert compare.names(a, b) == compare.PLAIN_NAMES
+    assert minimal_pairs.names(a, b) == minimal_pairs.PLAIN_NAMES
 
 
 WORDS = st.lists(st.sampled_from(["the", "cat", "sat", "on", "a", "mat", "dog", "ran"]), min_size=3)
@@ -50,7 +51,7 @@ def test_one_word_replaced_names_that_word_on_each_side(words, data):
     position = data.draw(st.integers(1, len(words) - 1))
     new = data.draw(st.sampled_from(["zebra", "quietly", "seven"]))
     changed = [*words[:position], new, *words[position + 1 :]]
-    a, b = compare.names(" ".join(words), " ".join(changed))
+    a, b = minimal_pairs.names(" ".join(words), " ".join(changed))
     assert b.split()[-1] == new
     assert a.split()[-1] == words[position]
     assert a.split()[:-1] == b.split()[:-1] == [words[position - 1]]  # the word before
@@ -61,39 +62,39 @@ GRID_A = np.linspace(0.0, 0.6, 72).reshape(6, 12)
 
 def test_the_difference_has_a_symmetric_scale_with_a_floor_said_in_its_colour_bar():
     small = GRID_A + 0.035  # a change of 0.035 must not fill the scale
-    fig = figures.head_grids_compared(GRID_A, small, ("it", "trophy"), ("it", "trophy"))
+    fig = compare.figure(GRID_A, small, ("it", "trophy"), ("it", "trophy"))
     change = fig.data[2]
-    assert (change.zmin, change.zmax) == (-figures.CHANGE_FLOOR, figures.CHANGE_FLOOR)
+    assert (change.zmin, change.zmax) == (-compare.CHANGE_FLOOR, compare.CHANGE_FLOOR)
     assert "±0.1" in change.colorbar.title.text
     large = GRID_A.copy()
     large[3, 1] += 0.25
-    fig = figures.head_grids_compared(large, GRID_A, ("it", "trophy"), ("it", "trophy"))
+    fig = compare.figure(large, GRID_A, ("it", "trophy"), ("it", "trophy"))
     assert fig.data[2].zmax == pytest.approx(0.25) == -fig.data[2].zmin
     assert "±0.25" in fig.data[2].colorbar.title.text
 
 
 def test_every_grid_writes_its_numbers():
     b = GRID_A[::-1]
-    fig = figures.head_grids_compared(GRID_A, b, ("it", "trophy"), ("it", "trophy"))
+    fig = compare.figure(GRID_A, b, ("it", "trophy"), ("it", "trophy"))
     for trace, values, fmt in zip(
         fig.data, (GRID_A, b, GRID_A - b), ("{:.2f}", "{:.2f}", "{:+.2f}"), strict=True
     ):
         assert trace.texttemplate == "%{text}"
         assert np.array(trace.text).shape == (6, 12)
         assert trace.text[3][1] == fmt.format(np.float32(values[3, 1]))
-    same = figures.head_grids_compared(GRID_A, GRID_A + 1e-4, ("it", "a"), ("it", "a"))
+    same = compare.figure(GRID_A, GRID_A + 1e-4, ("it", "a"), ("it", "a"))
     assert {text for row in same.data[2].text for text in row} == {"0.00"}  # no "−0.00"
 
 
 def test_titles_and_columns_are_named_after_the_sentences():
-    names = compare.names(*WINOGRAD)
-    fig = figures.head_grids_compared(GRID_A, GRID_A, ("it", "trophy"), ("it", "trophy"), names)
+    names = minimal_pairs.names(*WINOGRAD)
+    fig = compare.figure(GRID_A, GRID_A, ("it", "trophy"), ("it", "trophy"), names)
     titles = [annotation.text for annotation in fig.layout.annotations]
     assert "too big" in titles[0]
     assert "too small" in titles[1]
     assert titles[2] == "“too big” − “too small”"
     assert "too big" in fig.layout.title.text
-    frame = tables.head_changes(analysis.rank_changes(GRID_A, GRID_A + 0.01), names)
+    frame = compare.table(analysis.rank_changes(GRID_A, GRID_A + 0.01), names)
     assert list(frame.columns) == [
         "layer",
         "head",
@@ -101,14 +102,14 @@ def test_titles_and_columns_are_named_after_the_sentences():
         "weight, too small",
         "change, too big − too small",
     ]
-    plain = tables.head_changes(analysis.rank_changes(GRID_A, GRID_A))
+    plain = compare.table(analysis.rank_changes(GRID_A, GRID_A))
     assert "weight_a" not in plain.columns
 
 
 def test_the_note_says_what_size_of_change_stands_out():
     b = GRID_A.copy()
     b[2, 5] -= 0.3
-    note = compare.change_note(analysis.rank_changes(GRID_A, b), compare.names(*WINOGRAD))
+    note = compare.change_note(analysis.rank_changes(GRID_A, b), minimal_pairs.names(*WINOGRAD))
     assert "median head moves by 0.000" in note
     assert "1 of the 72 heads by 0.1 or more" in note
     assert "layer 2, head 5, +0.300" in note

@@ -5,8 +5,8 @@ import re
 from hypothesis import given
 from hypothesis import strategies as st
 
-from app import equations
-from app.equations import formulas
+from app.words import equations
+from app.words.equations import formulas
 
 GAP = re.compile(r"\\q?quad(?![A-Za-z])")
 

@@ -6,7 +6,8 @@ from apptest_support import unpack
 from hypothesis import given
 from hypothesis import strategies as st
 
-from app import live, state
+from app.live import protocol
+from app.state import controls
 from engine.attention import (
     attention_over_scales,
     causal_mask,
@@ -25,7 +26,7 @@ def head():
 def test_every_frame_is_the_matrix_form_at_its_scale(head, masked):
     q, k, v = head
     mask = causal_mask(9) if masked else None
-    scales = np.array(state.scale_options(16, 1))
+    scales = np.array(controls.scale_options(16, 1))
     sweep = attention_over_scales(q, k, v, scales, mask)
     assert sweep.weights.shape == (len(scales), 9, 9)
     for t, scale in enumerate(scales):
@@ -74,8 +75,8 @@ def test_a_cell_without_values_stops_at_the_weight(head):
 
 
 def test_small_frames_are_float32(head):
-    sweep = attention_over_scales(*head, np.array(state.scale_options(16, 1)))
-    frame_id, payload = live.sweep_frames("s", sweep)
+    sweep = attention_over_scales(*head, np.array(controls.scale_options(16, 1)))
+    frame_id, payload = protocol.sweep_frames("s", sweep)
     header, arrays = unpack(payload)
     assert header["id"] == frame_id
     assert header["arrays"]["weights"]["dtype"] == "f4"
@@ -85,11 +86,11 @@ def test_small_frames_are_float32(head):
 
 def test_large_frames_are_16_bit_and_within_budget():
     rng = np.random.default_rng(0)
-    q, k, v = rng.normal(size=(3, live.MAX_TOKENS, 16))
-    mask = causal_mask(live.MAX_TOKENS)
-    sweep = attention_over_scales(q, k, v, np.array(state.scale_options(16, 1)), mask)
-    _, payload = live.sweep_frames("s", sweep)
-    assert len(payload) <= live.MAX_BYTES
+    q, k, v = rng.normal(size=(3, protocol.MAX_TOKENS, 16))
+    mask = causal_mask(protocol.MAX_TOKENS)
+    sweep = attention_over_scales(q, k, v, np.array(controls.scale_options(16, 1)), mask)
+    _, payload = protocol.sweep_frames("s", sweep)
+    assert len(payload) <= protocol.MAX_BYTES
     header, arrays = unpack(payload)
     assert header["arrays"]["weights"]["dtype"] == "u2"
     finite = np.isfinite(sweep.weights)
@@ -98,10 +99,10 @@ def test_large_frames_are_16_bit_and_within_budget():
 
 @given(st.floats(min_value=1e-6, max_value=1e7, allow_nan=False))
 def test_colour_bar_ticks_are_round_symmetric_and_span_half_the_range(limit):
-    values, labels = live.colorbar_ticks(limit)
+    values, labels = protocol.colorbar_ticks(limit)
     assert values == [-v for v in reversed(values)]
     assert 0.0 in values
-    assert len(values) <= 2 * live.MAX_TICKS + 1
+    assert len(values) <= 2 * protocol.MAX_TICKS + 1
     assert limit / 2 <= max(values) <= limit * (1 + 1e-9)
     step = values[-1] - values[-2]
     mantissa = step / 10 ** np.floor(np.log10(step))
@@ -111,11 +112,11 @@ def test_colour_bar_ticks_are_round_symmetric_and_span_half_the_range(limit):
 
 def test_the_frames_carry_each_stops_colour_bar(head):
     q, k, v = head
-    scales = np.array(state.scale_options(16, 1))
+    scales = np.array(controls.scale_options(16, 1))
     sweep = attention_over_scales(q, k, v, scales)
-    _, payload = live.sweep_frames("s", sweep)
-    header = live.header(payload)
+    _, payload = protocol.sweep_frames("s", sweep)
+    header = protocol.header(payload)
     for name in ("scaled", "output"):
         assert len(header["ticks"][name]) == len(scales)
         for limit, ticks in zip(header["limits"][name], header["ticks"][name], strict=True):
-            assert ticks == live.colorbar_ticks(limit)
+            assert ticks == protocol.colorbar_ticks(limit)

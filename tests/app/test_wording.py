@@ -1,4 +1,4 @@
-"""The sentences app.wording builds from the engine's numbers: each names what the numbers say."""
+"""The sentences app.words.wording builds from the engine's numbers: each names what they say."""
 
 import re
 
@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
 import engine
-from app import wording
+from app.words import wording
 
 LABELS = ["[CLS]", "The", "restaurant", "refused", "because", "it", "cooks", ".", "[SEP]"]
 

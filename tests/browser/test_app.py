@@ -15,7 +15,8 @@ import pytest
 from browser_support import assert_healthy, chart, open_app, query, slider, wait_settled, z_shape
 from harness import serve_app
 
-from app import registry, state
+from app import registry
+from app.state import controls
 
 pytestmark = pytest.mark.browser
 
@@ -24,10 +25,10 @@ pytestmark = pytest.mark.browser
 URL_PATHS = ["" if page.default else page.url_path for page in registry.PAGES]
 #: Pages whose sidebar has no text box.
 OWN_INPUTS = {page.url_path for page in registry.PAGES if "text" not in page.sidebar}
-D_MODEL, HEADS = state.CONTROLS["d_model"].default, state.CONTROLS["heads"].default
+D_MODEL, HEADS = controls.CONTROLS["d_model"].default, controls.CONTROLS["heads"].default
 #: d_model and heads of the layer the core pages run by default (MiniLM's, when installed).
-DEFAULT_SHAPE = state.model_shape(
-    {"weights": state.CONTROLS["weights"].default, "d_model": D_MODEL, "heads": HEADS}
+DEFAULT_SHAPE = controls.model_shape(
+    {"weights": controls.CONTROLS["weights"].default, "d_model": D_MODEL, "heads": HEADS}
 )
 INJECTION = "<img src=x onerror=alert(1)><script>alert(2)</script>"
 
@@ -67,7 +68,10 @@ def test_scale_slider_moves_with_the_keyboard(page, app_url):
     open_app(page, app_url + "/attention")
     scale = slider(page, "att_scale")
     assert scale.get_attribute("aria-valuetext").endswith("(default)")
-    options, default = state.scale_options(*DEFAULT_SHAPE), state.default_scale(*DEFAULT_SHAPE)
+    options, default = (
+        controls.scale_options(*DEFAULT_SHAPE),
+        controls.default_scale(*DEFAULT_SHAPE),
+    )
     expected = options[options.index(default) + 1]  # one stop up from 1/√d_k
     raw_before = chart(page, "att_raw")
     scaled_before, weights_before = chart(page, "att_scaled"), chart(page, "att_weights")
@@ -157,7 +161,7 @@ def test_typed_markup_stays_text(page, app_url):
     assert_healthy(page)
 
 
-@pytest.mark.skipif(state.MINILM is None, reason="MiniLM is not installed")
+@pytest.mark.skipif(controls.MINILM is None, reason="MiniLM is not installed")
 def test_minilm_by_default_and_the_weights_control_in_the_link(page, app_url):
     open_app(page, app_url + "/attention")
     assert_healthy(page)

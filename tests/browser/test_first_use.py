@@ -11,7 +11,8 @@ import re
 import pytest
 from browser_support import assert_healthy, open_app, query, wait_settled
 
-from app import state, tour
+from app.lecture import tour
+from app.state import controls
 
 pytestmark = pytest.mark.browser
 
@@ -48,7 +49,7 @@ def test_query_picker_names_the_token_the_chart_uses_after_new_text(page, app_ur
     open_app(page, app_url + "/attention?weights=random&tokenizer=words")
     labels = page.locator(".st-key-attention_query input[role=combobox]")
     if word != "it":
-        position = state.DEFAULT_TEXT.split().index(word)
+        position = controls.DEFAULT_TEXT.split().index(word)
         choose(page, "attention_query", f"{position}: {word}")
         assert query(page)["query"] == f"{position}:{word}"
     assert picker_shows(page, "attention_query") == word

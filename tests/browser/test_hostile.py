@@ -12,7 +12,7 @@ from urllib.parse import quote
 import pytest
 from browser_support import assert_healthy, open_app, slider, wait_settled
 
-from app import state
+from app.state import controls
 
 pytestmark = pytest.mark.browser
 
@@ -115,14 +115,14 @@ def test_url_fuzz_gives_defaults_and_a_warning(page, app_url, dialogs, value):
     assert_safe(page, dialogs)
     assert_healthy(page)
     assert page.locator('[data-testid="stAlert"]').count() >= 1
-    default_scale = state.default_scale(16, 1)
+    default_scale = controls.default_scale(16, 1)
     assert slider(page, "d_model").get_attribute("aria-valuetext") == "16"
     assert (
         slider(page, "att_scale").get_attribute("aria-valuetext").startswith(f"{default_scale:.4g}")
     )
 
 
-@pytest.mark.skipif(state.MINILM is None, reason="MiniLM is not installed")
+@pytest.mark.skipif(controls.MINILM is None, reason="MiniLM is not installed")
 def test_a_text_too_long_for_minilm_says_so_and_offers_random(page, app_url, dialogs):
     open_app(page, app_url + "/attention")
     box = page.locator(".st-key-text textarea")

@@ -22,11 +22,12 @@ from browser_support import (
     wait_settled,
 )
 
-from app import state, tour
+from app.lecture import tour
+from app.state import controls
 
 pytestmark = [
     pytest.mark.browser,
-    pytest.mark.skipif(state.MINILM is None, reason="MiniLM is not installed"),
+    pytest.mark.skipif(controls.MINILM is None, reason="MiniLM is not installed"),
 ]
 
 SCREENS = {"1280x720": (1280, 720), "1920x1080": (1920, 1080), "desktop": (1400, 1000)}

@@ -20,7 +20,8 @@ from browser_support import (
 )
 from PIL import Image
 
-from app import state, tour
+from app.lecture import tour
+from app.state import controls
 
 pytestmark = pytest.mark.browser
 
@@ -182,8 +183,10 @@ def test_the_camera_saves_the_chart_laid_out_for_print(page, app_url):
     with page.expect_download() as download:
         camera.click()
     # The chart is drawn from the scale's frames: its file name says the stop it shows.
-    weights = "minilm" if state.MINILM is not None else "random"
-    scale = state.default_scale(*state.model_shape({"weights": weights, "d_model": 16, "heads": 1}))
+    weights = "minilm" if controls.MINILM is not None else "random"
+    scale = controls.default_scale(
+        *controls.model_shape({"weights": weights, "d_model": 16, "heads": 1})
+    )
     shown = options["filename"].replace("{scale}", f"{scale:.4g}")
     assert download.value.suggested_filename == shown + ".png"
     assert f"-s{scale:.4g}-" in shown

@@ -17,7 +17,7 @@ from browser_support import assert_healthy, drag, open_app, query, slider, wait_
 from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
 
 import engine
-from app import state
+from app.state import controls
 from engine import bert, checkpoint
 
 pytestmark = pytest.mark.browser
@@ -29,18 +29,18 @@ WEIGHTS = """() => {
 }"""
 
 
-def engine_weights(weights, scale, text=state.DEFAULT_TEXT):
+def engine_weights(weights, scale, text=controls.DEFAULT_TEXT):
     """The engine's weights for ``text`` (the default passage) and head at ``scale``."""
     if weights == "minilm":
         model = checkpoint.load_minilm()
         run = bert.run(model, text)
-        layer = bert.layer_run(model, run, state.DEFAULT_LAYER, scale, False)
-        return layer.attention.weights[state.DEFAULT_HEAD]
-    tokenization = engine.tokenize(text, state.default_tokenizer())
+        layer = bert.layer_run(model, run, controls.DEFAULT_LAYER, scale, False)
+        return layer.attention.weights[controls.DEFAULT_HEAD]
+    tokenization = engine.tokenize(text, controls.default_tokenizer())
     return engine.run_toy(tokenization.tokens, 16, 1, 0, scale=scale).attention.weights[0]
 
 
-WEIGHTS_MODES = ["random"] + (["minilm"] if state.MINILM is not None else [])
+WEIGHTS_MODES = ["random"] + (["minilm"] if controls.MINILM is not None else [])
 
 
 def wait_for_weights(page, weights):
@@ -75,8 +75,8 @@ def test_a_drag_plays_frames_with_no_run_until_release(page, app_url, weights):
     wait_settled(page)
 
     scale = float(query(page)["scale"])
-    options = state.scale_options(
-        *state.model_shape({"weights": weights, "d_model": 16, "heads": 1})
+    options = controls.scale_options(
+        *controls.model_shape({"weights": weights, "d_model": 16, "heads": 1})
     )
     assert scale == pytest.approx(options[shown[-1]])
     np.testing.assert_allclose(page.evaluate(WEIGHTS), engine_weights(weights, scale), atol=1e-6)
@@ -123,10 +123,10 @@ def test_during_a_drag_the_scaled_scores_colour_bar_follows_the_stop(page, app_u
             === String(document.querySelector('.st-key-att_scale input').max)"""
     )
     title = page.locator(".st-key-att_scaled .gtitle").first.text_content()
-    assert title.endswith(f"× {state.SCALE_MAX:.4g}")
+    assert title.endswith(f"× {controls.SCALE_MAX:.4g}")
     held, heights = colour_bar(page, "att_scaled")
-    tokens = engine.tokenize(state.DEFAULT_TEXT, state.default_tokenizer()).tokens
-    scaled = engine.run_toy(tokens, 16, 1, 0, scale=state.SCALE_MAX).attention.heads.masked[0]
+    tokens = engine.tokenize(controls.DEFAULT_TEXT, controls.default_tokenizer()).tokens
+    scaled = engine.run_toy(tokens, 16, 1, 0, scale=controls.SCALE_MAX).attention.heads.masked[0]
     limit = np.abs(scaled).max()  # the colour scale spans ± this at the stop shown
     assert limit / 2 <= max(held) <= limit
     assert max(held) > 100 * max(values)  # not the range of the stop drawn before
@@ -244,7 +244,7 @@ def test_past_128_tokens_a_step_needs_nothing_from_the_server(page, app_url):
     still shows the engine's weights there, first as a preview over Plotly's image (the
     colours Plotly then draws, before its exact figure), then as the exact figure."""
     open_app(page, f"{app_url}/attention?weights=random&text={quote(VARIED_TEXT)}")
-    options = state.scale_options(16, 1)
+    options = controls.scale_options(16, 1)
     before = options.index(0.25)
     old, new = (engine_weights("random", options[s], VARIED_TEXT) for s in (before, before + 1))
     n = len(new)
@@ -312,7 +312,7 @@ def test_arrow_keys_step_the_scale_and_its_name_says_scale(page, app_url):
     page.keyboard.press("ArrowLeft")
     page.wait_for_url(re.compile(r"[?&]scale="))
     wait_settled(page)
-    options = state.scale_options(16, 1)
+    options = controls.scale_options(16, 1)
     assert float(query(page)["scale"]) == pytest.approx(options[options.index(0.25) - 1])
 
 
@@ -346,7 +346,7 @@ def test_a_keyboard_step_reruns_only_the_slider(page, app_url):
     assert "new_element" not in deltas  # no chart, heading or button sent again
     assert kinds["ref_hash"] == 1  # the slider, unchanged
     assert sum(len(data) for data in received) <= STEP_BYTES
-    options = state.scale_options(16, 1)
+    options = controls.scale_options(16, 1)
     scale_now = float(query(page)["scale"])
     assert scale_now == pytest.approx(options[options.index(0.25) + 1])
     shown = page.evaluate(WEIGHTS)  # drawn in the browser from the frames
@@ -358,7 +358,7 @@ def test_a_keyboard_step_reruns_only_the_slider(page, app_url):
 def test_after_a_step_the_thumb_stays_and_the_next_step_goes_on_from_it(page, app_url):
     open_app(page, app_url + "/attention?weights=random")
     step(page, "ArrowRight", times=2)
-    options = state.scale_options(16, 1)
+    options = controls.scale_options(16, 1)
     expected = options.index(0.25) + 2
     assert float(query(page)["scale"]) == pytest.approx(options[expected])
     thumb = slider(page, "att_scale")
@@ -377,7 +377,7 @@ def test_the_slider_steps_on_after_the_text_passes_128_tokens(page, app_url):
     box.press("Control+Enter")
     wait_settled(page)
     step(page, "ArrowRight")
-    options = state.scale_options(16, 1)
+    options = controls.scale_options(16, 1)
     scale = float(query(page)["scale"])
     assert scale == pytest.approx(options[options.index(0.25) + 2])
     shown = page.evaluate(WEIGHTS)  # the exact figure, from the stop's frames

@@ -15,7 +15,7 @@ import pytest
 from browser_support import assert_healthy, open_app, wait_settled
 from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
-from app import tour
+from app.lecture import tour
 
 pytestmark = pytest.mark.browser
 

@@ -8,19 +8,19 @@ import pandas as pd
 import pytest
 from browser_support import assert_healthy, open_app, query, wait_settled, z_shape
 
-from app import summary
+from app.data import documents
 from engine import summarize as sm
 
 pytestmark = pytest.mark.browser
 
-N_DEFAULT = len(sm.split_sentences(summary.DEFAULT_DOCUMENT))
+N_DEFAULT = len(sm.split_sentences(documents.DEFAULT_DOCUMENT))
 
 
 def test_the_summary_is_highlighted_and_its_csv_is_the_top_k(page, app_url):
     open_app(page, app_url + "/summarize?k=3")
     assert_healthy(page)
     box = page.locator(".st-key-summarize_text textarea")
-    assert box.input_value() == summary.DEFAULT_DOCUMENT
+    assert box.input_value() == documents.DEFAULT_DOCUMENT
     assert z_shape(page, "summarize_similarity") == [N_DEFAULT, N_DEFAULT]
     assert z_shape(page, "summarize_attention") == [N_DEFAULT, N_DEFAULT]
     main = page.locator('[data-testid="stMain"]')

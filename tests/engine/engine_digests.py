@@ -37,7 +37,7 @@ def digest(value, hasher):
 
 def workload(parallel=True):
     """Everything the digests cover, computed once: one result per name."""
-    from app.state import DEFAULT_TEXT
+    from app.state.controls import DEFAULT_TEXT
     from engine import analysis, bert, checkpoint, seq2seq
     from engine.layers import encoder_layer, toy_encoder_weights
     from engine.toy import run_toy

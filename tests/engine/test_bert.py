@@ -365,7 +365,7 @@ def test_layer_run_gives_the_models_weights_for_every_head(model, runs, layer):
 
 
 def test_default_passage_it_finds_restaurant_in_layer_3_head_1(model):
-    from app.state import DEFAULT_TEXT
+    from app.state.controls import DEFAULT_TEXT
 
     result = run(model, DEFAULT_TEXT)
     weights = layer_run(model, result, 3).attention.weights[1]

@@ -41,6 +41,8 @@ CHECK_INSTALLED = textwrap.dedent(
         assert not at.exception, (page, at.exception)
         assert at.get("bidi_component"), page  # the charts, drawn by the app's component
     print("pages ran from", Path(app.__file__).parent.parent)
+    import attention_explorer
+    print("modules", *sorted(path.name for path in attention_explorer.ASSET_DIR.glob("*.js")))
     """
 )
 
@@ -76,6 +78,8 @@ def test_plain_pip_install_runs_the_app(tmp_path):
     )
     assert checked.returncode == 0, checked.stderr[-3000:]
     assert "site-packages" in checked.stdout
+    shipped = set(checked.stdout.split("modules", 1)[1].split())
+    assert {path.name for path in (ROOT / "attention_explorer" / "chart").glob("*.js")} <= shipped
 
     port = free_port()
     log = tmp_path / "server.log"

@@ -17,7 +17,9 @@ from apptest_support import (
 from streamlit.delta_generator import DeltaGenerator
 
 import engine
-from app import cache, state, tour
+from app.data import cache
+from app.lecture import tour
+from app.state import controls
 from engine import bert, checkpoint
 from engine.resources import minilm_dir
 
@@ -81,17 +83,17 @@ def test_every_tour_step_builds_its_csv(step, csv_builders):
 def test_weights_csv_is_the_engines_array_at_full_precision(csv_builders):
     open_app("attention", RANDOM)
     frame = built(csv_builders, "att_weights")
-    tokenization = engine.tokenize(state.DEFAULT_TEXT, state.default_tokenizer())
+    tokenization = engine.tokenize(controls.DEFAULT_TEXT, controls.default_tokenizer())
     run = engine.run_toy(tokenization.tokens, 16, 1, 0)
     np.testing.assert_array_equal(frame.to_numpy(), run.attention.weights[0])  # float64, exact
     assert list(frame.index) == tokenization.labels  # full labels, not the axis's clipped ones
 
 
-@pytest.mark.skipif(state.MINILM is None, reason="MiniLM is not installed")
+@pytest.mark.skipif(controls.MINILM is None, reason="MiniLM is not installed")
 def test_trained_weights_csv_is_the_models_own_head(csv_builders):
     open_app("attention")  # MiniLM, layer 3, head 1 by default
     frame = built(csv_builders, "att_weights")
-    run = bert.run(checkpoint.load_minilm(), state.DEFAULT_TEXT)
+    run = bert.run(checkpoint.load_minilm(), controls.DEFAULT_TEXT)
     np.testing.assert_allclose(frame.to_numpy(), run.attentions[3, 1], rtol=0, atol=1e-6)
     assert list(frame.index) == run.labels  # [CLS], the "##" pieces and [SEP] included
 

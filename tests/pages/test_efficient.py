@@ -6,7 +6,8 @@ import numpy as np
 import pytest
 from apptest_support import RANDOM, chart_z, charts, open_app
 
-from app import cost, figures
+from app.data import efficient
+from app.views import cost
 
 PATTERN_KEYS = ("full", "linear", "sliding", "strided", "fixed")
 
@@ -83,7 +84,7 @@ def test_a_single_token_leaves_nothing_to_slide():
 
 
 def test_measure_cost_rows_and_slopes():
-    rows = cost.measure_cost(
+    rows = efficient.measure_cost(
         (32, 64, 128), d=8, methods=("softmax", "linear, causal"), max_n={"softmax": 64}
     )
     assert [(row["method"], row["n"]) for row in rows] == [
@@ -94,28 +95,28 @@ def test_measure_cost_rows_and_slopes():
         ("linear, causal", 128),
     ]
     assert all(row["seconds"] > 0 and row["peak_bytes"] > 0 for row in rows)
-    fitted = cost.slopes(rows, n_min=32)
+    fitted = efficient.slopes(rows, n_min=32)
     assert set(fitted) == {"softmax", "linear, causal"}
 
 
 def test_fit_slope_recovers_a_power_law():
     n = np.array([256, 512, 1024, 2048])
-    assert cost.fit_slope(n, 3e-9 * n**2.0) == pytest.approx(2.0)
-    assert np.isnan(cost.fit_slope([64], [1.0]))
+    assert efficient.fit_slope(n, 3e-9 * n**2.0) == pytest.approx(2.0)
+    assert np.isnan(efficient.fit_slope([64], [1.0]))
 
 
 def test_peak_bytes_sees_numpy_allocations():
-    assert cost.peak_bytes(lambda: np.ones(1_000_000)) >= 8_000_000
+    assert efficient.peak_bytes(lambda: np.ones(1_000_000)) >= 8_000_000
 
 
 def test_shipped_measurement_covers_64_to_8192_for_every_method():
-    record = cost.load_reference()
+    record = efficient.load_reference()
     assert record is not None
-    for method in cost.METHODS:
+    for method in efficient.METHODS:
         assert [row["n"] for row in record["rows"] if row["method"] == method] == list(
-            cost.N_VALUES
+            efficient.N_VALUES
         )
-    assert cost.load_reference(Path("/nonexistent/cost.json")) is None
+    assert efficient.load_reference(Path("/nonexistent/cost.json")) is None
 
 
 def test_cost_figure_is_log_log_with_reference_slopes():
@@ -124,7 +125,7 @@ def test_cost_figure_is_log_log_with_reference_slopes():
         for m, p in (("softmax", 2), ("linear", 1))
         for n in (64, 128, 256)
     ]
-    fig = figures.cost_figure(rows)
+    fig = cost.figure(rows)
     assert fig.layout.xaxis.type == "log"
     assert fig.layout.yaxis2.type == "log"
     guides = {trace.name: np.asarray(trace.y) for trace in fig.data if trace.name.startswith("∝")}

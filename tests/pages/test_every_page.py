@@ -18,7 +18,8 @@ from apptest_support import (
 )
 
 import engine
-from app import figures, state
+from app.state import controls
+from app.views import attention_maps
 from engine import book
 
 PAGES = [*TOY_PAGES, "book"]
@@ -33,7 +34,7 @@ def test_every_page_renders_figures_without_exception(page):
 
 def engine_heads(text, scale):
     """The engine's single head on ``text`` (the page's defaults: d_model 16, seed 0)."""
-    tokens = engine.tokenize(text, state.default_tokenizer()).tokens
+    tokens = engine.tokenize(text, controls.default_tokenizer()).tokens
     return engine.run_toy(tokens, 16, 1, 0, scale=scale).attention.heads
 
 
@@ -51,7 +52,7 @@ def test_scale_slider_changes_the_scaled_scores_and_weights():
     # show at 4 is the frames' stop at 4, the engine's numbers there.
     header, frames = scale_frames(at)
     stop = header["scales"].index(4.0)
-    heads = engine_heads(state.DEFAULT_TEXT, 4.0)
+    heads = engine_heads(controls.DEFAULT_TEXT, 4.0)
     np.testing.assert_allclose(frames["weights"][stop], heads.weights[0], rtol=1e-6, atol=1e-7)
     np.testing.assert_allclose(frames["scaled"][stop], heads.masked[0], rtol=1e-6, atol=1e-6)
     default = header["scales"].index(0.25)
@@ -79,6 +80,21 @@ def test_charts_drawn_from_frames_send_the_same_data_at_every_stop():
         ):
             assert after[key] == before[key], key
             assert after[key]["live"]["drawn"] == stop_of(0.25)
+
+
+def test_the_weights_hover_is_the_entry_the_frames_fill_at_every_stop():
+    """The browser only swaps arrays: the entry of each cell's hover data that the binding
+    names holds, in the figure drawn, the frames' scaled scores at that stop."""
+    at = open_app("attention", RANDOM)
+    weights = chart_payloads(at)["att_weights"]
+    header, frames = scale_frames(at)
+    assert weights["live"]["hover"] == ["scaled", attention_maps.SCALED_SCORE]
+    assert "%{customdata[1]:.3f}" in charts(at)["att_weights"]["data"][0]["hovertemplate"]
+    cells = decode(charts(at)["att_weights"]["data"][0]["customdata"])
+    drawn = weights["live"]["drawn"] - header["first"]
+    np.testing.assert_array_equal(
+        cells[..., attention_maps.SCALED_SCORE], frames["scaled"][drawn].astype(np.float32)
+    )
 
 
 def test_the_slider_places_its_thumb_only_when_python_moves_the_scale():
@@ -121,7 +137,7 @@ def test_past_128_tokens_each_stop_sends_its_own_frames():
     held = stop_frames(at)
     stop = stop_of(4.0)
     assert sorted(held) == [stop - 1, stop, stop + 1]
-    options = state.scale_options(16, 1)
+    options = controls.scale_options(16, 1)
     for near, (header, _) in held.items():
         assert header["scales"] == [options[near]]
         assert header["id"] == held[stop][0]["id"]  # one name: the charts follow every stop
@@ -139,7 +155,7 @@ def test_past_128_tokens_each_stop_sends_its_own_frames():
 
 def stop_of(scale, d_model=16, heads=1):
     """The slider's stop of ``scale`` (by default at the page's d_model 16 and one head)."""
-    return state.scale_options(d_model, heads).index(scale)
+    return controls.scale_options(d_model, heads).index(scale)
 
 
 def test_weights_rows_sum_to_one_on_screen():
@@ -269,10 +285,10 @@ def test_causal_page_compares_masked_and_unmasked():
     above = np.triu_indices(4, 1)
     assert np.all(masked[above] == 0)
     assert np.all(unmasked[above] > 0)
-    scores = figs["causal_scores"]["data"][0]["text"]
-    assert scores[0][3] == "−∞"
+    masked_cells = figs["causal_scores"]["data"][1]  # over the scores' gaps
+    assert masked_cells["text"][0][3] == "−∞"
     hover = figs["causal_weights_masked"]["data"][0]["customdata"]  # not the unmasked score
-    assert hover[0][3][1:] == ["", figures.MASKED_HOVER]
+    assert hover[0][3][1:] == ["", attention_maps.MASKED_HOVER]
     assert isinstance(hover[3][0][1], float)
 
 
@@ -310,7 +326,7 @@ def test_hostile_text_renders_as_text(text):
 
 
 def test_text_too_long_for_a_link_stays_out_of_the_url():
-    at = open_app("home", text="a " * (state.MAX_URL_TEXT))
+    at = open_app("home", text="a " * (controls.MAX_URL_TEXT))
     assert not at.exception
     assert "text" not in at.query_params
 

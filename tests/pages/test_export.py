@@ -6,14 +6,14 @@ from apptest_support import RANDOM, chart_payloads, open_app
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from app import export, figures
+from app.views import attention_maps, bars, export
 
 
 def _attention(n, label_chars=6):
     rng = np.random.default_rng(n)
     weights = rng.random((n, n))
     labels = [f"{i:0{label_chars}d}" for i in range(n)]
-    return figures.attention_heatmap(weights / weights.sum(axis=1, keepdims=True), labels)
+    return attention_maps.weights_figure(weights / weights.sum(axis=1, keepdims=True), labels)
 
 
 def _pitch(layout, axis, n):
@@ -57,7 +57,7 @@ def test_size_follows_the_token_count_within_bounds():
 
 
 def test_other_figures_get_the_plain_print_size_and_font():
-    bar = figures.weights_bar(np.full(5, 0.2), list("abcde"), "a")
+    bar = bars.figure(np.full(5, 0.2), list("abcde"), "a")
     layout = export.print_layout(bar)
     assert (layout["width"], layout["height"]) == export.PLAIN_SIZE
     assert layout["font"]["size"] == export.PRINT_FONT

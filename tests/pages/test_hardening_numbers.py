@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 from apptest_support import RANDOM, TOY_PAGES, chart_z, charts, open_app
 
-from app import state
+from app.state import controls
 
 ALL_PAGES = TOY_PAGES
 
@@ -50,16 +50,16 @@ def non_finite_cells(at):
     return {key: bad for key, bad in found.items() if bad}
 
 
-@pytest.mark.parametrize("scale", [state.SCALE_MIN, state.SCALE_MAX, 1.0])
+@pytest.mark.parametrize("scale", [controls.SCALE_MIN, controls.SCALE_MAX, 1.0])
 @pytest.mark.parametrize("causal", ["0", "1"])
-@pytest.mark.parametrize("weights", state.available_weights())
+@pytest.mark.parametrize("weights", controls.available_weights())
 def test_scale_extremes_stay_finite(scale, causal, weights):
     at = run_page("attention", {"scale": repr(scale), "causal": causal, "weights": weights})
     assert non_finite_cells(at) == {}
 
 
 def test_largest_scale_gives_one_hot_rows():
-    at = run_page("attention", {"scale": repr(state.SCALE_MAX)})
+    at = run_page("attention", {"scale": repr(controls.SCALE_MAX)})
     weights = chart_z(at, "att_weights")
     assert weights.max() == pytest.approx(1.0, abs=1e-3)
 
@@ -89,6 +89,6 @@ def test_512_tokens_and_12_heads(page):
 def test_huge_inputs_do_not_overflow():
     # d_model 768 with learned positions has entries of several units; scale 1024 on
     # scores in the hundreds would overflow a naive exp.
-    query = {"d_model": "768", "scale": repr(state.SCALE_MAX), "pe": "learned"}
+    query = {"d_model": "768", "scale": repr(controls.SCALE_MAX), "pe": "learned"}
     at = run_page("attention", RANDOM | query)
     assert non_finite_cells(at) == {}

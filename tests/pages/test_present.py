@@ -6,7 +6,10 @@ import re
 import pytest
 from apptest_support import charts, open_app
 
-from app import axes, registry, render, state, tour
+from app import registry
+from app.lecture import tour
+from app.state import controls
+from app.views import axes, chart
 
 SCREENS = [(1280, 720), (1920, 1080)]
 TROPHY = (
@@ -19,7 +22,7 @@ VIEWS = [
     ("pretrained", {"text": TROPHY[0], "text_b": TROPHY[1]}),
     *(("tour", {"step": str(step)}) for step in range(1, len(tour.STEPS) + 1)),
 ]
-needs_minilm = pytest.mark.skipif(state.MINILM is None, reason="MiniLM is not installed")
+needs_minilm = pytest.mark.skipif(controls.MINILM is None, reason="MiniLM is not installed")
 
 
 def small_type(spec, path="figure"):
@@ -54,7 +57,7 @@ def test_every_figure_fits_the_screen_below_the_bar_in_large_type(page, query, s
     assert specs
     for key, spec in specs.items():
         layout = spec["layout"]
-        assert layout["height"] <= screen[1] - render.PRESENTER_BAR, key
+        assert layout["height"] <= screen[1] - chart.PRESENTER_BAR, key
         assert layout["font"]["size"] >= axes.PRESENT_MIN_FONT, key
         assert small_type(spec) == [], key
         assert "<sup>" not in (layout.get("title") or {}).get("text", ""), key
@@ -92,7 +95,7 @@ def test_off_the_projector_the_pointers_stay():
 def test_the_presenter_bar_sets_layer_head_and_query_and_the_link_follows():
     at = open_app("attention", {"present": "1"}, timeout=120)
     assert not [s for s in at.sidebar.select_slider if s.key in ("layer", "head")]
-    assert at.selectbox(key="layer").value == state.DEFAULT_LAYER  # the bar's, same keys
+    assert at.selectbox(key="layer").value == controls.DEFAULT_LAYER  # the bar's, same keys
     at.selectbox(key="head").set_value(7).run()
     at.selectbox(key="layer").set_value(4).run()
     assert (at.query_params["head"], at.query_params["layer"]) == ("7", "4")

@@ -7,7 +7,7 @@ import pytest
 import streamlit as st
 from apptest_support import chart_payloads, chart_z, charts, decode, open_app, page_script
 
-from app import figures
+from app.views import compare, model_view, neuron_view
 from engine import bert, checkpoint
 from engine.attention import query_stages
 from engine.resources import minilm_dir
@@ -61,8 +61,11 @@ def test_model_view_stays_small_at_512_tokens():
     assert size < 2_000_000
     (grid,) = charts(at)["pretrained_model_view"]["data"]  # one heatmap, 72 tiles
     tiles = decode(grid["z"])
-    step = figures.THUMBNAIL_MAX + figures.THUMBNAIL_GAP
-    assert tiles.shape == (6 * step - figures.THUMBNAIL_GAP, 12 * step - figures.THUMBNAIL_GAP)
+    step = model_view.THUMBNAIL_MAX + model_view.THUMBNAIL_GAP
+    assert tiles.shape == (
+        6 * step - model_view.THUMBNAIL_GAP,
+        12 * step - model_view.THUMBNAIL_GAP,
+    )
     assert not any(
         b.proto.id.endswith("pretrained_model_view_csv") for b in at.get("download_button")
     )
@@ -99,7 +102,7 @@ def test_neuron_view_stages_agree_with_the_model():
     stages = query_stages(run.queries[3, 1, 5], run.keys[3, 1])
     np.testing.assert_allclose(stages.weights, run.attentions[3, 1, 5], atol=1e-5)
     np.testing.assert_allclose(stages.product.sum(axis=1), stages.scores, rtol=1e-5)
-    fig = figures.neuron_view_figure(stages, run.keys[3, 1], run.labels, run.labels[5])
+    fig = neuron_view.figure(stages, run.keys[3, 1], run.labels, run.labels[5])
     assert len(fig.data) == 5
 
 
@@ -161,7 +164,7 @@ def test_a_minimal_pair_is_drawn_named_numbered_and_on_a_scale_with_a_floor():
     assert titles[1].startswith("B, “too small”: ")
     assert titles[2] == "“too big” − “too small”"
     change = chart_z(at, "pretrained_compare", 2)
-    limit = max(figures.CHANGE_FLOOR, float(np.abs(change).max()))
+    limit = max(compare.CHANGE_FLOOR, float(np.abs(change).max()))
     trace = figure["data"][2]
     assert (trace["zmin"], trace["zmax"]) == pytest.approx((-limit, limit))
     assert f"±{limit:.2g}" in trace["colorbar"]["title"]["text"]
@@ -255,11 +258,11 @@ def test_model_view_tiles_are_each_heads_pooled_weights():
     tiles = chart_z(at, "pretrained_model_view")
     run = bert.run(checkpoint.load_minilm(), at.session_state["text"])
     n = len(run.labels)  # 45: under the thumbnail size, so not pooled
-    step = n + figures.THUMBNAIL_GAP
+    step = n + model_view.THUMBNAIL_GAP
     for layer, head in ((0, 0), (3, 1), (5, 11)):
         tile = tiles[layer * step : layer * step + n, head * step : head * step + n]
         np.testing.assert_allclose(tile / 254, run.attentions[layer, head], atol=0.5 / 254 + 1e-6)
-    assert (tiles[n : n + figures.THUMBNAIL_GAP] == 255).all()  # the blank gap between layers
+    assert (tiles[n : n + model_view.THUMBNAIL_GAP] == 255).all()  # the blank gap between layers
 
 
 def test_the_compared_sentence_survives_a_visit_to_another_page():

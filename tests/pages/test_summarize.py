@@ -9,7 +9,10 @@ import streamlit as st
 from apptest_support import MAIN, chart_z, charts, messages, open_app, page_script
 from streamlit.testing.v1 import AppTest
 
-from app import figures, state, summary, tables
+from app.data import documents
+from app.state import controls
+from app.views import sentences as sentence_views
+from app.words import summary
 from engine import checkpoint
 from engine import summarize as sm
 from engine.resources import minilm_dir
@@ -34,9 +37,9 @@ def table(at):
 
 def test_default_document_is_summarised():
     at = open_summarize()
-    assert at.text_area(key="summarize_text").value == summary.DEFAULT_DOCUMENT
+    assert at.text_area(key="summarize_text").value == documents.DEFAULT_DOCUMENT
     rows = table(at)
-    assert len(rows) == len(sm.split_sentences(summary.DEFAULT_DOCUMENT)) == 7
+    assert len(rows) == len(sm.split_sentences(documents.DEFAULT_DOCUMENT)) == 7
     assert at.slider(key="k").value == 2
     assert rows["in summary"].sum() == 2
     assert set(charts(at)) == {
@@ -67,7 +70,7 @@ def test_csv_scores_sum_to_one_and_its_summary_is_the_top_k():
     assert set(csv.index[csv["in summary"]]) == top
     # The page's table is the engine's ranking.
     model = checkpoint.load_minilm()
-    ranking = sm.rank_sentences(model, summary.DEFAULT_DOCUMENT)
+    ranking = sm.rank_sentences(model, documents.DEFAULT_DOCUMENT)
     np.testing.assert_allclose(csv["LexRank score"], ranking.scores, rtol=1e-5)
     assert list(csv["text"]) == [s.text for s in ranking.sentences]
 
@@ -193,14 +196,14 @@ def test_one_sentence_is_its_own_summary(text):
 
 
 def test_a_hundred_thousand_characters_are_capped():
-    text = ("This sentence is one of many. " * 3400)[: state.MAX_TEXT_CHARS]
+    text = ("This sentence is one of many. " * 3400)[: controls.MAX_TEXT_CHARS]
     at = open_summarize(text=text)
-    assert any(f"ranks the first {state.MAX_SENTENCES}" in m for m in messages(at, "warning"))
-    assert len(table(at)) == state.MAX_SENTENCES
+    assert any(f"ranks the first {controls.MAX_SENTENCES}" in m for m in messages(at, "warning"))
+    assert len(table(at)) == controls.MAX_SENTENCES
 
 
 def test_a_hundred_thousand_characters_without_sentence_ends():
-    text = ("word " * 20_000)[: state.MAX_TEXT_CHARS]
+    text = ("word " * 20_000)[: controls.MAX_TEXT_CHARS]
     at = open_summarize(text=text)
     notes = " ".join(messages(at, "info"))
     assert "longer than 256 tokens" in notes
@@ -241,23 +244,24 @@ def test_highlighted_markdown_marks_the_summary_and_keeps_paragraphs():
 
 def test_sentence_heatmap_scales_to_its_largest_value_and_escapes_labels():
     pair = np.array([[0.02, 0.01], [np.nan, 0.005]])
-    fig = figures.sentence_heatmap(
-        pair, ["S1 <b>x</b>", "S2 y"], "t", value_name="mean weight", fmt="{:.3f}"
+    fig = sentence_views.figure(
+        pair, ["S1 <b>x</b>", "S2 y"], "t", value_name="mean weight", digits=3
     )
     trace = fig.data[0]
     assert trace.zmin == 0.0
     assert trace.zmax == pytest.approx(0.02)
     assert trace.y[0] == "S1 &lt;b&gt;x&lt;/b&gt;"
-    assert trace.text[1][0] == ""  # a sentence without tokens: a blank cell
+    assert trace.texttemplate == "%{z:.3f}"
+    assert np.isnan(trace.z[1][0])  # a sentence without tokens: a gap, a blank cell
 
 
 def test_centrality_figure_stars_the_summary():
-    fig = figures.centrality_figure(
+    fig = sentence_views.centrality_figure(
         ["S1 a", "S2 b", "S3 c"], [0.5, 0.2, 0.3], [0, 2], [0.1, 0.6, 0.3]
     )
     assert [trace.name for trace in fig.data] == ["LexRank score", "attention received"]
     assert list(fig.data[0].x) == ["★ S1 a", "S2 b", "★ S3 c"]
-    only_scores = figures.centrality_figure(["S1 a"], [1.0], [0])
+    only_scores = sentence_views.centrality_figure(["S1 a"], [1.0], [0])
     assert len(only_scores.data) == 1
 
 
@@ -285,7 +289,7 @@ def test_cut_note_names_the_long_sentences():
 
 def test_summary_table_rows():
     sentences = sm.split_sentences("A. B. C.")
-    frame = tables.summary_table(sentences, np.array([0.2, 0.5, 0.3]), [1, 2])
+    frame = sentence_views.summary_table(sentences, np.array([0.2, 0.5, 0.3]), [1, 2])
     assert list(frame["sentence"]) == [1, 2, 3]
     assert list(frame["in summary"]) == [False, True, True]
 

@@ -8,7 +8,7 @@ says so; the chosen token is in the link as ``position:word``.
 import pytest
 from apptest_support import charts, open_app
 
-from app import controls
+from app.widgets import pickers
 
 TROPHY = "The trophy would not fit in the suitcase because it was too big."
 
@@ -30,14 +30,14 @@ def bar_word(at):
 
 def test_nearest_token_and_link_form():
     labels = ["it", "was", "it", "big", "it"]
-    assert controls.nearest_token(labels, "it", 3) == 2
-    assert controls.nearest_token(labels, "IT", 4) == 4
-    assert controls.nearest_token(labels, "cat", 1) is None
-    assert controls.parse_token_param("13:because") == (13, "because")
-    assert controls.parse_token_param("5::") == (5, ":")
+    assert pickers.nearest_token(labels, "it", 3) == 2
+    assert pickers.nearest_token(labels, "IT", 4) == 4
+    assert pickers.nearest_token(labels, "cat", 1) is None
+    assert pickers.parse_token_param("13:because") == (13, "because")
+    assert pickers.parse_token_param("5::") == (5, ":")
     for bad in ("because", "x:because", "-1:it", "3:"):
         with pytest.raises(ValueError, match="position:word"):
-            controls.parse_token_param(bad)
+            pickers.parse_token_param(bad)
 
 
 @pytest.mark.parametrize("choice", ["it", "because", "food"])

@@ -5,7 +5,9 @@ import json
 import pytest
 from apptest_support import RANDOM, chart_payloads, open_app
 
-from app import render, state, tour
+from app.lecture import tour
+from app.state import controls
+from app.views import chart
 
 
 def open_tour(step=None, **query):
@@ -90,7 +92,7 @@ def test_the_last_step_says_where_next():
     assert links[-len(tour.WHERE_NEXT) :] == ["pretrained", "summarize", "decoder"]
 
 
-@pytest.mark.skipif(state.MINILM is None, reason="MiniLM is not installed")
+@pytest.mark.skipif(controls.MINILM is None, reason="MiniLM is not installed")
 def test_export_names_say_the_trained_layer_and_head():
     at = open_app("attention", {"layer": "2", "head": "7"})
     options = chart_payloads(at)["att_weights"]["config"]["toImageButtonOptions"]
@@ -104,5 +106,5 @@ def test_presentation_mode_gives_a_tables_rows_room_for_its_large_type():
     spec = json.loads(chart_payloads(open_tour(step=1, present="1"))["tour_step_1"]["spec"])
     table = spec["data"][0]
     assert table["type"] == "table"
-    assert table["cells"]["height"] >= render.PRESENT_FONT + 10
-    assert table["header"]["height"] >= render.PRESENT_FONT + 10
+    assert table["cells"]["height"] >= chart.PRESENT_FONT + 10
+    assert table["header"]["height"] >= chart.PRESENT_FONT + 10

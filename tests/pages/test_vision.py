@@ -7,7 +7,8 @@ import pytest
 from apptest_support import chart_z, charts, open_app
 from PIL import Image
 
-from app import figures, images, render
+from app.data import vision
+from app.views import chart, patches
 
 
 def patch_weights(at):
@@ -43,7 +44,7 @@ def test_presentation_mode_sizes_charts_by_their_labelled_rows_within_the_screen
     heights = {key: spec["layout"]["height"] for key, spec in specs.items()}
     n_patches = len(specs["vision_weights"]["data"][0]["y"])
     assert n_patches > 64  # more rows than presentation mode gives room to
-    below_the_bar = screen[1] - render.PRESENTER_BAR
+    below_the_bar = screen[1] - chart.PRESENTER_BAR
     assert heights["vision_overlay"] == heights["vision_grid"] < below_the_bar
     assert below_the_bar - 40 < heights["vision_weights"] < below_the_bar
 
@@ -109,7 +110,7 @@ def test_a_non_image_upload_gives_a_clear_message():
 
 def test_an_oversized_upload_gives_a_clear_message():
     big = encoded(noise(1400, 1400))  # incompressible: about 5.6 MB
-    assert len(big) > images.MAX_BYTES
+    assert len(big) > vision.MAX_BYTES
     at = upload(open_app("vision"), "big.png", big)
     assert not at.exception
     assert any("limit is 5 MB" in e.value for e in at.error)
@@ -132,38 +133,38 @@ def test_a_real_upload_is_shrunk_and_used():
         (b"not an image", "not a PNG, JPEG or WebP"),
         (b"", "empty"),
         (b"GIF89a" + bytes(40), "not a PNG, JPEG or WebP"),
-        (b"\x00" * (images.MAX_BYTES + 1), "limit is 5 MB"),
+        (b"\x00" * (vision.MAX_BYTES + 1), "limit is 5 MB"),
     ],
 )
 def test_bad_bytes_are_rejected_with_a_message(data, message):
-    with pytest.raises(images.ImageRejectedError, match=message):
-        images.load_upload(data)
+    with pytest.raises(vision.ImageRejectedError, match=message):
+        vision.load_upload(data)
 
 
 def test_truncated_png_is_rejected():
     data = encoded(noise(64, 64))
-    with pytest.raises(images.ImageRejectedError, match="damaged or truncated"):
-        images.load_upload(data[: len(data) // 2])
+    with pytest.raises(vision.ImageRejectedError, match="damaged or truncated"):
+        vision.load_upload(data[: len(data) // 2])
 
 
 @pytest.mark.parametrize(("width", "height"), [(4097, 20), (20, 5000)])
 def test_too_many_pixels_on_a_side_is_refused_before_decoding(width, height):
     data = encoded(np.zeros((height, width, 3), dtype=np.uint8))
-    with pytest.raises(images.ImageRejectedError, match="limit is 4,096×4,096"):
-        images.load_upload(data)
+    with pytest.raises(vision.ImageRejectedError, match="limit is 4,096×4,096"):
+        vision.load_upload(data)
 
 
 def test_a_decompression_bomb_is_refused():
     data = encoded(np.zeros((4100, 4100), dtype=np.uint8))  # small file, 16.8 million pixels
-    with pytest.raises(images.ImageRejectedError, match="4,096"):
-        images.load_upload(data)
+    with pytest.raises(vision.ImageRejectedError, match="4,096"):
+        vision.load_upload(data)
 
 
 def test_tiny_or_sliver_images_are_refused():
-    with pytest.raises(images.ImageRejectedError, match="at least 16"):
-        images.load_upload(encoded(noise(10, 10)))
-    with pytest.raises(images.ImageRejectedError, match="at least 16"):
-        images.load_upload(encoded(noise(20, 2000)))
+    with pytest.raises(vision.ImageRejectedError, match="at least 16"):
+        vision.load_upload(encoded(noise(10, 10)))
+    with pytest.raises(vision.ImageRejectedError, match="at least 16"):
+        vision.load_upload(encoded(noise(20, 2000)))
 
 
 @pytest.mark.parametrize(
@@ -177,19 +178,19 @@ def test_tiny_or_sliver_images_are_refused():
     ],
 )
 def test_good_images_come_back_as_rgb_within_the_working_size(array, fmt, shape):
-    pixels = images.load_upload(encoded(array, fmt))
+    pixels = vision.load_upload(encoded(array, fmt))
     assert pixels.shape == shape
     assert pixels.dtype == np.uint8
 
 
 def test_transparency_is_flattened_onto_white():
     clear = np.zeros((20, 20, 4), dtype=np.uint8)  # fully transparent black
-    assert np.all(images.load_upload(encoded(clear)) == 255)
+    assert np.all(vision.load_upload(encoded(clear)) == 255)
 
 
 def test_patch_sizes_leave_a_grid():
-    assert images.patch_sizes((224, 224, 3)) == [8, 12, 14, 16, 28, 32, 56]
-    assert images.patch_sizes((16, 300, 3)) == [8]
+    assert vision.patch_sizes((224, 224, 3)) == [8, 12, 14, 16, 28, 32, 56]
+    assert vision.patch_sizes((16, 300, 3)) == [8]
 
 
 # --- figure builders ------------------------------------------------------------------------
@@ -198,7 +199,7 @@ def test_patch_sizes_leave_a_grid():
 def test_image_figure_draws_the_grid_the_query_and_the_overlay():
     image = noise(32, 48)
     overlay_map = np.kron(np.arange(6, dtype=float).reshape(2, 3), np.ones((16, 16)))
-    fig = figures.image_figure(image, 16, (2, 3), (1, 2), overlay_map, "t")
+    fig = patches.image_figure(image, 16, (2, 3), (1, 2), overlay_map, "t")
     kinds = [trace.type for trace in fig.data]
     assert kinds == ["image", "heatmap", "scatter"]
     assert fig.data[1].zmax == 5.0
@@ -206,12 +207,12 @@ def test_image_figure_draws_the_grid_the_query_and_the_overlay():
     rect = fig.layout.shapes[0]
     assert (rect.x0, rect.x1, rect.y0, rect.y1) == (31.5, 47.5, 15.5, 31.5)
     assert len([x for x in fig.data[2].x if x is None]) == (3 + 1) + (2 + 1)  # grid lines
-    assert [t.type for t in figures.image_figure(image, 16, (2, 3)).data] == ["image", "scatter"]
+    assert [t.type for t in patches.image_figure(image, 16, (2, 3)).data] == ["image", "scatter"]
 
 
 def test_patch_attention_heatmap_labels_patches_by_row_and_column():
     weights = np.full((6, 6), 1 / 6)
-    fig = figures.patch_attention_heatmap(weights, (2, 3), selected=4)
+    fig = patches.attention_figure(weights, (2, 3), selected=4)
     assert list(fig.data[0].x) == ["0,0", "0,1", "0,2", "1,0", "1,1", "1,2"]
     assert fig.data[0].zmax == pytest.approx(1 / 6)
     assert np.asarray(fig.data[0].z).dtype == np.float32

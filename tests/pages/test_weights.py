@@ -20,7 +20,8 @@ from apptest_support import (
     scale_shown,
 )
 
-from app import registry, state
+from app import registry
+from app.state import controls
 from engine import bert, checkpoint
 from engine.resources import minilm_dir
 
@@ -30,7 +31,7 @@ pytestmark = pytest.mark.skipif(minilm_dir() is None, reason="MiniLM is not inst
 @pytest.fixture(scope="module")
 def reference():
     """The model's own forward pass over the default passage."""
-    return bert.run(checkpoint.load_minilm(), state.DEFAULT_TEXT)
+    return bert.run(checkpoint.load_minilm(), controls.DEFAULT_TEXT)
 
 
 def chart_labels(at, key):

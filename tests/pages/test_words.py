@@ -13,7 +13,13 @@ import pytest
 from apptest_support import RANDOM, chart_z, charts, decode, open_app
 
 import engine
-from app import arithmetic, compute, controls, equations, figures, registry, state, tour, wording
+from app import registry
+from app.data import book, layers
+from app.lecture import tour
+from app.state import controls
+from app.views import arithmetic, heatmap
+from app.widgets import sidebar
+from app.words import equations, wording
 from engine.resources import minilm_dir
 
 pytestmark = pytest.mark.skipif(minilm_dir() is None, reason="MiniLM is not installed")
@@ -25,10 +31,10 @@ TEXTS = (LAWYER, NO_IT)
 
 #: The sidebar's controls and options, which captions may name in quotes.
 UI_NAMES = {
-    *state.WEIGHTS_LABELS.values(),
-    *state.PE_LABELS.values(),
-    *state.TOKENIZER_LABELS.values(),
-    controls.CAUSAL_TOGGLE,
+    *controls.WEIGHTS_LABELS.values(),
+    *controls.PE_LABELS.values(),
+    *controls.TOKENIZER_LABELS.values(),
+    sidebar.CAUSAL_TOGGLE,
     "Add positions",
 }
 #: Sentence ends, which the summary page names in quotes.
@@ -139,7 +145,7 @@ def axis_labels_of(at, key):
     return [html.unescape(v).replace("\u200b", "") for v in figure["data"][0]["y"]]
 
 
-@pytest.mark.parametrize("text", [state.DEFAULT_TEXT, LAWYER, NO_IT, TROPHY])
+@pytest.mark.parametrize("text", [controls.DEFAULT_TEXT, LAWYER, NO_IT, TROPHY])
 def test_tour_step_5_names_the_rows_strongest_key_and_its_weight(text):
     at = open_step(5, text)
     words = tour_words(at)
@@ -164,7 +170,7 @@ def test_tour_step_5_on_the_default_passage_keeps_its_lesson_without_overclaimin
     assert "learned what" not in words  # the head's weight, not a claim about reference
 
 
-@pytest.mark.parametrize("text", [state.DEFAULT_TEXT, LAWYER, NO_IT])
+@pytest.mark.parametrize("text", [controls.DEFAULT_TEXT, LAWYER, NO_IT])
 def test_tour_step_6_names_what_both_bars_show(text):
     at = open_step(6, text)
     words = tour_words(at)
@@ -231,7 +237,8 @@ def test_tour_step_1_names_the_passages_own_word_pieces_and_its_lower_case_ids()
 
 def test_the_home_page_says_the_same_of_the_tokens_as_the_tour():
     at = open_app("home")
-    tokenization = compute.tokens(state.Settings(text=state.DEFAULT_TEXT, weights="minilm"))[0]
+    settings = controls.Settings(text=controls.DEFAULT_TEXT, weights="minilm")
+    tokenization = layers.tokens(settings)[0]
     expected = " ".join(wording.tokens_sentences(tokenization, "wordpiece"))
     assert expected in [c.value for c in at.caption]
     assert expected in open_step(1).markdown[-1].value
@@ -257,8 +264,8 @@ def test_crop_captions_follow_the_drawn_matrix(convention):
 
 def test_a_crop_caption_is_transposed_with_its_matrix():
     wide = np.zeros((384, 32))
-    rows = figures.matrix_heatmap(wide, range(384), range(32), "W", max_rows=128)
-    cols = figures.matrix_heatmap(wide, range(384), range(32), "W", max_rows=128, transpose=True)
+    rows = heatmap.figure(wide, range(384), range(32), "W", max_rows=128)
+    cols = heatmap.figure(wide, range(384), range(32), "W", max_rows=128, transpose=True)
     assert rows.layout.title.text == "W (first 128 of 384 rows)"
     assert np.shape(rows.data[0].z) == (128, 32)
     assert cols.layout.title.text == "W (first 128 of 384 columns)"
@@ -268,7 +275,7 @@ def test_a_crop_caption_is_transposed_with_its_matrix():
 def test_the_book_labels_permuted_columns_with_their_inputs():
     at = open_app("book")
     at.selectbox(key="book_permutation").set_value((1, 2, 0)).run()
-    exercise = compute.book_exercise()
+    exercise = book.exercise()
     outputs = exercise["matrix"].X_prime  # x′0, x′1, x′2 as columns
     for key in ("book_perm_a", "book_perm_b"):
         figure = charts(at)[key]
@@ -375,16 +382,16 @@ def test_the_encoder_layer_says_when_an_outlier_would_set_its_colours():
 def test_colour_limits_clip_only_outliers():
     rng = np.random.default_rng(0)
     z = rng.standard_normal((40, 128)).astype(np.float32)
-    limit, largest = figures.colour_limit(z)
+    limit, largest = heatmap.colour_limit(z)
     assert limit == largest  # no outlier: the whole range
     z[0, 0] = 40.0
-    limit, largest = figures.colour_limit(z)
+    limit, largest = heatmap.colour_limit(z)
     assert largest == 40.0
     assert limit == pytest.approx(np.percentile(np.abs(z), 99))
-    assert figures.colour_limit(z, clip=False) == (40.0, 40.0)
-    plain_title = figures.matrix_heatmap(z, range(40), range(128), "Z").layout.title.text
+    assert heatmap.colour_limit(z, clip=False) == (40.0, 40.0)
+    plain_title = heatmap.figure(z, range(40), range(128), "Z").layout.title.text
     assert plain_title == "Z"
-    clipped = figures.matrix_heatmap(z, range(40), range(128), "Z", clip=True)
+    clipped = heatmap.figure(z, range(40), range(128), "Z", clip=True)
     assert stated_clip(clipped.layout.title.text) == pytest.approx((limit, 40.0), rel=1e-2)
     assert clipped.data[0].zmax == pytest.approx(limit)
 

@@ -246,7 +246,7 @@ def messages(at, kind):
 
 
 def unpack(payload):
-    """The scale's frames (:func:`app.live.pack`) as their header and float arrays.
+    """The scale's frames (:func:`app.live.protocol.pack`) as their header and float arrays.
 
     Read independently of the browser's decoder: 16-bit codes are mapped back onto
     ``[lo, hi]``, gaps (masked cells) to NaN.

@@ -14,7 +14,7 @@ import contextlib
 import re
 from urllib.parse import parse_qs, urlsplit
 
-from harness import RUN_COUNTER, SETTLED, SETTLED_AFTER
+from harness import FRAME_LOG, RUN_COUNTER, SETTLED, SETTLED_AFTER
 
 #: Any http(s) or ws(s) address that is not this machine.
 OUTSIDE = re.compile(r"^(?:http|ws)s?://(?!(?:localhost|127\.0\.0\.1)(?:[:/]|$))")
@@ -47,6 +47,7 @@ def unplugged_page(browser, **context_options):
     context = browser.new_context(**{"viewport": {"width": 1400, "height": 1000}} | context_options)
     context.set_default_timeout(30_000)
     context.add_init_script(RUN_COUNTER)
+    context.add_init_script(FRAME_LOG)
     page = context.new_page()
     page.errors, page.plotly_warnings, page.outside, page.runs_seen = [], [], [], 0
     page.on("pageerror", lambda error: page.errors.append(str(error)))
@@ -86,7 +87,7 @@ def open_app(page, url):
     wait_settled(page, timeout=FIRST_LOAD_TIMEOUT)
 
 
-#: Presentation mode has laid its figures out for this window (``app.render.viewport``).
+#: Presentation mode has laid its figures out for this window (``app.state.session.viewport``).
 SCREEN_KNOWN = """() => {
     const marker = document.querySelector('.ae-viewport');
     return marker !== null && marker.dataset.known === marker.dataset.size;

@@ -118,6 +118,20 @@ RUN_COUNTER = (
 """
 )
 
+#: Installed before the app's own scripts (``BrowserContext.add_init_script``): keeps in
+#: ``window.__aeFrames`` the frames the chart component paints while the scale slider is
+#: dragged, as its "ae-frame" events announce them: ``{stop, started, painted, parts}``
+#: (``performance.now()`` times, and each chart's share). A test or benchmark clears it with
+#: ``window.__aeFrames = []``; the last 2,000 are kept.
+FRAME_LOG = r"""
+window.__aeFrames = [];
+window.addEventListener('ae-frame', (event) => {
+    const log = window.__aeFrames;
+    log.push(event.detail);
+    if (log.length > 2000) log.splice(0, 1000);
+});
+"""
+
 #: With :data:`RUN_COUNTER` installed: true once more than ``before`` runs have finished,
 #: no run is going on, and every chart has drawn.
 SETTLED_AFTER = (

@@ -1,0 +1,1 @@
+"""The lecture features: the guided tour, presentation mode, the share box."""

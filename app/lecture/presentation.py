@@ -1,0 +1,116 @@
+"""Presentation mode (``?present=1``): a frame for a projector, and text that suits it.
+
+Large type, one figure to a screen, each fitting the projector's screen below a presenter
+bar (the button that leaves the mode, the page's query token, the layer and the head),
+no other controls but the scale slider, and no text that points at the hidden ones
+(:func:`control_hint`). Whether the session presents, and the screen's size the browser
+reported, are in :mod:`app.state.session`; each figure is laid out for that screen where
+it reaches the screen (:mod:`app.views.chart`).
+"""
+
+from __future__ import annotations
+
+import streamlit as st
+
+import attention_explorer
+from app.state import session
+
+#: The key of the element that reports the browser's size, in presentation mode.
+VIEWPORT = "presenter_viewport"
+
+#: Presentation mode: hide the sidebar, the header and every input; keep figures, text,
+#: and the presenter bar, fixed at the top: the button that leaves the mode, the layer and
+#: the head (``st-key-presenter``), and the page's query token (``st-key-presenter_query``,
+#: wherever the page draws it). The attention page's scale slider stays, sized for a
+#: projector: dragging it to watch softmax saturate is the page's demonstration. Columns
+#: that hold charts are stacked, one figure to the screen's width. Our own CSS, with no
+#: user text in it.
+_PRESENT_CSS = """
+<style>
+[data-testid="stSidebar"], [data-testid="stSidebarCollapsedControl"],
+[data-testid="stHeader"], [data-testid="stToolbar"],
+.stSlider, .stSelectbox, .stMultiSelect, .stTextInput, .stTextArea, .stNumberInput, .stCheckbox,
+.stDownloadButton, [data-testid="stButtonGroup"], .stPopover, .stExpander,
+[data-testid="stDataFrame"] { display: none !important; }
+.block-container { max-width: 100% !important; padding: 92px 2rem 1rem !important; }
+html, body, [data-testid="stMarkdownContainer"] p { font-size: 22px; }
+[data-testid="stCaptionContainer"], [data-testid="stCaptionContainer"] p { font-size: 18px; }
+[data-testid="stHorizontalBlock"]:has(.stBidiComponent) { flex-direction: column !important; }
+[data-testid="stHorizontalBlock"]:has(.stBidiComponent) > [data-testid="stColumn"] {
+  width: 100% !important; flex: 1 1 auto !important;
+}
+.st-key-presenter {
+  position: fixed; top: 0; left: 0; right: 0; z-index: 999990; height: 76px;
+  padding: 10px 400px 10px 2rem; align-items: center;
+  background: var(--st-background-color, #fff); border-bottom: 1px solid #d5d7de;
+}
+.st-key-presenter_query {
+  position: fixed; top: 10px; right: 2rem; z-index: 999991; width: 340px;
+}
+.st-key-presenter .stSelectbox, .st-key-presenter_query .stSelectbox { display: block !important; }
+.st-key-presenter div, .st-key-presenter_query div { font-size: 18px; }
+.st-key-presenter { flex-wrap: nowrap !important; }
+@media (max-width: 1279px) {  /* a 1024 px projector: the bar stays one line */
+  .st-key-presenter { padding-right: 300px; }
+  .st-key-presenter .st-key-layer, .st-key-presenter .st-key-head { flex: 0 0 130px !important; }
+  .st-key-presenter_query { width: 260px; }
+}
+.ae-scale { font-size: 22px; padding: 0.5rem 0; }
+.ae-scale-value { font-size: 28px; font-weight: 600; }
+.ae-scale input[type="range"] {
+  appearance: none; -webkit-appearance: none; height: 40px; background: transparent;
+}
+.ae-scale input[type="range"]::-webkit-slider-runnable-track {
+  height: 14px; border-radius: 7px; background: #d5d7de;
+}
+.ae-scale input[type="range"]::-moz-range-track {
+  height: 14px; border-radius: 7px; background: #d5d7de;
+}
+.ae-scale input[type="range"]::-webkit-slider-thumb {
+  -webkit-appearance: none; width: 40px; height: 40px; margin-top: -13px; border-radius: 50%;
+  border: none; background: var(--st-primary-color); cursor: grab;
+}
+.ae-scale input[type="range"]::-moz-range-thumb {
+  width: 40px; height: 40px; border-radius: 50%; border: none;
+  background: var(--st-primary-color); cursor: grab;
+}
+</style>
+"""
+
+
+def control_hint(text):
+    """``text``, which points at a control, or "" in presentation mode, which hides them.
+
+    For the sentences that tell the reader to choose, type or set something in the
+    sidebar or under a widget: a projector shows neither.
+    """
+    return "" if session.presenting() else text
+
+
+def frame():
+    """Style the page for presentation mode and draw the presenter bar; no-op otherwise.
+
+    Returns
+    -------
+    the presenter bar (a container, where the shared layer and head selectors go), or
+    None outside presentation mode
+    """
+    if not session.presenting():
+        return None
+    st.html(_PRESENT_CSS)
+    bar = st.container(horizontal=True, key="presenter", vertical_alignment="center")
+    if bar.button("Leave presentation mode", key="leave_presentation", shortcut="Esc"):
+        del st.query_params["present"]
+        st.rerun()
+    attention_explorer.page(
+        key=VIEWPORT,
+        data={"kind": "viewport", "known": list(session.viewport())},
+        on_size_change=_viewport_reported,
+        height=0,
+    )
+    return bar
+
+
+def _viewport_reported():
+    """The browser said its size (first, or after a resize): lay the figures out for it."""
+    session.set_viewport(*st.session_state[VIEWPORT]["size"])

@@ -1,0 +1,40 @@
+"""The share box and the page's browser side: a view's link, and the URL after a reconnection.
+
+Both are the page component (``attention_explorer/chart/page.js``), drawn on every page.
+"""
+
+from __future__ import annotations
+
+import streamlit as st
+
+import attention_explorer
+
+
+def link_box():
+    """A box with this view's full link and a copy button, in the sidebar.
+
+    The link is the address bar's, read in the browser (``chart/page.js``): the URL is
+    the view's one record (:func:`app.state.session.write_url`, the token pickers, the scale
+    slider's fragment all write it), and a box built here would keep the link of the
+    last full run after a fragment's.
+    """
+    with st.sidebar.popover("Copy link to this view", icon=":material/link:"):
+        attention_explorer.page(key="share_link", data={"kind": "share"})
+
+
+def page_frame():
+    """The page's browser side, on every page: the URL read again after a reconnection.
+
+    When the connection comes back (a replica behind the proxy died and another took
+    the page), the browser runs the page once from its address bar, so the new session
+    starts from the link (:func:`app.state.session.load_url`) before any page switch; and it
+    fits wide equations to narrow screens. An element of height 0 (``chart/page.js``).
+    """
+    with st.sidebar:
+        attention_explorer.page(
+            key="page_frame", data={"kind": "page"}, height=0, on_reconnected_change=_ignore
+        )
+
+
+def _ignore():
+    """The component's trigger reruns the page; the callback only registers it."""

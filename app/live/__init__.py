@@ -1,0 +1,19 @@
+"""The live mechanism: charts that follow a control in the browser while it moves.
+
+A page asks for a live section and knows nothing of how it lives::
+
+    live.scale_section(settings, head, labels)
+
+draws the scale slider and every chart it drives. The engine computes the charts' numbers
+at every stop at once, the browser holds them as frames and switches between them while
+the slider moves; the section decides how much the browser holds, sends it, keeps the
+charts in fragments of their own and their CSVs at the stop shown
+(:mod:`app.live.section`). The Python side of the protocol is :mod:`app.live.protocol`
+(the frames' binary layout, and which part of a chart follows which array), the slider
+:mod:`app.live.slider`, the engine's sweeps :mod:`app.live.sweeps`; the browser's side is
+``attention_explorer/chart/`` (``slider.js``, ``frames.js``, ``preview.js``, ``exact.js``).
+"""
+
+from app.live.section import scale_section
+
+__all__ = ["scale_section"]

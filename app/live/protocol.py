@@ -1,0 +1,245 @@
+"""The scale slider that lives in the browser: every stop's frames, packed once, and the bindings.
+
+For the current text and settings the engine computes attention at every stop of the
+scale grid in one call (:func:`engine.attention.attention_over_scales`); :func:`pack`
+turns the frames into one compact binary message that the page sends once per text or
+settings change. While the slider is dragged the browser only switches between these
+frames (indexing and colour mapping); on release the stop goes back to Python. With
+float32 frames the browser draws the exact figures of the new stop itself, from the
+frames, and the charts' data do not depend on the stop (Streamlit resends an unchanged
+element as a reference to it): the page puts the slider in a fragment of its own, so a
+release reruns only the slider, which stores the stop. With 16-bit frames Python draws
+the figures. Above :data:`MAX_TOKENS` the frames of every stop stop paying: the browser
+holds the frames of the current stop and of its neighbours, one stop per message
+(:func:`app.live.slider.send_stop_frames`), so a keyboard step shows its stop from frames already
+there (a preview over the heatmaps' images, then the exact figures), and its release
+sends the stop that came into reach. Past :data:`MAX_BYTES` no frames are sent and the
+charts update in place from the server on release.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import struct
+
+import numpy as np
+
+import engine
+from app.views import heatmap, style
+
+#: The attention page's scale slider: its key, and the name its charts follow.
+SOURCE = "att_scale"
+#: Above this many tokens frames stop paying: n² per stop, 81 stops.
+MAX_TOKENS = 128
+#: The most one text or settings change may send.
+MAX_BYTES = 4 * 1024 * 1024
+#: 16-bit fixed point: 65535 codes a gap (a masked cell), 0–65534 span [lo, hi].
+_GAP = 65535
+#: The weights colour scale at 256 steps, for the bars' colours while dragging.
+WEIGHT_COLORS = style.weight_colors(np.linspace(0.0, 1.0, 256))
+
+
+def _fixed16(array):
+    """An array as 16-bit codes over its finite range, with the range."""
+    finite = np.isfinite(array)
+    lo = float(array[finite].min()) if finite.any() else 0.0
+    hi = float(array[finite].max()) if finite.any() else 1.0
+    span = (hi - lo) or 1.0
+    codes = np.full(array.shape, _GAP, dtype="<u2")
+    codes[finite] = np.round((array[finite] - lo) / span * (_GAP - 1)).astype("<u2")
+    return codes, lo, hi
+
+
+def pack(source, arrays, scales, titles, limits, labels=None, first=0, frame_id=None):
+    """The frames as one binary message.
+
+    Layout: a little-endian uint32 header length, the header as UTF-8 JSON, zero padding
+    to a multiple of 8, then each array in C order. Arrays are float32 when all of them
+    fit in :data:`MAX_BYTES` so, else 16-bit fixed point (``"u2"``, with ``lo`` and
+    ``hi`` in the header).
+
+    Parameters
+    ----------
+    source : str, the slider's key (which charts follow these frames)
+    arrays : dict of str to ndarray of shape (n_s, ...)
+    scales : ndarray of shape (n_s,)
+    titles : list of n_s str, each stop's scale as the figures' titles write it
+    limits : dict of str to ndarray of shape (n_s,), colour limits per stop: the colour
+        scale spans ± the limit, and its colour bar is labelled at :func:`colorbar_ticks`
+    labels : list of n_s str, optional, each stop as the slider shows it
+    first : int, the slider's stop of the first frame (the frames hold stops
+        ``first`` to ``first + n_s - 1``; 0 for the whole grid)
+    frame_id : str, optional, the name charts follow; by default a digest of the frames
+
+    Returns
+    -------
+    frame_id : str, the frames' name (charts name it to follow them)
+    payload : bytes
+        Both None when even 16 bits exceed :data:`MAX_BYTES`.
+    """
+    wide = sum(a.size for a in arrays.values()) * 4 <= MAX_BYTES
+    blobs, described, offset = [], {}, 0
+    for name, array in arrays.items():
+        if wide:
+            blob, info = np.ascontiguousarray(array, dtype="<f4"), {"dtype": "f4"}
+            blob = np.where(np.isfinite(blob), blob, np.nan).astype("<f4")
+        else:
+            blob, lo, hi = _fixed16(array)
+            info = {"dtype": "u2", "lo": lo, "hi": hi}
+        raw = blob.tobytes()
+        described[name] = {**info, "shape": list(array.shape), "offset": offset}
+        blobs.append(raw + b"\0" * (-len(raw) % 8))
+        offset += len(blobs[-1])
+    body = b"".join(blobs)
+    if frame_id is None:
+        frame_id = hashlib.blake2b(body, digest_size=8).hexdigest()
+    header = {
+        "source": source,
+        "id": frame_id,
+        "first": first,
+        "scales": [float(s) for s in scales],
+        "titles": list(titles),
+        "limits": {name: [float(x) for x in values] for name, values in limits.items()},
+        "ticks": {name: [colorbar_ticks(x) for x in values] for name, values in limits.items()},
+        "labels": labels,
+        "arrays": described,
+    }
+    text = json.dumps(header).encode()
+    head = struct.pack("<I", len(text)) + text
+    payload = head + b"\0" * (-len(head) % 8) + body
+    return (frame_id, payload) if len(payload) <= MAX_BYTES else (None, None)
+
+
+#: A colour bar labelled from the frames has at most this many ticks either side of 0.
+MAX_TICKS = 5
+
+
+def colorbar_ticks(limit):
+    """The ticks of a colour bar spanning ± ``limit``: values a round step apart, and labels.
+
+    The step is 1, 2 or 5 times a power of ten, the smallest that leaves at most
+    :data:`MAX_TICKS` ticks on each side of 0. The browser puts them on the colour bar of
+    a heatmap it recolours from the frames, while the slider moves and in the figure of
+    the stop it draws, so the bar's numbers always match the colours (scores grow with
+    the scale: ± 8 at 1/√32 are ± 50,000 at 1024).
+
+    Returns
+    -------
+    list of two lists: the values (float) and their labels (str, − for minus, k for
+    thousands from 10,000)
+    """
+    if not limit > 0:
+        return [[0.0], ["0"]]
+    power = 10.0 ** math.floor(math.log10(limit / MAX_TICKS))
+    step = next(m * power for m in (1, 2, 5, 10) if limit / (m * power) <= MAX_TICKS)
+    count = math.floor(limit / step * (1 + 1e-9))
+    values = [float(f"{k * step:.12g}") for k in range(-count, count + 1)]
+    return [values, [_tick_label(v) for v in values]]
+
+
+def _tick_label(value):
+    text = f"{value / 1000:g}k" if abs(value) >= 10_000 else f"{value:g}"
+    return text.replace("-", "−")
+
+
+def scale_title(scale):
+    """A scale as the figures' titles write it."""
+    return f"{scale:.4g}"
+
+
+def sweep_frames(source, sweep, labels=None, first=0, frame_id=None):
+    """Pack an engine sweep for the attention page: weights, scaled scores, output, saturation.
+
+    The scaled scores and each row's saturation (:func:`engine.saturation`, and its mean
+    over the rows) go only into float32 frames: with them the browser draws every chart
+    and table at any stop from the frames (the figures' numbers are the engine's float32 values).
+    When float32 would pass :data:`MAX_BYTES` they are left out and the rest is packed in
+    16 bits, too coarse for an exact figure: the charts are then drawn by the server on
+    release, and the scaled scores' colours do not move with the scale anyway (their
+    colour range is ± the largest scaled score), only its title does.
+
+    Parameters
+    ----------
+    source : str
+    sweep : engine.attention.ScaleSweep
+    labels : list of str, optional, the slider's label of each stop (sent with the frames)
+    first, frame_id : as :func:`pack` takes them
+
+    Returns
+    -------
+    frame_id, payload : as :func:`pack` returns them
+    """
+    output = sweep.output[..., : heatmap.FEATURE_LIMIT]
+    stats = engine.saturation(sweep.weights)  # each field (n_s, n_q)
+    per_row = np.stack(stats, axis=-1)  # [n_s, n_q, 4]
+    arrays = {
+        "weights": sweep.weights,
+        "output": output,
+        "scaled": sweep.scaled,
+        "saturation": per_row,
+        "saturation_mean": per_row.mean(axis=1, keepdims=True),  # [n_s, 1, 4]
+    }
+    if sum(a.size for a in arrays.values()) * 4 > MAX_BYTES:
+        for name in ("scaled", "saturation", "saturation_mean"):
+            del arrays[name]
+    finite = np.where(np.isfinite(sweep.scaled), np.abs(sweep.scaled), 0.0)
+    limits = {"output": np.max(np.abs(output), axis=(1, 2)), "scaled": finite.max(axis=(1, 2))}
+    return pack(
+        source,
+        arrays,
+        sweep.scales,
+        [scale_title(s) for s in sweep.scales],
+        limits,
+        labels,
+        first,
+        frame_id,
+    )
+
+
+def header(payload):
+    """The JSON header of packed frames (:func:`pack`)."""
+    (length,) = struct.unpack_from("<I", payload)
+    return json.loads(payload[4 : 4 + length])
+
+
+def drawn_in_browser(payload):
+    """Whether the browser can draw the charts at every stop from these frames.
+
+    True for float32 frames with the scaled scores (:func:`sweep_frames`): the charts then
+    get one figure at a reference stop, the same whatever the stop, and the browser puts
+    the current stop's frame into it. False without frames or with 16-bit ones.
+    """
+    if payload is None:
+        return False
+    arrays = header(payload)["arrays"]
+    return "scaled" in arrays and all(a["dtype"] == "f4" for a in arrays.values())
+
+
+def follow(source, frame_id, drawn=None, **binding):
+    """The ``live`` part of a chart's data: follow ``source``'s frames.
+
+    ``binding`` names what moves: ``title`` (its first line, with ``{scale}`` in it),
+    ``heatmap`` (an array recolouring trace 0, with optional ``limits``: ± a per-stop
+    limit), ``hover`` (``[array, entry]``: the array fills that entry of each cell of trace
+    0's customdata, a gap written "" so that the figure's own text speaks for the cell),
+    ``bar`` and ``row`` (one row of an array as the bars of trace 0, coloured with
+    :data:`WEIGHT_COLORS`),
+    ``markers`` (indices of shapes drawn at the current scale), ``columns`` (a table's
+    columns from an array of shape (n_s, n_rows, n_columns): ``[array, first column]``).
+
+    ``drawn`` is the index of the stop the figure was drawn at when it is a reference
+    that the browser redraws at the current stop from the frames, before the server
+    answers and after (:func:`drawn_in_browser`): the chart's data are then the same at
+    every stop. None when the figure is the server's exact one at the current stop, which
+    the frames only preview while the slider is dragged. Returns None without frames.
+    """
+    if frame_id is None:
+        return None
+    live = {"source": source, "frames": frame_id, **binding}
+    if drawn is not None:
+        live["drawn"] = drawn
+    if "bar" in binding:
+        live["colors"] = WEIGHT_COLORS
+    return live

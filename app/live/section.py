@@ -1,0 +1,237 @@
+"""The scale's live section: the slider and every chart it drives, as a page asks for them.
+
+The engine computes the current head's attention at every stop of the scale slider at
+once (:mod:`app.live.sweeps`), and the browser holds those frames: while the slider is
+dragged it only switches between them, and on release the stop comes back here. How
+much the browser holds is decided here, from the frames' size: every stop's frames, sent
+once per text or settings change (then the browser draws every chart at any stop from
+them, and a release reruns the slider's fragment alone); past
+:data:`app.live.protocol.MAX_TOKENS` tokens the frames of the current stop and its
+neighbours, one stop a message; past :data:`app.live.protocol.MAX_BYTES` none, and the
+server draws each stop's figures on release. The charts are drawn in a fragment of their
+own, which a click on a weight reruns to work out that cell's arithmetic.
+
+What a fragment keeps between runs (its arguments) is :class:`Section`: small values,
+never the layer's run or its frames, which stay in the cache.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import streamlit as st
+
+from app.data import layers
+from app.live import protocol, slider, sweeps
+from app.state import controls, session
+from app.views import arithmetic, attention_maps, bars, equation, heatmap, saturation
+from app.widgets import pickers
+from app.words import equations, wording
+
+#: The fragments of the scale slider and of the charts that follow it, by key.
+SLIDER, CHARTS = "attention_scale", "attention_charts"
+
+
+@dataclass(frozen=True)
+class Section:
+    """What the section's fragments keep between runs: the settings, the head, the frames' name.
+
+    ``in_browser``: the browser draws every chart at any stop from the frames (float32
+    frames with the scaled scores); ``per_stop``: it holds the frames of a few stops, sent
+    by the slider's fragment as it moves.
+    """
+
+    settings: controls.Settings
+    head: int
+    labels: tuple[str, ...]
+    frame_id: str | None
+    per_stop: bool
+    in_browser: bool
+
+
+def scale_section(settings, head, labels):
+    """The scale slider and every chart it drives, live in the browser while it moves.
+
+    Parameters
+    ----------
+    settings : app.state.controls.Settings, the layer the page shows
+    head : int, the head the charts show
+    labels : sequence of str, the layer's tokens
+    """
+    frame_id, frames = sweeps.scale_frames(settings, head)
+    per_stop = frames is None  # past MAX_TOKENS: each release sends its own stop's frames
+    if per_stop:
+        frame_id, frames = sweeps.stop_frames(settings, head)
+    else:
+        slider.send_frames(frames)
+    in_browser = protocol.drawn_in_browser(frames)
+    section = Section(settings, head, tuple(labels), frame_id, per_stop, in_browser)
+    if in_browser:
+        _slider(section, slider.scale_slider_data(with_labels=per_stop))
+    _charts(section)
+
+
+def _after_release():
+    """A clicked cell's arithmetic is drawn with the charts: rerun their fragment to redo it."""
+    if st.session_state.get("att_weights_cell") is not None:
+        st.rerun([SLIDER, CHARTS])
+
+
+@st.fragment(key=SLIDER)
+def _slider(section, data):
+    """The scale slider alone: a release stores the stop and writes the URL, nothing else.
+
+    Only when the browser draws the charts from the frames: the slider's ``data`` are
+    those of the last full run, the same after a release, so Streamlit resends them as a
+    reference. With frames of a few stops, those of the stop and its neighbours come here.
+    """
+    slider.scale_slider(data, on_release=_after_release)
+    if section.per_stop:
+        at = section.settings.replace(scale=st.session_state["scale"])
+        slider.send_stop_frames(at, section.head)
+    session.write_url()
+
+
+class _Drawing:
+    """One run of the charts' fragment: the run its figures come from, and their bindings.
+
+    With frames the browser draws every stop from, the figures are drawn at the default
+    scale, the same data at every stop (Streamlit then sends a reference, not the figure);
+    else at the stop, the server's exact figures. The CSV buttons build the engine's
+    numbers at the stop current when they are clicked.
+    """
+
+    def __init__(self, section):
+        settings = section.settings
+        self.section = section
+        self.now = settings.replace(scale=st.session_state["scale"])
+        self.default = controls.default_scale(*settings.shape)
+        options = controls.scale_options(*settings.shape)
+        self.drawn = options.index(self.default) if section.in_browser else None
+        self.drawn_scale = self.default if section.in_browser else self.now.scale
+        # The cell's arithmetic needs only the run's q, k, v and mask: the same at any stop.
+        self.run = layers.layer(settings.replace(scale=None) if section.in_browser else self.now)
+        self.heads = self.run.attention.heads
+        self._held = slider.held_scale()
+
+    def follow(self, **binding):
+        """The binding of a chart to the scale's frames (:func:`app.live.protocol.follow`)."""
+        return protocol.follow(protocol.SOURCE, self.section.frame_id, self.drawn, **binding)
+
+    def at_stop(self, table):
+        """``table(heads)``, built when the CSV button is clicked, at the stop shown then."""
+        settings, held = self.section.settings, self._held
+        return lambda: table(layers.layer(settings.replace(scale=held.scale)).attention.heads)
+
+
+@st.fragment(key=CHARTS)
+def _charts(section):
+    """Every figure the scale slider drives, rerun together by a click on them.
+
+    Without frames the browser can draw every stop from, the slider is here, and a release
+    reruns this fragment, which draws the server's exact figures at the stop.
+    """
+    if not section.in_browser:
+        slider.scale_slider(slider.scale_slider_data(with_labels=section.frame_id is None))
+    view = _Drawing(section)
+    left, right = st.columns(2)  # both rows in one pair of columns: fewer blocks per step
+    click = _matrices(view, left, right)
+    st.subheader("One weight, worked out")
+    head, attention = section.head, view.run.attention
+    arithmetic.panel(
+        arithmetic.clicked_cell("att_weights", click, *view.heads.weights[head].shape),
+        (attention.q[head], attention.k[head], attention.v[head]),
+        view.now.scale,
+        view.run.mask,
+        list(section.labels),
+    )
+    _saturation(view)
+    with right:
+        _row(view)
+    session.write_url()
+
+
+def _matrices(view, left, right):
+    """The scaled scores, the weights (clicks open a cell) and the output; returns the click."""
+    head, labels, heads = view.section.head, list(view.section.labels), view.heads
+    recoloured = {"heatmap": "scaled", "limits": "scaled"} if view.drawn is not None else {}
+    attention_maps.show_scores(
+        left,
+        "att_scaled",
+        heads.masked[head],
+        labels,
+        f"Scaled scores × {protocol.scale_title(view.drawn_scale)}",
+        csv=view.at_stop(lambda at: heatmap.table(at.masked[head], labels, labels)),
+        live=view.follow(title="Scaled scores × {scale}", **recoloured),
+    )
+    click = attention_maps.show_weights(
+        right,
+        "att_weights",
+        heads.weights[head],
+        labels,
+        scores=heads.scores[head],
+        scaled=heads.masked[head],
+        csv=view.at_stop(lambda at: heatmap.table(at.weights[head], labels, labels)),
+        live=view.follow(heatmap="weights", hover=["scaled", attention_maps.SCALED_SCORE]),
+        clicks=True,
+    )
+    heatmap.show_features(
+        left,
+        "att_output",
+        heads.output[head],
+        labels,
+        "Output = weights · V",
+        csv=view.at_stop(lambda at: heatmap.features_table(at.output[head], labels)),
+        live=view.follow(heatmap="output", limits="output"),
+    )
+    return click
+
+
+def _saturation(view):
+    """The saturation curves, their marker at the stop, and the tables at the stop."""
+    head, labels, weights = view.section.head, list(view.section.labels), view.heads.weights
+    st.subheader("Saturation")
+    equation.show(equations.SATURATION)
+    scales, sweep, rows = layers.saturation_curve(view.now, head)
+    saturation.show(
+        st,
+        "att_saturation",
+        scales,
+        sweep,
+        view.drawn_scale,
+        view.default,
+        rows,
+        live=view.follow(markers=saturation.CURRENT_SCALE_MARKERS),
+    )
+
+    def table(key, per_row, column):  # the means, or each row's: the frames' ``column``
+        saturation.show_table(
+            st,
+            key,
+            weights[head],
+            labels,
+            per_row,
+            csv=view.at_stop(lambda at: saturation.tables(at.weights[head], labels)[per_row]),
+            live=view.follow(columns=[column, 1]),
+        )
+
+    table("att_saturation_mean", False, "saturation_mean")
+    with st.expander("Per query row"):
+        table("att_saturation_rows", True, "saturation")
+
+
+def _row(view):
+    """One query's weights as bars, the query picked beside them (a link parameter)."""
+    head, labels = view.section.head, list(view.section.labels)
+    query = pickers.token_picker(
+        "attention_query", labels, default=wording.default_query(labels), url="query"
+    )
+    bars.show(
+        st,
+        "att_bar",
+        view.heads.weights[head][query],
+        labels,
+        labels[query],
+        csv=view.at_stop(lambda at: bars.table(at.weights[head][query], labels)),
+        live=view.follow(bar="weights", row=query),
+    )

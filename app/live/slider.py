@@ -1,0 +1,131 @@
+"""The scale slider that lives in the browser, and the frames it plays, sent to the browser.
+
+The slider is the chart component's (:mod:`attention_explorer`): while it is dragged the
+charts that follow it switch between engine-computed frames (:mod:`app.live.protocol`);
+on release the stop comes back to Python, into ``st.session_state["scale"]`` and the
+held scale that CSV buttons read.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import streamlit as st
+
+import attention_explorer
+from app.live import protocol, sweeps
+from app.state import controls, session
+
+#: Session-state keys of the scale slider: the stop its thumb shows, the times Python moved
+#: the scale away from it, the holder of the current scale.
+_THUMB, _PLACED, _HELD = "_scale_thumb", "_scale_placed", "_scale_held"
+
+
+def send_frames(frames):
+    """Send the scale's ``frames`` to the browser: an element of height 0.
+
+    The bytes of :func:`app.live.sweeps.scale_frames` (every stop, sent again only when they
+    change) or :func:`app.live.sweeps.stop_frames` (one stop); the charts that follow the
+    slider read them (:mod:`app.live.protocol`).
+    """
+    attention_explorer.chart(key=f"{protocol.SOURCE}_frames", data=frames, height=0)
+
+
+#: Past :data:`app.live.protocol.MAX_TOKENS` tokens the browser holds the frames of the current
+#: stop and of the stops this many steps either side, so a keyboard step shows its stop
+#: with no frames from the server.
+STOPS_AHEAD = 1
+
+
+def send_stop_frames(settings, head):
+    """Send the frames of the current stop and of its neighbours, one element per stop.
+
+    Each stop goes to slot ``stop % (2 · STOPS_AHEAD + 1)``, so a step changes one slot
+    alone: the stop that came into reach (computed here, after the release, and sent
+    while the browser already shows the new stop from frames it holds). The slots that
+    keep their stop are resent as references. The current stop is computed and sent
+    first: after a jump (a drag's release) its exact figures wait for it alone.
+    """
+    options = controls.scale_options(*settings.shape)
+    stop = options.index(settings.scale)
+    width = 2 * STOPS_AHEAD + 1
+    slots = [st.empty() for _ in range(width)]  # fixed places: a slot's element stays mounted
+    near = sorted(range(stop - STOPS_AHEAD, stop + STOPS_AHEAD + 1), key=lambda s: abs(s - stop))
+    for other in near:
+        if 0 <= other < len(options):
+            frames = sweeps.stop_frames(settings.replace(scale=options[other]), head)[1]
+            with slots[other % width]:
+                attention_explorer.chart(
+                    key=f"{protocol.SOURCE}_frames_{other % width}", data=frames, height=0
+                )
+
+
+def scale_slider_data(with_labels):
+    """The scale slider's data at the current stop, for :func:`scale_slider`.
+
+    ``placed`` counts the times Python moved the scale away from where the browser's
+    thumb is (a new weights or d_model snapping it, say): the browser moves the thumb to
+    ``stop`` only when that count changes (or the slider is new), so data that keep the
+    stop of an earlier run never pull the thumb back. ``with_labels``: each stop's label
+    (else the frames carry them, and a step need not resend them).
+    """
+    d_model, heads = controls.model_shape(session.current())
+    options = controls.scale_options(d_model, heads)
+    stop = options.index(st.session_state["scale"])
+    if st.session_state.get(_THUMB, stop) != stop:
+        st.session_state[_PLACED] = st.session_state.get(_PLACED, 0) + 1
+    st.session_state[_THUMB] = stop
+    data = {
+        "kind": "scale",
+        "source": protocol.SOURCE,
+        "label": "Scale s in softmax(s · q·kᵀ), logarithmic",
+        "stops": len(options),
+        "stop": stop,
+        "placed": st.session_state.get(_PLACED, 0),
+    }
+    if with_labels:
+        data["labels"] = [controls.scale_label(value, d_model, heads) for value in options]
+    return data
+
+
+def scale_slider(data, on_release=None):
+    """The logarithmic scale slider, which lives in the browser while it moves.
+
+    It is the chart component's slider (:mod:`attention_explorer`): while it is dragged
+    the charts that follow it switch between the engine-computed frames
+    (:func:`scale_frames`); on release (or a keyboard step) the stop comes back here,
+    into ``st.session_state["scale"]`` and :func:`held_scale`. Without frames
+    the charts update from the server on release. ``data`` come from
+    :func:`scale_slider_data`; ``on_release`` runs after the stop is stored (it may call
+    ``st.rerun`` with a fragment's key to rerun that fragment instead of this one).
+    """
+    options = controls.scale_options(*controls.model_shape(session.current()))
+
+    def released():
+        stop = st.session_state[protocol.SOURCE]["stop"]
+        st.session_state["scale"] = options[stop]
+        st.session_state[_THUMB] = stop
+        held_scale()
+        if on_release is not None:
+            on_release()
+
+    attention_explorer.chart(key=protocol.SOURCE, data=data, on_stop_change=released)
+
+
+def held_scale():
+    """The session's current scale in a holder that code outside the script thread can read.
+
+    A CSV button's data are built when it is clicked, in a server thread where session
+    state cannot be read: they read ``held_scale().scale``, which the slider's release
+    sets, so a CSV drawn before a release is the engine's array at the stop shown.
+    """
+    held = st.session_state.setdefault(_HELD, HeldScale(st.session_state["scale"]))
+    held.scale = st.session_state["scale"]
+    return held
+
+
+@dataclass
+class HeldScale:
+    """The current scale, in a mutable holder: read where session state cannot be."""
+
+    scale: float

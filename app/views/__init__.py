@@ -1,0 +1,1 @@
+"""One module per view: a pure ``figure(...)``, the ``table(...)`` of its CSV, a ``show(...)``."""

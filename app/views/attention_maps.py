@@ -1,0 +1,181 @@
+"""The attention matrices: scores on a diverging scale, weights on 0–1, queries by keys.
+
+Hovering a weight gives its raw and scaled scores; a masked cell says so, in the scores
+(left blank, written −∞) and in the weights' hover alike. Masking does not depend on the
+scale, so what a masked cell says holds at every stop the browser draws from the scale's
+frames, which only put the stop's numbers into the figure (:mod:`app.live`).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import plotly.graph_objects as go
+
+from app.views import axes, chart, heatmap, style
+
+#: Weights heatmaps carry the raw and scaled scores for hovering up to this many tokens.
+HOVER_SCORES_MAX = 128
+#: What hovering a masked cell says in place of its scaled score, −∞ (plotly.js would
+#: write "−Infinity").
+MASKED_HOVER = "masked (−∞ before softmax)"
+#: The entry of a weights cell's ``customdata`` that holds its scaled score, which the
+#: scale's frames replace at each stop.
+SCALED_SCORE = 1
+
+
+def scores_figure(scores, labels, title):
+    """Scores on a diverging scale; ``-inf`` (masked) cells are left blank and written −∞.
+
+    Hovering a masked cell says :data:`MASKED_HOVER`: an invisible second trace over the
+    masked cells alone (plotly.js writes a gap's missing value as a warning), which also
+    writes their −∞ in a small matrix.
+
+    Parameters
+    ----------
+    scores : ndarray of shape (n_q, n_k), may hold -inf
+    labels : sequence of n str
+    """
+    fig = heatmap.figure(scores, labels, labels, title, x_title="key", y_title="query")
+    masked = np.isneginf(scores)
+    if masked.any():
+        fig.update_traces(
+            hovertemplate="query %{y}<br>key %{x}<br>score %{z:.4f}<extra></extra>",
+            hoverongaps=False,
+        )
+        written = heatmap.cell_text(masked.shape) and {
+            "text": np.where(masked, "−∞", "").tolist(),
+            "texttemplate": "%{text}",
+        }
+        fig.add_trace(
+            go.Heatmap(
+                z=np.where(masked, 0.0, np.nan).astype(np.float32),
+                x=fig.data[0].x,
+                y=fig.data[0].y,
+                name=style.MASKED_OVERLAY,
+                opacity=0.0,
+                colorscale=style.MASK_SCALE,
+                showscale=False,
+                hoverongaps=False,
+                hovertemplate=f"query %{{y}}<br>key %{{x}}<br>{MASKED_HOVER}<extra></extra>",
+                hoverlabel={"bgcolor": style.MASK_SCALE[0][1]},
+                **written,
+            )
+        )
+        # A second title line, not an annotation: it takes the room it needs at any font
+        # size (presentation mode's too) instead of sitting on the plot's top edge.
+        fig.update_layout(
+            title_text=style.with_note(fig.layout.title.text, "blank cells are −∞ (masked)"),
+            margin_t=style.NOTE_TOP,
+        )
+    return fig
+
+
+def weights_figure(weights, labels, title="Attention weights", *, scores=None, scaled=None):
+    """Attention weights (rows: queries, columns: keys) on a fixed 0–1 scale.
+
+    Hovering a cell names the query and key tokens and gives the raw score, the scaled
+    score and the weight, when ``scores`` and ``scaled`` are given and the matrix has at
+    most :data:`HOVER_SCORES_MAX` tokens (above that the two extra matrices would triple
+    what every rerun sends; the scores have their own heatmaps). A masked cell's hover
+    says :data:`MASKED_HOVER` in place of its scaled score.
+
+    Parameters
+    ----------
+    weights : ndarray of shape (n_q, n_k)
+    labels : sequence of n str (self-attention: the same tokens on both axes)
+    scores, scaled : ndarray of shape (n_q, n_k), optional
+        The raw scores, and the scaled ones softmax reads (``-inf`` where masked).
+    """
+    z = np.asarray(weights, dtype=np.float32)
+    hover = "query %{y}<br>key %{x}<br>"
+    customdata = None
+    if scores is not None and scaled is not None and max(z.shape) <= HOVER_SCORES_MAX:
+        customdata, lines = _score_hover(scores, scaled)
+        hover += lines
+    trace = go.Heatmap(
+        z=z,
+        x=axes.axis_labels(labels),
+        y=axes.axis_labels(labels),
+        customdata=customdata,
+        hovertemplate=hover + "weight %{z:.4f}<extra></extra>",
+        colorscale=style.WEIGHTS_SCALE,
+        zmin=0.0,
+        zmax=1.0,
+        colorbar=style.COLORBAR,
+        **heatmap.cell_text(z.shape),
+    )
+    return heatmap.token_layout(go.Figure(trace), title, *z.shape, "key", "query")
+
+
+def _score_hover(scores, scaled):
+    """The customdata and hover lines that give each cell's raw and scaled scores.
+
+    Without masked cells the scores are a compact float32 array of shape (n_q, n_k, 2).
+    A masked cell's scaled score is −∞: there the line says :data:`MASKED_HOVER`.
+    plotly.js formats a template's value only when it is not ``""``, so each cell becomes
+    ``[raw, scaled, ""]``, or ``[raw, "", MASKED_HOVER]`` when masked (plain lists, since a
+    typed array holds no text).
+
+    Returns
+    -------
+    customdata : ndarray of shape (n_q, n_k, 2), or nested lists of shape (n_q, n_k, 3)
+    lines : str, the hover template's score lines
+    """
+    raw = np.asarray(scores, dtype=np.float32)
+    scaled = np.asarray(scaled, dtype=np.float32)
+    lines = "raw score %{customdata[0]:.3f}<br>scaled score %{customdata[1]:.3f}"
+    masked = np.isneginf(scaled)
+    if not masked.any():
+        return np.stack([raw, scaled], axis=-1), lines + "<br>"
+    cells = [
+        [
+            [_short(r), "", MASKED_HOVER] if gone else [_short(r), _short(s), ""]
+            for r, s, gone in zip(raw_row, scaled_row, masked_row, strict=True)
+        ]
+        for raw_row, scaled_row, masked_row in zip(raw, scaled, masked, strict=True)
+    ]
+    return cells, lines + "%{customdata[2]}<br>"
+
+
+def _short(value):
+    """A score to seven significant digits, for compact JSON (the hover shows three decimals)."""
+    return float(f"{value:.7g}")
+
+
+def show_scores(container, key, scores, labels, title, *, csv=None, live=None):
+    """Draw :func:`scores_figure`; the CSV is the scores (``csv`` replaces them)."""
+    return chart.draw(
+        container,
+        scores_figure(scores, labels, title),
+        key,
+        table=heatmap.table(scores, labels, labels) if csv is None else csv,
+        live=live,
+    )
+
+
+def show_weights(
+    container,
+    key,
+    weights,
+    labels,
+    title="Attention weights",
+    *,
+    scores=None,
+    scaled=None,
+    csv=None,
+    live=None,
+    clicks=False,
+):
+    """Draw :func:`weights_figure`; the CSV is the weights (``csv`` replaces them).
+
+    With ``clicks`` it returns the cell clicked since the last run, as
+    :func:`app.views.chart.draw` does.
+    """
+    return chart.draw(
+        container,
+        weights_figure(weights, labels, title, scores=scores, scaled=scaled),
+        key,
+        table=heatmap.table(weights, labels, labels) if csv is None else csv,
+        live=live,
+        clicks=clicks,
+    )

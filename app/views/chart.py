@@ -1,0 +1,182 @@
+"""How every figure reaches the screen: the chart component, export, CSV, presentation layout.
+
+One place decides what a chart's toolbar exports (PNG or SVG at print resolution, with
+a file name that says the page and the settings), offers its data as CSV, and how a
+figure is laid out in presentation mode (``?present=1``): large type, the width of the
+screen, the height below the presenter bar (:mod:`app.lecture.presentation`).
+"""
+
+from __future__ import annotations
+
+import contextlib
+
+import numpy as np
+import streamlit as st
+
+import attention_explorer
+from app.state import session
+from app.views import axes, export
+
+#: Presentation mode's type: titles, legends and numbers; tick labels are at least
+#: :data:`app.views.axes.PRESENT_MIN_FONT`. A title's second line (``<sup>``) is written at
+#: this size too, not at plotly.js's 70 %.
+PRESENT_FONT = 20
+#: Presentation mode gives a heatmap's labelled rows this many pixels each, up to the
+#: height of the screen below the presenter bar (:func:`present_height`).
+PRESENT_ROW = 24
+PRESENT_MAX_ROWS = 64
+#: The presenter bar's height in pixels: figures fit the screen below it.
+PRESENTER_BAR = 76
+
+
+def labelled_rows(fig):
+    """The most rows with a label each in any heatmap of ``fig``, up to the cap.
+
+    Only labels count: a heatmap over an image's pixels (numeric rows) has none.
+    """
+    rows = (
+        len(t.y)
+        for t in fig.data
+        if t.type == "heatmap" and t.y is not None and len(t.y) and isinstance(t.y[0], str)
+    )
+    return min(max(rows, default=0), PRESENT_MAX_ROWS)
+
+
+def present_height(fig):
+    """A figure's height in presentation mode: large type's room, within the screen.
+
+    A heatmap's labelled rows get :data:`PRESENT_ROW` pixels each, but no figure is taller
+    than the screen below the presenter bar: its labels are thinned instead (the rule of
+    :mod:`app.views.axes`).
+    """
+    room = session.viewport()[1] - PRESENTER_BAR - 24
+    return int(min(room, max(fig.layout.height or 0, 560, PRESENT_ROW * labelled_rows(fig) + 240)))
+
+
+def presentation_layout(fig, live=None):
+    """Lay ``fig`` out for a projector, in place: large type, the screen's size, its labels.
+
+    Every figure is as wide as the page (presentation mode stacks the columns that hold
+    charts) and fits the screen's height; token axes and the line view's columns keep
+    labels of at least :data:`app.views.axes.PRESENT_MIN_FONT`, thinned when they would touch.
+    ``live`` (a chart's binding to the scale's frames) gets the title as it is drawn.
+    """
+    fig.update_layout(
+        font={"size": PRESENT_FONT}, template="simple_white", height=present_height(fig)
+    )
+    if fig.layout.title.text:
+        fig.layout.title.text = _full_size(fig.layout.title.text)
+    if live and "title" in live:
+        live["title"] = _full_size(live["title"])
+    # A table's rows keep their height whatever the font: make room for the large type.
+    fig.update_traces(
+        cells_height=PRESENT_FONT + 12,
+        header_height=PRESENT_FONT + 14,
+        selector={"type": "table"},
+    )
+    for trace in fig.data:  # text in cells written small for a desktop's narrow columns
+        size = trace.textfont.size if "textfont" in trace else None
+        if isinstance(size, int | float) and size < axes.PRESENT_MIN_FONT:
+            trace.textfont.size = axes.PRESENT_MIN_FONT
+    axes.fit(fig, session.viewport()[0] - 64, fig.layout.height)
+
+
+def _full_size(title):
+    """A title with its second line at the title's size: plotly.js writes ``<sup>`` at 70 %."""
+    return title.replace("<sup>", "").replace("</sup>", "")
+
+
+def settings_slug(values, scale=None):
+    """The settings that shape a figure, as a short file-name-safe string.
+
+    ``scale`` replaces the scale's own text: a chart drawn from the scale's frames gets
+    ``"{scale}"``, which the browser fills in with the stop it shows; ``""`` leaves the
+    scale out.
+    """
+    scale = f"{values['scale']:.4g}" if scale is None else scale
+    tail = f"{f'-s{scale}' if scale else ''}-{'causal' if values['causal'] else 'full'}"
+    if values["weights"] == "minilm":
+        return f"minilm-l{values['layer']}-h{values['head']}{tail}"
+    return f"d{values['d_model']}-h{values['heads']}{tail}-pe_{values['pe']}-seed{values['seed']}"
+
+
+def draw(container, fig, key, table=None, *, live=None, clicks=False):
+    """Draw ``fig`` in ``container`` with export set up; offer ``table`` as CSV.
+
+    Every chart goes through the app's chart component (:mod:`attention_explorer`), which
+    keeps it mounted by ``key`` and updates it in place. ``key`` also starts the exported
+    file names.
+
+    Parameters
+    ----------
+    container : a Streamlit container (``st``, a column, ...)
+    fig : plotly Figure
+    key : str
+    table : DataFrame or callable returning one, optional
+        The engine's numbers behind the chart, with full token labels: its CSV button
+        writes them at full precision (not the figure's float32 copy). No button without.
+        A callable builds them when the button is clicked (outside the script thread):
+        a chart drawn from the scale's frames passes one that reads the stop shown then,
+        and its file name leaves the scale out (the name is fixed when the button is
+        drawn, and a release of the slider does not redraw it).
+    live : dict, optional
+        Which traces follow the scale's frames while the slider moves
+        (:func:`app.live.protocol.follow`).
+    clicks : bool
+        Report clicked cells; the return value is then the last click.
+
+    Returns
+    -------
+    dict or None
+        ``{"trace", "row", "col"}`` of a cell clicked since the last run, else None.
+    """
+    values = session.current()
+    # A chart drawn from the scale's frames sends the same data at every stop.
+    shown = "{scale}" if live is not None and "drawn" in live else None
+    filename = f"attention-explorer_{key}_{settings_slug(values, '' if shown else None)}"
+    figure_name = f"attention-explorer_{key}_{settings_slug(values, shown)}"
+    fig.layout.template = None  # plotly.py's default template is 6 KB per chart; the JS themes
+    if session.presenting():
+        presentation_layout(fig, live)
+    printed = export.print_layout(fig)
+    config = {
+        "displaylogo": False,
+        "toImageButtonOptions": {
+            "format": st.session_state.get("export_format", "png"),
+            "filename": figure_name,
+            "scale": export.EXPORT_SCALE,
+            "width": printed["width"],
+            "height": printed["height"],
+        },
+    }
+    payload = {"spec": fig.to_json(), "config": config, "print": printed, "clicks": clicks}
+    if live is not None:
+        payload["live"] = live
+    with _inside(container):
+        result = attention_explorer.chart(key=key, data=payload, on_click_change=_ignore)
+    if table is not None and not session.presenting():
+        container.download_button(
+            "CSV",
+            data=lambda: to_csv(table() if callable(table) else table),
+            file_name=f"{filename}.csv",
+            mime="text/csv",
+            key=f"{key}_csv",
+            on_click="ignore",
+            type="tertiary",
+            icon=":material/download:",
+        )
+    return result.click
+
+
+def _ignore():
+    """Clicks are read from the component's return value; the callback only registers them."""
+
+
+def _inside(container):
+    """A context that places elements in ``container`` (``st`` itself places them in order)."""
+    return contextlib.nullcontext() if container is st else container
+
+
+def to_csv(table):
+    """A table as CSV at full precision (the engine's float64); masked (−∞) cells empty."""
+    return table.replace(-np.inf, np.nan).to_csv()

@@ -1,0 +1,239 @@
+"""Heatmaps of any matrix: embeddings, Q, K, V, outputs, weight matrices, the mask.
+
+Token labels on both axes (made unique and escaped, :func:`app.views.axes.axis_labels`);
+a diverging scale centred at 0, or the weights' fixed 0–1 scale; the values written in
+the cells of small matrices; data sent as float32 to keep reruns compact. The attention
+matrices themselves, with their scores in the hover, are :mod:`app.views.attention_maps`.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import plotly.graph_objects as go
+
+from app.views import axes, chart, style
+
+#: Matrices with at most this many rows and columns get their values written in the cells.
+CELL_TEXT_MAX = 16
+#: Feature axes wider than this are cropped when drawn (d_model runs to 768).
+FEATURE_LIMIT = 128
+#: A diverging colour scale is clipped when its largest |value| is more than this many
+#: times the 99th percentile: a few entries would otherwise leave the rest one colour.
+OUTLIER_RATIO = 3.0
+
+
+def cell_text(shape, digits=2):
+    """The cells' text for a matrix of ``shape``: its values, when it is small.
+
+    A template plotly.js fills from ``z`` (a gap stays blank), so the text follows the
+    numbers wherever they are drawn: from Python's figure, or from the scale's frames in
+    the browser. Returns the trace's ``texttemplate`` option, or nothing.
+    """
+    return {"texttemplate": f"%{{z:.{digits}f}}"} if max(shape) <= CELL_TEXT_MAX else {}
+
+
+def token_layout(fig, title, n_rows, n_cols, x_title, y_title, top=50):
+    """A single heatmap's title, size and token axes (:func:`app.views.axes.token_axis`)."""
+    side = 28 + 14 * max(n_rows, n_cols)
+    height = int(min(max(side, 320), 900))
+    style.frame(fig, title, height, top=top)
+    trace = fig.data[0]
+    # Columns are as narrow as the chart's share of the page, which the server does not
+    # know; rows are as tall as the figure says, less its title and the column labels.
+    fig.update_xaxes(axes.token_axis(trace.x, x_title), autotickangles=axes.TICK_ANGLES)
+    fig.update_yaxes(axes.token_axis(trace.y, y_title, room=height - 130), autorange="reversed")
+    return fig
+
+
+def feature_labels(n):
+    """Names for ``n`` feature columns: f0, f1 and so on."""
+    return [f"f{i}" for i in range(n)]
+
+
+def figure(
+    matrix,
+    row_labels,
+    col_labels,
+    title,
+    *,
+    diverging=True,
+    x_title="",
+    y_title="",
+    transpose=False,
+    column_groups=1,
+    max_rows=None,
+    max_cols=None,
+    clip=False,
+):
+    """A labelled heatmap of any matrix: embeddings, weights, Q, K, V, outputs.
+
+    Parameters
+    ----------
+    matrix : ndarray of shape (n_rows, n_cols)
+    row_labels, col_labels : sequences of str
+    diverging : bool
+        A red–blue scale centred at 0 (scores, projections) rather than 0–1 Viridis.
+    transpose : bool
+        Draw the transpose (the book's column convention), swapping labels and titles.
+    column_groups : int
+        Mark this many equal groups of columns (the heads' slices) with dividing lines.
+    max_rows, max_cols : int, optional
+        Draw only the first rows or columns (before any transpose), and say so in the
+        title: a 768-feature axis would send megabytes per rerun and show nothing more.
+    clip : bool
+        On a diverging scale, when a few outliers would set the colour range
+        (:func:`colour_limit`), clip the colours at the 99th percentile and say so in a
+        second title line; hovering still gives every value.
+    """
+    z = np.asarray(matrix, dtype=np.float32)
+    width = z.shape[1] // column_groups
+    title += _cropped_note(z.shape, max_rows, max_cols, transpose)
+    z = z[:max_rows, :max_cols]
+    row_labels, col_labels = list(row_labels)[:max_rows], list(col_labels)[:max_cols]
+    if transpose:
+        z, row_labels, col_labels = z.T, col_labels, row_labels
+        x_title, y_title = y_title, x_title
+    limit, largest = colour_limit(z, clip)
+    if limit < largest:
+        title = style.with_note(title, clipped_note(limit, largest))
+    colour = (
+        {"colorscale": style.DIVERGING_SCALE, "zmid": 0.0, "zmin": -limit, "zmax": limit}
+        if diverging
+        else {"colorscale": style.WEIGHTS_SCALE, "zmin": 0.0, "zmax": 1.0}
+    )
+    trace = go.Heatmap(
+        z=np.where(np.isfinite(z), z, np.nan).astype(np.float32),
+        x=axes.axis_labels(col_labels),
+        y=axes.axis_labels(row_labels),
+        hovertemplate="row %{y}<br>column %{x}<br>value %{z:.4f}<extra></extra>",
+        colorbar=style.COLORBAR,
+        **cell_text(z.shape),
+        **colour,
+    )
+    top = style.NOTE_TOP if limit < largest else 50
+    fig = token_layout(go.Figure(trace), title, *z.shape, x_title, y_title, top)
+    for g in range(1, column_groups):
+        if g * width < z.shape[1]:
+            fig.add_vline(x=g * width - 0.5, line={"color": "black", "width": 2})
+    return fig
+
+
+def _cropped_note(shape, max_rows, max_cols, transpose=False):
+    """What the title says of a crop, in the drawn matrix's terms: transposed, rows are columns."""
+    names = ("columns", "rows") if transpose else ("rows", "columns")
+    notes = [
+        f"first {limit} of {size} {name}"
+        for size, limit, name in ((shape[0], max_rows, names[0]), (shape[1], max_cols, names[1]))
+        if limit is not None and size > limit
+    ]
+    return f" ({', '.join(notes)})" if notes else ""
+
+
+def clipped_note(limit, largest):
+    """A figure's second title line when its colour scale is clipped at ``±limit``."""
+    return f"colours clipped at ±{limit:.3g} (99th percentile); |max| {largest:.3g}"
+
+
+def colour_limit(z, clip=True):
+    """The ± limit of a diverging colour scale for ``z``, and its largest finite |value|.
+
+    Without ``clip``, or without outliers, the limit is the largest |value|. With them
+    (largest > :data:`OUTLIER_RATIO` × the 99th percentile of |values|) it is the 99th
+    percentile, and the caller says so.
+    """
+    finite = np.abs(z[np.isfinite(z)])
+    if not finite.size:
+        return 1.0, 1.0
+    largest = float(finite.max())
+    typical = float(np.percentile(finite, 99))
+    if clip and typical > 0.0 and largest > OUTLIER_RATIO * typical:
+        return typical, largest
+    return largest, largest
+
+
+def top_note(top, value_name="weight"):
+    """A second title line for weights drawn on a scale from 0 to their largest, not to 1."""
+    return f"colour scale 0 to {top:.3g}, the largest {value_name}, not 0 to 1"
+
+
+def table(matrix, row_labels, col_labels):
+    """A matrix with its labels, ready to show or to save as CSV.
+
+    Repeated labels are kept as they are; pandas allows duplicate index labels.
+    """
+    return pd.DataFrame(matrix, index=list(row_labels), columns=list(col_labels))
+
+
+def show(container, key, matrix, row_labels, col_labels, title, *, clicks=False, **options):
+    """Draw :func:`figure` of ``matrix`` in ``container``, its :func:`table` as the CSV."""
+    return chart.draw(
+        container,
+        figure(matrix, row_labels, col_labels, title, **options),
+        key,
+        table=table(matrix, row_labels, col_labels),
+        clicks=clicks,
+    )
+
+
+def features_figure(matrix, labels, title, *, transpose=False, column_groups=1, clip=False):
+    """A tokens × features matrix (X, Q, K, V, outputs) with its feature axis cropped.
+
+    Parameters
+    ----------
+    matrix : ndarray of shape (n, d)
+    labels : sequence of n str
+    title : str
+    transpose, column_groups, clip : as in :func:`figure`
+    """
+    return figure(
+        matrix,
+        labels,
+        feature_labels(np.shape(matrix)[1]),
+        title,
+        x_title="feature",
+        y_title="token",
+        transpose=transpose,
+        column_groups=column_groups,
+        max_cols=FEATURE_LIMIT,
+        clip=clip,
+    )
+
+
+def features_table(matrix, labels):
+    """A tokens × features matrix, every feature named: f0, f1 and so on."""
+    return table(matrix, labels, feature_labels(np.shape(matrix)[1]))
+
+
+def show_features(container, key, matrix, labels, title, *, csv=None, live=None, **options):
+    """Draw :func:`features_figure`; its CSV is every feature (``csv`` replaces it)."""
+    return chart.draw(
+        container,
+        features_figure(matrix, labels, title, **options),
+        key,
+        table=features_table(matrix, labels) if csv is None else csv,
+        live=live,
+    )
+
+
+def mask_figure(mask, labels, title="Causal mask"):
+    """Which key each query may see: blue where allowed, grey where masked."""
+    z = np.asarray(mask, dtype=np.float32)
+    trace = go.Heatmap(
+        z=z,
+        x=axes.axis_labels(labels),
+        y=axes.axis_labels(labels),
+        colorscale=style.MASK_SCALE,
+        zmin=0.0,
+        zmax=1.0,
+        showscale=False,
+        hovertemplate="query %{y}<br>key %{x}<br>%{z}<extra>1 = may attend</extra>",
+        xgap=1,
+        ygap=1,
+    )
+    return token_layout(go.Figure(trace), title, *z.shape, "key", "query")
+
+
+def show_mask(container, key, mask, labels, title="Causal mask"):
+    """Draw :func:`mask_figure`, the mask itself as the CSV."""
+    chart.draw(container, mask_figure(mask, labels, title), key, table=table(mask, labels, labels))

@@ -1,0 +1,105 @@
+"""BertViz's model view: every head of every layer as a thumbnail, the layers × heads grid.
+
+Follows Vig (2019), "A Multiscale Visualization of Attention in the Transformer Model",
+section 3.2. Thumbnails are pooled and tiled into one heatmap, so that the grid stays
+light at 512 tokens; the head view (:mod:`app.views.line_view`) shows any head in full.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import plotly.graph_objects as go
+
+from app.views import chart, style
+
+#: The model view's thumbnails are pooled to at most this many rows and columns.
+THUMBNAIL_MAX = 48
+
+
+def _pool(matrix, size):
+    """Block-average a square matrix down to at most ``size`` × ``size`` (display only)."""
+    n = matrix.shape[-1]
+    if n <= size:
+        return matrix
+    edges = np.linspace(0, n, size + 1).round().astype(int)
+    rows = np.add.reduceat(matrix, edges[:-1], axis=-2) / np.diff(edges)[:, None]
+    return np.add.reduceat(rows, edges[:-1], axis=-1) / np.diff(edges)[None, :]
+
+
+#: Cells between two thumbnails of the model view, drawn blank (level :data:`_GAP`).
+THUMBNAIL_GAP = 2
+
+
+_GAP = 255
+
+
+def figure(attentions, selected=None):
+    """Every head of every layer as a thumbnail: the layers × heads grid.
+
+    Thumbnails are block-averaged to at most :data:`THUMBNAIL_MAX` tokens a side, sent
+    as 8-bit levels (weight × 254; 255 marks the gaps between them) and tiled into one
+    heatmap: one trace, where 72 subplots cost plotly.py and plotly.js about a second
+    each. The grid stays under a megabyte even at 512 tokens; the head view shows any
+    head in full.
+
+    Parameters
+    ----------
+    attentions : ndarray of shape (n_layers, n_heads, n, n)
+    selected : (int, int), optional, the (layer, head) to outline
+    """
+    n_layers, n_heads = attentions.shape[:2]
+    side = min(attentions.shape[-1], THUMBNAIL_MAX)
+    step = side + THUMBNAIL_GAP
+    tiles = np.full((n_layers * step - THUMBNAIL_GAP, n_heads * step - THUMBNAIL_GAP), _GAP)
+    for layer in range(n_layers):
+        for head in range(n_heads):
+            pooled = _pool(np.asarray(attentions[layer, head], dtype=np.float64), THUMBNAIL_MAX)
+            tiles[layer * step : layer * step + side, head * step : head * step + side] = np.round(
+                np.clip(pooled, 0.0, 1.0) * (_GAP - 1)
+            )
+    viridis = style.weight_colors(np.linspace(0.0, 1.0, 11))
+    top = (_GAP - 1) / _GAP
+    colorscale = [[top * i / 10, colour] for i, colour in enumerate(viridis)]
+    colorscale += [[top + 1e-6, "#ffffff"], [1.0, "#ffffff"]]
+    centres = np.arange(n_heads) * step + (side - 1) / 2
+    fig = go.Figure(
+        go.Heatmap(
+            z=tiles.astype(np.uint8),
+            colorscale=colorscale,
+            zmin=0,
+            zmax=_GAP,
+            showscale=False,
+            hoverinfo="skip",
+        )
+    )
+    fig.update_xaxes(
+        tickvals=centres,
+        ticktext=[f"H{head}" for head in range(n_heads)],
+        side="top",
+        showgrid=False,
+        zeroline=False,
+    )
+    fig.update_yaxes(
+        tickvals=np.arange(n_layers) * step + (side - 1) / 2,
+        ticktext=[f"L{layer}" for layer in range(n_layers)],
+        autorange="reversed",
+        showgrid=False,
+        zeroline=False,
+        scaleanchor="x",
+    )
+    if selected is not None:
+        layer, head = selected
+        fig.add_shape(
+            type="rect",
+            x0=head * step - 1.5,
+            x1=head * step + side + 0.5,
+            y0=layer * step - 1.5,
+            y1=layer * step + side + 0.5,
+            line={"color": "#d62728", "width": 3},
+        )
+    return style.frame(fig, height=90 * n_layers + 60, top=40, left=30, plot_bgcolor="white")
+
+
+def show(container, key, attentions, selected=None):
+    """Draw :func:`figure` (no CSV: the thumbnails are pooled, the heads have their own)."""
+    chart.draw(container, figure(attentions, selected), key)

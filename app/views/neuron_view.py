@@ -1,0 +1,147 @@
+"""BertViz's neuron view: one query against every key, stage by stage.
+
+The keys k, the products q ⊙ k, their sums q·k and the scaled scores, then the softmax:
+how one row of weights is made (Vig 2019, section 3.3). The numbers are
+:func:`engine.attention.query_stages`'.
+"""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+import pandas as pd
+import plotly.graph_objects as go
+from plotly.subplots import make_subplots
+
+from app.views import axes, chart, style
+
+#: The neuron view's two score bars: q·k grey, scaled q·k red.
+NEURON_BAR_COLOURS = ("#8c8c8c", "#d6604d")
+
+
+def figure(stages, k, labels, query_label):
+    """One query against every key, stage by stage: k, q⊙k, q·k, scaled, softmax.
+
+    Parameters
+    ----------
+    stages : engine.attention.QueryStages for the query
+    k : ndarray of shape (n, d_head), the keys
+    labels : sequence of n str
+    query_label : str
+    """
+    k, product = np.asarray(k), np.asarray(stages.product)
+    dots, scaled, weights, scale = stages.scores, stages.scaled, stages.weights, stages.scale
+    axis = axes.axis_labels(labels)
+    fig = make_subplots(
+        rows=1,
+        cols=4,
+        shared_yaxes=True,
+        column_widths=[0.32, 0.32, 0.18, 0.18],
+        horizontal_spacing=0.015,
+        subplot_titles=["keys k", "q ⊙ k", "q · k and scaled", "softmax"],
+    )
+    limit = float(max(np.abs(k).max(), np.abs(product).max(), 1e-12))
+    for col, z in ((1, k), (2, product)):
+        fig.add_trace(
+            go.Heatmap(
+                z=z.astype(np.float32),
+                y=axis,
+                colorscale=style.DIVERGING_SCALE,
+                zmid=0.0,
+                zmin=-limit,
+                zmax=limit,
+                showscale=col == 1,
+                # Under the two heatmaps it explains, clear of the bars beside them.
+                colorbar={
+                    "orientation": "h",
+                    "x": 0.32,
+                    "xanchor": "center",
+                    "len": 0.5,
+                    "y": -0.1,
+                    "yanchor": "top",
+                    "thickness": 10,
+                    "title": {"text": "k, q⊙k", "side": "right"},
+                },
+                hovertemplate="key %{y}<br>feature %{x}<br>%{z:.3f}<extra></extra>",
+            ),
+            row=1,
+            col=col,
+        )
+    for name, values, colour in (
+        ("q·k", dots, NEURON_BAR_COLOURS[0]),
+        (f"scaled, × {scale:.3g}", scaled, NEURON_BAR_COLOURS[1]),
+    ):
+        fig.add_trace(
+            go.Bar(
+                x=values.astype(np.float32),
+                y=axis,
+                orientation="h",
+                name=name,
+                marker={"color": colour},
+                showlegend=True,
+            ),
+            row=1,
+            col=3,
+        )
+    fig.add_trace(
+        go.Bar(
+            x=weights.astype(np.float32),
+            y=axis,
+            orientation="h",
+            name="weight",
+            marker={"color": style.weight_colors(weights)},
+            showlegend=False,
+        ),
+        row=1,
+        col=4,
+    )
+    height = max(360, 16 * len(labels) + 120) + 60
+    fig.update_yaxes(axes.token_axis(axis, "key", room=height - 210), autorange="reversed")
+    _title_labelled_axes_only(fig)
+    return style.frame(
+        fig,
+        f"Neuron view: query “{axes.axis_labels([query_label])[0]}”",
+        height,
+        top=70,
+        bottom=80,
+        barmode="group",
+        showlegend=True,
+        # Under the q·k bars, beside the colour bar.
+        legend={"orientation": "h", "x": 0.66, "y": -0.1, "yanchor": "top"},
+    )
+
+
+def _title_labelled_axes_only(fig):
+    """Leave the axes of shared subplots that draw no labels without a title too."""
+    for name in fig.layout:
+        if re.fullmatch(r"[xy]axis\d*", name) and fig.layout[name].showticklabels is False:
+            fig.layout[name].title.text = None
+
+
+def table(stages, k, labels):
+    """The neuron view's numbers: each key's features, q ⊙ k, q·k, the scaled score, the weight.
+
+    Parameters
+    ----------
+    stages : engine.attention.QueryStages
+    k : ndarray of shape (n_k, d_k)
+    labels : sequence of n_k str
+    """
+    d_k = np.shape(k)[1]
+    frame = pd.DataFrame(k, index=list(labels), columns=[f"k f{i}" for i in range(d_k)])
+    products = pd.DataFrame(
+        stages.product, index=frame.index, columns=[f"q⊙k f{i}" for i in range(d_k)]
+    )
+    frame = pd.concat([frame, products], axis=1)
+    frame["q·k"] = stages.scores
+    frame[f"× {stages.scale:.6g}"] = stages.scaled
+    frame["weight"] = stages.weights
+    return frame
+
+
+def show(container, key, stages, k, labels, query_label):
+    """Draw :func:`figure`; the CSV is every stage's numbers (:func:`table`)."""
+    chart.draw(
+        container, figure(stages, k, labels, query_label), key, table=table(stages, k, labels)
+    )

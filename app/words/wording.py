@@ -1,0 +1,244 @@
+"""What the pages and the tour say about the numbers on screen: one wording per fact.
+
+Pure functions from the engine's numbers (the tokens, a row of weights, a layer and a
+head) to Markdown sentences. Each sentence names only tokens of the text shown (quoted,
+Markdown-escaped) and weights as the engine computed them; where the words a sentence
+was written for are absent (a text without "it"), it says what it shows instead. The
+page and the tour that state the same fact call the same function.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from app.state.controls import md_escape
+
+#: The markers MiniLM's tokenizer adds around every text.
+SPECIAL_TOKENS = frozenset({"[CLS]", "[SEP]"})
+#: How the app numbers things, said beside the equations whose paper counts from 1
+#: (docs/decisions.md).
+INDEXING = (
+    "Layers, heads, tokens and features are numbered from 0 everywhere in the app: on "
+    "the charts, in the controls, in links and in the equations."
+)
+#: Why the learned position table's colours are clipped, on its page and in the tour.
+LEARNED_POSITIONS_SCALE = (
+    "A few of its entries are far larger than the rest, so its colours are clipped (the "
+    "title gives the range; hover for every value)."
+)
+#: The query a page starts on when the text has no "it": the first of these it has.
+PRONOUNS = ("it", "they", "he", "she", "him", "her", "them")
+
+
+def quote(label):
+    """A token as the pages name it: in curly quotes, Markdown-escaped."""
+    return f"“{md_escape(label)}”"
+
+
+def plural(count, noun):
+    """``count`` and ``noun``, with an s when the count is not one: "1 step", "3 steps"."""
+    return f"{count} {noun}{'' if count == 1 else 's'}"
+
+
+def layer_head(layer, head):
+    """A trained head as the pages name it, counted from 0 as on the charts."""
+    return f"layer {layer}, head {head}"
+
+
+def default_query(labels):
+    """The query row a page starts on: the first "it", else the first pronoun, else a word.
+
+    Without a pronoun the row is the first token that is a word (not [CLS], [SEP] or
+    punctuation), and position 0 when there is none.
+    """
+    lowered = [label.lower() for label in labels]
+    for word in PRONOUNS:
+        if word in lowered:
+            return lowered.index(word)
+    words = [i for i, label in enumerate(labels) if label not in SPECIAL_TOKENS and _wordy(label)]
+    return words[0] if words else 0
+
+
+def _wordy(label):
+    return any(ch.isalnum() for ch in label)
+
+
+def query_note(labels, query):
+    """Why the page shows row ``query``: said only when the text has no "it" to show."""
+    if any(label.lower() == "it" for label in labels):
+        return None
+    kind = "first pronoun" if labels[query].lower() in PRONOUNS else "first word"
+    return f"This text has no *it*: the row shown is its {kind}, {quote(labels[query])}."
+
+
+def _key_name(labels, j, query):
+    return "itself" if j == query else quote(labels[j])
+
+
+def marker_note(labels, keys):
+    """A word on [CLS] or [SEP] when one of ``keys`` is such a marker, else None."""
+    marker = next((labels[j] for j in keys if labels[j] in SPECIAL_TOKENS), None)
+    if marker is None:
+        return None
+    return (
+        f"{quote(marker)} is a marker the tokenizer adds, not a word of the text: heads often "
+        "park weight on such markers when nothing in the text matches (Clark et al. 2019)."
+    )
+
+
+def strongest_keys(row, count=3):
+    """The keys with the largest weights in ``row``, largest first: (index, weight) pairs."""
+    row = np.asarray(row, dtype=float)
+    order = np.argsort(-row, kind="stable")[:count]
+    return [(int(j), float(row[j])) for j in order]
+
+
+def attends(row, labels, query):
+    """Where token ``query`` spends its weights: its strongest key and the two after it.
+
+    Parameters
+    ----------
+    row : ndarray of shape (n_k,), the query's weights (a row of the attention matrix)
+    labels : sequence of n_k str
+    query : int, the query's position (self-attention: its key is the same token)
+
+    Returns
+    -------
+    str, Markdown: the sentence, and one on [CLS] or [SEP] when they are among the keys
+    """
+    keys = strongest_keys(row)
+    (first, weight), *rest = keys
+    sentence = (
+        f"{quote(labels[query])} spends {weight:.2f} of its budget of 1 on "
+        f"{_key_name(labels, first, query)}, its strongest key"
+    )
+    if rest:
+        sentence += "; next come " + " and ".join(
+            f"{_key_name(labels, j, query)} ({w:.2f})" for j, w in rest
+        )
+    note = marker_note(labels, [j for j, _ in keys])
+    return sentence + "." + (f" {note}" if note else "")
+
+
+def random_and_trained(labels, query, untrained, trained, trained_name):
+    """One row with random weights against the same row of a trained head.
+
+    Parameters
+    ----------
+    labels : sequence of n str
+    query : int, the row
+    untrained, trained : ndarray of shape (n,), the row's weights before and after training
+    trained_name : str, the trained head ("MiniLM, layer 3, head 1")
+    """
+    (j_random, w_random), (j_trained, w_trained) = (
+        strongest_keys(row, 1)[0] for row in (untrained, trained)
+    )
+    said = (
+        f"Row {quote(labels[query])}: the random weights put their largest share, "
+        f"{w_random:.3f}, on {_key_name(labels, j_random, query)}; {trained_name} puts "
+        f"{w_trained:.3f} on {_key_name(labels, j_trained, query)}."
+    )
+    note = marker_note(labels, [j_random, j_trained])
+    return said + (f" {note}" if note else "")
+
+
+def word_pieces(labels):
+    """The first word the tokenizer cut into pieces: (its pieces' positions, the word), or None.
+
+    A piece that continues the word before it is labelled with ``##`` in front.
+    """
+    for i in range(len(labels) - 1):
+        if not labels[i].startswith("##") and labels[i + 1].startswith("##"):
+            end = i + 1
+            while end < len(labels) and labels[end].startswith("##"):
+                end += 1
+            word = labels[i] + "".join(label[2:] for label in labels[i + 1 : end])
+            return list(range(i, end)), word
+    return None
+
+
+def pieces_sentence(labels):
+    """What the tokenizer did to this text's words, with the first word it split, if any."""
+    found = word_pieces(labels)
+    if found is None:
+        return (
+            "Every word of this text is in the vocabulary whole, so none is cut into pieces; "
+            "a rarer word would be, into fragments marked ## where they continue a word."
+        )
+    positions, word = found
+    return (
+        f"Here {quote(word)} is not in the vocabulary whole: it becomes "
+        + ", ".join(quote(labels[i]) for i in positions)
+        + ", the \\#\\# marking a piece that continues the word before it."
+    )
+
+
+def case_sentence(tokens, labels, ids):
+    """What a lower-case vocabulary does to a capitalised word, or None when nothing is.
+
+    ``tokens`` are the tokenizer's own strings (MiniLM's are lower-case), ``labels`` the
+    text as typed. Names the first capitalised word and, when the text has it in lower
+    case too, says that both get the same id.
+    """
+    for i, (token, label) in enumerate(zip(tokens, labels, strict=True)):
+        if label != token and label.lower() == token:
+            same = next((j for j, other in enumerate(labels) if other == token), None)
+            looked_up = (
+                f"{quote(label)} is looked up as {quote(token)}: both are id {ids[i]}"
+                if same is not None
+                else f"{quote(label)} is looked up in lower case, as id {ids[i]}"
+            )
+            return (
+                f"MiniLM's vocabulary is lower-case, so {looked_up}; the page shows each "
+                "word as typed."
+            )
+    return None
+
+
+def head_model(trained, layer, head):
+    """Whose head a sentence is about: MiniLM's layer and head, or the random model's."""
+    if trained:
+        return f"MiniLM's {layer_head(layer, head)}"
+    return f"the random model's head {head} (untrained: its patterns mean nothing yet)"
+
+
+def finder_answer(ranked, query_label, key_label):
+    """The head finder's answer for this text: the head that links the two tokens most.
+
+    Parameters
+    ----------
+    ranked : sequence of engine.analysis.HeadWeight-like (layer, head, weight), strongest first
+    query_label, key_label : str
+    """
+    best, *others = ranked
+    answer = (
+        f"Which head links {quote(query_label)} to {quote(key_label)} most? "
+        f"{layer_head(best.layer, best.head).capitalize()}, with weight {best.weight:.2f}"
+    )
+    if others:
+        answer += "; then " + ", ".join(
+            f"{layer_head(h.layer, h.head)} ({h.weight:.2f})" for h in others[:2]
+        )
+    return answer + "."
+
+
+def tokens_sentences(tokenization, tokenizer):
+    """What the tokenizer did to this text: its split words and, for WordPiece, the case.
+
+    Parameters
+    ----------
+    tokenization : engine.Tokenization
+    tokenizer : str, "wordpiece" (MiniLM's, lower-case), "bpe" or "words"
+
+    Returns
+    -------
+    list of str, sentences of Markdown
+    """
+    if tokenizer == "words":
+        return ["This tokenizer keeps every word and punctuation mark whole."]
+    sentences = [pieces_sentence(tokenization.labels)]
+    if tokenizer == "wordpiece":
+        case = case_sentence(tokenization.tokens, tokenization.labels, tokenization.ids)
+        if case:
+            sentences.append(case)
+    return sentences

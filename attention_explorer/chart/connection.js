@@ -1,0 +1,37 @@
+// After a lost connection comes back, one run of the page from the address bar.
+//
+// When a replica behind HAProxy dies (scripts/serve_class.sh) the page reconnects to
+// another, whose new session knows nothing; Streamlit reruns nothing by itself, and a page
+// switch would send no query string (it clears it), so the session would start from the
+// defaults. This run reads the link first (app/state/session.py).
+
+// The latest page element's trigger: a run of the page, with the address bar's query string.
+let rerun = null;
+
+// After the connection was lost and is back, run the page once from the address bar.
+function watchConnection() {
+  if (window.__aeConnectionWatched) return;
+  window.__aeConnectionWatched = true;
+  let state = null; // the connection state last seen, once the app has connected
+  const look = () => {
+    const app = document.querySelector('[data-testid="stApp"]');
+    const now = app?.dataset.testConnectionState;
+    if (!now || now === state) return;
+    const back = now === "CONNECTED" && state !== null && state !== "CONNECTED";
+    if (now === "CONNECTED" || state !== null) state = now;
+    if (back && rerun) rerun();
+  };
+  new MutationObserver(look).observe(document.body, {
+    subtree: true,
+    attributes: true,
+    attributeFilter: ["data-test-connection-state"],
+    childList: true,
+  });
+  look();
+}
+
+// Watch the connection; `trigger` (the latest page element's) runs the page when it is back.
+export function rerunOnReconnect(trigger) {
+  rerun = trigger;
+  watchConnection();
+}

@@ -1,0 +1,95 @@
+// The exact figure of a stop, from float32 frames: the chart's reference figure with the
+// engine's numbers of that stop put in its place.
+//
+// Indexing only: every number shown comes from the frames, and colours, cell text and hover
+// text follow from them as plotly.js draws them, with the templates Python set
+// (texttemplate, hovertemplate): nothing is formatted here.
+
+import { frameOf, frameRows } from "./frames.js";
+
+const TYPES = { f4: Float32Array, f8: Float64Array, i4: Int32Array, u1: Uint8Array };
+
+// A typed array as plotly.py writes it ({dtype, bdata: base64, shape}) as nested arrays of
+// its shape; anything else as it is.
+function nested(spec) {
+  if (!spec || !spec.bdata) return spec;
+  const bytes = Uint8Array.from(atob(spec.bdata), (c) => c.charCodeAt(0));
+  const flat = Array.from(new TYPES[spec.dtype](bytes.buffer));
+  const shape = String(spec.shape ?? flat.length).split(",").map(Number);
+  const split = (values, dims) => {
+    if (dims.length === 1) return values;
+    const size = values.length / dims[0];
+    return Array.from({ length: dims[0] }, (_, i) => split(values.slice(i * size, (i + 1) * size), dims.slice(1)));
+  };
+  return split(flat, shape);
+}
+
+// Cells of `customdata` (rows of cells, each a list) with entry `slot` of each taken from
+// `rows`. A gap (NaN: a masked cell) becomes "", which plotly.js writes as it is, so the
+// template's other entries (Python's note for such a cell) speak for it.
+function withSlot(customdata, rows, slot) {
+  return rows.map((row, i) =>
+    Array.from(row, (v, j) => {
+      const cell = customdata[i][j].slice();
+      cell[slot] = Number.isNaN(v) ? "" : v;
+      return cell;
+    }));
+}
+
+// The figure at the slider's `stop`: the reference figure (the chart's data) with the
+// engine's float32 numbers of that stop (its frame) put in its place. The chart's `live`
+// binding says where each array goes (app/live/protocol.py's follow).
+export function figureAt(chart, frames, stop) {
+  const frame = frameOf(frames, stop);
+  const live = chart.live;
+  const figure = chart.figure;
+  const data = figure.data.slice();
+  const layout = { ...figure.layout };
+  const trace = { ...data[0] };
+  if (live.title) {
+    // The title's first line names the stop; the lines under it stay the figure's.
+    const [, ...rest] = (layout.title?.text ?? "").split("<br>");
+    const text = [live.title.replace("{scale}", frames.titles[frame]), ...rest].join("<br>");
+    layout.title = { ...(layout.title || {}), text };
+  }
+  if (live.heatmap) {
+    trace.z = frameRows(frames.arrays[live.heatmap], frame);
+    if (live.limits) {
+      const limit = frames.limits[live.limits][frame];
+      Object.assign(trace, { zmin: -limit, zmax: limit, zmid: 0 });
+      const ticks = frames.ticks?.[live.limits]?.[frame];
+      if (ticks) trace.colorbar = { ...trace.colorbar, tickmode: "array", tickvals: ticks[0], ticktext: ticks[1] };
+    }
+  }
+  if (live.hover && trace.customdata) {
+    const [name, slot] = live.hover;
+    chart.cells ??= nested(trace.customdata); // the reference figure's, decoded once
+    trace.customdata = withSlot(chart.cells, frameRows(frames.arrays[name], frame), slot);
+  }
+  if (live.bar) {
+    const array = frames.arrays[live.bar];
+    const n = array.shape[2];
+    const row = array.values.subarray(frame * array.size + live.row * n, frame * array.size + (live.row + 1) * n);
+    trace.y = row;
+    trace.marker = { ...trace.marker, color: Array.from(row, (v) => live.colors[Math.max(0, Math.min(255, Math.round(v * 255)))]) };
+  }
+  if (live.columns) {
+    // A table: columns first, first + 1, ... are the stop's frame, one per last axis entry.
+    const [name, first] = live.columns;
+    const array = frames.arrays[name];
+    const [rows, width] = [array.shape[1], array.shape[2]];
+    const values = trace.cells.values.slice();
+    for (let c = 0; c < width; c++) {
+      values[first + c] = Array.from({ length: rows }, (_, i) => array.values[frame * array.size + i * width + c]);
+    }
+    trace.cells = { ...trace.cells, values };
+  }
+  if (live.markers) {
+    layout.shapes = layout.shapes.slice();
+    for (const index of live.markers) {
+      layout.shapes[index] = { ...layout.shapes[index], x0: frames.scales[frame], x1: frames.scales[frame] };
+    }
+  }
+  data[0] = trace;
+  return { data, layout };
+}

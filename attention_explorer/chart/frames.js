@@ -1,0 +1,119 @@
+// The scale's frames in the browser: decoded from Python's binary message, held per slider,
+// and which stop each chart that follows them should show.
+//
+// A slider (its key is the `source` charts name) holds the frames of the elements that
+// sent them: every stop's in one element, or (past 128 tokens) one stop's per element,
+// the current stop's and its neighbours'. An element may be mounted before it is in the
+// page: its frames count from the mount and are forgotten when it has left the page.
+
+const sources = new Map(); // slider key -> {held: Map(element -> frames), stop, sent, slider, charts: Set}
+
+// The slider named `name` and what follows it, made on first use.
+export function source(name) {
+  if (!sources.has(name)) sources.set(name, { held: new Map(), stop: null, sent: null, slider: null, charts: new Set() });
+  return sources.get(name);
+}
+
+// Every slider: for what spans them all (a chart that stops following, an element gone).
+export function allSources() {
+  return sources.values();
+}
+
+// `chart` follows the slider its `live` binding names, and no other.
+export function follow(chart) {
+  for (const src of sources.values()) src.charts.delete(chart);
+  if (chart.live) source(chart.live.source).charts.add(chart);
+}
+
+// An element has left the page: the frames it held go with it.
+export function forget(element) {
+  for (const src of sources.values()) src.held.delete(element);
+}
+
+// Header: {source, id, first, scales, titles, limits, ticks, labels, arrays: {name: {dtype,
+// shape, offset, lo?, hi?}}}; limits[name][f] spans the colour scale of frame f (± it),
+// ticks[name][f] its colour bar's [values, labels]. dtype "f4" is float32; "u2" is 16-bit
+// fixed point over [lo, hi], 65535 marking a gap (a masked cell). Arrays are (n_frames, ...)
+// in C order; frame f is the slider's stop first + f (first is 0 when the frames hold every
+// stop). The layout is app/live/protocol.py's pack.
+export function headerText(bytes) {
+  const length = new DataView(bytes.buffer, bytes.byteOffset).getUint32(0, true);
+  return new TextDecoder().decode(bytes.subarray(4, 4 + length));
+}
+
+export function decodeFrames(bytes) {
+  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  const length = view.getUint32(0, true);
+  const header = JSON.parse(new TextDecoder().decode(bytes.subarray(4, 4 + length)));
+  const start = 4 + length + ((8 - ((4 + length) % 8)) % 8);
+  const body = bytes.slice(start).buffer; // aligned copy
+  const arrays = {};
+  for (const [name, info] of Object.entries(header.arrays)) {
+    const count = info.shape.reduce((a, b) => a * b, 1);
+    const values =
+      info.dtype === "f4"
+        ? new Float32Array(body, info.offset, count)
+        : new Uint16Array(body, info.offset, count);
+    arrays[name] = { ...info, values, size: count / info.shape[0] };
+  }
+  return { ...header, arrays };
+}
+
+// The frame of the slider's `stop` in `frames`, or -1 when they do not hold it.
+export function frameOf(frames, stop) {
+  const frame = stop - (frames.first || 0);
+  return frame >= 0 && frame < frames.scales.length ? frame : -1;
+}
+
+// The value at flat position `index` of frame `frame`, as a number (NaN for a gap).
+export function valueAt(array, frame, index) {
+  const raw = array.values[frame * array.size + index];
+  if (array.dtype === "f4") return raw;
+  return raw === 65535 ? NaN : array.lo + (raw / 65534) * (array.hi - array.lo);
+}
+
+// Rows of frame `frame` of a float32 `array`, each a view of its first `cols` columns.
+export function frameRows(array, frame, cols) {
+  const [rows, width] = [array.shape[1], array.shape[2]];
+  const start = frame * array.size;
+  return Array.from({ length: rows }, (_, i) =>
+    array.values.subarray(start + i * width, start + i * width + Math.min(cols ?? width, width)));
+}
+
+// The frames `src` holds for the slider's `stop`, named `id` (any name when omitted), or null.
+export function framesAt(src, stop, id) {
+  for (const frames of src.held.values()) {
+    if ((id === undefined || frames.id === id) && frameOf(frames, stop) >= 0) return frames;
+  }
+  return null;
+}
+
+// Whether `src` holds frames named `id`, whatever their stops.
+function holds(src, id) {
+  return [...src.held.values()].some((frames) => frames.id === id);
+}
+
+// Whether `chart` is drawn from frames (float32, its reference figure) and which stop it
+// should show now: null when it shows its data as they came.
+export function frameFor(chart) {
+  const live = chart.live;
+  if (!live || live.drawn === undefined) return null;
+  const src = source(live.source);
+  if (src.stop === null || !holds(src, live.frames)) return null;
+  return src.stop;
+}
+
+// The frames `chart` follows at the stop it should show now (frameFor), or null.
+export function shownFrames(chart) {
+  const stop = frameFor(chart);
+  return stop === null ? null : framesAt(source(chart.live.source), stop, chart.live.frames);
+}
+
+// What `chart` should show: its data as they came (null) or "frames id:stop". Frames of
+// one stop that is not the current one: keep what is shown until the current stop's arrive.
+export function wanted(chart) {
+  const stop = frameFor(chart);
+  if (stop === null) return null;
+  if (!framesAt(source(chart.live.source), stop, chart.live.frames)) return chart.shows;
+  return `${chart.live.frames}:${stop}`;
+}

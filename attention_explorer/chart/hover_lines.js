@@ -1,0 +1,26 @@
+// The line view (BertViz's head view): a token under the pointer keeps its lines.
+
+// A line view (app/views/line_view.py's figure, layout.meta "line-view") draws its lines as path
+// shapes "M0,q L1,k M0,q′ L1,k′ …"; plotly.js draws each as an SVG path with the same
+// segments in the same order, in pixels. As in BertViz's head view, a token of the query
+// column (trace 0) under the pointer keeps the lines from it, one of the key column
+// (trace 1) the lines into it; leaving the token brings every line back. A click still
+// keeps a token's lines for good (Python draws them, and the picker names it).
+export function hoverLines(chart, point) {
+  const layout = chart.div._fullLayout;
+  if (!layout || chart.div.layout?.meta !== "line-view") return;
+  const side = point && point.curveNumber <= 1 ? point.curveNumber : null;
+  for (const path of chart.div.querySelectorAll(".shapelayer path[data-index]")) {
+    const shape = layout.shapes[Number(path.dataset.index)];
+    if (!shape || typeof shape.path !== "string") continue;
+    if (path.getAttribute("d") !== path.aeShown) path.aeAll = path.getAttribute("d"); // drawn anew
+    let d = path.aeAll;
+    if (side !== null) {
+      const ends = [...shape.path.matchAll(/M0,(\d+)L1,(\d+)/g)].map((m) => Number(m[side + 1]));
+      const segments = path.aeAll.split("M").slice(1); // the same lines, in pixels
+      d = segments.filter((_, j) => ends[j] === point.pointNumber).map((s) => `M${s}`).join("");
+    }
+    path.setAttribute("d", d);
+    path.aeShown = d;
+  }
+}

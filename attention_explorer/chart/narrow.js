@@ -1,0 +1,147 @@
+// Narrow screens: a title that fits, a mode bar that covers nothing, a whole table.
+//
+// Each chart is fitted after it is drawn (fitNarrow). On a phone a chart is ~360 px wide: a long title runs past the right edge (plotly.js
+// does not wrap it), plotly.js's toolbar (the mode bar, over the figure's top right
+// corner) covers the title, and a table whose header wraps to two lines pushes its last
+// row out of its fixed height. After a draw, measured: a title wider than the chart is
+// wrapped at its spaces and the top margin grows by the lines added (remembered for the
+// same title at the same width, so the next draw is fitted at once); a mode bar that
+// covers a title moves into a strip of its own above the figure; a table grows to show
+// every row, up to TABLE_MAX px (past it the rows scroll, as intended).
+const TABLE_MAX = 700;
+
+function titleOf(layout) {
+  return typeof layout.title === "string" ? layout.title : layout.title?.text;
+}
+
+// `layout` with what earlier draws at this width found it needs.
+export function fitted(chart, layout) {
+  const width = chart.div.clientWidth;
+  const out = { ...layout };
+  const fit = chart.titleFits?.get(`${width}|${titleOf(layout)}`);
+  if (fit) {
+    out.title = { ...(typeof layout.title === "object" ? layout.title : {}), ...fit.title };
+    out.margin = { ...(layout.margin || {}), t: (layout.margin?.t ?? 100) + fit.extra };
+    out.height = (layout.height ?? 450) + fit.extra;
+  }
+  const table = chart.tableFit;
+  if (table && table.width === width && table.spec === chart.spec) out.height = Math.max(out.height ?? 0, table.height);
+  return out;
+}
+
+const measurer = document.createElement("canvas").getContext("2d");
+
+// `text` (a title line, no markup) broken at spaces into lines no wider than `room` px,
+// in the font of the SVG text `element`.
+function wrapLine(text, room, element) {
+  const css = getComputedStyle(element);
+  measurer.font = `${css.fontWeight} ${css.fontSize} ${css.fontFamily}`;
+  const plain = (s) => s.replace(/&lt;/g, "<").replace(/&gt;/g, ">").replace(/&quot;/g, '"').replace(/&amp;/g, "&");
+  const lines = [];
+  for (const word of text.split(" ")) {
+    const last = lines.length ? `${lines[lines.length - 1]} ${word}` : null;
+    if (last !== null && measurer.measureText(plain(last)).width <= room) lines[lines.length - 1] = last;
+    else lines.push(word);
+  }
+  return lines;
+}
+
+// A figure of several panels on a phone: its labels run off the side or into each other.
+// It is then drawn WIDE px wide (at most), and its column scrolls sideways.
+const WIDE = 640;
+
+function crowded(gd) {
+  const box = gd.getBoundingClientRect();
+  const texts = [...gd.querySelectorAll(".annotation-text, .legendtext, .gtitle, .g-xtitle text, .g-ytitle text, .cbtitle text")]
+    .map((t) => t.getBoundingClientRect())
+    .filter((r) => r.width);
+  if (texts.some((r) => r.right > box.right + 1 || r.left < box.left - 1)) return true;
+  const titles = [...gd.querySelectorAll(".annotation-text")].map((t) => t.getBoundingClientRect()).filter((r) => r.width);
+  return titles.some((a, i) => titles.slice(i + 1).some((b) => a.left < b.right - 1 && b.left < a.right - 1 && a.top < b.bottom && b.top < a.bottom));
+}
+
+// Fit `chart`, just drawn from `figure`, to its width (see the top of this file).
+export async function fitNarrow(chart, figure) {
+  const gd = chart.div;
+  const layout = gd._fullLayout;
+  const width = gd.clientWidth;
+  if (!layout || !width) return;
+  const box = gd.getBoundingClientRect();
+  const update = {};
+  const source = titleOf(figure.layout);
+  const title = gd.querySelector(".g-gtitle .gtitle");
+  const key = `${width}|${source}`;
+  if (source && title && !chart.titleFits?.has(key)) {
+    const drawn = title.getBoundingClientRect();
+    if (drawn.width && drawn.right > box.right - 1) {
+      const room = box.right - 8 - drawn.left;
+      const lines = source.split(/<br\s*\/?>/i).flatMap((line) => {
+        const tagged = line.match(/^<(\w+)>([^<]*)<\/\1>$/); // a whole line in <sup> or <b>
+        if (tagged) return wrapLine(tagged[2], room, title).map((part) => `<${tagged[1]}>${part}</${tagged[1]}>`);
+        return line.includes("<") ? [line] : wrapLine(line, room, title);
+      });
+      const added = lines.length - source.split(/<br\s*\/?>/i).length;
+      if (added > 0) {
+        // The title hangs from where it starts, and keeps the room it had above the plot
+        // (subplot titles live there): the top margin grows by what the new lines take.
+        const [top, margin, height] = [drawn.top - box.top, layout.margin.t, layout.height];
+        const below = box.top + margin - drawn.bottom;
+        const hung = { text: lines.join("<br>"), y: 1, yref: "container", yanchor: "top", pad: { t: Math.max(0, top) } };
+        await window.Plotly.relayout(gd, {
+          "title.text": hung.text,
+          "title.y": 1,
+          "title.yref": "container",
+          "title.yanchor": "top",
+          "title.pad.t": hung.pad.t,
+        });
+        // plotly.js hangs a title of several lines higher than its first line was: down again.
+        const rise = top - (gd.querySelector(".g-gtitle .gtitle").getBoundingClientRect().top - gd.getBoundingClientRect().top);
+        if (rise > 0.5) {
+          hung.pad.t = Math.ceil(hung.pad.t + rise);
+          await window.Plotly.relayout(gd, { "title.pad.t": hung.pad.t });
+        }
+        const bottom = gd.querySelector(".g-gtitle .gtitle").getBoundingClientRect().bottom - gd.getBoundingClientRect().top;
+        const extra = Math.max(0, Math.ceil(bottom + below - margin));
+        (chart.titleFits ||= new Map()).set(key, { title: hung, extra });
+        Object.assign(update, { "margin.t": margin + extra, height: height + extra });
+      }
+    }
+  }
+  const view = gd.querySelector(".table-control-view")?.__data__;
+  if (view && gd._fullData.length === 1) {
+    const rows = (blocks) => (blocks || []).reduce((sum, b) => sum + b.rows.reduce((s, r) => s + (r.rowHeight || 0), 0), 0);
+    const margin = (update["margin.t"] ?? layout.margin.t) + layout.margin.b;
+    const needed = Math.ceil(rows(view.headerRowBlocks) + rows(view.rowBlocks) + margin + 2);
+    const height = update.height ?? layout.height;
+    if (needed > height && needed <= TABLE_MAX) {
+      update.height = needed;
+      chart.tableFit = { width, spec: chart.spec, height: needed };
+    }
+  }
+  if (Object.keys(update).length) await window.Plotly.relayout(gd, update);
+  if (!chart.wide && crowded(gd)) {
+    chart.wide = Math.max(width + 1, Math.min(WIDE, Math.round(width * 1.6)));
+    gd.style.minWidth = `${chart.wide}px`;
+    chart.host.style.overflowX = "auto";
+    await window.Plotly.Plots.resize(gd);
+  }
+  const bar = gd.querySelector(".modebar");
+  if (bar && !gd.classList.contains("ae-modebar-above")) {
+    const b = bar.getBoundingClientRect();
+    const covers = (r) => r.width && r.left < b.right && b.left < r.right && r.top < b.bottom && b.top < r.bottom;
+    const texts = gd.querySelectorAll(".g-gtitle .gtitle, .annotation-text, .legendtext");
+    if ([...texts].some((t) => covers(t.getBoundingClientRect()))) {
+      gd.style.setProperty("--ae-modebar", `${Math.ceil(b.height) + 2}px`);
+      gd.classList.add("ae-modebar-above");
+    }
+  }
+}
+
+if (!document.getElementById("ae-chart-style")) {
+  const style = document.createElement("style");
+  style.id = "ae-chart-style";
+  style.textContent = `
+.ae-chart.ae-modebar-above { margin-top: var(--ae-modebar); }
+.ae-chart.ae-modebar-above .modebar-container { top: calc(-1 * var(--ae-modebar)) !important; }`;
+  document.head.appendChild(style);
+}

@@ -1,0 +1,170 @@
+// A chart: mounted once per element, drawn with Plotly.react and updated in place.
+//
+// Streamlit calls the component again whenever a chart's data change; the chart stays in
+// the same element and Plotly.react draws the new figure (st.plotly_chart would remount
+// it). A chart whose `live.drawn` is set got a reference figure (the same data at every
+// stop, so Streamlit resends only a reference to it): with float32 frames the exact figure
+// of any stop is that figure with the stop's frame put in (exact.js), drawn at release.
+// Redraws wait their turn in a queue, so a release shows the new stop at once (the
+// previews) and spends Plotly.react's time after.
+
+import { download } from "./download.js";
+import { figureAt } from "./exact.js";
+import { allSources, follow, frameFor, shownFrames, wanted } from "./frames.js";
+import { hoverLines } from "./hover_lines.js";
+import { fitNarrow, fitted } from "./narrow.js";
+import { plotlyReady } from "./plotly_loader.js";
+import { restorePlotly } from "./preview.js";
+import { themeKey, themed } from "./theme.js";
+
+const charts = new WeakMap(); // parentElement -> chart
+
+// Draw `chart` at the stop it should show, unless it already does.
+function redraw(chart) {
+  const want = wanted(chart);
+  if (want === chart.shows) return null;
+  chart.shows = want;
+  chart.version += 1;
+  chart.div.dataset.pending = "1";
+  if (want === null) return react(chart, chart.figure);
+  return react(chart, figureAt(chart, shownFrames(chart), frameFor(chart)));
+}
+
+// Redraws from frames wait their turn, one chart per task, after two frames: a release
+// shows the new stop at once (the previews), sends it to Python, and only then
+// spends Plotly.react's 10-40 ms per chart, leaving the socket room in between.
+const queue = new Set();
+let pumping = false;
+
+// A chart with nothing left to draw is no longer pending (unless Plotly is drawing it).
+export function settled(chart) {
+  if (!chart.reacting && !queue.has(chart)) delete chart.div.dataset.pending;
+}
+
+// Queue `chart` for a redraw when it shows other than it should; whether it was queued.
+export function schedule(chart) {
+  if (wanted(chart) === chart.shows) return false;
+  queue.add(chart);
+  chart.div.dataset.pending = "1"; // until drawn (the tests wait on it)
+  if (!pumping) {
+    pumping = true;
+    // two frames: the first paints the preview, the second puts it on screen
+    requestAnimationFrame(() => requestAnimationFrame(() => setTimeout(pump, 0)));
+  }
+  return true;
+}
+
+// A chart in a closed expander waits until it is opened (a Plotly table of 43 rows costs
+// 60-150 ms to redraw, as much as all the heatmaps together).
+function folded(chart) {
+  const details = chart.div.closest("details");
+  if (!details || details.open) return false;
+  if (!details.aeWatched) {
+    details.aeWatched = true;
+    details.addEventListener("toggle", () => {
+      if (!details.open) return;
+      for (const src of allSources()) {
+        for (const other of src.charts) if (details.contains(other.div)) schedule(other);
+      }
+    });
+  }
+  return true;
+}
+
+async function pump() {
+  try {
+    while (queue.size) {
+      const chart = queue.values().next().value;
+      queue.delete(chart);
+      const drawing = chart.div.isConnected && !folded(chart) ? redraw(chart) : null;
+      if (drawing === null) {
+        if (!chart.reacting) delete chart.div.dataset.pending;
+        continue;
+      }
+      try {
+        await drawing;
+      } catch (error) { // one chart that fails to draw must not stop the others' redraws
+        console.error("Attention Explorer: a chart failed to redraw", error);
+        settled(chart);
+      }
+      await new Promise((resolve) => setTimeout(resolve, 0));
+    }
+  } finally {
+    pumping = false;
+  }
+}
+
+// Draw `figure` in `chart` with Plotly.react, then fit it to a narrow screen.
+async function react(chart, figure) {
+  const Plotly = await plotlyReady;
+  const version = chart.version;
+  // Our camera replaces plotly.js's; its "Share chart..." would upload to Plotly's cloud.
+  chart.config.modeBarButtonsToRemove = ["toImage", "sendChartToCloud"];
+  chart.config.modeBarButtonsToAdd = [{
+    name: "download",
+    title: "Download for a slide or a paper",
+    icon: Plotly.Icons.camera,
+    click: (gd) => download(chart, gd),
+  }];
+  // Bars and shapes restyled during a drag differ from the figure, so react redraws them.
+  chart.reacting = (chart.reacting || 0) + 1;
+  try {
+    await Plotly.react(chart.div, figure.data, themed(fitted(chart, figure.layout), chart.host), chart.config);
+    await fitNarrow(chart, figure);
+  } finally {
+    chart.reacting -= 1;
+  }
+  restorePlotly(chart);
+  if (!chart.listening) {
+    chart.listening = true;
+    chart.div.on("plotly_click", (event) => chart.onClick(event));
+    chart.div.on("plotly_hover", (event) => hoverLines(chart, event.points?.[0]));
+    chart.div.on("plotly_unhover", () => hoverLines(chart, null));
+  }
+  if (version === chart.version && !queue.has(chart)) delete chart.div.dataset.pending;
+}
+
+// A chart's data arrived (new, or the same again): draw what it should show now.
+export function mountChart(component) {
+  const { data, parentElement, setTriggerValue } = component;
+  let chart = charts.get(parentElement);
+  if (!chart) {
+    const div = document.createElement("div");
+    div.className = "ae-chart";
+    div.style.width = "100%";
+    parentElement.appendChild(div);
+    const key = parentElement.closest("[class*='st-key-']")?.className.match(/st-key-(\S+)/)?.[1];
+    chart = { div, host: parentElement, key, version: 0, listening: false };
+    charts.set(parentElement, chart);
+  }
+  chart.config = { responsive: true, ...data.config };
+  chart.print = data.print || null;
+  chart.onClick = (event) => {
+    if (!chart.clicks || !event.points.length) return;
+    const point = event.points[0];
+    const index = point.pointIndex;
+    setTriggerValue("click", {
+      trace: point.curveNumber,
+      row: Array.isArray(index) ? index[0] : index,
+      col: Array.isArray(index) ? index[1] : null,
+    });
+  };
+  chart.clicks = Boolean(data.clicks);
+  chart.live = data.live || null;
+  follow(chart);
+  const same = chart.spec === data.spec && chart.liveText === JSON.stringify(chart.live);
+  if (same && chart.theme === themeKey(chart.host)) return schedule(chart); // at most a new stop
+  chart.theme = themeKey(chart.host);
+  chart.spec = data.spec;
+  chart.liveText = JSON.stringify(chart.live);
+  chart.figure = JSON.parse(data.spec);
+  chart.cells = null; // the reference figure's customdata, decoded when first needed
+  chart.shows = undefined; // new data: draw them (at the current stop, from frames)
+  return redraw(chart);
+}
+
+// The chart in `element`, which has left the page: free its plot.
+export function forget(element) {
+  const chart = charts.get(element);
+  if (chart && window.Plotly) window.Plotly.purge(chart.div);
+}

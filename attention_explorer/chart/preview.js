@@ -1,0 +1,238 @@
+// The preview of a stop while the slider moves: one frame on every chart that follows it.
+//
+// A canvas over a heatmap's image shows the frame (indexing and colour mapping only, no
+// maths), bars are restyled, markers moved, titles relabelled, and a recoloured heatmap's
+// colour bar gets the frame's ticks. Whatever is touched here is Plotly's to draw again:
+// restorePlotly puts Plotly's own drawing back once the exact figure is drawn. Each frame
+// painted is announced to the page as an "ae-frame" event (its stop and timings).
+
+import { frameOf, framesAt, valueAt } from "./frames.js";
+
+// 256 RGBA colours along a Plotly colour scale ([[t, css colour], ...]), drawn by the canvas.
+function colourTable(colorscale) {
+  const canvas = document.createElement("canvas");
+  canvas.width = 256;
+  canvas.height = 1;
+  const ctx = canvas.getContext("2d");
+  const gradient = ctx.createLinearGradient(0, 0, 256, 0);
+  for (const [t, colour] of colorscale) gradient.addColorStop(t, colour);
+  ctx.fillStyle = gradient;
+  ctx.fillRect(0, 0, 256, 1);
+  return ctx.getImageData(0, 0, 256, 1).data;
+}
+
+// Show frame `stop` of `array` over the heatmap image Plotly drew for trace 0: a canvas
+// of one pixel per cell, in a foreignObject at the image's place and size (stretched
+// like it, pixelated), written with putImageData, while the image under it is hidden.
+// Rows are the canvas's rows, top to bottom, as the reversed y axes of our heatmaps draw
+// them. The canvas goes and Plotly's image comes back with the exact figure (restorePlotly).
+function recolour(chart, array, stop, limits, shows) {
+  const image = chart.div.querySelector(".heatmaplayer image");
+  const full = chart.div._fullData && chart.div._fullData[0];
+  if (!image || !full) return;
+  if (!chart.table) chart.table = new Uint32Array(colourTable(full.colorscale).buffer);
+  const [rows, cols] = [array.shape[1], array.shape[2]];
+  const shown = [full.z.length, full.z[0].length]; // a cropped figure shows fewer columns
+  const [zmin, zmax] = limits ? [-limits[stop], limits[stop]] : [full.zmin, full.zmax];
+  let preview = chart.preview;
+  if (!preview || preview.image !== image || !preview.holder.isConnected) {
+    removePreview(chart);
+    const holder = document.createElementNS(SVG, "foreignObject");
+    const canvas = document.createElement("canvas");
+    canvas.className = "ae-preview";
+    canvas.style.cssText = "display: block; width: 100%; height: 100%; image-rendering: pixelated";
+    [canvas.width, canvas.height] = [shown[1], shown[0]];
+    holder.appendChild(canvas);
+    image.after(holder);
+    const ctx = canvas.getContext("2d");
+    preview = { image, holder, canvas, ctx, pixels: ctx.createImageData(shown[1], shown[0]) };
+    preview.words = new Uint32Array(preview.pixels.data.buffer);
+    preview.style = image.getAttribute("style");
+    image.style.visibility = "hidden"; // what is seen is the canvas, whatever its gaps
+    chart.preview = preview;
+  }
+  for (const name of ["x", "y", "width", "height", "transform"]) {
+    if (image.hasAttribute(name)) preview.holder.setAttribute(name, image.getAttribute(name));
+  }
+  const { words, pixels } = preview;
+  const span = zmax - zmin || 1;
+  const start = stop * array.size;
+  const float = array.dtype === "f4";
+  for (let i = 0; i < shown[0]; i++) {
+    for (let j = 0; j < shown[1]; j++) {
+      let word = 0; // transparent, like Plotly's gaps
+      if (i < rows && j < cols) {
+        const v = float ? array.values[start + i * cols + j] : valueAt(array, stop, i * cols + j);
+        if (!Number.isNaN(v)) word = chart.table[Math.max(0, Math.min(255, Math.round(((v - zmin) / span) * 255)))];
+      }
+      words[i * shown[1] + j] = word;
+    }
+  }
+  preview.ctx.putImageData(pixels, 0, 0);
+  preview.canvas.dataset.shows = shows; // what the canvas shows, "frames id:stop"
+}
+
+const SVG = "http://www.w3.org/2000/svg";
+
+// The colour bar of a heatmap recoloured at frame `stop` with ± `limits[stop]`: the
+// frame's ticks (values and labels from the engine's frames) in place of Plotly's, each
+// put where the bar shows its value, as the canvas maps values to colours. Plotly's own
+// labels are hidden until it draws the figure again (restorePlotly).
+function relabelColourBar(chart, ticks, limits, stop) {
+  const bar = chart.div.querySelector(".colorbar");
+  const fill = bar?.querySelector(".cbfill");
+  const axis = bar?.querySelector(".cbaxis");
+  const model = axis?.querySelector(":scope > g"); // one of Plotly's tick labels
+  if (!fill || !model || !ticks) return;
+  touch(chart, axis, "style", "hidden", "visibility");
+  let ours = chart.colourBarTicks;
+  if (!ours || !ours.isConnected) {
+    ours = document.createElementNS(SVG, "g");
+    ours.setAttribute("class", "ae-cbticks");
+    axis.after(ours);
+    chart.colourBarTicks = ours;
+  }
+  ours.replaceChildren();
+  const [values, labels] = ticks[stop];
+  const limit = limits[stop] || 1;
+  const [top, height] = [Number(fill.getAttribute("y")), Number(fill.getAttribute("height"))];
+  values.forEach((value, i) => {
+    const tick = model.cloneNode(true);
+    tick.removeAttribute("class");
+    ours.appendChild(tick);
+    const text = tick.querySelector("text");
+    const y = top + height * (1 - (value + limit) / (2 * limit)); // the bar runs up from -limit
+    const at = new DOMPoint(0, y).matrixTransform(fill.getCTM()).matrixTransform(tick.getCTM().inverse());
+    text.textContent = labels[i];
+    text.removeAttribute("data-unformatted");
+    text.setAttribute("transform", `translate(0,${at.y})`);
+  });
+  chart.div.dataset.colourBar = String(stop);
+}
+
+// Take the preview canvas away and show Plotly's image again.
+function removePreview(chart) {
+  const preview = chart.preview;
+  if (!preview) return;
+  preview.holder.remove();
+  if (preview.image.isConnected) {
+    if (preview.style === null) preview.image.removeAttribute("style");
+    else preview.image.setAttribute("style", preview.style);
+  }
+  chart.preview = null;
+}
+
+// Give Plotly back its own drawing: after a drag ends on the stop already drawn, or after
+// Plotly.react (which leaves an image alone when the figure did not change).
+export function restorePlotly(chart) {
+  removePreview(chart);
+  chart.colourBarTicks?.remove();
+  chart.colourBarTicks = null;
+  delete chart.div.dataset.recoloured;
+  delete chart.div.dataset.colourBar;
+  // A label made while the hover was hidden holds the numbers of the figure before.
+  if (chart.hoverHidden) window.Plotly?.Fx.unhover(chart.div);
+  chart.hoverHidden = false;
+  for (const [element, record] of chart.touched || []) {
+    for (const [attr, { original, ours }] of Object.entries(record)) {
+      if (element.getAttribute(attr) !== ours) continue; // Plotly has drawn it again
+      if (original === null) element.removeAttribute(attr);
+      else element.setAttribute(attr, original);
+    }
+  }
+  chart.touched = null;
+}
+
+// Set an attribute (or one style property) that Plotly drew, remembering Plotly's value so
+// that restorePlotly can put it back if Plotly has not redrawn the element since.
+function touch(chart, element, attr, value, property) {
+  if (!chart.touched) chart.touched = new Map();
+  if (!chart.touched.has(element)) chart.touched.set(element, {});
+  const record = chart.touched.get(element);
+  if (!(attr in record)) record[attr] = { original: element.getAttribute(attr) };
+  if (property) element.style[property] = value;
+  else element.setAttribute(attr, value);
+  record[attr].ours = element.getAttribute(attr);
+}
+
+// While a chart shows a stop its figure does not hold, a hover label would give the
+// figure's numbers, not the ones seen: hide the labels until Plotly draws that stop.
+function hideHover(chart) {
+  const layer = chart.div.querySelector(".hoverlayer");
+  if (!layer || chart.hoverHidden) return;
+  window.Plotly?.Fx.unhover(chart.div);
+  touch(chart, layer, "style", "hidden", "visibility");
+  chart.hoverHidden = true;
+}
+
+// Bars of trace 0 at frame `stop`: one row of `array`, heights and colours. Plotly draws a
+// bar as "M x0,y0 V y1 H x1 V y0 Z"; only y1 and the fill change.
+function moveBars(chart, array, stop, row, colours) {
+  const axis = chart.div._fullLayout && chart.div._fullLayout.yaxis;
+  const paths = chart.div.querySelectorAll(".barlayer .trace:first-child .point path");
+  const n = array.shape[2];
+  if (!axis || paths.length !== n) return;
+  paths.forEach((path, j) => {
+    const value = valueAt(array, stop, row * n + j);
+    const original = chart.touched?.get(path)?.d?.original ?? path.getAttribute("d");
+    const [x0, y0, , x1] = original.match(/-?[\d.]+(?:e-?\d+)?/g).map(Number);
+    touch(chart, path, "d", `M${x0},${y0}V${axis.c2p(value)}H${x1}V${y0}Z`);
+    const colour = colours[Math.max(0, Math.min(255, Math.round(value * 255)))];
+    touch(chart, path, "style", colour, "fill");
+  });
+}
+
+// Shapes at the current scale (vertical lines on log axes) moved to `scale`.
+function moveMarkers(chart, indices, scale) {
+  const layout = chart.div._fullLayout;
+  for (const index of indices) {
+    const shape = layout.shapes[index];
+    const path = chart.div.querySelector(`.shapelayer path[data-index="${index}"]`);
+    if (!shape || !path) continue;
+    const axis = layout[`xaxis${shape.xref.slice(1)}`];
+    const shift = axis.c2p(scale) - axis.c2p(shape.x0);
+    touch(chart, path, "transform", `translate(${shift},0)`);
+  }
+}
+
+// Show the slider's `stop` on every chart that follows `src`, from the frames held for it.
+export function showFrame(src, stop) {
+  const started = performance.now();
+  const parts = {};
+  let held = false;
+  for (const chart of src.charts) {
+    const live = chart.live;
+    // Frames of other stops only (past 128 tokens): wait for the stop's own.
+    const frames = framesAt(src, stop, live.frames);
+    held ||= frames !== null;
+    // not yet drawn by Plotly (the frames of one stop may come before a chart's first draw)
+    if (!frames || !chart.div.isConnected || !chart.div._fullLayout) continue;
+    if (chart.shows === `${frames.id}:${stop}`) {
+      if (!chart.reacting) restorePlotly(chart); // back on the stop drawn: Plotly's own
+      continue;
+    }
+    const frame = frameOf(frames, stop);
+    const begun = performance.now();
+    if (live.title) {
+      const title = chart.div.querySelector(".gtitle");
+      const text = live.title.replace("{scale}", frames.titles[frame]); // the first line
+      const lines = title ? title.querySelectorAll("tspan.line") : [];
+      if (lines.length) lines[0].textContent = text;
+      else if (title) title.textContent = text;
+    }
+    if (live.heatmap) {
+      const array = frames.arrays[live.heatmap];
+      recolour(chart, array, frame, live.limits ? frames.limits[live.limits] : null, `${frames.id}:${stop}`);
+      chart.div.dataset.recoloured = String(stop);
+      if (live.limits) relabelColourBar(chart, frames.ticks?.[live.limits], frames.limits[live.limits], frame);
+    }
+    if (live.bar) moveBars(chart, frames.arrays[live.bar], frame, live.row, live.colors);
+    if (live.markers) moveMarkers(chart, live.markers, frames.scales[frame]);
+    if (live.heatmap || live.bar) hideHover(chart);
+    parts[chart.key] = performance.now() - begun;
+  }
+  if (!held) return; // no frames of this stop yet: nothing was painted
+  const painted = performance.now();
+  window.dispatchEvent(new CustomEvent("ae-frame", { detail: { stop, started, painted, parts } }));
+}
+

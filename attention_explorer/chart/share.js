@@ -1,0 +1,114 @@
+// The share box: the address bar's link, kept up to date, with a copy button, and the same
+// link in presentation mode.
+//
+// The address bar is the one place that always holds the whole view (every control, the
+// tokens picked, the scale after in-browser steps): Streamlit writes it after every run,
+// a fragment's included, while a box drawn by Python would keep the link of the last full
+// run. User text (the link holds the student's sentence) is only ever set as textContent.
+
+const STYLE = `
+.ae-share { font-size: 0.875rem; }
+.ae-share p { margin: 0 0 0.25rem; color: var(--st-text-color); opacity: 0.7; }
+.ae-share-row { display: flex; gap: 0.5rem; align-items: flex-start; margin-bottom: 0.75rem; }
+.ae-share-row code {
+  flex: 1; min-width: 0; overflow-wrap: anywhere; white-space: pre-wrap; padding: 0.5rem;
+  border-radius: 0.5rem; font-family: var(--st-code-font, monospace); font-size: 0.8rem;
+  background: var(--st-secondary-background-color); color: var(--st-text-color);
+}
+.ae-share-row button {
+  flex: none; cursor: pointer; padding: 0.35rem 0.6rem; border-radius: 0.5rem;
+  border: 1px solid var(--st-border-color, #ccc); background: transparent;
+  color: var(--st-text-color); font: inherit;
+}
+`;
+
+function addStyle() {
+  if (document.getElementById("ae-page-style")) return;
+  const style = document.createElement("style");
+  style.id = "ae-page-style";
+  style.textContent = STYLE;
+  document.head.appendChild(style);
+}
+
+// Streamlit writes the query string with history.pushState / replaceState; an event after
+// each lets the share boxes follow. Wrapped once per window.
+function watchHistory() {
+  if (window.__aeHistoryWatched) return;
+  window.__aeHistoryWatched = true;
+  for (const name of ["pushState", "replaceState"]) {
+    const original = history[name];
+    history[name] = function (...args) {
+      const result = original.apply(this, args);
+      window.dispatchEvent(new Event("ae-url"));
+      return result;
+    };
+  }
+  window.addEventListener("popstate", () => window.dispatchEvent(new Event("ae-url")));
+}
+
+// The view's link in presentation mode: the same address with present=1.
+function presenting(href) {
+  const url = new URL(href);
+  url.searchParams.set("present", "1");
+  return url.toString();
+}
+
+async function copy(text, button) {
+  try {
+    await navigator.clipboard.writeText(text); // only in a secure context (https, localhost)
+  } catch {
+    const area = document.createElement("textarea"); // a class served over plain http
+    area.value = text;
+    area.style.cssText = "position: fixed; opacity: 0";
+    document.body.appendChild(area);
+    area.select();
+    document.execCommand("copy");
+    area.remove();
+  }
+  button.textContent = "Copied";
+  setTimeout(() => (button.textContent = "Copy"), 1500);
+}
+
+function row(box, note) {
+  const caption = document.createElement("p");
+  caption.textContent = note;
+  const line = document.createElement("div");
+  line.className = "ae-share-row";
+  const code = document.createElement("code");
+  const button = document.createElement("button");
+  button.type = "button";
+  button.textContent = "Copy";
+  button.title = "Copy the link";
+  button.addEventListener("click", () => copy(code.textContent, button));
+  line.append(code, button);
+  box.append(caption, line);
+  return code;
+}
+
+// The share box in `parentElement` (made once), showing the link now.
+export function mountShare(parentElement) {
+  addStyle();
+  watchHistory();
+  let box = parentElement.querySelector(".ae-share");
+  if (!box) {
+    box = document.createElement("div");
+    box.className = "ae-share";
+    const link = row(box, "The link carries every control, the tokens picked and the scale: it is the address bar's.");
+    link.classList.add("ae-share-link");
+    const present = row(box, "The same view in presentation mode:");
+    present.classList.add("ae-share-present");
+    parentElement.appendChild(box);
+    const show = () => {
+      link.textContent = location.href;
+      present.textContent = presenting(location.href);
+    };
+    window.addEventListener("ae-url", show);
+    box.aeShow = show;
+    box.aeForget = () => window.removeEventListener("ae-url", show);
+  }
+  box.aeShow();
+  return box;
+}
+
+// ---- every page --------------------------------------------------------------------------
+

@@ -1,0 +1,30 @@
+// Presentation mode: the screen's size, told to Python.
+//
+// Python lays presentation mode's figures out for the screen (app/views/chart.py): say its
+// size when it differs from the size Python assumed (`known`), at first and after a resize.
+// Data: {kind: "viewport", known: [width, height]}.
+
+export function mountViewport(component) {
+  const { data, parentElement, setStateValue } = component;
+  let marker = parentElement.querySelector(".ae-viewport");
+  if (!marker) {
+    marker = document.createElement("div");
+    marker.className = "ae-viewport";
+    parentElement.appendChild(marker);
+    let timer;
+    window.addEventListener("resize", () => {
+      clearTimeout(timer);
+      timer = setTimeout(() => marker.report(), 300);
+    });
+  }
+  marker.dataset.known = data.known.join("x");
+  marker.report = () => {
+    const size = [window.innerWidth, window.innerHeight];
+    const text = size.join("x");
+    marker.dataset.size = text;
+    if (text === marker.dataset.known || text === marker.dataset.sent) return;
+    marker.dataset.sent = text; // once per size, even if Python keeps its assumption
+    setStateValue("size", size);
+  };
+  marker.report();
+}
