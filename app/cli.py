@@ -20,7 +20,7 @@ TEXT_VARIABLE = "ATTENTION_EXPLORER_TEXT"
 #: The cache budget in MB, read by :mod:`app.data.cache` (not imported here: it loads Streamlit).
 CACHE_VARIABLE = "ATTENTION_EXPLORER_CACHE_MB"
 
-#: ``.streamlit/config.toml``'s settings (``tests/test_cli.py`` checks they agree), except
+#: ``.streamlit/config.toml``'s settings (``tests/app/test_cli.py`` checks they agree), except
 #: ``server.headless``: the command opens a browser when there is a display.
 SERVER_OPTIONS = {
     "global.minCachedMessageSize": "256",

@@ -16,6 +16,7 @@ import: offline, never from a CDN, and not kept in git.
 from __future__ import annotations
 
 import shutil
+import uuid
 from pathlib import Path
 
 import plotly
@@ -34,9 +35,14 @@ def copy_plotly_js(source=PLOTLY_JS, asset_dir=ASSET_DIR):
     """
     target = asset_dir / source.name
     if not target.exists() or target.stat().st_size != source.stat().st_size:
-        partial = target.with_suffix(".partial")
-        shutil.copyfile(source, partial)
-        partial.replace(target)  # atomic: a concurrent server never serves half a file
+        # A file of this process's own: replicas or test workers starting together in a
+        # fresh checkout each copy, and each rename puts the same bytes in place.
+        partial = asset_dir / f".{source.name}.{uuid.uuid4().hex}.partial"
+        try:
+            shutil.copyfile(source, partial)
+            partial.replace(target)  # atomic: a concurrent server never serves half a file
+        finally:
+            partial.unlink(missing_ok=True)
     return target
 
 

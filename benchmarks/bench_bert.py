@@ -10,6 +10,11 @@ turns on the same token ids, in blocks (see :data:`BLOCK`), on the app's default
 ratio and the load average::
 
     python3 benchmarks/bench_bert.py [--runs 40] [--torch-python /tmp/torchenv/bin/python]
+                                     [--serial] [--hogs 1]
+
+``--serial`` adds a third side, the engine with ``parallel=False`` (every part of a layer
+on the caller, the same bits), and prints what the worker thread buys; ``--hogs N``
+keeps N processes spinning on the CPU for the whole run, a machine busy with other work.
 
 PyTorch is a development tool, never a dependency: the PyTorch side runs in the Python
 given by ``--torch-python`` (or the ``TORCH_PYTHON`` environment variable), by default
@@ -43,14 +48,15 @@ SETTLE_S = 0.3
 THREAD_VARIABLES = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")
 
 
-def numpy_worker(folder):
+def numpy_worker(folder, parallel=True):
     import numpy as np
 
     from engine.bert import run_ids
     from engine.checkpoint import load_minilm
 
     model = load_minilm(folder)
-    return lambda ids: run_ids(model, ids), f"numpy {np.__version__}"
+    how = "" if parallel else ", parallel=False"
+    return lambda ids: run_ids(model, ids, parallel=parallel), f"numpy {np.__version__}{how}"
 
 
 def torch_worker(folder, threads=None):
@@ -78,7 +84,7 @@ def serve(kind, folder, torch_threads):
     if kind == "torch":
         forward, version = torch_worker(folder, torch_threads)
     else:
-        forward, version = numpy_worker(folder)
+        forward, version = numpy_worker(folder, parallel=kind == "numpy")
     print(json.dumps(version), flush=True)
     for line in sys.stdin:
         request = json.loads(line)
@@ -150,7 +156,11 @@ def main():
     parser.add_argument(
         "--torch-threads", type=int, help="PyTorch's threads (default: its own, one per core)"
     )
-    parser.add_argument("--worker", choices=("numpy", "torch"), help=argparse.SUPPRESS)
+    parser.add_argument(
+        "--serial", action="store_true", help="also time the engine with parallel=False"
+    )
+    parser.add_argument("--hogs", type=int, default=0, help="processes spinning meanwhile")
+    parser.add_argument("--worker", choices=("numpy", "serial", "torch"), help=argparse.SUPPRESS)
     parser.add_argument("--folder", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.worker:
@@ -167,6 +177,8 @@ def main():
     removed = [name for name in THREAD_VARIABLES if name in os.environ]
     print(f"workers' environment: the default ({', '.join(removed) or 'nothing'} removed)")
     workers = {"numpy": Worker(sys.executable, "numpy", folder)}
+    if args.serial:
+        workers["serial"] = Worker(sys.executable, "serial", folder)
     python = torch_python(args.torch_python)
     if python is None:
         print("PyTorch comparison skipped: no Python given that imports torch and transformers")
@@ -174,8 +186,23 @@ def main():
         workers["torch"] = Worker(python, "torch", folder, args.torch_threads)
     for worker in workers.values():
         print(worker.version)
+    hogs = [subprocess.Popen([sys.executable, "-c", "while 1: pass"]) for _ in range(args.hogs)]
+    try:
+        compare(workers, tokenizer, args)
+    finally:
+        for hog in hogs:
+            hog.kill()
+            hog.wait()
+    for worker in workers.values():
+        worker.close()
+
+
+def compare(workers, tokenizer, args):
+    """Time each side on each case, in alternating blocks; print the medians and ratios."""
+    print(f"processes spinning meanwhile: {args.hogs}")
     print("load average before: {:.2f} {:.2f} {:.2f}".format(*os.getloadavg()))
-    print(f"\n{'case':<16} {'tokens':>6} {'numpy ms':>9} {'torch ms':>9} {'numpy/torch':>11}")
+    header = f"\n{'case':<16} {'tokens':>6} {'numpy ms':>9} {'torch ms':>9} {'numpy/torch':>11}"
+    print(header + (f" {'serial ms':>9} {'serial/numpy':>12}" if args.serial else ""))
     for name, ids in cases(tokenizer).items():
         timings = {side: [] for side in workers}
         for block in range(max(args.runs // BLOCK, 1)):  # alternate: load drifts hit both alike
@@ -184,14 +211,15 @@ def main():
                 time.sleep(SETTLE_S)
                 timings[side] += workers[side].time(ids, BLOCK)
         ms = {side: statistics.median(found) * 1e3 for side, found in timings.items()}
+        line = f"{name:<16} {len(ids):>6} {ms['numpy']:>9.2f}"
         if "torch" in ms:
-            ratio = f"{ms['numpy'] / ms['torch']:>11.2f}"
-            print(f"{name:<16} {len(ids):>6} {ms['numpy']:>9.2f} {ms['torch']:>9.2f} {ratio}")
+            line += f" {ms['torch']:>9.2f} {ms['numpy'] / ms['torch']:>11.2f}"
         else:
-            print(f"{name:<16} {len(ids):>6} {ms['numpy']:>9.2f} {'-':>9} {'-':>11}")
+            line += f" {'-':>9} {'-':>11}"
+        if "serial" in ms:
+            line += f" {ms['serial']:>9.2f} {ms['serial'] / ms['numpy']:>12.2f}"
+        print(line, flush=True)
     print("load average after: {:.2f} {:.2f} {:.2f}".format(*os.getloadavg()))
-    for worker in workers.values():
-        worker.close()
 
 
 if __name__ == "__main__":

@@ -2,10 +2,11 @@
 
 No Streamlit, Plotly or pandas here; randomness only from explicit seeds; the same
 inputs give bit-identical outputs on any machine, whatever its CPUs and threads, for
-matrix products run with BLAS on one thread (:mod:`engine.blas`). Importing or running
-the engine changes nothing else in the process. Row convention (tokens are rows, as in the papers)
-unless a module says otherwise; :mod:`engine.book` holds the textbook's column
-convention.
+matrix products run with BLAS on one thread (:mod:`engine.blas`). Importing the engine
+changes nothing in the process; running it, nothing but one idle thread, which a layer
+of 128 tokens or more makes to compute half its sums (:mod:`engine.parts`). Row
+convention (tokens are rows, as in the papers) unless a module says otherwise;
+:mod:`engine.book` holds the textbook's column convention.
 
 Dimension vocabulary, used in every docstring and shape comment:
 
@@ -18,6 +19,7 @@ n_heads   attention heads
 d_head    features per head, d_model // n_heads
 d_k       features of a query or key (d_head inside multi-head attention)
 d_v       features of a value
+n_vocab   tokens in a pretrained model's vocabulary
 N, D      the book's names for n and d_model (column convention)
 ========  ==============================================================
 """

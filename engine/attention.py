@@ -13,6 +13,7 @@ from typing import NamedTuple
 import numpy as np
 
 from engine import blas
+from engine.parts import in_parts, share
 from engine.positional import rotary_embedding
 
 __all__ = [
@@ -388,6 +389,8 @@ def multi_head_attention(
     b_o=None,
     memory=None,
     weights_out=None,
+    parts=1,
+    parallel=True,
 ):
     r"""Multi-head attention (Vaswani et al. 2017, section 3.2.2): self- or cross-attention.
 
@@ -412,6 +415,10 @@ def multi_head_attention(
     b_q, b_k, b_v, b_o : ndarray of shape (d_model,), optional; no bias when None
     memory : ndarray of shape (n_k, d_model), optional; default ``x`` (self-attention)
     weights_out : ndarray of shape (n_heads, n_q, n_k), optional; receives the weights
+    parts : int, at most n_heads
+        The heads in this many groups, each projected by its rows of ``W^O``, the terms
+        summed in order (:func:`engine.parts.in_parts`); rounds as the layer does.
+    parallel : bool, the groups after the first on the engine's worker thread: the same bits
 
     Returns
     -------
@@ -420,14 +427,44 @@ def multi_head_attention(
     x = np.asarray(x)
     memory = x if memory is None else np.asarray(memory)
     _check_heads(x.shape[-1], n_heads)
-    q = split_heads(linear(x, w_q, b_q), n_heads)  # [n_q, d_model] -> [n_heads, n_q, d_head]
-    k = split_heads(linear(memory, w_k, b_k), n_heads)  # [n_k, d_model] -> [n_heads, n_k, d_head]
-    v = split_heads(linear(memory, w_v, b_v), n_heads)
-    if rotary:
-        q, k = rotary_embedding(q), rotary_embedding(k)
-    heads = scaled_dot_product_attention(q, k, v, mask=mask, scale=scale, weights_out=weights_out)
-    concat = merge_heads(heads.output)  # [n_heads, n_q, d_head] -> [n_q, d_model]
-    return MultiHeadResult(q, k, v, heads, concat, linear(concat, w_o, b_o))
+    d_head = x.shape[-1] // n_heads
+    found = [None] * parts
+
+    def attend(part):  # a group of heads, start to finish, and its term of Concat(...) W^O
+        heads = share(n_heads, parts, part)
+        f = slice(heads.start * d_head, heads.stop * d_head)  # their columns of W^Q, W^K, W^V
+        count = heads.stop - heads.start
+        q = split_heads(linear(x, w_q[:, f], _cut(b_q, f)), count)  # -> [count, n_q, d_head]
+        k = split_heads(linear(memory, w_k[:, f], _cut(b_k, f)), count)  # -> [count, n_k, d_head]
+        v = split_heads(linear(memory, w_v[:, f], _cut(b_v, f)), count)
+        if rotary:
+            q, k = rotary_embedding(q), rotary_embedding(k)
+        out = None if weights_out is None else weights_out[heads]
+        attended = scaled_dot_product_attention(q, k, v, mask=mask, scale=scale, weights_out=out)
+        concat = merge_heads(attended.output)  # [count, n_q, d_head] -> [n_q, count * d_head]
+        found[part] = q, k, v, attended, concat
+        return linear(concat, w_o[f])  # [n_q, count * d_head] -> [n_q, d_model]
+
+    output = in_parts(attend, parts, parallel)
+    if b_o is not None:
+        output += b_o
+    q, k, v, attended, concat = zip(*found, strict=True)  # each a tuple over the groups
+    heads = attended[0]._replace(
+        q=_joined(q),
+        k=_joined(k),
+        weights=_joined([a.weights for a in attended]) if weights_out is None else weights_out,
+        output=_joined([a.output for a in attended]),
+    )
+    return MultiHeadResult(heads.q, heads.k, _joined(v), heads, _joined(concat, axis=1), output)
+
+
+def _cut(bias, features):
+    return None if bias is None else bias[features]
+
+
+def _joined(groups, axis=0):
+    """The groups' arrays as one (the one itself when there is one: no copy)."""
+    return groups[0] if len(groups) == 1 else np.concatenate(groups, axis=axis)
 
 
 class QueryStages(NamedTuple):

@@ -1,19 +1,26 @@
-"""A pretrained BERT encoder (all-MiniLM-L6-v2 by default) run forward in NumPy.
+"""A pretrained transformer (all-MiniLM-L6-v2 by default) run forward in NumPy.
 
-The architecture is BERT's (Devlin et al. 2019, "BERT: Pre-training of Deep
-Bidirectional Transformers", section 3): learned word, position and segment embeddings,
-then encoder layers, post-LayerNorm with exact-erf GELU (Vaswani et al. 2017, section
-3.1). Each layer is :func:`engine.layers.encoder_layer`, the function the toy model and
-the translator run too. The weights and sizes come from :mod:`engine.checkpoint`; the
-analyses of a run (rollout, the head finder) are in :mod:`engine.analysis`.
+One forward pass for every family :mod:`engine.checkpoint` reads. The encoders are
+BERT's architecture (Devlin et al. 2019, "BERT: Pre-training of Deep Bidirectional
+Transformers", section 3): learned word, position and segment embeddings, then
+post-LayerNorm layers (Vaswani et al. 2017, section 3.1). GPT-2 (Radford et al. 2019,
+section 2.3) differs only in data: no segments and no embedding LayerNorm, pre-LN layers
+with a causal mask, a final LayerNorm, and next-token logits from the word embeddings.
+Each layer is :func:`engine.layers.encoder_layer`, the function the toy model and the
+translator run too. The weights and sizes come from :mod:`engine.checkpoint`; the
+analyses of a run (rollout, the head finder) are in :mod:`engine.analysis`; next-token
+probabilities and generation in :mod:`engine.generate`.
 
 The code follows picoGPT (jaymody/picoGPT): one small function per operation, the
-parameters a nested dict passed with ``**``. The reference it must agree with is
-Hugging Face transformers' ``BertModel`` (``models/bert/modeling_bert.py``), eager
-attention; ``tests/test_bert.py`` checks every attention map against its output.
+parameters a nested dict passed with ``**``. The references it must agree with are
+Hugging Face transformers' ``BertModel``, ``RobertaModel``, ``DistilBertModel``,
+``ElectraModel`` and ``GPT2LMHeadModel``, eager attention; ``tests/engine/test_bert.py`` and
+``tests/engine/test_checkpoints.py`` check every attention map against their outputs.
 
-Beyond the dimension vocabulary of :mod:`engine`, ``n_layers`` counts encoder layers
-and ``d_ff`` the features inside the feed-forward block. Everything is float32.
+Beyond the dimension vocabulary of :mod:`engine`, ``n_layers`` counts layers,
+``d_ff`` the features inside the feed-forward block, ``d_embedding`` the features of
+the embeddings (d_model but for ELECTRA) and ``n_vocab`` the vocabulary. Everything is
+float32.
 """
 
 from __future__ import annotations
@@ -23,8 +30,15 @@ from typing import NamedTuple
 import numpy as np
 
 from engine import blas
-from engine.attention import MultiHeadResult, causal_mask, merge_heads, multi_head_attention
+from engine.attention import (
+    MultiHeadResult,
+    causal_mask,
+    linear,
+    merge_heads,
+    multi_head_attention,
+)
 from engine.layers import ACTIVATIONS, encoder_layer, layer_norm
+from engine.parts import parts_for
 from engine.tokenize import piece_labels
 
 __all__ = [
@@ -32,12 +46,13 @@ __all__ = [
     "LayerRun",
     "LayerWeights",
     "TooLongError",
-    "bert",
     "embed",
     "layer_run",
     "layer_stages",
+    "position_ids",
     "run",
     "run_ids",
+    "transformer",
 ]
 
 
@@ -47,39 +62,54 @@ class TooLongError(ValueError):
     Attributes
     ----------
     n_tokens : int
-        Tokens in the text, counting [CLS] and [SEP].
+        Tokens in the text, counting the special tokens the tokenizer adds.
     limit : int
         Positions the model has.
     """
 
-    def __init__(self, n_tokens, limit):
+    def __init__(self, n_tokens, limit, special_tokens=("[CLS]", "[SEP]")):
         self.n_tokens = n_tokens
         self.limit = limit
+        if special_tokens:
+            names = " and ".join(special_tokens)
+            counted = f", counting {names}"
+            room = f"{limit} ({limit - len(special_tokens)} plus {names})"
+        else:
+            counted, room = "", f"{limit}"
         super().__init__(
-            f"This text is {n_tokens} tokens, counting [CLS] and [SEP]; the model reads at "
-            f"most {limit} ({limit - 2} plus [CLS] and [SEP]). Shorten it."
+            f"This text is {n_tokens} tokens{counted}; the model reads at most {room}. Shorten it."
         )
 
 
 class BertRun(NamedTuple):
-    """One forward pass and everything the pages draw from it.
+    """One forward pass and everything the pages draw from it (any family, not only BERT).
 
     Attributes
     ----------
     tokens : list of str
-        WordPiece tokens, starting with [CLS] and ending with [SEP].
+        The model's own tokens, with the special tokens its tokenizer adds ([CLS] …
+        [SEP], <s> … </s>, none for GPT-2).
     labels : list of str
-        The piece of the text each token covers (the token itself for [CLS], [SEP]).
+        The piece of the text each token covers (the token itself for a special token).
     offsets : list of (int, int), or None
-        Character span of each token in the text; (0, 0) for [CLS] and [SEP]; None when
+        Character span of each token in the text; (0, 0) for special tokens; None when
         run from ids.
     ids : ndarray of shape (n,)
     attentions : ndarray of shape (n_layers, n_heads, n, n)
         Softmax weights; row ``i`` is how query token ``i`` spreads its attention.
+        ``attentions[:, :, -1]`` is the last token's, across layers and heads: in a
+        causal model, the attention behind the next-token prediction.
     hidden_states : ndarray of shape (n_layers + 1, n, d_model)
-        The embeddings, then each layer's output.
+        The embeddings, then each layer's output (the residual stream, as each layer
+        hands it on: for GPT-2 before the final LayerNorm, where transformers'
+        ``hidden_states[-1]`` is after it; that one is ``last_hidden_state``).
     queries, keys : ndarray of shape (n_layers, n_heads, n, d_head)
         Per-head projections after the bias, before the 1/√d_head scaling.
+    last_hidden_state : ndarray of shape (n, d_model)
+        What the model hands to a head: ``hidden_states[-1]``, after the final
+        LayerNorm in a model that has one (GPT-2's ``ln_f``).
+    next_logits : ndarray of shape (n_vocab,), or None
+        The next token's logits after the last token, for a model with an LM head.
     """
 
     tokens: list[str]
@@ -90,30 +120,60 @@ class BertRun(NamedTuple):
     hidden_states: np.ndarray
     queries: np.ndarray
     keys: np.ndarray
+    last_hidden_state: np.ndarray | None = None
+    next_logits: np.ndarray | None = None
+
+    @property
+    def last_token_attention(self):
+        """How the last token attends, in every layer and head, shape (n_layers, n_heads, n)."""
+        return self.attentions[:, :, -1]
 
 
-def embed(ids, wte, wpe, wtt, ln_e, eps):  # [n] -> [n, d_model]
+def position_ids(ids, offset=0, pad_id=None):  # [n] -> [n]
+    """The position-embedding row of each token: ``offset, offset + 1, …``.
+
+    RoBERTa (``pad_id`` set, ``offset = pad_id + 1``) counts only the tokens that are not
+    its padding token, and gives a padding token row ``pad_id``, as transformers'
+    ``create_position_ids_from_input_ids`` does.
+    """
+    if pad_id is None:
+        return offset + np.arange(len(ids))
+    real = ids != pad_id
+    return np.where(real, offset - 1 + np.cumsum(real), pad_id)
+
+
+def embed(ids, types, config, wte, wpe, wtt=None, ln_e=None, proj=None):  # [n] -> [n, d_model]
     r"""Token, position and segment embeddings, summed and normalised (BERT, section 3.2).
 
-    .. math:: x_i = \operatorname{LN}(E_{word}[t_i] + E_{pos}[i] + E_{type}[0])
+    .. math:: x_i = \operatorname{LN}(E_{word}[t_i] + E_{type}[s_i] + E_{pos}[p_i])
 
-    Every token is in segment 0: the app feeds one text, never a sentence pair.
+    A family without segments (DistilBERT, GPT-2) has no ``wtt``; GPT-2 no ``ln_e``
+    either (its layers normalise their own inputs); ELECTRA projects its smaller
+    embeddings to d_model after the LayerNorm (``proj``).
 
     Parameters
     ----------
-    ids : int ndarray of shape (n,)
-    wte : ndarray of shape (n_vocab, d_model)
-    wpe : ndarray of shape (n_positions, d_model)
-    wtt : ndarray of shape (n_types, d_model)
-    ln_e : mapping with g, b of shape (d_model,)
-    eps : float
+    ids, types : int ndarray of shape (n,); token ids and segment ids
+    config : engine.checkpoint.ModelConfig
+    wte : ndarray of shape (n_vocab, d_embedding)
+    wpe : ndarray of shape (n_positions, d_embedding)
+    wtt : ndarray of shape (n_types, d_embedding), optional
+    ln_e : mapping with g, b of shape (d_embedding,), optional
+    proj : mapping with w of shape (d_embedding, d_model) and b of shape (d_model,), optional
 
     Returns
     -------
     ndarray of shape (n, d_model)
     """
-    x = wte[ids] + wtt[0] + wpe[: len(ids)]  # [n] -> [n, d_model]
-    return layer_norm(x, **ln_e, eps=eps)
+    x = wte[ids]  # [n] -> [n, d_embedding], a new array: the sums below go in place
+    if wtt is not None:
+        x += wtt[types]
+    x += wpe[position_ids(ids, config.position_offset, config.pad_id)]
+    if ln_e is not None:
+        x = layer_norm(x, **ln_e, eps=config.eps)
+    if proj is not None:
+        x = linear(x, **proj)  # [n, d_embedding] -> [n, d_model]
+    return x
 
 
 def _layer_settings(config):
@@ -127,44 +187,72 @@ def _layer_settings(config):
 
 
 @blas.one_thread
-def bert(ids, wte, wpe, wtt, ln_e, blocks, config):
-    """The whole encoder: embeddings, then every layer, keeping what the pages draw.
+def transformer(ids, types, config, blocks, ln_f=None, parallel=True, **embeddings):
+    """The whole model: embeddings, then every layer, keeping what the pages draw.
 
     Parameters
     ----------
-    ids : int ndarray of shape (n,)
-    wte, wpe, wtt, ln_e, blocks : the model's parameters (see :class:`engine.checkpoint.Model`)
+    ids, types : int ndarray of shape (n,)
     config : engine.checkpoint.ModelConfig
+    blocks, ln_f, embeddings : the model's parameters (see :class:`engine.checkpoint.Model`)
+    parallel : bool, as :func:`engine.layers.encoder_layer` takes it: the same bits either way
 
     Returns
     -------
     hidden_states : ndarray of shape (n_layers + 1, n, d_model)
     attentions : ndarray of shape (n_layers, n_heads, n, n)
     queries, keys : ndarray of shape (n_layers, n_heads, n, d_head)
+    last_hidden_state : ndarray of shape (n, d_model)
     """
     n, c = len(ids), config
-    hidden = [embed(ids, wte, wpe, wtt, ln_e, c.eps)]  # [n] -> [n, d_model]
-    attentions = np.empty((c.n_layers, c.n_heads, n, n), dtype=wte.dtype)  # filled in place
+    hidden = [embed(ids, types, c, **embeddings)]  # [n] -> [n, d_model]
+    mask = causal_mask(n) if c.causal else None
+    attentions = np.empty((c.n_layers, c.n_heads, n, n), dtype=np.float32)  # filled in place
     queries, keys = [], []
     for block, weights in zip(blocks, attentions, strict=True):
-        layer = encoder_layer(hidden[-1], **block, **_layer_settings(c), weights_out=weights)
+        layer = encoder_layer(
+            hidden[-1],
+            **block,
+            **_layer_settings(c),
+            mask=mask,
+            weights_out=weights,
+            parallel=parallel,
+        )
         hidden.append(layer.output)  # [n, d_model]
         queries.append(layer.attention.q)  # [n_heads, n, d_head]
         keys.append(layer.attention.k)
-    # -> [n_layers + 1, n, d_model], [n_layers, n_heads, n, n], [n_layers, n_heads, n, d_head] x2
-    return np.stack(hidden), attentions, np.stack(queries), np.stack(keys)
+    hidden = np.stack(hidden)  # -> [n_layers + 1, n, d_model]
+    last = hidden[-1] if ln_f is None else layer_norm(hidden[-1], **ln_f, eps=c.eps)
+    # -> [n_layers, n_heads, n, n], [n_layers, n_heads, n, d_head] x2, [n, d_model]
+    return hidden, attentions, np.stack(queries), np.stack(keys), last
 
 
-def run_ids(model, ids, positions=True):
-    """Run the model on token ids that already include [CLS] and [SEP].
+def _check_ids(model, ids):
+    c = model.config
+    if len(ids) > c.max_tokens:
+        raise TooLongError(len(ids), c.max_tokens, model.special_tokens)
+    if len(ids) == 0:
+        raise ValueError("the model needs at least one token")
+    if ids.min() < 0 or ids.max() >= c.n_vocab:
+        raise ValueError(f"token ids must lie in [0, {c.n_vocab}), got {ids.min()}..{ids.max()}")
+
+
+def run_ids(model, ids, positions=True, parallel=True, types=None):
+    """Run the model on token ids that already include its special tokens.
 
     Parameters
     ----------
     model : engine.checkpoint.Model
-    ids : sequence of int, length n, 1 <= n <= n_positions
+    ids : sequence of int, length n, 1 <= n <= the model's positions
     positions : bool
         False runs the model with its position embeddings removed (``wpe`` zero): a
         what-if that shows what the model takes from word order.
+    parallel : bool
+        From :data:`engine.parts.PARALLEL_MIN_TOKENS` tokens on, compute part of each
+        layer on the engine's worker thread (:mod:`engine.parts`); False computes it all
+        on the caller, to the same bits.
+    types : sequence of int, length n, optional
+        Segment ids (0 for the first text of a pair, 1 for the second); default all 0.
 
     Returns
     -------
@@ -172,21 +260,24 @@ def run_ids(model, ids, positions=True):
 
     Raises
     ------
-    TooLongError when n exceeds the model's positions; ValueError for no ids or an id
-    outside the vocabulary
+    TooLongError when n exceeds the model's positions; ValueError for no ids, an id
+    outside the vocabulary or a segment outside the model's
     """
     c = model.config
     ids = np.asarray(ids, dtype=np.intp).reshape(-1)
-    if len(ids) > c.n_positions:
-        raise TooLongError(len(ids), c.n_positions)
-    if len(ids) == 0:
-        raise ValueError("the model needs at least one token")
-    if ids.min() < 0 or ids.max() >= c.n_vocab:
-        raise ValueError(f"token ids must lie in [0, {c.n_vocab}), got {ids.min()}..{ids.max()}")
-    params = model.params if positions else {**model.params, "wpe": _no_positions(model)}
-    hidden, attentions, queries, keys = bert(ids, **params, config=c)
+    _check_ids(model, ids)
+    types = np.zeros_like(ids) if types is None else np.asarray(types, dtype=np.intp).reshape(-1)
+    if types.shape != ids.shape or types.min() < 0 or types.max() >= max(c.n_types, 1):
+        raise ValueError(f"segment ids must be one per token, in [0, {max(c.n_types, 1)})")
+    params = dict(model.params)
+    if not positions:
+        params["wpe"] = _no_positions(model)
+    hidden, attentions, queries, keys, last = transformer(
+        ids, types, c, **params, parallel=parallel
+    )
+    logits = last[-1] @ model.params["wte"].T if c.lm_head else None  # [d_model] -> [n_vocab]
     tokens = [model.tokenizer.id_to_token(int(i)) for i in ids]
-    return BertRun(tokens, list(tokens), None, ids, attentions, hidden, queries, keys)
+    return BertRun(tokens, list(tokens), None, ids, attentions, hidden, queries, keys, last, logits)
 
 
 def _no_positions(model):
@@ -195,14 +286,15 @@ def _no_positions(model):
     return wpe
 
 
-def run(model, text, positions=True):
-    """Tokenize ``text``, add [CLS] and [SEP], and run the model.
+def run(model, text, positions=True, parallel=True):
+    """Tokenize ``text`` with the model's tokenizer (its special tokens added) and run it.
 
     Parameters
     ----------
     model : engine.checkpoint.Model
-    text : str; may be empty, which runs [CLS] [SEP] alone
-    positions : bool, as in :func:`run_ids`
+    text : str; may be empty, which runs the special tokens alone (an error for GPT-2,
+        which adds none)
+    positions, parallel : bool, as in :func:`run_ids`
 
     Returns
     -------
@@ -210,11 +302,11 @@ def run(model, text, positions=True):
 
     Raises
     ------
-    TooLongError when the text needs more than n_positions - 2 tokens
+    TooLongError when the text needs more tokens than the model has positions
     """
     encoding = model.tokenizer.encode(text)
     labels = piece_labels(text, encoding.tokens, encoding.offsets)
-    result = run_ids(model, encoding.ids, positions)
+    result = run_ids(model, encoding.ids, positions, parallel)
     return result._replace(
         tokens=list(encoding.tokens), labels=labels, offsets=list(encoding.offsets)
     )
@@ -246,7 +338,8 @@ class LayerRun(NamedTuple):
     ----------
     layer : int
     x : ndarray of shape (n, d_model)
-        The hidden state entering the layer (``hidden_states[layer]`` of the run).
+        The attention's input: the hidden state entering the layer (``hidden_states[layer]``
+        of the run), or its LayerNorm ``ln_1`` in a pre-LN model (GPT-2).
     weights : LayerWeights
     q, k, v : ndarray of shape (n, d_model)
         ``x @ w_q + b_q`` etc.
@@ -278,10 +371,10 @@ def layer_run(model, run, layer, scale=None, causal=False):
               (XW^K_h + b^K_h)^\top + M\right)(XW^V_h + b^V_h)
 
     The attention :func:`engine.layers.encoder_layer` computes in the pass, so at the
-    model's own scale ``s = 1/√d_head`` and without a mask the weights are the model's,
-    ``run.attentions[layer]``, to the bit; another scale or the causal mask shows what
-    this trained layer would do if its scores were scaled or masked differently (the
-    model itself reads in both directions).
+    model's own scale ``s = 1/√d_head`` and mask the weights are the model's,
+    ``run.attentions[layer]``, to the bit; another scale, or the causal mask on an
+    encoder, shows what this trained layer would do if its scores were scaled or masked
+    differently (an encoder reads in both directions; a causal model is always masked).
 
     Parameters
     ----------
@@ -289,18 +382,27 @@ def layer_run(model, run, layer, scale=None, causal=False):
     run : BertRun, of ``model``
     layer : int, 0 <= layer < n_layers
     scale : float, optional; default ``1/√d_head``
-    causal : bool
+    causal : bool, the causal mask on an encoder (a causal model has it anyway)
 
     Returns
     -------
     LayerRun
     """
     _check_layer(model, layer)
+    c, block = model.config, model.params["blocks"][layer]
     x = run.hidden_states[layer]  # the input of layer ℓ, [n, d_model]
-    weights = LayerWeights(**model.params["blocks"][layer]["attn"])
-    mask = causal_mask(len(x)) if causal else None
+    if c.norm_first:
+        x = layer_norm(x, **block["ln_1"], eps=c.eps)  # as the layer normalises it
+    weights = LayerWeights(**block["attn"])
+    mask = causal_mask(len(x)) if causal or c.causal else None
+    n_heads = c.n_heads
     attention = multi_head_attention(
-        x, **weights._asdict(), n_heads=model.config.n_heads, mask=mask, scale=scale
+        x,
+        **weights._asdict(),
+        n_heads=n_heads,
+        mask=mask,
+        scale=scale,
+        parts=min(parts_for(len(x)), n_heads),  # the pass's split, so its rounding
     )
     q, k, v = (merge_heads(m) for m in (attention.q, attention.k, attention.v))  # -> [n, d_model]
     return LayerRun(layer, x, weights, q, k, v, mask, attention)
@@ -308,10 +410,12 @@ def layer_run(model, run, layer, scale=None, causal=False):
 
 @blas.one_thread
 def layer_stages(model, run, layer):
-    r"""Every stage of one trained encoder layer, as the pass computed it.
+    r"""Every stage of one trained layer, as the pass computed it.
 
     .. math:: h = \operatorname{LN}_1(x + \operatorname{MultiHead}(x)),\qquad
               y = \operatorname{LN}_2\bigl(h + \operatorname{GELU}(hW_1 + b_1)W_2 + b_2\bigr)
+
+    (pre-LN for GPT-2: :func:`engine.layers.encoder_layer`'s other form.)
 
     :func:`engine.layers.encoder_layer` on the run's hidden state, the call the pass
     made: ``streams[-1]`` is ``run.hidden_states[layer + 1]`` to the bit.
@@ -327,5 +431,6 @@ def layer_stages(model, run, layer):
     engine.layers.EncoderLayerResult, with ``ffn_hidden`` of shape (n, d_ff)
     """
     _check_layer(model, layer)
-    block = model.params["blocks"][layer]
-    return encoder_layer(run.hidden_states[layer], **block, **_layer_settings(model.config))
+    c, x = model.config, run.hidden_states[layer]
+    mask = causal_mask(len(x)) if c.causal else None
+    return encoder_layer(x, **model.params["blocks"][layer], **_layer_settings(c), mask=mask)

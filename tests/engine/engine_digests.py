@@ -1,6 +1,6 @@
 """Print a digest of every array the engine returns for MiniLM, the toy model and the translator.
 
-Run by ``tests/test_engine_process.py`` in fresh processes set up differently (BLAS
+Run by ``tests/engine/test_process.py`` in fresh processes set up differently (BLAS
 threads, CPUs, calling threads); the digests must all be the same. ``--threads N`` runs
 the whole workload in N threads at once, which must agree with each other too;
 ``--one-cpu`` keeps the process to one CPU before NumPy is imported.
@@ -35,7 +35,7 @@ def digest(value, hasher):
     return hasher
 
 
-def workload():
+def workload(parallel=True):
     """Everything the digests cover, computed once: one result per name."""
     from app.state.controls import DEFAULT_TEXT
     from engine import analysis, bert, checkpoint, seq2seq
@@ -43,8 +43,11 @@ def workload():
     from engine.toy import run_toy
 
     model = checkpoint.load_minilm()
-    short, long = bert.run(model, DEFAULT_TEXT), bert.run(model, LONG_TEXT)
-    longest = bert.run_ids(model, [101, *([2023, 2003, 1037, 6251, 1012] * 102), 102])
+    short = bert.run(model, DEFAULT_TEXT, parallel=parallel)
+    long = bert.run(model, LONG_TEXT, parallel=parallel)
+    longest = bert.run_ids(
+        model, [101, *([2023, 2003, 1037, 6251, 1012] * 102), 102], parallel=parallel
+    )
     tokens = [f"t{i % 40}" for i in range(300)]
     toy = run_toy(tokens, 64, 4, seed=3, pe="rotary", causal=True)
     return {
@@ -56,7 +59,9 @@ def workload():
         "rollout": analysis.attention_rollout(long.attentions, cumulative=True),
         "toy": toy,
         "toy small": run_toy(["the", "cat", "sat"], 8, 2, seed=0, scale=0.5),
-        "toy encoder": encoder_layer(toy.x, **toy_encoder_weights(64, 256, 3), n_heads=4),
+        "toy encoder": encoder_layer(
+            toy.x, **toy_encoder_weights(64, 256, 3), n_heads=4, parallel=parallel
+        ),
         "translator": seq2seq.translate(seq2seq.load_translator(), "the third of march 2021"),
     }
 
@@ -65,14 +70,16 @@ def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--threads", type=int, default=1)
     parser.add_argument("--one-cpu", action="store_true")
+    parser.add_argument("--serial", action="store_true")
     args = parser.parse_args()
     if args.one_cpu:
         os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})
     results = [None] * args.threads
 
     def work(index):
+        found = workload(parallel=not args.serial)
         results[index] = {
-            name: digest(value, hashlib.sha256()).hexdigest() for name, value in workload().items()
+            name: digest(value, hashlib.sha256()).hexdigest() for name, value in found.items()
         }
 
     threads = [threading.Thread(target=work, args=(i,)) for i in range(args.threads)]

@@ -56,12 +56,18 @@ before = state()
 import engine, engine.analysis, engine.bert, engine.checkpoint, engine.layers, engine.seq2seq
 imported = state()
 after_run = None
-if sys.argv[1] == "run":
+if sys.argv[1] != "import":
     from engine import bert, checkpoint, run_toy
-    bert.run(checkpoint.load_minilm(), "The restaurant refused because it only cooks.")
+    model = checkpoint.load_minilm()
+    bert.run(model, "The restaurant refused because it only cooks.")
     run_toy(["a", "b", "c"], 8, 2, seed=0)
+    if sys.argv[1] in ("long", "long serial"):  # 296 tokens: each layer in two parts
+        text = "Every token looks at every other. " * 42
+        for _ in range(3):
+            bert.run(model, text, parallel=sys.argv[1] == "long")
     after_run = state()
-print(json.dumps({"before": before, "imported": imported, "after run": after_run}))
+names = sorted(thread.name for thread in threading.enumerate())
+print(json.dumps({"before": before, "imported": imported, "after run": after_run, "names": names}))
 """
 
 needs_procfs = pytest.mark.skipif(
@@ -84,6 +90,27 @@ def test_a_pass_leaves_no_thread_no_affinity_and_blas_as_it_found_them(blas_thre
     assert found["after run"] == found["before"]
 
 
+@needs_procfs
+@needs_minilm
+def test_long_passes_leave_one_worker_thread_and_nothing_else():
+    """Passes from 128 tokens on hand part of each layer to the engine's one worker thread,
+    made then; it stays (idle) for the next passes, and nothing else changes."""
+    found = json.loads(_python(["-c", PROBE, "long"]))
+    before, after = found["before"], found["after run"]
+    assert after["python threads"] == before["python threads"] + 1
+    assert after["os threads"] == before["os threads"] + 1
+    for unchanged in ("environ", "affinity", "blas threads"):
+        assert after[unchanged] == before[unchanged]
+    assert [name for name in found["names"] if name != "MainThread"] == ["engine-part_0"]
+
+
+@needs_procfs
+@needs_minilm
+def test_long_passes_without_parallel_start_no_thread():
+    found = json.loads(_python(["-c", PROBE, "long serial"]))
+    assert found["after run"] == found["before"]
+
+
 # The same bits on any machine
 
 
@@ -94,20 +121,28 @@ def reference_digests():
 
 @needs_minilm
 @pytest.mark.parametrize(
-    ("blas_threads", "threads", "one_cpu"),
+    ("blas_threads", "threads", "one_cpu", "serial"),
     [
-        (1, 1, False),  # BLAS on one thread, as app/main.py sets it
-        (None, 2, False),  # BLAS's default (one thread per core), two callers at once
-        (4, 4, False),  # more BLAS threads than cores, four callers
-        (None, 2, True),  # a process kept to one CPU (a container, taskset)
+        (1, 1, False, False),  # BLAS on one thread, as app/main.py sets it
+        (None, 2, False, False),  # BLAS's default (one thread per core), two callers at once
+        (4, 4, False, False),  # more BLAS threads than cores, four callers
+        (None, 2, True, False),  # a process kept to one CPU (a container, taskset)
+        (None, 1, False, True),  # every part of a layer on the caller: no worker thread
+        (None, 1, True, True),  # the same, on one CPU
     ],
 )
 def test_every_array_is_the_same_whatever_the_threads_and_cpus(
-    reference_digests, blas_threads, threads, one_cpu
+    reference_digests, blas_threads, threads, one_cpu, serial
 ):
     if one_cpu and not hasattr(os, "sched_setaffinity"):
         pytest.skip("needs os.sched_setaffinity")
-    args = [str(DIGESTS), "--threads", str(threads), *(["--one-cpu"] if one_cpu else [])]
+    args = [
+        str(DIGESTS),
+        "--threads",
+        str(threads),
+        *(["--one-cpu"] if one_cpu else []),
+        *(["--serial"] if serial else []),
+    ]
     found = _python(args, blas_threads)
     assert found.count(":") == 10  # every result of the workload was digested
     assert found == reference_digests

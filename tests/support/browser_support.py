@@ -1,10 +1,11 @@
 """What the browser tests share: waiting for the app to settle, reading charts and controls.
 
-Fixtures (the server, the browser, a fresh page) are in ``conftest.py``; the page's run
-counter and the check ``SETTLED_AFTER`` are in ``benchmarks/harness.py``, shared with the
-benchmarks. Each page counts the script runs it hears finish, and remembers in
-``page.runs_seen`` how many it had seen at the last wait: so a wait after an input
-returns only once a run has finished since, never on the state from before the input.
+Fixtures: the browser in ``tests/conftest.py``, the server and a fresh page in
+``tests/browser/conftest.py``. The page's run counter and the check ``SETTLED_AFTER`` are
+in ``harness.py`` beside this module, shared with the benchmarks. Each page counts the
+script runs it hears finish, and remembers in ``page.runs_seen`` how many it had seen at
+the last wait: so a wait after an input returns only once a run has finished since, never
+on the state from before the input.
 """
 
 from __future__ import annotations
