@@ -25,7 +25,7 @@ from engine import analysis, bert, checkpoint
 from engine.attention import causal_mask, query_stages
 
 
-def next_token_section(folder, text, run):
+def next_token_section(folder, model, text, run):
     """A causal model's next token: live temperature, the last token's attention, generation."""
     st.header("Next token")
     st.caption(
@@ -51,26 +51,26 @@ def next_token_section(folder, text, run):
     if not steps:
         st.info("The model's positions are full: it cannot read another token.")
         return
-    st.markdown(
-        controls.md_escape(text) + " **→** " + controls.md_escape("".join(s.text for s in steps))
-    )
+    continued = model.tokenizer.decode([s.id for s in steps])
+    st.markdown(controls.md_escape(text) + " **→** " + controls.md_escape(continued))
     st.dataframe(next_token.steps_table(steps), hide_index=True)
     step = 0
     if len(steps) > 1:  # one slider per length: a shorter run never holds a step past its end
         step = st.select_slider("Step", range(len(steps)), key=f"pretrained_step{len(steps)}")
     chosen = steps[step]
-    title = f"Step {step}: the attention behind “{next_token.token_label(chosen.text)}”"
+    title = f"Step {step}: the attention behind “{next_token.token_label(chosen.token)}”"
     last_token.show(
         st, "pretrained_step", chosen.run.last_token_attention, chosen.run.labels, title
     )
 
 
+heading = st.container()  # the title names the model the box below chooses
 folder, model = model_box.chosen()
 if isinstance(model, checkpoint.ModelUnavailableError):
     notices.model_missing()
 config = model.config
-st.title(f"A pretrained model: {model_box.title(folder)}")
-st.caption(
+heading.title(f"A pretrained model: {model_box.title(folder)}")
+heading.caption(
     model_box.description(config, folder)
     + f" Its heads have learned relations between tokens: the head finder below ranks all "
     f"{config.n_layers * config.n_heads} of them by the weight from one token of your text "
@@ -95,7 +95,7 @@ if config.causal:
         "The mask is the model's own, as it was trained, not a what-if; every view below "
         "shows it (the upper triangle of each head is 0)."
     )
-    next_token_section(folder, text, run)
+    next_token_section(folder, model, text, run)
 specials = model.special_tokens
 hide_special = len(specials) == 2 and st.toggle(
     f"Hide {specials[0]} and {specials[1]}", key="pretrained_hide_special", persist_state="session"

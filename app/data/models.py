@@ -61,10 +61,7 @@ def name_of(folder):
 @st.cache_resource(show_spinner=False)
 def _known():
     """Folder name -> path, for every folder this server has loaded: shared by every session."""
-    known, start = {}, start_folder()
-    if start is not None:
-        known[name_of(start)] = start
-    return known, threading.Lock()
+    return {}, threading.Lock()
 
 
 def remember(folder):
@@ -76,6 +73,9 @@ def remember(folder):
 
 def path_of(name):
     """The path of the folder a link names, or None when this server has not loaded it."""
+    start = start_folder()
+    if start is not None and name_of(start) == name:
+        return start
     known, lock = _known()
     with lock:
         return known.get(name)
@@ -151,12 +151,13 @@ def sweep(folder, text, k=TOP_K):
 
     Returns
     -------
-    tokens : list of str, the top k's text (`` the``), likeliest first
+    tokens : list of str, the top k as the model's own token strings (``Ġthe``), likeliest
+        first: a byte-level token alone may be part of a character, which its text cannot show
     frames : engine.generate.TemperatureSweep
     """
     loaded, this = load(folder), run(folder, text)
     frames = generate.temperature_sweep(this.next_logits, TEMPERATURES, k)
-    return [loaded.tokenizer.decode([int(i)]) for i in frames.ids], frames
+    return [loaded.tokenizer.id_to_token(int(i)) for i in frames.ids], frames
 
 
 @cache.bounded

@@ -15,11 +15,13 @@ import plotly.graph_objects as go
 from app.views import axes, chart, style
 
 
-def token_label(text):
-    """A token as a bar's label: a leading space (or byte-level BPE's Ġ) shown as ␣, none as ∅."""
-    if not text:
-        return "∅"
-    return "␣" + text[1:] if text[0] in " Ġ" else text
+def token_label(token):
+    """A token string as a label: byte-level BPE's space (Ġ) and newline (Ċ) shown as ␣ and ↵.
+
+    A byte-level token is shown by its token string, not its text: alone it may be part of
+    a character, which decodes to nothing printable.
+    """
+    return token.replace("Ġ", "␣").replace("Ċ", "↵") if token else "∅"
 
 
 def temperature_label(temperature):
@@ -36,7 +38,7 @@ def figure(tokens, probabilities, rest, temperature):
 
     Parameters
     ----------
-    tokens : sequence of k str, the tokens' text
+    tokens : sequence of k str, the model's token strings
     probabilities : ndarray of shape (k,)
     rest : float, every other token's probability together
     temperature : float
@@ -88,7 +90,7 @@ def steps_table(steps):
         rows.append(
             {
                 "step": number,
-                "chosen": token_label(step.text),
+                "chosen": token_label(step.token),
                 "probability": float(candidates.probabilities[chosen[0]]) if chosen.size else None,
                 "likeliest": ", ".join(
                     f"{token_label(t)} {p:.2f}"
