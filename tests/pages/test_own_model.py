@@ -202,3 +202,18 @@ def test_a_gpt2_text_without_tokens_says_so():
     at.sidebar.text_area(key="text").set_value("").run()
     assert not at.exception
     assert any("Type some text" in info.value for info in at.info)
+
+
+@needs_minilm
+def test_switching_from_minilm_to_a_smaller_model_and_back_keeps_the_page_whole():
+    at = open_app("pretrained", timeout=120)
+    at.select_slider(key="pretrained_layer").set_value(5).run()  # MiniLM's last layer
+    at.select_slider(key="pretrained_head").set_value(11).run()
+    at.text_input(key=model_box.PATH_KEY).set_value(str(TINY / "gpt2")).run()
+    assert not at.exception
+    assert set(charts(at)) == VIEWS | NEXT
+    assert at.select_slider(key="pretrained_layer").value < 2  # the tiny model's two layers
+    at.text_input(key=model_box.PATH_KEY).set_value("").run()
+    assert not at.exception
+    assert title(at) == "A pretrained model: all-MiniLM-L6-v2"
+    assert "model" not in at.query_params
