@@ -46,7 +46,9 @@ def chosen():
     returned as its error, for the page to say.
     """
     _start()
-    unknown = st.session_state.pop("_model_link_unknown", None)
+    if st.session_state[PATH_KEY]:  # a folder typed since: the link's name is past
+        st.session_state.pop("_model_link_unknown", None)
+    unknown = st.session_state.get("_model_link_unknown")
     if unknown is not None:
         st.warning(
             f"This link names the model “{controls.md_escape(unknown)}”, which this server has "

@@ -155,6 +155,10 @@ def test_a_link_to_a_folder_this_server_does_not_know_says_so_and_keeps_the_rest
     assert title(at) == "A pretrained model: all-MiniLM-L6-v2"
     assert at.session_state["text"] == TEXT  # nothing else of the link is lost
     assert "model" not in at.query_params
+    at.run()  # a rerun (presentation mode's first, say) still says it
+    assert [w for w in at.warning if "nowhere" in w.value]
+    at.text_input(key=model_box.PATH_KEY).set_value(str(TINY / "bert")).run()
+    assert not [w for w in at.warning if "nowhere" in w.value]
 
 
 def without(folder, tmp_path, *names):
