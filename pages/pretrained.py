@@ -34,8 +34,7 @@ def next_token_section(folder, model, text, run):
         "attention; it never changes the order of the tokens, only how sharp the choice is."
     )
     live.temperature_section(folder, text)
-    title = f"What the last token “{run.labels[-1]}” attends to, in every layer and head"
-    last_token.show(st, "pretrained_last", run.last_token_attention, run.labels, title)
+    last_token.show(st, "pretrained_last", run.last_token_attention, run.labels)
     st.subheader("Generate, token by token")
     left, middle, right = st.columns(3)
     n_new = left.slider("Tokens", 1, 8, 4, key="pretrained_gen_tokens")
@@ -58,9 +57,13 @@ def next_token_section(folder, model, text, run):
     if len(steps) > 1:  # one slider per length: a shorter run never holds a step past its end
         step = st.select_slider("Step", range(len(steps)), key=f"pretrained_step{len(steps)}")
     chosen = steps[step]
-    title = f"Step {step}: the attention behind “{next_token.token_label(chosen.token)}”"
     last_token.show(
-        st, "pretrained_step", chosen.run.last_token_attention, chosen.run.labels, title
+        st,
+        "pretrained_step",
+        chosen.run.last_token_attention,
+        chosen.run.labels,
+        step,
+        next_token.token_label(chosen.token),
     )
 
 

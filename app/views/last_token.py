@@ -17,14 +17,24 @@ def _heads(n_layers, n_heads):
     return [f"L{layer} H{head}" for layer in range(n_layers) for head in range(n_heads)]
 
 
-def figure(attention, labels, title):
+def title(labels, step=None, chosen=None):
+    """What the chart says: the last token, and at a step of generation the token it chose."""
+    last = axes.axis_labels(labels[-1:])[0]  # escaped: user text is never markup
+    if step is None:
+        return f"What the last token “{last}” attends to, in every layer and head"
+    chosen = axes.axis_labels([chosen])[0]
+    return f"Step {step}: “{last}” attends so, in every layer and head, and “{chosen}” follows"
+
+
+def figure(attention, labels, step=None, chosen=None):
     """The last token's weights over the tokens, one row per (layer, head).
 
     Parameters
     ----------
     attention : ndarray of shape (n_layers, n_heads, n)
     labels : sequence of n str
-    title : str
+    step : int, optional; the step of generation this is
+    chosen : str, optional; the token chosen at that step
     """
     n_layers, n_heads, n = np.shape(attention)
     z = np.asarray(attention, dtype=np.float32).reshape(n_layers * n_heads, n)
@@ -41,7 +51,8 @@ def figure(attention, labels, title):
             colorbar=style.COLORBAR,
         )
     )
-    style.frame(fig, title, 120 + 18 * n_layers * n_heads, xaxis=axes.token_axis(x, "key"))
+    heading = title(labels, step, chosen)
+    style.frame(fig, heading, 120 + 18 * n_layers * n_heads, xaxis=axes.token_axis(x, "key"))
     fig.update_yaxes(autorange="reversed")
     return fig
 
@@ -55,6 +66,7 @@ def table(attention, labels):
     )
 
 
-def show(container, key, attention, labels, title):
+def show(container, key, attention, labels, step=None, chosen=None):
     """Draw :func:`figure`; the CSV is :func:`table`."""
-    chart.draw(container, figure(attention, labels, title), key, table=table(attention, labels))
+    fig = figure(attention, labels, step, chosen)
+    chart.draw(container, fig, key, table=table(attention, labels))

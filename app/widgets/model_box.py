@@ -96,8 +96,8 @@ def _write_link(folder):
 
 
 def title(folder):
-    """The model's name: MiniLM's, or its folder's."""
-    return MINILM_NAME if folder is None else models.name_of(folder)
+    """The model's name as Markdown: MiniLM's, or its folder's (escaped: shown as typed)."""
+    return MINILM_NAME if folder is None else controls.md_escape(models.name_of(folder))
 
 
 def description(config, folder):

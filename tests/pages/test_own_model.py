@@ -37,9 +37,8 @@ needs_minilm = pytest.mark.skipif(minilm_dir() is None, reason="MiniLM is not in
 
 
 def open_model(folder, **session):
-    return open_app(
-        "pretrained", timeout=120, text=TEXT, **{model_box.PATH_KEY: str(folder)}, **session
-    )
+    session = {"text": TEXT, model_box.PATH_KEY: str(folder)} | session
+    return open_app("pretrained", timeout=120, **session)
 
 
 def title(at):
@@ -221,3 +220,16 @@ def test_switching_from_minilm_to_a_smaller_model_and_back_keeps_the_page_whole(
     assert not at.exception
     assert title(at) == "A pretrained model: all-MiniLM-L6-v2"
     assert "model" not in at.query_params
+
+
+def test_a_folders_name_and_the_texts_tokens_are_shown_as_typed(tmp_path):
+    folder = tmp_path / "my_*model*_<b>"
+    shutil.copytree(TINY / "gpt2", folder)
+    at = open_model(folder, text="a <b>bold</b> <i>")
+    assert not at.exception
+    assert title(at) == "A pretrained model: my\\_\\*model\\*\\_\\<b\\>"  # Markdown escaped
+    assert at.query_params["model"] == folder.name  # the link names it, the URL encodes it
+    for key in ("pretrained_last", "pretrained_step"):
+        heading = charts(at)[key]["layout"]["title"]["text"]
+        assert "<i>" not in heading
+        assert "<b>" not in heading
