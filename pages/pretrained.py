@@ -99,7 +99,7 @@ if config.causal:
         "shows it (the upper triangle of each head is 0)."
     )
     next_token_section(folder, model, text, run)
-specials = model.special_tokens
+specials = [controls.md_escape(token) for token in model.special_tokens]  # <s>: not markup
 hide_special = len(specials) == 2 and st.toggle(
     f"Hide {specials[0]} and {specials[1]}", key="pretrained_hide_special", persist_state="session"
 )

@@ -233,3 +233,11 @@ def test_a_folders_name_and_the_texts_tokens_are_shown_as_typed(tmp_path):
         heading = charts(at)[key]["layout"]["title"]["text"]
         assert "<i>" not in heading
         assert "<b>" not in heading
+
+
+def test_robertas_special_tokens_are_named_as_they_are():
+    at = open_model(TINY / "roberta")
+    (toggle,) = [toggle for toggle in at.toggle if toggle.key == "pretrained_hide_special"]
+    assert toggle.label == "Hide \\<s\\> and \\<\\/s\\>"  # Markdown-escaped
+    toggle.set_value(True).run()
+    assert "<s>" not in charts(at)["pretrained_heatmap"]["data"][0]["y"]
