@@ -3,7 +3,7 @@
 For n = 64 … 8192 tokens (one head, d_k = d_v = 64, seeded N(0, 1) inputs) measures
 :func:`engine.scaled_dot_product_attention` (softmax, with and without the causal
 mask) and :func:`engine.linear_attention` (both modes) with
-:func:`app.cost.measure_cost`: the shortest wall time of at least three calls, and the
+:func:`app.data.efficient.measure_cost`: the shortest wall time of at least three calls, and the
 tracemalloc peak of one call. Prints the table and the log-log slopes fitted over
 n >= 512: about 2 for softmax (the (n, n) matrices), about 1 for linear attention.
 The cores are shared with whatever else runs, so the load average is printed too,

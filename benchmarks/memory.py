@@ -37,7 +37,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "support"
 from harness import SETTLED, ServerSampler, chromium, serve_app, tree_rss_mb
 
 ROOT = Path(__file__).resolve().parents[1]
-BUDGET_VARIABLE = "ATTENTION_EXPLORER_CACHE_MB"  # app.cache reads it; not imported here
+BUDGET_VARIABLE = "ATTENTION_EXPLORER_CACHE_MB"  # app.data.cache reads it; not imported here
 LARGEST = {"weights": "random", "d_model": "768", "heads": "16"}
 WORDS = (  # noqa: SIM905 - a sentence reads better than a list
     "the restaurant refused to serve me a ham sandwich because it only cooks vegetarian "

@@ -6,7 +6,7 @@ from app import live
 from app.data import layers
 from app.state import controls, session
 from app.views import attention_maps, bars, equation
-from app.widgets import notices, pickers
+from app.widgets import notices
 from app.words import equations, wording
 
 st.title("Scores → softmax → weights → output")
@@ -16,10 +16,8 @@ st.caption(
     "one-hot on its largest score. The panel below measures it."
 )
 
-settings, tokenization, run = notices.layer_or_stop()
+settings, tokenization, run, head = notices.head_or_stop()
 labels = tokenization.labels
-head = pickers.shared_head(run)
-st.caption(notices.weights_note(settings, head))
 left, right = st.columns(2)
 attention_maps.show_scores(
     left, "att_raw", run.attention.heads.scores[head], labels, "Raw scores q·kᵀ"

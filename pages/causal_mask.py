@@ -17,10 +17,8 @@ st.caption(
     + control_hint(" The sidebar's “Mask future tokens” switch applies the mask on every page.")
 )
 
-settings, tokenization, run = notices.layer_or_stop()
+settings, tokenization, run, head = notices.head_or_stop()
 labels = tokenization.labels
-head = pickers.shared_head(run)
-st.caption(notices.weights_note(settings, head))
 if settings.trained:
     st.info(
         "MiniLM is an encoder: it was trained reading in both directions, so every token "
@@ -37,26 +35,26 @@ heatmap.show_mask(left, "causal_mask", engine.causal_mask(len(labels)), labels)
 attention_maps.show_scores(
     right, "causal_scores", masked.masked[head], labels, "Masked scaled scores"
 )
+
+
+def weights(column, side, heads, title, clicks=False):
+    """One side's weights, each cell's hover with the scores behind it."""
+    return attention_maps.show_weights(
+        column,
+        f"causal_weights_{side}",
+        heads.weights[head],
+        labels,
+        title,
+        scores=heads.scores[head],
+        scaled=heads.masked[head],
+        clicks=clicks,
+    )
+
+
 left, right = st.columns(2)
-click = attention_maps.show_weights(
-    left,
-    "causal_weights_masked",
-    masked.weights[head],
-    labels,
-    "Weights with the mask" + (" (what-if)" if settings.trained else ""),
-    scores=masked.scores[head],
-    scaled=masked.masked[head],
-    clicks=True,
-)
-attention_maps.show_weights(
-    right,
-    "causal_weights_unmasked",
-    unmasked.weights[head],
-    labels,
-    "Weights without the mask" + (" (as MiniLM reads)" if settings.trained else ""),
-    scores=unmasked.scores[head],
-    scaled=unmasked.scaled[head],
-)
+what_if, as_read = (" (what-if)", " (as MiniLM reads)") if settings.trained else ("", "")
+click = weights(left, "masked", masked, "Weights with the mask" + what_if, clicks=True)
+weights(right, "unmasked", unmasked, "Weights without the mask" + as_read)
 
 with left:
     attention = masked_run.attention

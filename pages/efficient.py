@@ -22,11 +22,9 @@ st.caption(
     + control_hint(" The sidebar's “Mask future tokens” switch applies to every pattern.")
 )
 
-settings, tokenization, run = notices.layer_or_stop()
+settings, tokenization, run, head = notices.head_or_stop()
 labels = tokenization.labels
 n = len(labels)
-head = pickers.shared_head(run)
-st.caption(notices.weights_note(settings, head))
 
 equation.show(equations.SPARSE_PATTERNS)
 left, right = st.columns(2)

@@ -7,7 +7,7 @@ from app.data import layers
 from app.lecture.presentation import control_hint
 from app.state import controls
 from app.views import equation, heatmap
-from app.widgets import notices, pickers
+from app.widgets import notices
 from app.words import equations, wording
 
 st.title("Tokens → Q, K, V")
@@ -17,10 +17,8 @@ st.caption(
     "every vector into a query, a key and a value."
 )
 
-settings, tokenization, run = notices.layer_or_stop()
+settings, tokenization, run, head = notices.head_or_stop()
 labels = tokenization.labels
-head = pickers.shared_head(run)
-st.caption(notices.weights_note(settings, head))
 
 st.subheader(f"{len(labels)} tokens")
 st.dataframe(

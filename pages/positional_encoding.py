@@ -6,7 +6,7 @@ from app.data import encodings, layers, minilm
 from app.lecture.presentation import control_hint
 from app.state import controls, session
 from app.views import attention_maps, encoding_curves, equation, heatmap
-from app.widgets import notices, pickers
+from app.widgets import notices
 from app.words import equations, wording
 
 st.title("Positional encoding")
@@ -21,18 +21,11 @@ st.caption(
     "from 1, so its θ₁ is θ₀ here."
 )
 
-settings, tokenization, run = notices.layer_or_stop()
+settings, tokenization, run, head = notices.head_or_stop(
+    random_hint=control_hint(" Choose the encoding in the sidebar, under “Add positions”.")
+)
 labels = tokenization.labels
 values = session.current()
-head = pickers.shared_head(run)
-st.caption(
-    notices.weights_note(settings, head)
-    + (
-        ""
-        if settings.trained
-        else control_hint(" Choose the encoding in the sidebar, under “Add positions”.")
-    )
-)
 n, d_model = run.x.shape
 
 n_positions = st.slider(

@@ -11,7 +11,7 @@ element as a reference to it): the page puts the slider in a fragment of its own
 release reruns only the slider, which stores the stop. With 16-bit frames Python draws
 the figures. Above :data:`MAX_TOKENS` the frames of every stop stop paying: the browser
 holds the frames of the current stop and of its neighbours, one stop per message
-(:func:`app.live.slider.stop_frames`), so a keyboard step shows its stop from frames already
+(:func:`app.live.slider.send_stop_frames`), so a keyboard step shows its stop from frames already
 there (a preview over the heatmaps' images, then the exact figures), and its release
 sends the stop that came into reach. Past :data:`MAX_BYTES` no frames are sent and the
 charts update in place from the server on release.

@@ -88,7 +88,7 @@ def _slider(section, data):
     slider.scale_slider(data, on_release=_after_release)
     if section.per_stop:
         at = section.settings.replace(scale=st.session_state["scale"])
-        slider.stop_frames(at, section.head)
+        slider.send_stop_frames(at, section.head)
     session.write_url()
 
 
@@ -203,23 +203,21 @@ def _saturation(view):
         rows,
         live=view.follow(markers=saturation.CURRENT_SCALE_MARKERS),
     )
-    saturation.show_means(
-        st,
-        "att_saturation_mean",
-        weights[head],
-        labels,
-        csv=view.at_stop(lambda at: saturation.tables(at.weights[head], labels)[0]),
-        live=view.follow(columns=["saturation_mean", 1]),
-    )
-    with st.expander("Per query row"):
-        saturation.show_rows(
+
+    def table(key, per_row, column):  # the means, or each row's: the frames' ``column``
+        saturation.show_table(
             st,
-            "att_saturation_rows",
+            key,
             weights[head],
             labels,
-            csv=view.at_stop(lambda at: saturation.tables(at.weights[head], labels)[1]),
-            live=view.follow(columns=["saturation", 1]),
+            per_row,
+            csv=view.at_stop(lambda at: saturation.tables(at.weights[head], labels)[per_row]),
+            live=view.follow(columns=[column, 1]),
         )
+
+    table("att_saturation_mean", False, "saturation_mean")
+    with st.expander("Per query row"):
+        table("att_saturation_rows", True, "saturation")
 
 
 def _row(view):

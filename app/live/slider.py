@@ -37,7 +37,7 @@ def send_frames(frames):
 STOPS_AHEAD = 1
 
 
-def stop_frames(settings, head):
+def send_stop_frames(settings, head):
     """Send the frames of the current stop and of its neighbours, one element per stop.
 
     Each stop goes to slot ``stop % (2 · STOPS_AHEAD + 1)``, so a step changes one slot

@@ -49,7 +49,7 @@ def stop_frames(settings, head):
 
     Past :data:`app.live.protocol.MAX_TOKENS` tokens, where the frames of every stop stop paying,
     the browser holds the frames of the current stop and of its neighbours
-    (:func:`app.live.slider.stop_frames`): it previews a stop over the heatmaps from them at
+    (:func:`app.live.slider.send_stop_frames`): it previews a stop over the heatmaps from them at
     once and then draws the exact figures, as from the frames of every stop. Their id is
     the same at every stop (it names the settings and the head), so the charts that follow
     them keep the same data from stop to stop.

@@ -133,11 +133,10 @@ SATURATION_MEANS = (
 )
 
 
-def show_means(container, key, weights, labels, *, csv=None, live=None):
-    """The means over the query rows at this scale, one row (:func:`tables`)."""
-    numbers.show(container, key, tables(weights, labels)[0], height=64, csv=csv, live=live)
+def show_table(container, key, weights, labels, per_row=False, *, csv=None, live=None):
+    """The saturation at this scale: the means over the query rows (one row), or each row's.
 
-
-def show_rows(container, key, weights, labels, *, csv=None, live=None):
-    """Each query row's saturation at this scale (:func:`tables`)."""
-    numbers.show(container, key, tables(weights, labels)[1], csv=csv, live=live)
+    The table is :func:`tables`' first (the means) or, with ``per_row``, its second.
+    """
+    table = tables(weights, labels)[per_row]
+    numbers.show(container, key, table, height=None if per_row else 64, csv=csv, live=live)

@@ -134,15 +134,7 @@ def show_centrality(container, key, labels, scores, chosen, received=None, title
 def summary_table(sentences, scores, chosen):
     """One row per sentence: its number, its text, its LexRank score, whether it is chosen.
 
-    Parameters
-    ----------
-    sentences : sequence of engine.summarize.Sentence
-    scores : ndarray of shape (n_sent,)
-    chosen : sequence of int, the summary's sentences
-
-    Returns
-    -------
-    DataFrame
+    The arguments are those of :func:`app.words.summary.highlighted_markdown` but the text.
     """
     chosen = set(np.asarray(chosen).tolist())
     return pd.DataFrame(

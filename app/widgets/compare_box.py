@@ -6,6 +6,7 @@ import streamlit as st
 
 from app.data import models
 from app.state import controls, session
+from app.widgets import sidebar
 from app.words.minimal_pairs import MINIMAL_PAIRS, start_tokens
 from engine import bert
 
@@ -31,12 +32,10 @@ def text_box(folder=None):
 
     ``folder`` is the model's (None: MiniLM), whose tokens the pairs' pickers choose.
     """
-    st.text_area(
+    sidebar.text_area(
         "Compare with (optional): a second sentence, say the same one with one word changed",
-        key="text_b",
-        height=68,
-        max_chars=controls.MAX_TEXT_CHARS,
-        persist_state="session",
+        "text_b",
+        68,
     )
     if not session.presenting():  # a projector shows the pair, not the buttons that set it
         columns = st.columns(len(MINIMAL_PAIRS) + 1)

