@@ -2,7 +2,9 @@
 
 A folder is loaded by :func:`engine.checkpoint.load` (safetensors only, nothing in it
 executed) and kept, like every run on it, in the server's one memory budget
-(:mod:`app.data.cache`). A refusal is returned, not raised: the page shows its message.
+(:mod:`app.data.cache`); a model larger than the whole budget is refused, saying what
+budget to start the server with. A refusal is returned, not raised: the page shows its
+message.
 ``folder=None`` stands for MiniLM throughout, whose functions :mod:`app.data.minilm` keeps.
 
 A link names a model by its folder's name, never its path: the server remembers which
@@ -89,11 +91,20 @@ def load(folder):
 @cache.bounded(spinner="Loading the model …")
 def _load(folder):
     try:
-        return checkpoint.load(folder)
+        loaded = checkpoint.load(folder)
     except checkpoint.CheckpointError as error:
         return error
     except OSError as error:  # unreadable files: said as a refusal too
         return checkpoint.CheckpointError(f"{folder} could not be read: {error}")
+    size, budget = cache.nbytes(loaded), cache.budget()
+    if size > budget:  # never kept, so read again on every call: refused instead
+        return checkpoint.CheckpointError(
+            f"{folder} holds {size / 2**20:,.0f} MB of weights, more than this server's "
+            f"cache budget of {budget / 2**20:,.0f} MB, which holds every model and result. "
+            f"Start the server with attention-explorer --cache-mb {2 * size / 2**20:.0f} "
+            "to read it."
+        )
+    return loaded
 
 
 def model(folder=None):

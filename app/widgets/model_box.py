@@ -13,7 +13,7 @@ from pathlib import Path
 
 import streamlit as st
 
-from app.data import cache, models
+from app.data import models
 from app.state import controls
 
 #: The path box's key, and the link's parameter naming the folder.
@@ -72,19 +72,8 @@ def chosen():
             folder, loaded = None, models.model(None)
         if folder is not None:
             models.remember(folder)
-            _budget_note(loaded)
     _write_link(folder)
     return folder, loaded
-
-
-def _budget_note(loaded):
-    size = cache.nbytes(loaded)
-    if size > cache.budget():
-        st.warning(
-            f"This model's weights ({size / 2**20:,.0f} MB) exceed the server's cache budget "
-            f"({cache.budget() / 2**20:,.0f} MB), so they are read again on every change. "
-            f"Start the server with `attention-explorer --cache-mb {2 * size / 2**20:.0f}`."
-        )
 
 
 def _write_link(folder):

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 from apptest_support import chart_z, charts, decode, open_app
 
-from app.data import models
+from app.data import cache, models
 from app.views import next_token
 from app.widgets import model_box
 from engine import bert, checkpoint, generate
@@ -241,3 +241,17 @@ def test_robertas_special_tokens_are_named_as_they_are():
     assert toggle.label == "Hide \\<s\\> and \\<\\/s\\>"  # Markdown-escaped
     toggle.set_value(True).run()
     assert "<s>" not in charts(at)["pretrained_heatmap"]["data"][0]["y"]
+
+
+def test_a_model_larger_than_the_cache_budget_is_refused_saying_what_budget_reads_it(
+    tmp_path, monkeypatch
+):
+    folder = tmp_path / "big"  # a folder of its own: the refusal is cached on it
+    shutil.copytree(TINY / "gpt2", folder)
+    monkeypatch.setenv(cache.BUDGET_VARIABLE, "0.1")  # 100 KB: less than its 200 KB
+    at = open_model(folder)
+    assert not at.exception
+    (error,) = at.error
+    assert "cache budget" in error.value
+    assert "\\-\\-cache\\-mb" in error.value
+    assert "pretrained_next" not in charts(at)
