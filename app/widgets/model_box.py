@@ -76,6 +76,26 @@ def chosen():
     return folder, loaded
 
 
+def encoder():
+    """The model /summarize reads: the session's folder when it is an encoder that loads.
+
+    Else MiniLM, with a line saying why (a causal model's vectors are not sentence
+    embeddings). Returns ``(folder or None, model or error)``, as :func:`chosen`.
+    """
+    _start()
+    typed = st.session_state[PATH_KEY].strip()
+    folder = str(Path(typed).expanduser().resolve()) if typed else None
+    loaded = models.model(folder)
+    if folder is not None and (isinstance(loaded, Exception) or loaded.config.causal):
+        st.caption(
+            f"This page reads sentences with an encoder, so it uses {MINILM_NAME}, not "
+            f"“{title(folder)}” (chosen on /pretrained)."
+        )
+        folder, loaded = None, models.model(None)
+    _write_link(folder)
+    return folder, loaded
+
+
 def _write_link(folder):
     name = models.name_of(folder)
     if name is None:

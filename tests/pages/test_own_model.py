@@ -11,12 +11,13 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from apptest_support import chart_z, charts, decode, open_app
+from apptest_support import chart_z, charts, decode, open_app, page_script
 
 from app.data import cache, models
+from app.state.controls import MAX_SENTENCES
 from app.views import next_token
 from app.widgets import model_box
-from engine import bert, checkpoint, generate
+from engine import bert, checkpoint, generate, summarize
 from engine.resources import minilm_dir
 
 TINY = Path(__file__).resolve().parents[1] / "data" / "tiny_models"
@@ -255,3 +256,19 @@ def test_a_model_larger_than_the_cache_budget_is_refused_saying_what_budget_read
     assert "cache budget" in error.value
     assert "\\-\\-cache\\-mb" in error.value
     assert "pretrained_next" not in charts(at)
+
+
+@needs_minilm
+def test_summarize_ranks_with_the_encoder_chosen_and_keeps_minilm_for_gpt2():
+    at = open_model(TINY / "bert")
+    at.switch_page(page_script("summarize")).run()
+    assert not at.exception
+    assert at.caption[0].value.startswith("bert turns each sentence into one vector")
+    doc = at.session_state["summarize_text"]
+    ranking = summarize.rank_sentences(checkpoint.load(TINY / "bert"), doc, MAX_SENTENCES)
+    np.testing.assert_allclose(chart_z(at, "summarize_similarity"), ranking.similarity, atol=1e-6)
+    at.switch_page(page_script("pretrained")).run()
+    at.text_input(key=model_box.PATH_KEY).set_value(str(TINY / "gpt2")).run()
+    at.switch_page(page_script("summarize")).run()
+    assert not at.exception
+    assert any("uses all-MiniLM-L6-v2, not “gpt2”" in c.value for c in at.caption)
