@@ -6,6 +6,8 @@ started in the project folder, so they are passed as options here);
 ``attention-explorer "some text"`` opens the app with that text instead of the
 restaurant passage. The text reaches the app in the environment variable
 :data:`TEXT_VARIABLE`, read once per session by the entry point.
+``attention-explorer --model PATH`` opens ``/pretrained`` on the checkpoint folder PATH
+instead of MiniLM; the folder reaches the app in :data:`MODEL_VARIABLE`, as an absolute path.
 """
 
 from __future__ import annotations
@@ -19,6 +21,8 @@ MAIN = Path(__file__).resolve().parent / "main.py"
 TEXT_VARIABLE = "ATTENTION_EXPLORER_TEXT"
 #: The cache budget in MB, read by :mod:`app.data.cache` (not imported here: it loads Streamlit).
 CACHE_VARIABLE = "ATTENTION_EXPLORER_CACHE_MB"
+#: The checkpoint folder, read by :mod:`app.data.models` (not imported here, as above).
+MODEL_VARIABLE = "ATTENTION_EXPLORER_MODEL"
 
 #: ``.streamlit/config.toml``'s settings (``tests/app/test_cli.py`` checks they agree), except
 #: ``server.headless``: the command opens a browser when there is a display.
@@ -41,10 +45,11 @@ def start_values():
     return {"text": text[:MAX_TEXT_CHARS]} if text else {}
 
 
-def command(text=None, port=None, options=SERVER_OPTIONS, cache_mb=None):
+def command(text=None, port=None, options=SERVER_OPTIONS, cache_mb=None, model=None):
     """The ``streamlit run`` command line and the environment for it.
 
-    ``cache_mb`` sets the server's cache budget (:data:`app.data.cache.BUDGET_VARIABLE`).
+    ``cache_mb`` sets the server's cache budget (:data:`app.data.cache.BUDGET_VARIABLE`);
+    ``model`` the checkpoint folder /pretrained opens on, made absolute.
     """
     line = [sys.executable, "-m", "streamlit", "run", str(MAIN)]
     for name, value in options.items():
@@ -53,6 +58,9 @@ def command(text=None, port=None, options=SERVER_OPTIONS, cache_mb=None):
         line += ["--server.port", str(port)]
     env = dict(os.environ)
     env.pop(TEXT_VARIABLE, None)
+    env.pop(MODEL_VARIABLE, None)
+    if model:
+        env[MODEL_VARIABLE] = str(Path(model).expanduser().resolve())
     if text:
         env[TEXT_VARIABLE] = text
     if cache_mb is not None:
@@ -76,6 +84,14 @@ def main(argv=None):
         help="memory for cached results, in MB, shared by every visitor (default 300; "
         f"the environment variable {CACHE_VARIABLE})",
     )
+    parser.add_argument(
+        "--model",
+        metavar="PATH",
+        help="a checkpoint folder (config.json, model.safetensors, tokenizer.json) of a "
+        "BERT-family or GPT-2 model for /pretrained (default: all-MiniLM-L6-v2)",
+    )
     args = parser.parse_args(argv)
-    line, env = command(" ".join(args.text), args.port, cache_mb=args.cache_mb)
+    if args.model and not Path(args.model).expanduser().is_dir():
+        parser.error(f"--model {args.model}: no such folder")
+    line, env = command(" ".join(args.text), args.port, cache_mb=args.cache_mb, model=args.model)
     os.execve(line[0], line, env)

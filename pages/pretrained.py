@@ -1,8 +1,9 @@
-"""A real model: all-MiniLM-L6-v2's 6 layers × 12 heads, run in our own NumPy code."""
+"""A real model, run in our own NumPy code: all-MiniLM-L6-v2, or a checkpoint folder of yours."""
 
 import streamlit as st
 
-from app.data import minilm
+from app import live
+from app.data import models
 from app.lecture.presentation import control_hint
 from app.state import controls
 from app.views import (
@@ -12,47 +13,107 @@ from app.views import (
     compare,
     equation,
     head_finder,
+    last_token,
     line_view,
     model_view,
     neuron_view,
+    next_token,
 )
-from app.widgets import compare_box, notices, pickers
+from app.widgets import compare_box, model_box, notices, pickers
 from app.words import equations, minimal_pairs, wording
 from engine import analysis, bert, checkpoint
-from engine.attention import query_stages
+from engine.attention import causal_mask, query_stages
 
-st.title("A pretrained model: all-MiniLM-L6-v2")
-st.caption(
-    "A 6-layer, 12-head BERT-style encoder (22 M parameters), trained by others, run here "
-    "by our own NumPy forward pass: no PyTorch. Its heads have learned relations between "
-    "tokens: the head finder below ranks all 72 of them by the weight from one token of "
-    "your text to another."
+
+def next_token_section(folder, model, text, run):
+    """A causal model's next token: live temperature, the last token's attention, generation."""
+    st.header("Next token")
+    st.caption(
+        "GPT-2 predicts the next token from the last position: its logits z, and at "
+        "temperature T the probabilities softmax(z / T). T acts on the output, not on the "
+        "attention; it never changes the order of the tokens, only how sharp the choice is."
+    )
+    live.temperature_section(folder, text)
+    last_token.show(st, "pretrained_last", run.last_token_attention, run.labels)
+    st.subheader("Generate, token by token")
+    left, middle, right = st.columns(3)
+    n_new = left.slider("Tokens", 1, 8, 4, key="pretrained_gen_tokens")
+    temperature = middle.select_slider(
+        "Temperature (0: greedy)",
+        models.TEMPERATURES,
+        value=0.0,
+        key="pretrained_gen_temperature",
+        format_func=next_token.temperature_label,
+    )
+    seed = right.number_input("Seed (sampling)", 0, 2**31 - 1, 0, key="pretrained_gen_seed")
+    steps = models.generation(folder, text, n_new, temperature, None if temperature == 0 else seed)
+    if not steps:
+        st.info("The model's positions are full: it cannot read another token.")
+        return
+    continued = model.tokenizer.decode([s.id for s in steps])
+    st.markdown(controls.md_escape(text) + " **→** " + controls.md_escape(continued))
+    st.dataframe(next_token.steps_table(steps), hide_index=True)
+    step = 0
+    if len(steps) > 1:  # one slider per length: a shorter run never holds a step past its end
+        step = st.select_slider("Step", range(len(steps)), key=f"pretrained_step{len(steps)}")
+    chosen = steps[step]
+    last_token.show(
+        st,
+        "pretrained_step",
+        chosen.run.last_token_attention,
+        chosen.run.labels,
+        step,
+        next_token.token_label(chosen.token),
+    )
+
+
+heading = st.container()  # the title names the model the box below chooses
+folder, model = model_box.chosen()
+if isinstance(model, checkpoint.ModelUnavailableError):
+    notices.model_missing()
+config = model.config
+heading.title(f"A pretrained model: {model_box.title(folder)}")
+heading.caption(
+    model_box.description(config, folder)
+    + f" Its heads have learned relations between tokens: the head finder below ranks all "
+    f"{config.n_layers * config.n_heads} of them by the weight from one token of your text "
+    "to another."
 )
 
 text = st.session_state["text"]
-run = minilm.run(text)
-if isinstance(run, checkpoint.ModelUnavailableError):
-    notices.model_missing()
+run = models.run(folder, text)
 if isinstance(run, bert.TooLongError):
     st.warning(controls.md_escape(str(run)))
+    st.stop()
+if not isinstance(run, bert.BertRun):  # a causal model's text without tokens
+    st.info("Type some text in the sidebar: this model adds no token of its own.")
     st.stop()
 
 labels = run.labels
 n_layers, n_heads = run.attentions.shape[:2]
-hide_special = st.toggle(
-    "Hide [CLS] and [SEP]", key="pretrained_hide_special", persist_state="session"
+mask = causal_mask(len(labels)) if config.causal else None
+if config.causal:
+    st.info(
+        "This model is causal: each token attends only to itself and the tokens before it. "
+        "The mask is the model's own, as it was trained, not a what-if; every view below "
+        "shows it (the upper triangle of each head is 0)."
+    )
+    next_token_section(folder, model, text, run)
+specials = [controls.md_escape(token) for token in model.special_tokens]  # <s>: not markup
+hide_special = len(specials) == 2 and st.toggle(
+    f"Hide {specials[0]} and {specials[1]}", key="pretrained_hide_special", persist_state="session"
 )
 shown = slice(1, -1) if hide_special and len(labels) > 2 else slice(None)
 
 st.header("Head finder")
-text_b = compare_box.text_box()
-run_b = compare_box.second_run(text_b)
+text_b = compare_box.text_box(folder)
+run_b = compare_box.second_run(text_b, folder)
 starts = minimal_pairs.start_tokens(text, labels)
 query, key = pickers.query_and_key(compare_box.PICKERS_A, labels, starts, ("query", "key"))
-grid = minilm.head_grid(text, query, key)
+grid = models.head_grid(folder, text, query, key)
 if run_b is None:
     head_finder.show(st, "pretrained_finder", grid, labels[query], labels[key])
-    ranked = minilm.ranked_heads(text, query, key)
+    ranked = models.ranked_heads(folder, text, query, key)
     st.markdown(wording.finder_answer(ranked, labels[query], labels[key]))
     st.dataframe(
         [{"layer": h.layer, "head": h.head, "weight": h.weight} for h in ranked[:8]],
@@ -69,7 +130,7 @@ else:
         ("query_b", "key_b"),
         ("B's query token", "B's key token"),
     )
-    grid_b = minilm.head_grid(text_b, query_b, key_b)
+    grid_b = models.head_grid(folder, text_b, query_b, key_b)
     changes = analysis.rank_changes(grid, grid_b)
     pairs = (labels[query], labels[key]), (labels_b[query_b], labels_b[key_b])
     names = minimal_pairs.names(text, text_b)
@@ -96,7 +157,7 @@ arithmetic.panel(
     arithmetic.clicked_cell("pretrained_heatmap", click, *weights[shown, shown].shape, shown),
     (run.queries[layer, head], run.keys[layer, head], None),
     None,  # the model's own 1/√d_head
-    None,
+    mask,  # the model's own: None for an encoder
     labels,
 )
 
@@ -122,8 +183,10 @@ model_view.show(st, "pretrained_model_view", run.attentions, (layer, head))
 
 st.header("Neuron view")
 equation.show(equations.SOFTMAX)
-stages = query_stages(run.queries[layer, head, token], run.keys[layer, head])
-neuron_view.show(st, "pretrained_neuron", stages, run.keys[layer, head], labels, labels[token])
+seen = slice(None, token + 1) if config.causal else slice(None)  # a causal token sees back only
+keys = run.keys[layer, head, seen]
+stages = query_stages(run.queries[layer, head, token], keys)
+neuron_view.show(st, "pretrained_neuron", stages, keys, labels[seen], labels[token])
 
 st.header("Attention rollout")
 st.caption(
@@ -131,7 +194,11 @@ st.caption(
     "the residual connection and renormalise each row, Â = ½(W̄ + I), then multiply the "
     "layers' Â together, to follow attention from the output back to the input tokens."
 )
-rollout = minilm.rollout(text)
+rollout = models.rollout(folder, text)
 attention_maps.show_weights(
-    st, "pretrained_rollout", rollout[shown, shown], labels[shown], "Rollout through all 6 layers"
+    st,
+    "pretrained_rollout",
+    rollout[shown, shown],
+    labels[shown],
+    f"Rollout through all {n_layers} layers",
 )

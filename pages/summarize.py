@@ -1,19 +1,20 @@
-"""Summarize: the central sentences by LexRank on MiniLM, and the attention between them."""
+"""Summarize: the central sentences by LexRank on an encoder, and the attention between them."""
 
 import streamlit as st
 
-from app.data import documents, minilm
+from app.data import documents
 from app.lecture.presentation import control_hint
 from app.state import controls, session
 from app.views import sentences as sentence_views
-from app.widgets import notices, pickers
+from app.widgets import model_box, notices, pickers
 from app.words import summary, wording
 from engine import bert, checkpoint
 from engine import summarize as method
 
 st.title("Summarize: a document's central sentences")
+folder, model = model_box.encoder()
 st.caption(
-    "all-MiniLM-L6-v2 turns each sentence into one vector; sentences whose vectors point "
+    f"{model_box.title(folder)} turns each sentence into one vector; sentences whose vectors point "
     "the same way are similar, and LexRank (Erkan & Radev 2004) ranks each sentence by how "
     "similar it is to other central sentences. The summary is the k most central "
     "sentences, in the document's order. Below, the same model reads the whole document "
@@ -40,9 +41,12 @@ if not session.presenting():  # the box is hidden then, and the note with it
     st.caption(summary.document_note(st.session_state["text"]))
 doc = st.session_state["summarize_text"]
 
-ranking = documents.rank(doc)
+ranking = documents.rank(doc, folder)
 if isinstance(ranking, checkpoint.ModelUnavailableError):
     notices.model_missing()
+if isinstance(ranking, bert.TooLongError):
+    st.warning(controls.md_escape(str(ranking)))
+    st.stop()
 if not ranking.sentences:
     st.info(
         control_hint("Type or paste a document above: a few sentences, each ending with . ! or ?")
@@ -105,13 +109,13 @@ else:
     st.caption(
         "The whole document read at once, as the model reads any text: for each pair of "
         "sentences, the mean attention weight from the first sentence's tokens to the "
-        "second's, in one layer, averaged over its 12 heads. [CLS] and [SEP] are left out, "
-        "but many heads also park attention on the first few tokens whatever they say (an "
-        "*attention sink*), which favours the first sentence."
+        f"second's, in one layer, averaged over its {model.config.n_heads} heads. [CLS] and "
+        "[SEP] are left out, but many heads also park attention on the first few tokens "
+        "whatever they say (an *attention sink*), which favours the first sentence."
     )
-    n_layers = minilm.model().config.n_layers
+    n_layers = model.config.n_layers
     layer = st.select_slider("Layer", range(n_layers), value=n_layers - 1, key="summarize_layer")
-    pair = documents.sentence_attention(doc[: sentences[-1].end], layer)
+    pair = documents.sentence_attention(doc[: sentences[-1].end], layer, folder)
 if isinstance(pair, bert.TooLongError):
     st.info(
         f"The document is {pair.n_tokens:,} tokens; the model reads at most {pair.limit - 2} "

@@ -13,7 +13,7 @@ fixed size (the model's weights, the book's exercise, tokenizations) stay Stream
 
 Cached values are shared by every session, so their arrays are made read-only. A result
 is sized as the bytes of the NumPy arrays (and bytes/str) reachable through tuples,
-NamedTuples, lists, dicts and dataclasses, each array counted once. Streamlit's
+NamedTuples, lists, mappings and dataclasses, each array counted once. Streamlit's
 "Clear caches" (``st.cache_resource.clear()`` or ``st.cache_data.clear()``) clears this
 store too; :func:`clear` clears it alone.
 """
@@ -29,6 +29,7 @@ import threading
 import time
 import uuid
 from collections import OrderedDict
+from collections.abc import Mapping
 
 import numpy as np
 import streamlit as st
@@ -114,7 +115,7 @@ def _walk(value, seen, visit):
         return len(value)
     if isinstance(value, tuple | list | set | frozenset):
         return sum(_walk(item, seen, visit) for item in value)
-    if isinstance(value, dict):
+    if isinstance(value, Mapping):  # a dict, or a loaded model's read-only mappings
         return sum(_walk(k, seen, visit) + _walk(v, seen, visit) for k, v in value.items())
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
         return sum(_walk(getattr(value, f.name), seen, visit) for f in dataclasses.fields(value))

@@ -1,17 +1,19 @@
-"""A document to summarise, ranked by LexRank on MiniLM, and the attention between its sentences.
+"""A document to summarise, ranked by LexRank on an encoder; the attention between its sentences.
 
-Ranking a document (one MiniLM pass per sentence) is cached on the document's text; the
-attention between sentences reuses the whole-document run of :func:`app.data.minilm.run`
-and is cached per layer. The document is the shared ``text`` control, so a link carries it
-as ``text``; while that is still the app's default passage (three sentences, too few to
-summarise), the summarize page reads :data:`DEFAULT_DOCUMENT` instead.
+The encoder is MiniLM, or a BERT-family checkpoint folder (``folder``, as in
+:mod:`app.data.models`). Ranking a document (one pass per sentence) is cached on the model
+and the document's text; the attention between sentences reuses the whole-document run of
+:func:`app.data.models.run` and is cached per layer. The document is the shared ``text``
+control, so a link carries it as ``text``; while that is still the app's default passage
+(three sentences, too few to summarise), the summarize page reads :data:`DEFAULT_DOCUMENT`
+instead.
 """
 
 from __future__ import annotations
 
-from app.data import cache, minilm
+from app.data import cache, models
 from app.state import controls
-from engine import summarize
+from engine import bert, summarize
 
 DEFAULT_DOCUMENT = (
     "Transformers changed how machines read text. Before them, recurrent networks read a "
@@ -30,22 +32,26 @@ def document(text):
     return DEFAULT_DOCUMENT if text == controls.DEFAULT_TEXT else text
 
 
-@cache.bounded(spinner="Embedding every sentence with MiniLM …")
-def rank(text):
+@cache.bounded(spinner="Embedding every sentence …")
+def rank(text, folder=None):
     """LexRank over ``text``'s first :data:`app.state.controls.MAX_SENTENCES` sentences.
 
     Returns
     -------
-    engine.summarize.Ranking, or the ModelUnavailableError saying how to install the model
+    engine.summarize.Ranking, or the error saying why not (ModelUnavailableError saying how
+    to install MiniLM, a sentence too long for the model)
     """
-    loaded = minilm.model()
+    loaded = models.model(folder)
     if isinstance(loaded, Exception):
         return loaded
-    return summarize.rank_sentences(loaded, text, controls.MAX_SENTENCES)
+    try:
+        return summarize.rank_sentences(loaded, text, controls.MAX_SENTENCES)
+    except bert.TooLongError as error:  # a sentence past a small model's positions
+        return error
 
 
 @cache.bounded
-def sentence_attention(text, layer):
+def sentence_attention(text, layer, folder=None):
     """Mean attention between the sentences of ``text``, read with the whole text at once.
 
     ``text`` is the part of the document that was ranked; ``layer``'s attention is
@@ -56,7 +62,7 @@ def sentence_attention(text, layer):
     ndarray of shape (n_sent, n_sent), or the error (TooLongError, ModelUnavailableError)
     saying why not
     """
-    run = minilm.run(text)
+    run = models.run(folder, text)
     if isinstance(run, Exception):
         return run
     sentences = summarize.split_sentences(text)

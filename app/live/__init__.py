@@ -12,8 +12,12 @@ charts in fragments of their own and their CSVs at the stop shown
 (the frames' binary layout, and which part of a chart follows which array), the slider
 :mod:`app.live.slider`, the engine's sweeps :mod:`app.live.sweeps`; the browser's side is
 ``attention_explorer/chart/`` (``slider.js``, ``frames.js``, ``preview.js``, ``exact.js``).
+
+``live.temperature_section(folder, text)`` is the next token's temperature on /pretrained
+(:mod:`app.live.temperature`), whose frames stay on the server.
 """
 
 from app.live.section import scale_section
+from app.live.temperature import temperature_section
 
-__all__ = ["scale_section"]
+__all__ = ["scale_section", "temperature_section"]

@@ -86,9 +86,9 @@ def _n_heads(values, controls):
 
 
 #: Parameters that belong to other features, left alone here: presentation mode, the
-#: tour's step, and the tokens a page's pickers chose (``controls.token_picker``; ``_b``
-#: for the sentence /pretrained compares with).
-EXTRA_PARAMS = frozenset({"present", "step", "query", "key", "query_b", "key_b"})
+#: tour's step, the tokens a page's pickers chose (``controls.token_picker``; ``_b``
+#: for the sentence /pretrained compares with), and the folder name of /pretrained's model.
+EXTRA_PARAMS = frozenset({"present", "step", "query", "key", "query_b", "key_b", "model"})
 
 
 def _clip(text, limit=40):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from app.data import minilm
+from app.data import models
 from app.state import controls, session
 from app.widgets import sidebar
 from app.words.minimal_pairs import MINIMAL_PAIRS, start_tokens
@@ -15,11 +15,11 @@ PICKERS_A = ("pretrained_finder_query", "pretrained_finder_key")
 PICKERS_B = ("pretrained_b_query", "pretrained_b_key")
 
 
-def use_pair(pair):
+def use_pair(pair, folder=None):
     """Button callback: both texts, and every picker on the pair's query and key words."""
     st.session_state["text"], st.session_state["text_b"] = pair.a, pair.b
     for text, pickers in ((pair.a, PICKERS_A), (pair.b, PICKERS_B)):
-        run = minilm.run(text)
+        run = models.run(folder, text)
         if isinstance(run, Exception):
             continue
         for picker, index in zip(pickers, start_tokens(text, run.labels), strict=True):
@@ -27,8 +27,11 @@ def use_pair(pair):
             st.session_state[f"_{picker}_labels"] = list(run.labels)  # chosen for this text
 
 
-def text_box():
-    """The "compare with" box and the minimal pairs; returns the second text ('' for none)."""
+def text_box(folder=None):
+    """The "compare with" box and the minimal pairs; returns the second text ('' for none).
+
+    ``folder`` is the model's (None: MiniLM), whose tokens the pairs' pickers choose.
+    """
     sidebar.text_area(
         "Compare with (optional): a second sentence, say the same one with one word changed",
         "text_b",
@@ -38,17 +41,19 @@ def text_box():
         columns = st.columns(len(MINIMAL_PAIRS) + 1)
         columns[0].caption("Minimal pairs:")
         for column, pair in zip(columns[1:], MINIMAL_PAIRS, strict=True):
-            column.button(pair.name, key=f"pair_{pair.key}", on_click=use_pair, args=(pair,))
+            column.button(pair.name, key=f"pair_{pair.key}", on_click=use_pair, args=(pair, folder))
     return st.session_state["text_b"]
 
 
-def second_run(text_b):
-    """MiniLM's run on the sentence compared with, or None (no sentence, or one it cannot read).
+def second_run(text_b, folder=None):
+    """The model's run on the sentence compared with, or None (no sentence, or one it cannot read).
+
+    ``folder`` is the model's checkpoint folder; None for MiniLM.
 
     A sentence too long for the model is said so; without a second run, B's tokens leave
     the link.
     """
-    run_b = minilm.run(text_b) if text_b else None
+    run_b = models.run(folder, text_b) if text_b else None
     if isinstance(run_b, bert.TooLongError):
         st.warning(controls.md_escape(str(run_b)) + " (the sentence compared with)")
     if not isinstance(run_b, bert.BertRun):

@@ -9,6 +9,7 @@ import re
 import tomllib
 from pathlib import Path
 
+import pytest
 from apptest_support import open_app
 
 from app import cli
@@ -65,3 +66,29 @@ def test_every_package_and_component_module_is_installed():
         imported |= set(re.findall(r'from "\./([\w.]+\.js)"', module.read_text()))
     assert imported
     assert all((chart / name).is_file() for name in imported), imported
+
+
+TINY_GPT2 = ROOT / "tests" / "data" / "tiny_models" / "gpt2"
+
+
+def test_command_passes_the_model_folder_as_an_absolute_path(monkeypatch):
+    monkeypatch.chdir(TINY_GPT2.parent)
+    line, env = cli.command(model="gpt2")
+    assert env[cli.MODEL_VARIABLE] == str(TINY_GPT2)
+    assert "gpt2" not in " ".join(line)  # the environment carries it, not streamlit's options
+    monkeypatch.setenv(cli.MODEL_VARIABLE, "/somewhere/else")
+    assert cli.MODEL_VARIABLE not in cli.command()[1]  # none asked for: none passed on
+
+
+def test_a_model_that_is_not_a_folder_is_refused_before_the_server_starts(capsys):
+    with pytest.raises(SystemExit):
+        cli.main(["--model", str(ROOT / "no-such-folder")])
+    assert "no such folder" in capsys.readouterr().err
+
+
+def test_app_opens_pretrained_on_the_command_lines_model(monkeypatch):
+    monkeypatch.setenv(cli.MODEL_VARIABLE, str(TINY_GPT2))
+    at = open_app("pretrained", timeout=120)
+    assert not at.exception
+    assert at.title[0].value == "A pretrained model: gpt2"
+    assert at.query_params["model"] == "gpt2"  # a copied link names the folder, not its path

@@ -1,0 +1,103 @@
+"""The next token of a causal model (GPT-2): its k likeliest tokens at a temperature, as bars.
+
+The probabilities are :func:`engine.generate.temperature_sweep`'s, one frame per stop of
+the temperature slider; the bars are coloured on the weights' 0–1 scale, so a lower
+temperature turns the likeliest bar bright and the others dark. The temperature acts on
+the output logits, ``softmax(z / T)``, not on the attention softmax.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import plotly.graph_objects as go
+
+from app.views import axes, chart, style
+
+
+def token_label(token):
+    """A token string as a label: byte-level BPE's space (Ġ) and newline (Ċ) shown as ␣ and ↵.
+
+    A byte-level token is shown by its token string, not its text: alone it may be part of
+    a character, which decodes to nothing printable.
+    """
+    return token.replace("Ġ", "␣").replace("Ċ", "↵") if token else "∅"
+
+
+def temperature_label(temperature):
+    """A stop of the temperature slider as it is shown: 0 is greedy, 1 the model's own."""
+    if temperature == 0:
+        return "0 (greedy)"
+    if temperature == 1:
+        return "1 (the model's own)"
+    return f"{temperature:.3g}"
+
+
+def figure(tokens, probabilities, rest, temperature):
+    """The k likeliest next tokens at one temperature, likeliest first.
+
+    Parameters
+    ----------
+    tokens : sequence of k str, the model's token strings
+    probabilities : ndarray of shape (k,)
+    rest : float, every other token's probability together
+    temperature : float
+    """
+    p = np.asarray(probabilities, dtype=np.float64)
+    fig = go.Figure(
+        go.Bar(
+            x=axes.axis_labels([token_label(t) for t in tokens]),
+            y=p,
+            marker={"color": style.weight_colors(p)},
+            hovertemplate="next token %{x}<br>probability %{y:.4f}<extra></extra>",
+        )
+    )
+    note = f"every other token together: {rest:.3f}"
+    return style.frame(
+        fig,
+        style.with_note(f"The next token at temperature {temperature_label(temperature)}", note),
+        340,
+        top=style.NOTE_TOP,
+        yaxis={"range": [0, 1], "title": "probability"},
+        xaxis=axes.token_axis(fig.data[0].x, "next token") | {"autotickangles": axes.TICK_ANGLES},
+    )
+
+
+def table(tokens, frames, stop):
+    """The top k at the temperature of ``stop``, and every other token as one row."""
+    return pd.DataFrame(
+        {
+            "token": [*tokens, "(every other token)"],
+            "id": [*(int(i) for i in frames.ids), None],
+            "temperature": frames.temperatures[stop],
+            "probability": [*frames.probabilities[stop], frames.rest[stop]],
+        }
+    )
+
+
+def show(container, key, tokens, frames, stop):
+    """Draw :func:`figure` at ``stop`` of the sweep ``frames``; the CSV is :func:`table`."""
+    fig = figure(tokens, frames.probabilities[stop], frames.rest[stop], frames.temperatures[stop])
+    return chart.draw(container, fig, key, table=table(tokens, frames, stop))
+
+
+def steps_table(steps):
+    """Generation step by step: the token chosen, its probability, the runners-up."""
+    rows = []
+    for number, step in enumerate(steps):
+        candidates = step.candidates
+        chosen = np.flatnonzero(candidates.ids == step.id)
+        rows.append(
+            {
+                "step": number,
+                "chosen": token_label(step.token),
+                "probability": float(candidates.probabilities[chosen[0]]) if chosen.size else None,
+                "likeliest": ", ".join(
+                    f"{token_label(t)} {p:.2f}"
+                    for t, p in zip(
+                        candidates.tokens[:3], candidates.probabilities[:3], strict=True
+                    )
+                ),
+            }
+        )
+    return pd.DataFrame(rows)

@@ -1,0 +1,69 @@
+"""Your own model in headless Chromium: the tiny GPT-2 typed in the path box (issue #27).
+
+The temperature slider moved with the keyboard redraws the next token's bars with the
+engine's probabilities at the stop it shows, and the link carries the folder's name (never
+its path) and opens the same model in a fresh browser on the same server.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+from browser_support import assert_healthy, open_app, query, slider, unplugged_page, wait_settled
+
+from app.data import models
+from app.widgets import model_box
+from engine import bert, checkpoint, generate
+
+pytestmark = pytest.mark.browser
+
+TINY_GPT2 = Path(__file__).resolve().parents[1] / "data" / "tiny_models" / "gpt2"
+TEXT = "The restaurant refused to serve me because it only cooks vegetarian food."
+
+#: The next-token chart's probabilities and title, as plotly.js drew them.
+BARS = """() => {
+    const plot = document.querySelector('.st-key-pretrained_next .js-plotly-plot');
+    return {y: Array.from(plot._fullData[0].y), title: plot._fullLayout.title.text};
+}"""
+
+
+def load_tiny_gpt2(page, url):
+    """/pretrained with the tiny GPT-2 typed in the path box, as a visitor does."""
+    open_app(page, url + "/pretrained?text=" + TEXT.replace(" ", "+"))
+    box = page.locator(f".st-key-{model_box.PATH_KEY} input")
+    if not box.is_visible():
+        page.get_by_text("Your own model: a checkpoint folder").click()
+    box.fill(str(TINY_GPT2))
+    box.press("Enter")
+    wait_settled(page)
+    page.locator(".st-key-pretrained_next .js-plotly-plot").wait_for()
+
+
+def test_the_temperature_slider_recolours_the_next_token_with_the_engines_numbers(page, app_url):
+    load_tiny_gpt2(page, app_url)
+    logits = bert.run(checkpoint.load(TINY_GPT2), TEXT).next_logits
+    top = np.argsort(-logits, kind="stable")[: models.TOP_K]
+    drawn = page.evaluate(BARS)
+    np.testing.assert_allclose(drawn["y"], generate.probabilities(logits, 1.0)[top], rtol=1e-6)
+    thumb = slider(page, "pretrained_temperature")
+    thumb.focus()
+    for _ in range(4):  # four quarter-octaves down: T = 1/2
+        thumb.press("ArrowLeft")
+    page.wait_for_function(f"() => ({BARS})().title.includes('temperature 0.5<br>')", polling=100)
+    drawn = page.evaluate(BARS)
+    np.testing.assert_allclose(drawn["y"], generate.probabilities(logits, 0.5)[top], rtol=1e-6)
+    assert drawn["y"][0] > generate.probabilities(logits, 1.0)[top[0]]  # sharper at T < 1
+    assert_healthy(page)
+
+
+def test_the_link_carries_the_folders_name_and_opens_it_elsewhere(page, app_url, browser):
+    load_tiny_gpt2(page, app_url)
+    assert query(page)["model"] == "gpt2"
+    assert str(TINY_GPT2.parent) not in page.url
+    with unplugged_page(browser) as other:  # a colleague's browser, opening the shared link
+        open_app(other, page.url)
+        other.locator(".st-key-pretrained_next .js-plotly-plot").wait_for()
+        assert other.get_by_role("heading", name="A pretrained model: gpt2").count() == 1
+        assert_healthy(other)

@@ -1,0 +1,274 @@
+"""Your own model on /pretrained (issue #27): the tiny checkpoints through AppTest.
+
+Every view drawn on a tiny BERT and a tiny GPT-2 (2 layers, 4 heads: the page takes its
+counts from the model), GPT-2's next token at the temperature the slider shows against
+:mod:`engine.generate` itself, generation step by step, the folder's name in the link, and
+the folders the engine refuses said in a notice, with MiniLM shown instead.
+"""
+
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pytest
+from apptest_support import chart_z, charts, decode, open_app, page_script
+
+from app.data import cache, models
+from app.state.controls import MAX_SENTENCES
+from app.views import next_token
+from app.widgets import model_box
+from engine import bert, checkpoint, generate, summarize
+from engine.resources import minilm_dir
+
+TINY = Path(__file__).resolve().parents[1] / "data" / "tiny_models"
+TEXT = "The restaurant refused to serve me because it only cooks vegetarian food."
+#: Every view of /pretrained, on any model.
+VIEWS = {
+    "pretrained_finder",
+    "pretrained_bar",
+    "pretrained_heatmap",
+    "pretrained_lines",
+    "pretrained_model_view",
+    "pretrained_neuron",
+    "pretrained_rollout",
+}
+#: What only a causal model adds: the next token, the last token's attention, a step's.
+NEXT = {"pretrained_next", "pretrained_last", "pretrained_step"}
+needs_minilm = pytest.mark.skipif(minilm_dir() is None, reason="MiniLM is not installed")
+
+
+def open_model(folder, **session):
+    session = {"text": TEXT, model_box.PATH_KEY: str(folder)} | session
+    return open_app("pretrained", timeout=120, **session)
+
+
+def title(at):
+    return at.title[0].value
+
+
+@pytest.mark.parametrize("family", ["bert", "roberta", "distilbert", "electra"])
+def test_a_tiny_encoder_draws_every_view_with_its_own_layers_and_heads(family):
+    at = open_model(TINY / family)
+    assert not at.exception
+    assert not at.error
+    assert set(charts(at)) == VIEWS  # no next token: an encoder has no LM head
+    assert title(at) == f"A pretrained model: {family}"
+    assert at.query_params["model"] == family  # the folder's name, never its path
+    run = bert.run(checkpoint.load(TINY / family), TEXT)
+    query = at.selectbox(key="pretrained_finder_query").value
+    key = at.selectbox(key="pretrained_finder_key").value
+    grid = chart_z(at, "pretrained_finder")
+    assert grid.shape == (2, 4)
+    np.testing.assert_allclose(grid, run.attentions[:, :, query, key], atol=1e-6)
+    layer = at.select_slider(key="pretrained_layer").value
+    head = at.select_slider(key="pretrained_head").value
+    assert (
+        f"Layer {layer}, head {head}" in charts(at)["pretrained_heatmap"]["layout"]["title"]["text"]
+    )
+    assert "through all 2 layers" in charts(at)["pretrained_rollout"]["layout"]["title"]["text"]
+
+
+def test_a_tiny_gpt2_draws_every_view_and_its_next_token():
+    at = open_model(TINY / "gpt2")
+    assert not at.exception
+    assert not at.error
+    assert set(charts(at)) == VIEWS | NEXT
+    assert any("causal" in info.value and "model's own" in info.value for info in at.info)
+    assert "pretrained_hide_special" not in {toggle.key for toggle in at.toggle}  # no [CLS]
+    model = checkpoint.load(TINY / "gpt2")
+    run = bert.run(model, TEXT)
+    drawn = chart_z(at, "pretrained_last")  # one row per (layer, head)
+    np.testing.assert_allclose(drawn, run.last_token_attention.reshape(8, -1), atol=1e-6)
+    heatmap = chart_z(at, "pretrained_heatmap")
+    assert (np.triu(heatmap, 1) == 0).all()  # the model's own mask, in the head view too
+    token = at.selectbox(key="pretrained_token").value
+    keys = chart_z(at, "pretrained_neuron")  # the keys a causal token sees: itself and before
+    assert keys.shape == (token + 1, 32 // 4)
+
+
+def bars(at):
+    """The next-token chart's tokens and probabilities, as drawn."""
+    (trace,) = charts(at)["pretrained_next"]["data"]
+    return trace["x"], decode(trace["y"])
+
+
+@pytest.mark.parametrize("temperature", [0.25, 2.0, 0.0])
+def test_the_temperature_slider_gives_the_engines_probabilities(temperature):
+    at = open_model(TINY / "gpt2")
+    model = checkpoint.load(TINY / "gpt2")
+    logits = bert.run(model, TEXT).next_logits
+    top = np.argsort(-logits, kind="stable")[: models.TOP_K]
+    _, before = bars(at)
+    np.testing.assert_allclose(before, generate.probabilities(logits, 1.0)[top], rtol=1e-12)
+    at.select_slider(key="pretrained_temperature").set_value(temperature).run()
+    assert not at.exception
+    tokens, after = bars(at)
+    np.testing.assert_allclose(after, generate.probabilities(logits, temperature)[top], rtol=1e-12)
+    assert not np.allclose(after, before)
+    assert len(tokens) == models.TOP_K
+    name = "0 (greedy)" if temperature == 0 else f"{temperature:.3g}"
+    assert name in charts(at)["pretrained_next"]["layout"]["title"]["text"]
+
+
+def steps_table(at):
+    (table,) = [frame.value for frame in at.dataframe if "step" in frame.value.columns]
+    return table
+
+
+def test_generation_is_the_engines_step_by_step():
+    at = open_model(TINY / "gpt2")
+    at.slider(key="pretrained_gen_tokens").set_value(3).run()
+    model = checkpoint.load(TINY / "gpt2")
+    steps = generate.generate(model, TEXT, 3, temperature=0.0)
+    table = steps_table(at)
+    assert list(table["step"]) == [0, 1, 2]
+    assert list(table["probability"]) == [1.0, 1.0, 1.0]  # greedy: all the mass on one
+    assert list(table["chosen"]) == [next_token.token_label(step.token) for step in steps]
+    at.select_slider(key="pretrained_step3").set_value(2).run()
+    np.testing.assert_allclose(
+        chart_z(at, "pretrained_step"), steps[2].run.last_token_attention.reshape(8, -1), atol=1e-6
+    )
+    at.select_slider(key="pretrained_gen_temperature").set_value(1.0).run()
+    assert not at.exception
+    sampled = generate.generate(model, TEXT, 3, temperature=1.0, seed=0)
+    chosen = list(steps_table(at)["chosen"])
+    assert chosen == [next_token.token_label(step.token) for step in sampled]
+
+
+def test_a_link_names_the_folder_and_opens_it_on_a_server_that_loaded_it():
+    first = open_model(TINY / "gpt2")
+    assert first.query_params["model"] == "gpt2"
+    assert str(TINY) not in str(dict(first.query_params))
+    at = open_app("pretrained", {"model": "gpt2"}, timeout=120)  # a new session, same server
+    assert not at.exception
+    assert title(at) == "A pretrained model: gpt2"
+    assert "pretrained_next" in charts(at)
+
+
+@needs_minilm
+def test_a_link_to_a_folder_this_server_does_not_know_says_so_and_keeps_the_rest():
+    at = open_app("pretrained", {"model": "*nowhere*", "text": TEXT}, timeout=120)
+    assert not at.exception
+    (warning,) = [w for w in at.warning if "nowhere" in w.value]
+    assert "\\*nowhere\\*" in warning.value  # escaped: shown as typed, never as Markdown
+    assert "has not loaded" in warning.value
+    assert title(at) == "A pretrained model: all-MiniLM-L6-v2"
+    assert at.session_state["text"] == TEXT  # nothing else of the link is lost
+    assert "model" not in at.query_params
+    at.run()  # a rerun (presentation mode's first, say) still says it
+    assert [w for w in at.warning if "nowhere" in w.value]
+    at.text_input(key=model_box.PATH_KEY).set_value(str(TINY / "bert")).run()
+    assert not [w for w in at.warning if "nowhere" in w.value]
+
+
+def without(folder, tmp_path, *names):
+    copy = tmp_path / folder
+    shutil.copytree(TINY / folder, copy)
+    for name in names:
+        (copy / name).unlink()
+    return copy
+
+
+@needs_minilm
+@pytest.mark.parametrize(
+    ("make", "said"),
+    [
+        (lambda tmp: tmp, "has no config.json"),
+        (lambda tmp: without("bert", tmp, "tokenizer.json"), "has no tokenizer.json"),
+        (lambda tmp: tmp / "nowhere", "is not a folder"),
+    ],
+    ids=["empty folder", "no tokenizer", "no folder"],
+)
+def test_a_refused_folder_is_said_clearly_and_minilm_shown(tmp_path, make, said):
+    at = open_model(make(tmp_path))
+    assert not at.exception
+    (error,) = at.error
+    assert said.replace(".", "\\.") in error.value
+    assert title(at) == "A pretrained model: all-MiniLM-L6-v2"
+    assert "pretrained_finder" in charts(at)
+    assert "model" not in at.query_params
+
+
+@needs_minilm
+def test_weights_only_in_a_pickle_are_never_opened(tmp_path):
+    folder = without("bert", tmp_path, "model.safetensors")
+    (folder / "pytorch_model.bin").write_bytes(b"not even a pickle: never opened")
+    at = open_model(folder)
+    assert not at.exception
+    (error,) = at.error
+    assert "pytorch\\_model\\.bin" in error.value
+    assert "never opened" in error.value
+    assert title(at) == "A pretrained model: all-MiniLM-L6-v2"
+
+
+def test_a_gpt2_text_without_tokens_says_so():
+    at = open_model(TINY / "gpt2")
+    at.sidebar.text_area(key="text").set_value("").run()
+    assert not at.exception
+    assert any("Type some text" in info.value for info in at.info)
+
+
+@needs_minilm
+def test_switching_from_minilm_to_a_smaller_model_and_back_keeps_the_page_whole():
+    at = open_app("pretrained", timeout=120)
+    at.select_slider(key="pretrained_layer").set_value(5).run()  # MiniLM's last layer
+    at.select_slider(key="pretrained_head").set_value(11).run()
+    at.text_input(key=model_box.PATH_KEY).set_value(str(TINY / "gpt2")).run()
+    assert not at.exception
+    assert set(charts(at)) == VIEWS | NEXT
+    assert at.select_slider(key="pretrained_layer").value < 2  # the tiny model's two layers
+    at.text_input(key=model_box.PATH_KEY).set_value("").run()
+    assert not at.exception
+    assert title(at) == "A pretrained model: all-MiniLM-L6-v2"
+    assert "model" not in at.query_params
+
+
+def test_a_folders_name_and_the_texts_tokens_are_shown_as_typed(tmp_path):
+    folder = tmp_path / "my_*model*_<b>"
+    shutil.copytree(TINY / "gpt2", folder)
+    at = open_model(folder, text="a <b>bold</b> <i>")
+    assert not at.exception
+    assert title(at) == "A pretrained model: my\\_\\*model\\*\\_\\<b\\>"  # Markdown escaped
+    assert at.query_params["model"] == folder.name  # the link names it, the URL encodes it
+    for key in ("pretrained_last", "pretrained_step"):
+        heading = charts(at)[key]["layout"]["title"]["text"]
+        assert "<i>" not in heading
+        assert "<b>" not in heading
+
+
+def test_robertas_special_tokens_are_named_as_they_are():
+    at = open_model(TINY / "roberta")
+    (toggle,) = [toggle for toggle in at.toggle if toggle.key == "pretrained_hide_special"]
+    assert toggle.label == "Hide \\<s\\> and \\<\\/s\\>"  # Markdown-escaped
+    toggle.set_value(True).run()
+    assert "<s>" not in charts(at)["pretrained_heatmap"]["data"][0]["y"]
+
+
+def test_a_model_larger_than_the_cache_budget_is_refused_saying_what_budget_reads_it(
+    tmp_path, monkeypatch
+):
+    folder = tmp_path / "big"  # a folder of its own: the refusal is cached on it
+    shutil.copytree(TINY / "gpt2", folder)
+    monkeypatch.setenv(cache.BUDGET_VARIABLE, "0.1")  # 100 KB: less than its 200 KB
+    at = open_model(folder)
+    assert not at.exception
+    (error,) = at.error
+    assert "cache budget" in error.value
+    assert "\\-\\-cache\\-mb" in error.value
+    assert "pretrained_next" not in charts(at)
+
+
+@needs_minilm
+def test_summarize_ranks_with_the_encoder_chosen_and_keeps_minilm_for_gpt2():
+    at = open_model(TINY / "bert")
+    at.switch_page(page_script("summarize")).run()
+    assert not at.exception
+    assert at.caption[0].value.startswith("bert turns each sentence into one vector")
+    doc = at.session_state["summarize_text"]
+    ranking = summarize.rank_sentences(checkpoint.load(TINY / "bert"), doc, MAX_SENTENCES)
+    np.testing.assert_allclose(chart_z(at, "summarize_similarity"), ranking.similarity, atol=1e-6)
+    at.switch_page(page_script("pretrained")).run()
+    at.text_input(key=model_box.PATH_KEY).set_value(str(TINY / "gpt2")).run()
+    at.switch_page(page_script("summarize")).run()
+    assert not at.exception
+    assert any("uses all-MiniLM-L6-v2, not “gpt2”" in c.value for c in at.caption)
