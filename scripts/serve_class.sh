@@ -97,6 +97,8 @@ EOF
 
 for i in $(seq 1 "$replicas"); do
     replica_port=${ports[i - 1]}
+    # ATTENTION_EXPLORER_FOLDER_BOX=off: students cannot open the server's folders by path.
+    ATTENTION_EXPLORER_FOLDER_BOX=off \
     STREAMLIT_SERVER_COOKIE_SECRET=$cookie_secret "$python" -m streamlit run app/main.py \
         --server.address 127.0.0.1 --server.port "$replica_port" --server.headless true \
         >"$work/r$i.log" 2>&1 &

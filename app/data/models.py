@@ -25,6 +25,7 @@ from app.data import cache, minilm
 from engine import analysis, bert, checkpoint, generate
 
 __all__ = [
+    "FOLDER_BOX_VARIABLE",
     "MODEL_VARIABLE",
     "TEMPERATURES",
     "generation",
@@ -39,10 +40,15 @@ __all__ = [
     "run",
     "start_folder",
     "sweep",
+    "typed_folders",
 ]
 
 #: The folder ``attention-explorer --model PATH`` opens /pretrained on (set by :mod:`app.cli`).
 MODEL_VARIABLE = "ATTENTION_EXPLORER_MODEL"
+#: Set to ``off`` (``scripts/serve_class.sh`` does), the page reads no folder typed in its
+#: box: on a shared server a student could otherwise open, or probe through the refusals,
+#: any folder the server's user can read.
+FOLDER_BOX_VARIABLE = "ATTENTION_EXPLORER_FOLDER_BOX"
 #: The temperature slider's stops: 0 (greedy) and quarter-octaves from 1/16 to 16, 1 among them.
 TEMPERATURES = (0.0, *(float(2.0 ** (i / 4)) for i in range(-16, 17)))
 #: Next tokens drawn, likeliest first.
@@ -53,6 +59,11 @@ def start_folder():
     """The folder the server was started with (``--model``), or None for MiniLM."""
     folder = os.environ.get(MODEL_VARIABLE, "").strip()
     return str(Path(folder).expanduser().resolve()) if folder else None
+
+
+def typed_folders():
+    """Whether the page's path box reads folders (not on a class server)."""
+    return os.environ.get(FOLDER_BOX_VARIABLE, "on").strip().lower() != "off"
 
 
 def name_of(folder):

@@ -52,9 +52,14 @@ def chosen():
     if unknown is not None:
         st.warning(
             f"This link names the model “{controls.md_escape(unknown)}”, which this server has "
-            "not loaded, so the page shows MiniLM (the rest of the link is kept). Type its "
-            "folder in the box below, or start the server with `attention-explorer --model PATH`."
+            "not loaded, so the page shows MiniLM (the rest of the link is kept). "
+            + ("Type its folder in the box below, or start" if models.typed_folders() else "Start")
+            + " the server with `attention-explorer --model PATH`."
         )
+    if not models.typed_folders():
+        folder = st.session_state[PATH_KEY] or None  # the link's or --model's, never typed
+        _write_link(folder)
+        return folder, models.model(folder)
     with st.expander(
         "Your own model: a checkpoint folder", expanded=bool(st.session_state[PATH_KEY])
     ):

@@ -161,6 +161,21 @@ def test_a_link_to_a_folder_this_server_does_not_know_says_so_and_keeps_the_rest
     assert not [w for w in at.warning if "nowhere" in w.value]
 
 
+def test_a_class_server_reads_no_typed_folder_but_opens_the_ones_it_loaded(monkeypatch):
+    monkeypatch.setenv(models.FOLDER_BOX_VARIABLE, "off")  # as scripts/serve_class.sh sets it
+    at = open_app("pretrained", {"text": TEXT}, timeout=120)
+    assert not at.exception
+    assert not [box for box in at.text_input if box.key == model_box.PATH_KEY]  # no path box
+    assert title(at) == "A pretrained model: all-MiniLM-L6-v2"
+    unknown = open_app("pretrained", {"model": "elsewhere"}, timeout=120)
+    (warning,) = [w for w in unknown.warning if "elsewhere" in w.value]
+    assert "box" not in warning.value  # points at no box the page does not draw
+    models.remember(str(TINY / "gpt2"))  # a folder this server loaded (its --model, say)
+    linked = open_app("pretrained", {"model": "gpt2"}, timeout=120)
+    assert title(linked) == "A pretrained model: gpt2"
+    assert "pretrained_next" in charts(linked)
+
+
 def without(folder, tmp_path, *names):
     copy = tmp_path / folder
     shutil.copytree(TINY / folder, copy)
