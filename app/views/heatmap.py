@@ -33,16 +33,27 @@ def cell_text(shape, digits=2):
     return {"texttemplate": f"%{{z:.{digits}f}}"} if max(shape) <= CELL_TEXT_MAX else {}
 
 
+#: A heatmap's height less its rows' room: the title, the column labels and the margins.
+AXIS_MARGIN = 130
+#: Pixels per row wanted: a label's font (10 px) at :data:`app.views.axes.LABEL_PITCH`.
+ROW_PITCH = 14
+
+
 def token_layout(fig, title, n_rows, n_cols, x_title, y_title, top=50):
     """A single heatmap's title, size and token axes (:func:`app.views.axes.token_axis`)."""
     side = 28 + 14 * max(n_rows, n_cols)
-    height = int(min(max(side, 320), 900))
+    # Rows ROW_PITCH px apart below the title and the column labels, so that every row is
+    # labelled up to 64 tokens (a text's "it" must be findable by name).
+    labelled = AXIS_MARGIN + ROW_PITCH * min(n_rows, axes.FULL_LABELS_MAX)
+    height = int(min(max(side, labelled, 320), 900))
     style.frame(fig, title, height, top=top)
     trace = fig.data[0]
     # Columns are as narrow as the chart's share of the page, which the server does not
     # know; rows are as tall as the figure says, less its title and the column labels.
     fig.update_xaxes(axes.token_axis(trace.x, x_title), autotickangles=axes.TICK_ANGLES)
-    fig.update_yaxes(axes.token_axis(trace.y, y_title, room=height - 130), autorange="reversed")
+    fig.update_yaxes(
+        axes.token_axis(trace.y, y_title, room=height - AXIS_MARGIN), autorange="reversed"
+    )
     return fig
 
 

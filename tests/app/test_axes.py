@@ -151,3 +151,12 @@ def test_the_line_view_labels_every_token_and_thins_on_a_short_screen():
     assert fig.data[0].textfont.size >= axes.PRESENT_MIN_FONT
     assert "one label in" in fig.layout.title.text.split("<br>")[0]
     assert list(fig.data[1].text) == list(fig.data[0].text)  # both columns alike
+
+
+@given(st.integers(1, axes.FULL_LABELS_MAX))
+def test_a_heatmap_names_every_row_up_to_64_tokens(n):
+    """Find the row "it", the tour says: a heatmap is tall enough to label every row."""
+    labels = [f"t{i}" for i in range(n)]
+    fig = heatmap.figure(np.zeros((n, n)), labels, labels, "weights")
+    assert list(fig.layout.yaxis.tickvals) == labels
+    assert fig.layout.yaxis.tickfont.size >= axes.SCREEN_MIN_FONT
