@@ -86,7 +86,7 @@ PAGES = (
     PageInfo(
         "pretrained",
         "pretrained",
-        "Pretrained MiniLM",
+        "Pretrained model",
         ":material/neurology:",
         "Real weights, and the book",
         sidebar=("text",),
