@@ -38,7 +38,7 @@ _SETTLED = """() => {
     if (!app || app.dataset.testScriptState !== 'notRunning') return false;
     const charts = document.querySelectorAll('.stBidiComponent');
     return [...charts].every(
-        c => c.querySelector(
+        c => c.closest('details:not([open])') || c.querySelector(
             '.ae-scale, .ae-frames, .ae-page, .ae-share, .ae-viewport, .ae-chart .main-svg'));
 }"""
 

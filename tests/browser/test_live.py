@@ -407,7 +407,8 @@ def test_the_saturation_tables_follow_the_scale(page, app_url):
     wait_settled(page)
     page.get_by_text("Per query row").click()  # a closed expander's table is drawn on opening
     page.wait_for_function(
-        "() => !document.querySelector('.st-key-att_saturation_rows .ae-chart[data-pending]')"
+        """() => document.querySelector('.st-key-att_saturation_rows .ae-chart .main-svg')
+            && !document.querySelector('.st-key-att_saturation_rows .ae-chart[data-pending]')"""
     )
     columns = page.evaluate(
         """() => document.querySelector('.st-key-att_saturation_rows .js-plotly-plot')

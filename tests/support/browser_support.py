@@ -15,6 +15,7 @@ import re
 from urllib.parse import parse_qs, urlsplit
 
 from harness import FRAME_LOG, RUN_COUNTER, SETTLED, SETTLED_AFTER
+from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
 
 #: Any http(s) or ws(s) address that is not this machine.
 OUTSIDE = re.compile(r"^(?:http|ws)s?://(?!(?:localhost|127\.0\.0\.1)(?:[:/]|$))")
@@ -107,15 +108,39 @@ def open_presenting(page, url):
     page.runs_seen = page.evaluate("window.__runs.finished")
 
 
+#: What the page is waiting on, for a wait that timed out: the script's and connection's
+#: state, the runs counted, and each component that has not drawn (its key and why).
+WAITING_ON = """() => {
+    const app = document.querySelector('[data-testid="stApp"]');
+    const charts = [...document.querySelectorAll('.stBidiComponent')].map(c => ({
+        key: [...(c.closest('[class*="st-key-"]')?.classList || [])]
+            .find(k => k.startsWith('st-key-')),
+        marker: !!c.querySelector('.ae-scale, .ae-frames, .ae-page, .ae-share, .ae-viewport'),
+        svg: !!c.querySelector('.ae-chart .main-svg'),
+        pending: !!c.querySelector('.ae-chart[data-pending]'),
+    })).filter(c => !c.marker && (!c.svg || c.pending));
+    return {script: app?.dataset.testScriptState, connection: app?.dataset.testConnectionState,
+            runs: window.__runs,
+            exceptions: document.querySelectorAll('[data-testid="stException"]').length,
+            waiting: charts};
+}"""
+
+
 def wait_settled(page, charts=True, timeout=None):
     """Wait for a run to finish since the last wait (the last input's) and its charts to draw.
 
     ``charts=False`` for a page that draws none (empty text): the run finishing is enough.
-    ``timeout`` in ms, else the context's default.
+    ``timeout`` in ms, else the context's default. A wait that times out says what the
+    page was still waiting on.
     """
-    page.wait_for_function(
-        SETTLED_AFTER if charts else RUN_DONE, arg=page.runs_seen, polling=100, timeout=timeout
-    )
+    try:
+        page.wait_for_function(
+            SETTLED_AFTER if charts else RUN_DONE, arg=page.runs_seen, polling=100, timeout=timeout
+        )
+    except PlaywrightTimeoutError as error:
+        raise AssertionError(
+            f"{error.message}; runs seen {page.runs_seen}; {page.evaluate(WAITING_ON)}"
+        ) from error
     page.runs_seen = page.evaluate("window.__runs.finished")
 
 

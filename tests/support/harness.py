@@ -38,11 +38,13 @@ CHROMIUM_ARGS = [
 SERVER_START_TIMEOUT = 90.0
 
 #: True once every chart the page's components hold has drawn the data they last received
-#: (the chart component marks a chart ``data-pending`` from new data until it is drawn).
+#: (the chart component marks a chart ``data-pending`` from new data until it is drawn); a
+#: chart in a closed expander counts as drawn: it draws when opened (chart/plot.js, folded).
 CHARTS_DRAWN = """() => {
     const parts = document.querySelectorAll('.stBidiComponent');
     return parts.length > 0 && [...parts].every(c =>
         c.querySelector('.ae-scale, .ae-frames, .ae-page, .ae-share, .ae-viewport')
+        || c.closest('details:not([open])')  // a closed expander's chart draws when opened
         || (c.querySelector('.ae-chart .main-svg') && !c.querySelector('.ae-chart[data-pending]')));
 }"""
 
