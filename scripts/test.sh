@@ -5,8 +5,8 @@
 #   bash scripts/test.sh --fast     the fast tier: tests/engine, tests/app, tests/pages
 #
 # The fast tier drives no browser, starts no HAProxy and builds no virtual environment, so
-# it needs nothing but the app and its test tools; it runs on every core (pytest-xdist, at
-# most 4 workers). The whole suite also needs Debian's Chromium and HAProxy (below).
+# it needs nothing but the app and its test tools. Both run on every core (pytest-xdist, at
+# most 4 workers); the whole suite also needs Debian's Chromium and HAProxy (below).
 #
 # The tests run in the same Python as the app: the active virtual environment, else .venv
 # in this folder, created on the first run (scripts/_venv.sh). Extra arguments go to pytest.
@@ -40,4 +40,5 @@ if ((${#missing[@]})); then
     fi
 fi
 
-exec "$python" -m pytest "$@"
+# Every core: the browser tier on one worker, in order, the rest on the others (tests/conftest.py).
+exec "$python" -m pytest -n auto --maxprocesses 4 "$@"

@@ -22,6 +22,43 @@ settings.register_profile("untimed", deadline=None)
 settings.load_profile("untimed")
 
 
+#: Tests that must share one worker, by the start of their node ids: the browser tier (one
+#: app server, one Chromium, in order) and the README's commands in one fresh clone (its
+#: first run.sh makes the .venv the others use).
+TOGETHER = {
+    "tests/browser/": "browser",
+    "tests/install/test_serve_class.py": "browser",
+    "tests/install/test_scripts.py": "readme_clone",
+}
+
+
+def unit_of(nodeid):
+    """The unit of work a test belongs to under pytest-xdist: its group, else itself."""
+    return next((unit for start, unit in TOGETHER.items() if nodeid.startswith(start)), nodeid)
+
+
+def pytest_xdist_make_scheduler(config, log):
+    """Under pytest-xdist (``scripts/test.sh``), each unit of :func:`unit_of` on one worker.
+
+    One worker drives Chromium through the browser tier, in order, from the start, while
+    the others take the rest. Run in parallel, browser tests would share two cores with a
+    second app server and a second Chromium. (pytest-xdist's own ``xdist_group`` mark does
+    not group under pytest 9.2: pytest-dev/pytest-xdist#1386.)
+    """
+    from xdist.scheduler import LoadScopeScheduling
+
+    class Units(LoadScopeScheduling):
+        def _split_scope(self, nodeid):
+            return unit_of(nodeid)
+
+    return Units(config, log)
+
+
+def pytest_collection_modifyitems(items):
+    """The browser tier first: under pytest-xdist its worker starts on it at once."""
+    items.sort(key=lambda item: unit_of(item.nodeid) != "browser")  # stable: order kept
+
+
 def _unavailable(reason):
     """Skip, or fail on CI, where every browser test must run."""
     if os.environ.get("CI"):

@@ -11,15 +11,13 @@ from __future__ import annotations
 
 import os
 import shutil
-import signal
 import subprocess
 import sys
 import textwrap
-import time
 from pathlib import Path
 
 import pytest
-from harness import free_port, healthy
+from harness import free_port, stop, wait_healthy
 
 ROOT = Path(__file__).resolve().parents[2]
 TEXT = "The cat sat on the mat because it was tired."
@@ -93,11 +91,6 @@ def test_plain_pip_install_runs_the_app(tmp_path):
             start_new_session=True,
         )
         try:
-            deadline = time.monotonic() + 90
-            while not healthy(f"http://localhost:{port}"):
-                if server.poll() is not None or time.monotonic() > deadline:
-                    pytest.fail(f"attention-explorer did not serve:\n{log.read_text()[-3000:]}")
-                time.sleep(0.25)
+            wait_healthy(f"http://localhost:{port}", server, 90, log.read_text)
         finally:
-            os.killpg(server.pid, signal.SIGTERM)
-            server.wait(timeout=20)
+            stop(server, group=True)

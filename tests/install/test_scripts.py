@@ -15,19 +15,15 @@ active virtual environment they use it and make no ``.venv``.
 
 from __future__ import annotations
 
-import os
 import re
 import shutil
-import signal
 import subprocess
 import sys
-import threading
-import time
 import urllib.request
 from pathlib import Path
 
 import pytest
-from harness import free_port, healthy
+from harness import free_port, serve_class, stop, wait_healthy
 
 ROOT = Path(__file__).resolve().parents[2]
 #: A stock PATH, as ``env -i`` leaves a new user's shell with it.
@@ -140,7 +136,11 @@ def test_an_active_virtual_environment_is_used(tmp_path, name):
     assert f"Using the active virtual environment {venv}" in result.stderr
     lines = calls.read_text().splitlines()
     assert lines[0].startswith("-m pip install --quiet -e .")
-    assert lines[-1] == ("-m pytest -q" if name == "test.sh" else "-m streamlit run app/main.py -q")
+    if name == "test.sh":
+        assert lines[-1].startswith("-m pytest ")
+        assert lines[-1].endswith(" -q")
+    else:
+        assert lines[-1] == "-m streamlit run app/main.py -q"
     assert not (folder / ".venv").exists()
 
 
@@ -171,7 +171,9 @@ def test_fast_tier_runs_the_fast_folders_and_installs_no_browser(tmp_path):
     assert lines[-1].endswith(" -q")
     assert not apt_calls.exists()  # neither Chromium nor HAProxy for the fast tier
 
-    assert run("-q")[-1] == "-m pytest -q"  # the whole suite: every tier ...
+    whole = run("-q")[-1]  # the whole suite: every tier, the browser's on one worker ...
+    assert whole.startswith("-m pytest -n ")
+    assert whole.endswith(" -q")
     assert "update" in apt_calls.read_text()  # ... so it asks for the missing Chromium
 
 
@@ -180,7 +182,17 @@ def test_fast_tier_runs_the_fast_folders_and_installs_no_browser(tmp_path):
 
 @pytest.fixture(scope="module")
 def clone(tmp_path_factory):
-    """A fresh clone of this checkout and the stock environment to run its commands in."""
+    """A fresh clone of this checkout, the stock environment, and run.sh's first start there.
+
+    The first start makes ``.venv`` (what :func:`test_run_sh_creates_venv_then_reuses_it`
+    reads); the other tests use that ``.venv`` whichever of them runs first.
+
+    Yields
+    ------
+    folder : Path, the clone
+    env : dict, ``env -i``'s environment for it
+    first : str, what the first ``bash scripts/run.sh`` printed
+    """
     if not (ROOT / ".git").exists():
         pytest.skip("needs a git checkout to clone")
     if stock_python3() is None:
@@ -188,15 +200,15 @@ def clone(tmp_path_factory):
     base = tmp_path_factory.mktemp("readme")
     folder = base / "clone"
     subprocess.run(["git", "clone", "--quiet", str(ROOT), str(folder)], check=True)
-    yield folder, stock_env(base / "home")
+    env = stock_env(base / "home")
+    yield folder, env, serve_until_healthy(folder, env, base / "first.log")
     shutil.rmtree(folder / ".venv", ignore_errors=True)  # hundreds of MB; pytest keeps tmp
 
 
 @pytest.mark.install
 def test_run_sh_creates_venv_then_reuses_it(clone, tmp_path):
-    folder, env = clone
+    folder, env, printed = clone
     assert subprocess.run(["bash", "-c", "command -v python"], env=env, check=False).returncode
-    printed = serve_until_healthy(folder, env, tmp_path / "first.log")
     assert "Creating a virtual environment in .venv" in printed
     assert "externally-managed" not in printed
     assert (folder / ".venv" / "bin" / "streamlit").exists()
@@ -213,7 +225,7 @@ def test_run_sh_creates_venv_then_reuses_it(clone, tmp_path):
 
 @pytest.mark.install
 def test_test_sh_runs_pytest_in_the_same_venv(clone):
-    folder, env = clone
+    folder, env, _ = clone
     result = subprocess.run(
         ["bash", "scripts/test.sh", "-q", "-p", "no:cacheprovider", "tests/app/test_equations.py"],
         cwd=folder,
@@ -232,57 +244,22 @@ def test_test_sh_runs_pytest_in_the_same_venv(clone):
 
 @pytest.mark.install
 def test_serve_class_sh_serves_from_the_same_venv(clone):
-    folder, env = clone
+    folder, env, _ = clone
     usage = subprocess.run(
         ["bash", "scripts/serve_class.sh"], cwd=folder, env=env, capture_output=True, text=True
     )
     assert usage.returncode == 2
     assert usage.stderr.startswith("usage: bash scripts/serve_class.sh N PORT")
 
-    port = free_port()
-    script = subprocess.Popen(
-        ["bash", "scripts/serve_class.sh", "1", str(port), "127.0.0.1"],
-        cwd=folder,
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-        start_new_session=True,
-    )
-    lines, ready = [], threading.Event()
-
-    def read():
-        for line in script.stdout:
-            lines.append(line.rstrip("\n"))
-            if line.startswith("open http"):
-                ready.set()
-        ready.set()
-
-    reader = threading.Thread(target=read, daemon=True)
-    reader.start()
-    try:
-        assert ready.wait(INSTALL_AND_START), "\n".join(lines)
-        assert script.poll() is None, "\n".join(lines)
-        with urllib.request.urlopen(f"http://127.0.0.1:{port}/_stcore/health") as response:
+    with serve_class(1, env=env, cwd=folder, stock=True, timeout=INSTALL_AND_START) as hall:
+        with urllib.request.urlopen(f"{hall.url}/_stcore/health") as response:
             assert response.status == 200
             assert "Content-Security-Policy" in response.headers  # HAProxy's, not a replica's
-        pids = [
-            int(m.group(1))
-            for m in map(re.compile(r"^replica r1 port \d+ pid (\d+)$").match, lines)
-            if m
-        ]
-        assert len(pids) == 1
-    finally:
-        script.terminate()
-        try:
-            script.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            os.killpg(script.pid, signal.SIGKILL)
-            script.wait()
-        reader.join(timeout=5)
-        script.stdout.close()
+        assert len(hall.replicas) == 1
+        lines = hall.lines
+    ((_, pid),) = hall.replicas.values()
     assert "Using the virtual environment in .venv" in lines
-    assert not Path(f"/proc/{pids[0]}").exists()  # SIGTERM stopped the replica too
+    assert not Path(f"/proc/{pid}").exists()  # SIGTERM stopped the replica too
     secret = Path(env["HOME"]) / ".local" / "state" / "attention-explorer" / "cookie_secret"
     assert len(secret.read_text().strip()) == 64
 
@@ -300,16 +277,7 @@ def serve_until_healthy(folder, env, log_path):
             start_new_session=True,  # run.sh execs streamlit: stop the whole group
         )
         try:
-            deadline = time.monotonic() + INSTALL_AND_START
-            while not healthy(f"http://localhost:{port}"):
-                if server.poll() is not None or time.monotonic() > deadline:
-                    pytest.fail(f"run.sh did not serve the app:\n{log_path.read_text()[-4000:]}")
-                time.sleep(0.5)
+            wait_healthy(f"http://localhost:{port}", server, INSTALL_AND_START, log_path.read_text)
         finally:
-            os.killpg(server.pid, signal.SIGTERM)
-            try:
-                server.wait(timeout=20)
-            except subprocess.TimeoutExpired:
-                os.killpg(server.pid, signal.SIGKILL)
-                server.wait()
+            stop(server, group=True)
     return log_path.read_text()

@@ -167,6 +167,41 @@ def healthy(url):
         return False
 
 
+def wait_healthy(url, process, timeout, output):
+    """Wait until the Streamlit server at ``url`` answers its health check.
+
+    Raises :class:`ServerError` with the end of ``output()`` (what the server printed) when
+    ``process`` ends first or ``timeout`` seconds pass.
+    """
+    deadline = time.monotonic() + timeout
+    while not healthy(url):
+        if process.poll() is not None or time.monotonic() > deadline:
+            raise ServerError(f"the Streamlit server did not come up on {url}:\n{output()[-4000:]}")
+        time.sleep(0.25)
+
+
+def stop(process, timeout=20, group=False):
+    """SIGTERM ``process`` (``group``: its whole process group), then SIGKILL if it lingers.
+
+    A process started with ``start_new_session`` leads a group: whatever it started and
+    left behind is killed with it.
+    """
+    if process.poll() is None:
+        if group:
+            os.killpg(process.pid, signal.SIGTERM)
+        else:
+            process.terminate()
+    try:
+        process.wait(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        with contextlib.suppress(ProcessLookupError):
+            if os.getpgid(process.pid) == process.pid:
+                os.killpg(process.pid, signal.SIGKILL)
+            else:
+                process.kill()
+        process.wait()
+
+
 @contextlib.contextmanager
 def serve_app(script, *options, cwd=None):
     """Run ``streamlit run script`` on a free port until the block ends.
@@ -202,22 +237,16 @@ def serve_app(script, *options, cwd=None):
         if cwd is None:
             cwd = script.parent.parent if script.parent.name == "app" else script.parent
         server = subprocess.Popen(command, cwd=cwd, stdout=log, stderr=subprocess.STDOUT)
+
+        def output():
+            log.seek(0)
+            return log.read().decode(errors="replace")
+
         try:
-            deadline = time.monotonic() + SERVER_START_TIMEOUT
-            while not healthy(url):
-                if server.poll() is not None or time.monotonic() > deadline:
-                    log.seek(0)
-                    tail = log.read()[-4000:].decode(errors="replace")
-                    raise ServerError(f"the Streamlit server did not come up on {url}:\n{tail}")
-                time.sleep(0.25)
+            wait_healthy(url, server, SERVER_START_TIMEOUT, output)
             yield url, server.pid
         finally:
-            server.terminate()
-            try:
-                server.wait(timeout=15)
-            except subprocess.TimeoutExpired:
-                server.kill()
-                server.wait()
+            stop(server, timeout=15)
 
 
 def launch_chromium(playwright):
@@ -357,7 +386,7 @@ class ClassServer:
 
 
 @contextlib.contextmanager
-def serve_class(n_replicas, access_log=False, env=None):
+def serve_class(n_replicas, access_log=False, env=None, *, cwd=ROOT, stock=False, timeout=None):
     """Run ``bash scripts/serve_class.sh n_replicas PORT 127.0.0.1`` until the block ends.
 
     HAProxy listens on a free loopback port. ``access_log`` turns on its access log
@@ -365,20 +394,20 @@ def serve_class(n_replicas, access_log=False, env=None):
     script's environment (``XDG_STATE_HOME``, where the cookie secret is kept). Raises
     :class:`HAProxyMissingError` when the script can neither find nor install HAProxy.
 
+    By default the replicas run on this interpreter, from this checkout. ``stock``: run
+    the script in ``cwd`` (a fresh clone) with ``env`` alone, a new user's environment,
+    so that it finds or makes its own ``.venv``; ``timeout`` then allows for that install.
+
     Yields
     ------
     ClassServer
     """
     port = free_port()
-    env = {
-        **os.environ,
-        "AE_PYTHON": sys.executable,  # the replicas run on this interpreter, as serve_app's
-        "AE_ACCESS_LOG": "1" if access_log else "0",
-        **(env or {}),
-    }
+    base = {} if stock else {**os.environ, "AE_PYTHON": sys.executable}
+    env = {**base, "AE_ACCESS_LOG": "1" if access_log else "0", **(env or {})}
     script = subprocess.Popen(
-        ["bash", str(ROOT / "scripts" / "serve_class.sh"), str(n_replicas), str(port), "127.0.0.1"],
-        cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+        ["bash", "scripts/serve_class.sh", str(n_replicas), str(port), "127.0.0.1"],
+        cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
         start_new_session=True,  # a group of its own: nothing is left over if it is killed
     )  # fmt: skip
     lines, ready = [], threading.Event()
@@ -393,7 +422,7 @@ def serve_class(n_replicas, access_log=False, env=None):
     reader = threading.Thread(target=read, daemon=True)
     reader.start()
     try:
-        if not ready.wait(SERVER_START_TIMEOUT + 120) or script.poll() is not None:
+        if not ready.wait(timeout or SERVER_START_TIMEOUT + 120) or script.poll() is not None:
             script.wait(timeout=5)
             output = "\n".join(lines[-40:])
             error = HAProxyMissingError if script.returncode == NO_HAPROXY else ServerError
@@ -406,12 +435,6 @@ def serve_class(n_replicas, access_log=False, env=None):
         haproxy = next(int(line.split()[-1]) for line in lines if line.startswith("haproxy port"))
         yield ClassServer(f"http://127.0.0.1:{port}", replicas, haproxy, lines)
     finally:
-        if script.poll() is None:
-            script.terminate()  # the script stops its replicas and HAProxy
-            try:
-                script.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                os.killpg(script.pid, signal.SIGKILL)
-                script.wait()
+        stop(script, timeout=30)  # the script stops its replicas and HAProxy
         reader.join(timeout=5)
         script.stdout.close()
