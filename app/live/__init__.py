@@ -14,7 +14,7 @@ charts in fragments of their own and their CSVs at the stop shown
 ``attention_explorer/chart/`` (``slider.js``, ``frames.js``, ``preview.js``, ``exact.js``).
 
 ``live.temperature_section(folder, text)`` is the next token's temperature on /pretrained
-(:mod:`app.live.temperature`), whose frames stay on the server.
+(:mod:`app.live.temperature`): bars that play the engine's frames in the same protocol.
 """
 
 from app.live.section import scale_section

@@ -1,27 +1,48 @@
 """The temperature's live section on /pretrained: its slider and the next-token bars it recolours.
 
-The engine computes the top k's probabilities at every stop of the slider at once
-(:func:`app.data.models.sweep`, cached per model and text), and the slider and the bars
-live in a fragment of their own: moving the slider reruns only them, and they read the
-stop's frame from the cache, with no model pass. Unlike the scale's, these frames stay on
-the server: a bar chart of k numbers per stop is redrawn in a few milliseconds, where the
-scale's browser protocol (:mod:`app.live.protocol`) carries heatmaps, their colour limits
-and their cells' arithmetic.
+The engine computes the next token's top k, and every other token's probability together,
+at every stop of the slider at once (:func:`app.data.models.sweep`, cached per model and
+text). They go to the browser as frames in the scale's protocol (:mod:`app.live.protocol`):
+while the slider is dragged the bars switch between them, and the chart draws the exact
+figure of any stop from them (its data, drawn at temperature 1, are the same at every
+stop). A release only stores the stop, in a fragment of the slider's own, for the CSV and
+for the next visit of the page.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
+import numpy as np
 import streamlit as st
 
+import attention_explorer
 from app.data import models
+from app.live import protocol
 from app.views import next_token
 
-#: The slider's key, and the stop it starts on: temperature 1, the model's own distribution.
-SLIDER = "pretrained_temperature"
+#: The slider's key (the name its frames and the bars follow), and the stop it starts on:
+#: temperature 1, the model's own distribution.
+SOURCE = "pretrained_temperature"
 DEFAULT = 1.0
+#: Session-state key of the slider's :class:`HeldStop` (kept across pages and reruns).
+HELD = "_pretrained_temperature_held"
+#: The stop the bars' figure is drawn at: the browser puts the current stop's frame in it.
+DRAWN = models.TEMPERATURES.index(DEFAULT)
 
 
-@st.fragment
+def frames(tokens, sweep):
+    """The sweep as frames: each stop's bars, the k likeliest then every other token.
+
+    Returns
+    -------
+    frame_id, payload : as :func:`app.live.protocol.pack` returns them
+    """
+    bars = np.concatenate([sweep.probabilities, sweep.rest[:, None]], axis=1)[:, None, :]
+    labels = [next_token.temperature_label(t) for t in sweep.temperatures]
+    return protocol.pack(SOURCE, {"probabilities": bars}, sweep.temperatures, labels, {}, labels)
+
+
 def temperature_section(folder, text):
     """The temperature slider and the next token's top k at the stop it shows.
 
@@ -30,13 +51,43 @@ def temperature_section(folder, text):
     folder : str, a causal model's checkpoint folder (GPT-2)
     text : str, the text whose next token is predicted
     """
-    temperature = st.select_slider(
-        "Temperature T: the next token's probabilities are softmax(logits / T)",
-        models.TEMPERATURES,
-        value=DEFAULT,
-        key=SLIDER,
-        format_func=next_token.temperature_label,
-        persist_state="session",
+    tokens, sweep = models.sweep(folder, text)
+    frame_id, payload = frames(tokens, sweep)
+    attention_explorer.chart(key=f"{SOURCE}_frames", data=payload, height=0)
+    held = st.session_state.setdefault(HELD, HeldStop(DRAWN))
+    _slider(held)
+    live = protocol.follow(
+        SOURCE, frame_id, DRAWN, bar="probabilities", row=0, title=next_token.TITLE
     )
-    tokens, frames = models.sweep(folder, text)
-    next_token.show(st, "pretrained_next", tokens, frames, models.TEMPERATURES.index(temperature))
+    next_token.show(
+        st, "pretrained_next", tokens, sweep, DRAWN, live=live, csv_stop=lambda: held.stop
+    )
+
+
+@st.fragment
+def _slider(held):
+    """The slider alone: a release stores the stop in the session and in ``held``, nothing else."""
+
+    def released():
+        held.stop = st.session_state[SOURCE]["stop"]
+
+    data = {
+        "kind": "scale",
+        "source": SOURCE,
+        "label": "Temperature T: the next token's probabilities are softmax(logits / T)",
+        "stops": len(models.TEMPERATURES),
+        "stop": held.stop,
+        "placed": 0,  # Python never moves the thumb: it stays where the visitor left it
+    }
+    attention_explorer.chart(key=SOURCE, data=data, on_stop_change=released)
+
+
+@dataclass
+class HeldStop:
+    """The slider's stop, in a mutable holder.
+
+    A CSV button reads it when it is clicked, outside the script thread, where session
+    state cannot be read.
+    """
+
+    stop: int

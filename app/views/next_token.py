@@ -33,8 +33,14 @@ def temperature_label(temperature):
     return f"{temperature:.3g}"
 
 
+#: The chart's title; the browser writes the stop it shows into ``{scale}``.
+TITLE = "The next token at temperature {scale}"
+#: The last bar: every token outside the top k, together.
+REST = "all others"
+
+
 def figure(tokens, probabilities, rest, temperature):
-    """The k likeliest next tokens at one temperature, likeliest first.
+    """The k likeliest next tokens at one temperature, likeliest first, then all the others.
 
     Parameters
     ----------
@@ -43,21 +49,19 @@ def figure(tokens, probabilities, rest, temperature):
     rest : float, every other token's probability together
     temperature : float
     """
-    p = np.asarray(probabilities, dtype=np.float64)
+    p = np.append(np.asarray(probabilities, dtype=np.float64), rest)
     fig = go.Figure(
         go.Bar(
-            x=axes.axis_labels([token_label(t) for t in tokens]),
+            x=axes.axis_labels([*(token_label(t) for t in tokens), REST]),
             y=p,
             marker={"color": style.weight_colors(p)},
             hovertemplate="next token %{x}<br>probability %{y:.4f}<extra></extra>",
         )
     )
-    note = f"every other token together: {rest:.3f}"
     return style.frame(
         fig,
-        style.with_note(f"The next token at temperature {temperature_label(temperature)}", note),
+        TITLE.replace("{scale}", temperature_label(temperature)),
         340,
-        top=style.NOTE_TOP,
         yaxis={"range": [0, 1], "title": "probability"},
         xaxis=axes.token_axis(fig.data[0].x, "next token") | {"autotickangles": axes.TICK_ANGLES},
     )
@@ -67,7 +71,7 @@ def table(tokens, frames, stop):
     """The top k at the temperature of ``stop``, and every other token as one row."""
     return pd.DataFrame(
         {
-            "token": [*tokens, "(every other token)"],
+            "token": [*tokens, REST],
             "id": [*(int(i) for i in frames.ids), None],
             "temperature": frames.temperatures[stop],
             "probability": [*frames.probabilities[stop], frames.rest[stop]],
@@ -75,10 +79,20 @@ def table(tokens, frames, stop):
     )
 
 
-def show(container, key, tokens, frames, stop):
-    """Draw :func:`figure` at ``stop`` of the sweep ``frames``; the CSV is :func:`table`."""
+def show(container, key, tokens, frames, stop, *, live=None, csv_stop=None):
+    """Draw :func:`figure` at ``stop`` of the sweep ``frames``; the CSV is :func:`table`.
+
+    ``live``: the bars follow the temperature's frames in the browser
+    (:func:`app.live.protocol.follow`); the figure at ``stop`` is then their reference.
+    ``csv_stop``: a function giving the stop shown when the CSV button is clicked.
+    """
     fig = figure(tokens, frames.probabilities[stop], frames.rest[stop], frames.temperatures[stop])
-    return chart.draw(container, fig, key, table=table(tokens, frames, stop))
+    csv = (
+        table(tokens, frames, stop)
+        if csv_stop is None
+        else (lambda: table(tokens, frames, csv_stop()))
+    )
+    return chart.draw(container, fig, key, table=csv, live=live)
 
 
 def steps_table(steps):

@@ -1,7 +1,7 @@
 """Your own model in headless Chromium: the tiny GPT-2 typed in the path box (issue #27).
 
-The temperature slider moved with the keyboard redraws the next token's bars with the
-engine's probabilities at the stop it shows, and the link carries the folder's name (never
+The temperature slider moved with the keyboard shows the next token's bars at the stop it
+shows from the engine's frames, held in the browser, and the link carries the folder's name (never
 its path) and opens the same model in a fresh browser on the same server.
 """
 
@@ -14,6 +14,7 @@ import pytest
 from browser_support import assert_healthy, open_app, query, slider, unplugged_page, wait_settled
 
 from app.data import models
+from app.live import temperature
 from app.widgets import model_box
 from engine import bert, checkpoint, generate
 
@@ -41,20 +42,30 @@ def load_tiny_gpt2(page, url):
     page.locator(".st-key-pretrained_next .js-plotly-plot").wait_for()
 
 
-def test_the_temperature_slider_recolours_the_next_token_with_the_engines_numbers(page, app_url):
+def test_the_temperature_slider_plays_the_engines_frames_in_the_browser(page, app_url):
     load_tiny_gpt2(page, app_url)
     logits = bert.run(checkpoint.load(TINY_GPT2), TEXT).next_logits
     top = np.argsort(-logits, kind="stable")[: models.TOP_K]
+
+    def engine(t):  # the bars: the top k, then every other token together
+        p = generate.probabilities(logits, t)
+        return np.append(p[top], 1 - p[top].sum())
+
     drawn = page.evaluate(BARS)
-    np.testing.assert_allclose(drawn["y"], generate.probabilities(logits, 1.0)[top], rtol=1e-6)
-    thumb = slider(page, "pretrained_temperature")
+    np.testing.assert_allclose(drawn["y"], engine(1.0), rtol=1e-6, atol=1e-7)
+    page.evaluate("() => { window.__aeFrames = []; }")
+    thumb = slider(page, temperature.SOURCE)
     thumb.focus()
     for _ in range(4):  # four quarter-octaves down: T = 1/2
         thumb.press("ArrowLeft")
-    page.wait_for_function(f"() => ({BARS})().title.includes('temperature 0.5<br>')", polling=100)
+    page.wait_for_function(
+        f"() => ({BARS})().title === 'The next token at temperature 0.5'", polling=100
+    )
     drawn = page.evaluate(BARS)
-    np.testing.assert_allclose(drawn["y"], generate.probabilities(logits, 0.5)[top], rtol=1e-6)
-    assert drawn["y"][0] > generate.probabilities(logits, 1.0)[top[0]]  # sharper at T < 1
+    np.testing.assert_allclose(drawn["y"], engine(0.5), rtol=1e-6, atol=1e-7)
+    assert drawn["y"][0] > engine(1.0)[0]  # sharper at T < 1
+    painted = page.evaluate("() => window.__aeFrames.map((frame) => frame.stop)")
+    assert temperature.DRAWN - 4 in painted  # shown from the frames the browser holds
     assert_healthy(page)
 
 

@@ -6,14 +6,24 @@ counts from the model), GPT-2's next token at the temperature the slider shows a
 the folders the engine refuses said in a notice, with MiniLM shown instead.
 """
 
+import json
 import shutil
 from pathlib import Path
 
 import numpy as np
 import pytest
-from apptest_support import chart_z, charts, decode, open_app, page_script
+from apptest_support import (
+    chart_payloads,
+    chart_z,
+    charts,
+    decode,
+    open_app,
+    page_script,
+    unpack,
+)
 
 from app.data import cache, models
+from app.live import temperature
 from app.state.controls import MAX_SENTENCES
 from app.views import next_token
 from app.widgets import model_box
@@ -86,28 +96,64 @@ def test_a_tiny_gpt2_draws_every_view_and_its_next_token():
     assert keys.shape == (token + 1, 32 // 4)
 
 
-def bars(at):
-    """The next-token chart's tokens and probabilities, as drawn."""
-    (trace,) = charts(at)["pretrained_next"]["data"]
-    return trace["x"], decode(trace["y"])
+def temperature_frames(at):
+    """The temperature's frames as the last run sent them: ``(header, arrays)``."""
+    (element,) = [
+        e for e in at.get("bidi_component") if e.proto.id.endswith(f"-{temperature.SOURCE}_frames")
+    ]
+    return unpack(element.proto.bytes)
 
 
-@pytest.mark.parametrize("temperature", [0.25, 2.0, 0.0])
-def test_the_temperature_slider_gives_the_engines_probabilities(temperature):
+def test_the_temperature_frames_hold_the_engines_probabilities_at_every_stop():
     at = open_model(TINY / "gpt2")
     model = checkpoint.load(TINY / "gpt2")
     logits = bert.run(model, TEXT).next_logits
     top = np.argsort(-logits, kind="stable")[: models.TOP_K]
-    _, before = bars(at)
-    np.testing.assert_allclose(before, generate.probabilities(logits, 1.0)[top], rtol=1e-12)
-    at.select_slider(key="pretrained_temperature").set_value(temperature).run()
-    assert not at.exception
-    tokens, after = bars(at)
-    np.testing.assert_allclose(after, generate.probabilities(logits, temperature)[top], rtol=1e-12)
-    assert not np.allclose(after, before)
-    assert len(tokens) == models.TOP_K
-    name = "0 (greedy)" if temperature == 0 else f"{temperature:.3g}"
-    assert name in charts(at)["pretrained_next"]["layout"]["title"]["text"]
+    header, arrays = temperature_frames(at)
+    bars = arrays["probabilities"][:, 0]  # [stop, k + 1]: the top k, then every other token
+    assert bars.shape == (len(models.TEMPERATURES), models.TOP_K + 1)
+    for stop, t in enumerate(models.TEMPERATURES):
+        p = generate.probabilities(logits, t)
+        np.testing.assert_allclose(bars[stop, :-1], p[top], rtol=1e-6, atol=1e-12)
+        np.testing.assert_allclose(bars[stop, -1], 1 - p[top].sum(), atol=1e-6)
+    assert header["labels"][0] == "0 (greedy)"
+    assert header["titles"] == header["labels"]
+    assert not np.allclose(bars[0], bars[-1])  # greedy against T = 16: the stops differ
+
+    # The bars follow those frames, drawn at T = 1 (the browser puts the stop shown in) ...
+    chart = charts(at)["pretrained_next"]
+    live = chart_payloads(at)["pretrained_next"]["live"]
+    assert (live["source"], live["frames"], live["bar"]) == (
+        temperature.SOURCE,
+        header["id"],
+        "probabilities",
+    )
+    assert models.TEMPERATURES[live["drawn"]] == 1.0
+    (trace,) = chart["data"]
+    np.testing.assert_allclose(decode(trace["y"]), bars[live["drawn"]], rtol=1e-6)
+    assert trace["x"][-1] == next_token.REST
+    # ... and a new visit of the page keeps the stop the slider was left on.
+    at.session_state[temperature.HELD] = temperature.HeldStop(3)
+    at.run()
+    assert slider_data(at)["stop"] == 3
+    assert charts(at)["pretrained_next"]["data"] == chart["data"]  # the same reference figure
+
+
+def slider_data(at):
+    """The temperature slider's data as the last run sent them."""
+    (element,) = [
+        e for e in at.get("bidi_component") if e.proto.id.endswith(f"-{temperature.SOURCE}")
+    ]
+    return json.loads(element.proto.json)
+
+
+def test_the_temperature_csv_is_the_stop_shown():
+    tokens, sweep = models.sweep(str(TINY / "gpt2"), TEXT)
+    for stop in (0, 5, len(models.TEMPERATURES) - 1):
+        table = next_token.table(tokens, sweep, stop)
+        assert set(table["temperature"]) == {models.TEMPERATURES[stop]}
+        assert table["probability"].sum() == pytest.approx(1.0, abs=1e-12)
+        assert table["token"].iloc[-1] == next_token.REST
 
 
 def steps_table(at):
