@@ -5,7 +5,7 @@ import streamlit as st
 from app import live
 from app.data import models
 from app.lecture.presentation import control_hint
-from app.state import controls
+from app.state import controls, session
 from app.views import (
     arithmetic,
     attention_maps,
@@ -73,6 +73,7 @@ if isinstance(model, checkpoint.ModelUnavailableError):
     notices.model_missing()
 config = model.config
 heading.title(f"A pretrained model: {model_box.title(folder)}")
+session.name_files(model_box.file_name(folder))  # files name the model, not the sidebar's
 heading.caption(
     model_box.description(config, folder)
     + f" Its heads have learned relations between tokens: the head finder below ranks all "
@@ -108,7 +109,7 @@ shown = slice(1, -1) if hide_special and len(labels) > 2 else slice(None)
 st.header("Head finder")
 text_b = compare_box.text_box(folder)
 run_b = compare_box.second_run(text_b, folder)
-starts = minimal_pairs.start_tokens(text, labels)
+starts = minimal_pairs.start_tokens(text, labels, specials=model.special_tokens)
 query, key = pickers.query_and_key(compare_box.PICKERS_A, labels, starts, ("query", "key"))
 grid = models.head_grid(folder, text, query, key)
 if run_b is None:
@@ -122,7 +123,8 @@ if run_b is None:
     best = ranked[0]
 else:
     labels_b = run_b.labels
-    starts_b = minimal_pairs.start_tokens(text_b, labels_b, (labels[query], labels[key]))
+    words = labels[query], labels[key]
+    starts_b = minimal_pairs.start_tokens(text_b, labels_b, words, model.special_tokens)
     query_b, key_b = pickers.query_and_key(
         compare_box.PICKERS_B,
         labels_b,
@@ -141,6 +143,7 @@ st.header("Head view")
 left, right = st.columns(2)
 layer = left.select_slider("Layer", range(n_layers), value=best.layer, key="pretrained_layer")
 head = right.select_slider("Head", range(n_heads), value=best.head, key="pretrained_head")
+session.name_files(f"{model_box.file_name(folder)}-l{layer}-h{head}")
 weights = run.attentions[layer, head]
 token = pickers.token_picker("pretrained_token", labels, label="From token", default=query)
 left, right = st.columns(2)

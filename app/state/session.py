@@ -96,6 +96,25 @@ def write_url(keep_step=False, page=None):
             st.query_params[key] = value
 
 
+#: Session-state key of the name this run's exported files start with (:func:`name_files`).
+_FILES = "_file_stem"
+
+
+def name_files(stem):
+    """Name the files of the charts drawn after this in the run by ``stem`` (file-name safe).
+
+    By default a chart's PNG and CSV are named after the sidebar's settings; a page that
+    shows another model (/pretrained) names its own, so a figure taken away says what it
+    shows. ``None`` goes back to the settings: the app does so before each page runs.
+    """
+    st.session_state[_FILES] = stem
+
+
+def file_stem():
+    """The name set by :func:`name_files` for this run's charts, or None."""
+    return st.session_state.get(_FILES)
+
+
 def presenting():
     """Whether this session is in presentation mode (``present=1`` in the URL)."""
     return st.query_params.get("present") == "1"

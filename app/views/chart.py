@@ -130,11 +130,11 @@ def draw(container, fig, key, table=None, *, live=None, clicks=False):
     dict or None
         ``{"trace", "row", "col"}`` of a cell clicked since the last run, else None.
     """
-    values = session.current()
+    values, stem = session.current(), session.file_stem()
     # A chart drawn from the scale's frames sends the same data at every stop.
     shown = "{scale}" if live is not None and "drawn" in live else None
-    filename = f"attention-explorer_{key}_{settings_slug(values, '' if shown else None)}"
-    figure_name = f"attention-explorer_{key}_{settings_slug(values, shown)}"
+    filename = f"attention-explorer_{key}_{stem or settings_slug(values, '' if shown else None)}"
+    figure_name = f"attention-explorer_{key}_{stem or settings_slug(values, shown)}"
     fig.layout.template = None  # plotly.py's default template is 6 KB per chart; the JS themes
     if session.presenting():
         presentation_layout(fig, live)

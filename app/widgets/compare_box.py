@@ -18,11 +18,14 @@ PICKERS_B = ("pretrained_b_query", "pretrained_b_key")
 def use_pair(pair, folder=None):
     """Button callback: both texts, and every picker on the pair's query and key words."""
     st.session_state["text"], st.session_state["text_b"] = pair.a, pair.b
+    loaded = models.model(folder)
+    specials = getattr(loaded, "special_tokens", ())  # an error has none: its runs fail below
     for text, pickers in ((pair.a, PICKERS_A), (pair.b, PICKERS_B)):
         run = models.run(folder, text)
         if isinstance(run, Exception):
             continue
-        for picker, index in zip(pickers, start_tokens(text, run.labels), strict=True):
+        starts = start_tokens(text, run.labels, specials=specials)
+        for picker, index in zip(pickers, starts, strict=True):
             st.session_state[picker] = index
             st.session_state[f"_{picker}_labels"] = list(run.labels)  # chosen for this text
 

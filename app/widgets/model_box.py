@@ -9,6 +9,7 @@ escaped), and the page shows MiniLM.
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import streamlit as st
@@ -112,6 +113,12 @@ def _write_link(folder):
 def title(folder):
     """The model's name as Markdown: MiniLM's, or its folder's (escaped: shown as typed)."""
     return MINILM_NAME if folder is None else controls.md_escape(models.name_of(folder))
+
+
+def file_name(folder):
+    """The model's name as exported files carry it: MiniLM's, or its folder's, file-name safe."""
+    name = MINILM_NAME if folder is None else models.name_of(folder)
+    return re.sub(r"[^A-Za-z0-9._-]+", "_", name).strip("._") or "model"
 
 
 def description(config, folder):

@@ -70,28 +70,31 @@ PLAIN_NAMES = ("A", "B")
 _WORD = re.compile(r"\w+(?:['’]\w+)*|[^\w\s]")
 
 
-def start_tokens(text, labels, words=(None, None)):
+def start_tokens(text, labels, words=(None, None), specials=("[CLS]", "[SEP]")):
     """The query and key tokens the head finder starts on in one sentence.
 
     Each is the first that the sentence has of: the word in ``words`` (sentence A's query
     and key, when choosing B's), its minimal pair's word (when the sentence is one of
     :data:`MINIMAL_PAIRS`'), :data:`START_QUERY` or :data:`START_KEY`. Else the query
     starts on the first of :data:`PRONOUNS`, or the first token, and the key on the first
-    other word not in :data:`ARTICLES`: never on [CLS] or [SEP] while the sentence has a
-    token of its own.
+    other word not in :data:`ARTICLES`: never on one of the model's ``specials`` ([CLS],
+    [SEP]; GPT-2 adds none) while the sentence has a token of its own.
 
     Parameters
     ----------
     text : str, the sentence
-    labels : list of str, its WordPiece tokens, [CLS] first and [SEP] last
+    labels : list of str, its tokens as the model reads them
     words : (str or None, str or None), the query and key words to prefer
+    specials : sequence of str, the tokens the model adds around the sentence
 
     Returns
     -------
     query, key : int, token positions
     """
     pair = next((p for p in MINIMAL_PAIRS if text in (p.a, p.b)), None)
-    inner = list(range(1, len(labels) - 1)) if len(labels) > 2 else list(range(len(labels)))
+    inner = [i for i, label in enumerate(labels) if label not in specials] or list(
+        range(len(labels))
+    )
     lowered = {i: labels[i].lower() for i in inner}
     whole = _whole_words(labels, inner)
 

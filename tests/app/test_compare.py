@@ -114,3 +114,12 @@ def test_the_note_says_what_size_of_change_stands_out():
     assert "1 of the 72 heads by 0.1 or more" in note
     assert "layer 2, head 5, +0.300" in note
     assert "“too big” − “too small”" in note
+
+
+def test_start_tokens_skip_only_the_models_own_special_tokens():
+    # GPT-2 adds no token: its first and last tokens are the sentence's own.
+    labels = ["It", "rained", "on", "the", "tents"]
+    assert minimal_pairs.start_tokens("It rained on the tents", labels, specials=()) == (0, 1)
+    with_specials = ["<s>", *labels, "</s>"]  # RoBERTa's: never a start while a word is left
+    starts = minimal_pairs.start_tokens("It rained", with_specials, specials=("<s>", "</s>"))
+    assert starts == (1, 2)

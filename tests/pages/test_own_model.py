@@ -333,3 +333,25 @@ def test_summarize_ranks_with_the_encoder_chosen_and_keeps_minilm_for_gpt2():
     at.switch_page(page_script("summarize")).run()
     assert not at.exception
     assert any("uses all-MiniLM-L6-v2, not “gpt2”" in c.value for c in at.caption)
+
+
+def exported_names(at):
+    """Each chart's exported file name (PNG; its CSV takes the same), by the chart's key."""
+    return {
+        key: payload["config"]["toImageButtonOptions"]["filename"]
+        for key, payload in chart_payloads(at).items()
+    }
+
+
+def test_exported_files_name_the_model_shown_not_the_sidebars_settings():
+    at = open_model(TINY / "gpt2")
+    at.select_slider(key="pretrained_layer").set_value(1).run()
+    at.select_slider(key="pretrained_head").set_value(2).run()
+    names = exported_names(at)
+    assert names["pretrained_finder"] == "attention-explorer_pretrained_finder_gpt2"
+    assert names["pretrained_heatmap"] == "attention-explorer_pretrained_heatmap_gpt2-l1-h2"
+    assert all("gpt2" in name for name in names.values())
+    at.switch_page(page_script("attention")).run()  # back on a page of the sidebar's settings
+    names = exported_names(at)
+    assert not any("gpt2" in name for name in names.values())
+    assert "-s{scale}-" in names["att_weights"]  # the sidebar's settings, the stop shown
