@@ -653,3 +653,49 @@ def test_the_saturation_panel_shows_the_heatmaps_stop_in_the_same_frame(page, ap
     page.mouse.up()
     wait_settled(page)
     assert_healthy(page)
+
+
+def minilm_weights(layer, head, causal=False):
+    """MiniLM's weights on the default passage at its default scale, for a layer and head."""
+    model = checkpoint.load_minilm()
+    run = bert.run(model, controls.DEFAULT_TEXT)
+    return bert.layer_run(model, run, layer, None, causal).attention.weights[head]
+
+
+#: The sidebar's controls that change the weights heatmap, each as the test drives it: the
+#: widget's key, the key pressed on it, the URL parameter's new value, and the engine's
+#: weights then (layer, head, causal).
+CONTROLS = {
+    "head": ("head", "ArrowRight", "2", (controls.DEFAULT_LAYER, controls.DEFAULT_HEAD + 1, False)),
+    "layer": (
+        "layer",
+        "ArrowLeft",
+        "2",
+        (controls.DEFAULT_LAYER - 1, controls.DEFAULT_HEAD, False),
+    ),
+    "mask": ("causal", "Space", "1", (controls.DEFAULT_LAYER, controls.DEFAULT_HEAD, True)),
+}
+
+
+@pytest.mark.skipif(controls.MINILM is None, reason="MiniLM is not installed")
+@pytest.mark.parametrize("control", CONTROLS)
+def test_a_sidebar_control_shows_the_engines_weights_and_a_reload_keeps_it(page, app_url, control):
+    key, press, value, (layer, head, causal) = CONTROLS[control]
+    open_app(page, app_url + "/attention")
+    np.testing.assert_allclose(
+        page.evaluate(WEIGHTS),
+        minilm_weights(controls.DEFAULT_LAYER, controls.DEFAULT_HEAD),
+        atol=1e-6,
+    )
+    page.locator(f".st-key-{key} input").first.focus()
+    page.keyboard.press(press)
+    expected = minilm_weights(layer, head, causal)
+    wait_for_weights(page, expected)
+    wait_settled(page)
+    np.testing.assert_allclose(page.evaluate(WEIGHTS), expected, atol=1e-6)
+    assert query(page)[key] == value
+    page.reload()
+    page.runs_seen = 0
+    wait_settled(page)
+    np.testing.assert_allclose(page.evaluate(WEIGHTS), expected, atol=1e-6)
+    assert_healthy(page)
