@@ -699,3 +699,26 @@ def test_a_sidebar_control_shows_the_engines_weights_and_a_reload_keeps_it(page,
     wait_settled(page)
     np.testing.assert_allclose(page.evaluate(WEIGHTS), expected, atol=1e-6)
     assert_healthy(page)
+
+
+@pytest.mark.skipif(controls.MINILM is None, reason="MiniLM is not installed")
+def test_a_closed_tables_numbers_after_a_head_switch_are_the_new_heads_when_opened(page, app_url):
+    """The per-row saturation table waits, closed, through a head switch, then shows its head."""
+    open_app(page, app_url + "/attention")
+    page.locator(".st-key-head input").first.focus()
+    page.keyboard.press("ArrowRight")
+    wait_for_weights(page, minilm_weights(controls.DEFAULT_LAYER, controls.DEFAULT_HEAD + 1))
+    wait_settled(page)
+    page.get_by_text("Per query row").click()
+    page.wait_for_function(
+        """() => document.querySelector('.st-key-att_saturation_rows .ae-chart .main-svg')
+            && !document.querySelector('.st-key-att_saturation_rows .ae-chart[data-pending]')"""
+    )
+    columns = page.evaluate(
+        """() => document.querySelector('.st-key-att_saturation_rows .js-plotly-plot')
+            .data[0].cells.values.slice(1).map(c => Array.from(c))"""
+    )
+    weights = minilm_weights(controls.DEFAULT_LAYER, controls.DEFAULT_HEAD + 1)
+    stats = np.stack(engine.saturation(weights), axis=-1)
+    np.testing.assert_allclose(np.array(columns).T, stats, rtol=1e-5, atol=1e-6)
+    assert_healthy(page)
