@@ -4,11 +4,12 @@ Both apps are served at once (``app/main.py`` and ``benchmarks/trivial_app.py``)
 driven by one headless Chromium, each action of the real app alternating with a keyboard
 step of the trivial app's slider, so both see the same machine load. The actions, on
 /attention with the default passage and weights: a head switch and a layer switch (an
-arrow key on the sidebar's slider, back and forth), the "Mask future tokens" toggle (space
-on it, on and off), a new sentence (the text box filled, then Ctrl+Enter), a keyboard step
-of the scale; on /pretrained the head view's head and layer and a new sentence. Then the
-first load of /attention with a text never seen before, alternating with the trivial
-app's first load.
+arrow key on the sidebar's slider, to heads and layers not shown before while there are
+some, then back), the "Mask future tokens" toggle (space on it, on and off: from the
+third toggle on, states shown before), a new sentence (the text box filled, then
+Ctrl+Enter), a keyboard step of the scale; on /pretrained the head view's head and layer
+and a new sentence. Then the first load of /attention with a text never seen before,
+alternating with the trivial app's first load.
 
 An action is timed in the page, with ``benchmarks/bench_slider.py``'s instrument: from the
 key press (a capturing keydown listener) to the frame after the last change of any chart
@@ -243,19 +244,23 @@ def main():
         trivial.page.goto(trivial_url)
         trivial.settle(timeout=300)
         app.open(app_url + "/attention")
-        sidebar_step = {"ArrowRight": "ArrowLeft", "ArrowLeft": "ArrowRight"}
-        keys = {"head": ["ArrowRight"], "layer": ["ArrowRight"]}
 
-        def alternate(widget):  # h → h+1, then back: the same two heads all along
+        def walk(widget, key):  # one way to its end (new heads or layers), then back
+            keys[widget] = key
+
             def perform(page):
-                key_on(thumb(widget), keys[widget][0])(page)
-                keys[widget][0] = sidebar_step[keys[widget][0]]
+                thumb_input = page.locator(thumb(widget)).first
+                end = "max" if keys[widget] == "ArrowRight" else "min"
+                if thumb_input.get_attribute("value") == thumb_input.get_attribute(end):
+                    keys[widget] = "ArrowLeft" if end == "max" else "ArrowRight"
+                key_on(thumb(widget), keys[widget])(page)
 
             return perform
 
+        keys = {}
         actions = [
-            ("/attention: head switch", alternate("head"), False),
-            ("/attention: layer switch", alternate("layer"), False),
+            ("/attention: head switch", walk("head", "ArrowRight"), False),
+            ("/attention: layer switch", walk("layer", "ArrowLeft"), False),
             ("/attention: mask toggle", key_on(".st-key-causal input", "Space"), False),
             ("/attention: sentence (Ctrl+Enter)", new_sentence(counter), False),
             ("/attention: scale step, every chart", key_on(thumb("att_scale"), "ArrowRight"), True),
@@ -264,10 +269,9 @@ def main():
         measure(app, trivial, actions, args.runs, results)
         if not args.no_pretrained:
             app.open(app_url + "/pretrained")
-            keys.update(pretrained_head=["ArrowRight"], pretrained_layer=["ArrowRight"])
             actions = [
-                ("/pretrained: head switch", alternate("pretrained_head"), False),
-                ("/pretrained: layer switch", alternate("pretrained_layer"), False),
+                ("/pretrained: head switch", walk("pretrained_head", "ArrowRight"), False),
+                ("/pretrained: layer switch", walk("pretrained_layer", "ArrowLeft"), False),
                 ("/pretrained: sentence (Ctrl+Enter)", new_sentence(counter), False),
             ]
             measure(app, trivial, actions, args.runs, results)
