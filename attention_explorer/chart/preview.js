@@ -212,22 +212,21 @@ function moveMarkers(chart, indices, scale) {
   }
 }
 
-// A table's columns `first`, `first` + 1, ... at frame `stop` of `array` (n_rows,
-// n_columns per frame): each body cell that plotly.js drew (a long table draws the rows in
-// view) gets the frame's number, written with the column's own format from the figure
-// (".4f": toFixed), and keeps it, unrounded, in data-value until Plotly draws the stop.
-function setColumns(chart, array, stop, first) {
-  const formats = chart.div._fullData?.[0]?.cells?.format ?? [];
+// A table's columns `first`, `first` + 1, ... at frame `stop` of the frames' array
+// `name` (n_rows, n_columns per frame): each body cell that plotly.js drew (a long table
+// draws the rows in view) gets the frame's text, as Python wrote the number with the
+// table's format (frames.texts), and keeps the number in data-value until Plotly draws it.
+function setColumns(chart, frames, name, stop, first) {
+  const [array, texts] = [frames.arrays[name], frames.texts?.[name]?.[stop]];
+  if (!array || !texts) return;
   const [rows, width] = [array.shape[1], array.shape[2]];
   for (const text of chart.div.querySelectorAll(".cell-text")) {
     const cell = text.__data__;
     if (text.closest(".column-block")?.__data__?.type !== "cells" || !cell?.column) continue;
     const [row, column] = [cell.rowNumber, cell.column.specIndex - first];
     if (!(column >= 0 && column < width && row < rows)) continue;
-    const value = valueAt(array, stop, row * width + column);
-    const digits = /^\.(\d+)f$/.exec(formats[cell.column.specIndex] ?? "");
-    touch(chart, text, TEXT, digits ? value.toFixed(Number(digits[1])) : String(value));
-    touch(chart, text, "data-value", String(value));
+    touch(chart, text, TEXT, texts[row][column]);
+    touch(chart, text, "data-value", String(valueAt(array, stop, row * width + column)));
   }
 }
 
@@ -264,7 +263,7 @@ export function showFrame(src, stop) {
     }
     if (live.bar) moveBars(chart, frames.arrays[live.bar], frame, live.row, live.colors);
     if (live.markers) moveMarkers(chart, live.markers, frames.scales[frame]);
-    if (live.columns) setColumns(chart, frames.arrays[live.columns[0]], frame, live.columns[1]);
+    if (live.columns) setColumns(chart, frames, live.columns[0], frame, live.columns[1]);
     if (live.heatmap || live.bar) hideHover(chart);
     parts[chart.key] = performance.now() - begun;
   }
