@@ -4,8 +4,8 @@
 // maths), bars are restyled, markers moved, titles relabelled, tables' numbers rewritten,
 // and a recoloured heatmap's colour bar gets the frame's ticks. Whatever is touched here is
 // Plotly's to draw again: restorePlotly puts Plotly's own drawing back once the exact
-// figure is drawn. Each frame
-// painted is announced to the page as an "ae-frame" event (its stop and timings).
+// figure is drawn. Each frame painted is announced to the page as an "ae-frame" event (its
+// stop and timings).
 
 import { frameOf, framesAt, valueAt } from "./frames.js";
 
