@@ -138,11 +138,13 @@ export function restorePlotly(chart) {
     for (const [attr, { original, ours }] of Object.entries(record)) {
       if (read(element, attr) !== ours) continue; // Plotly has drawn it again
       if (attr === TEXT && redrawn(element)) continue; // the same text, Plotly's own now
-      if (attr === TEXT) element.textContent = original;
+      if (attr === TEXT) setText(element, original);
       else if (original === null) element.removeAttribute(attr);
       else element.setAttribute(attr, original);
     }
   }
+  for (const text of chart.valued ?? []) delete text.aeValue;
+  chart.valued = null;
   chart.touched = null;
 }
 
@@ -155,7 +157,7 @@ function touch(chart, element, attr, value, property) {
   const record = chart.touched.get(element);
   if (!(attr in record)) record[attr] = { original: read(element, attr) };
   if (property) element.style[property] = value;
-  else if (attr === TEXT) element.textContent = value;
+  else if (attr === TEXT) setText(element, value);
   else element.setAttribute(attr, value);
   record[attr].ours = read(element, attr);
 }
@@ -165,7 +167,16 @@ const TEXT = "textContent";
 // Whether plotly.js has drawn a table cell whose text we wrote, with the number we wrote
 // (then it wrote the same text, and the cell is its own again).
 function redrawn(text) {
-  return text.dataset.value !== undefined && Number(text.dataset.value) === text.__data__?.value;
+  return text.aeValue !== undefined && text.aeValue === text.__data__?.value;
+}
+
+// A text's one text node changed in place (cheaper to lay out than a new node).
+function setText(element, value) {
+  if (element.childNodes.length === 1 && element.firstChild.nodeType === Node.TEXT_NODE) {
+    element.firstChild.nodeValue = value;
+  } else {
+    element.textContent = value;
+  }
 }
 
 function read(element, attr) {
@@ -215,7 +226,7 @@ function moveMarkers(chart, indices, scale) {
 // A table's columns `first`, `first` + 1, ... at frame `stop` of the frames' array
 // `name` (n_rows, n_columns per frame): each body cell that plotly.js drew (a long table
 // draws the rows in view) gets the frame's text, as Python wrote the number with the
-// table's format (frames.texts), and keeps the number in data-value until Plotly draws it.
+// table's format (frames.texts), and keeps the number in its aeValue until Plotly draws it.
 function setColumns(chart, frames, name, stop, first) {
   const [array, texts] = [frames.arrays[name], frames.texts?.[name]?.[stop]];
   if (!array || !texts) return;
@@ -225,8 +236,10 @@ function setColumns(chart, frames, name, stop, first) {
     if (text.closest(".column-block")?.__data__?.type !== "cells" || !cell?.column) continue;
     const [row, column] = [cell.rowNumber, cell.column.specIndex - first];
     if (!(column >= 0 && column < width && row < rows)) continue;
-    touch(chart, text, TEXT, texts[row][column]);
-    touch(chart, text, "data-value", String(valueAt(array, stop, row * width + column)));
+    const shown = texts[row][column];
+    if (text.textContent !== shown) touch(chart, text, TEXT, shown);
+    text.aeValue = valueAt(array, stop, row * width + column); // a property: no restyle
+    (chart.valued ??= new Set()).add(text);
   }
 }
 
@@ -263,7 +276,9 @@ export function showFrame(src, stop) {
     }
     if (live.bar) moveBars(chart, frames.arrays[live.bar], frame, live.row, live.colors);
     if (live.markers) moveMarkers(chart, live.markers, frames.scales[frame]);
-    if (live.columns) setColumns(chart, frames, live.columns[0], frame, live.columns[1]);
+    // a table in a closed expander is drawn at the stop when it is opened (plot.js, folded)
+    const hidden = chart.div.closest("details:not([open])");
+    if (live.columns && !hidden) setColumns(chart, frames, live.columns[0], frame, live.columns[1]);
     if (live.heatmap || live.bar) hideHover(chart);
     parts[chart.key] = performance.now() - begun;
   }

@@ -565,7 +565,7 @@ SATURATION_PROBE = """(markers) => {
     const cells = (key) => [...document.querySelectorAll(`.st-key-${key} .cell-text`)]
         .filter((t) => t.closest('.column-block')?.__data__?.type === 'cells')
         .map((t) => [t.__data__.rowNumber, t.__data__.column.specIndex, t.textContent,
-                     Number(t.dataset.value ?? t.__data__.value)]);
+                     t.aeValue ?? t.__data__.value]);
     const look = (when) => {
         const title = document.querySelector('.st-key-att_scaled .gtitle');
         const plot = document.querySelector('.st-key-att_saturation .js-plotly-plot');
