@@ -121,6 +121,8 @@ INSTRUMENT = (
         ...[...plot.querySelectorAll('.cartesianlayer .trace path, .shapelayer path')]
             .map(p => `${p.getAttribute('d')} ${p.getAttribute('transform')} ${p.style.fill}`),
         ...[...plot.querySelectorAll('.gtitle')].map(t => t.textContent),
+        // a table's cells (the saturation tables follow the scale)
+        [...plot.querySelectorAll('.cell-text')].map(t => t.textContent).join(' '),
     ].join('|');
     const charts = () => {
         const out = {};

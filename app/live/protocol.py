@@ -27,7 +27,7 @@ import struct
 import numpy as np
 
 import engine
-from app.views import heatmap, style
+from app.views import heatmap, numbers, style
 
 #: The attention page's scale slider: its key, and the name its charts follow.
 SOURCE = "att_scale"
@@ -52,7 +52,7 @@ def _fixed16(array):
     return codes, lo, hi
 
 
-def pack(source, arrays, scales, titles, limits, labels=None, first=0, frame_id=None):
+def pack(source, arrays, scales, titles, limits, labels=None, first=0, frame_id=None, texts=None):
     """The frames as one binary message.
 
     Layout: a little-endian uint32 header length, the header as UTF-8 JSON, zero padding
@@ -72,6 +72,8 @@ def pack(source, arrays, scales, titles, limits, labels=None, first=0, frame_id=
     first : int, the slider's stop of the first frame (the frames hold stops
         ``first`` to ``first + n_s - 1``; 0 for the whole grid)
     frame_id : str, optional, the name charts follow; by default a digest of the frames
+    texts : dict of str to nested lists of str, optional, arrays' values as the tables
+        write them (:func:`table_texts`): what a table shows while the slider moves
 
     Returns
     -------
@@ -105,6 +107,7 @@ def pack(source, arrays, scales, titles, limits, labels=None, first=0, frame_id=
         "ticks": {name: [colorbar_ticks(x) for x in values] for name, values in limits.items()},
         "labels": labels,
         "arrays": described,
+        "texts": texts or {},
     }
     text = json.dumps(header).encode()
     head = struct.pack("<I", len(text)) + text
@@ -149,6 +152,20 @@ def scale_title(scale):
     return f"{scale:.4g}"
 
 
+def table_texts(array):
+    """An array's values as a table writes them (:data:`app.views.numbers.NUMBER_FORMAT`).
+
+    The float32 values the frames hold, so that the text is the one plotly.js writes for
+    the exact figure drawn from them; nested lists of the array's shape.
+    """
+    values = np.asarray(array, dtype="<f4").astype(float)
+    return np.char.mod(f"%{numbers.NUMBER_FORMAT}", values).tolist()
+
+
+#: Room kept in :data:`MAX_BYTES` for the frames' header beside the arrays and table texts.
+_HEADER_ROOM = 64 * 1024
+
+
 def sweep_frames(source, sweep, labels=None, first=0, frame_id=None):
     """Pack an engine sweep for the attention page: weights, scaled scores, output, saturation.
 
@@ -184,6 +201,11 @@ def sweep_frames(source, sweep, labels=None, first=0, frame_id=None):
     if sum(a.size for a in arrays.values()) * 4 > MAX_BYTES:
         for name in ("scaled", "saturation", "saturation_mean"):
             del arrays[name]
+    tables = [name for name in ("saturation", "saturation_mean") if name in arrays]
+    texts = {name: table_texts(arrays[name]) for name in tables}
+    size = sum(a.size for a in arrays.values()) * 4 + len(json.dumps(texts))
+    if size > MAX_BYTES - _HEADER_ROOM:  # the tables then follow the exact figures alone
+        texts = {}
     finite = np.where(np.isfinite(sweep.scaled), np.abs(sweep.scaled), 0.0)
     limits = {"output": np.max(np.abs(output), axis=(1, 2)), "scaled": finite.max(axis=(1, 2))}
     return pack(
@@ -195,6 +217,7 @@ def sweep_frames(source, sweep, labels=None, first=0, frame_id=None):
         labels,
         first,
         frame_id,
+        texts,
     )
 
 

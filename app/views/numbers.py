@@ -12,6 +12,8 @@ import plotly.graph_objects as go
 
 from app.views import axes, chart
 
+#: How a table writes its numbers (plotly.js's d3 format; Python's format spec is the same).
+NUMBER_FORMAT = ".4f"
 #: A table's header and body rows, in px (plotly.js's own 20 px rows put the text's
 #: descenders on the line under it).
 TABLE_HEADER, TABLE_ROW = 28, 24
@@ -41,7 +43,7 @@ def figure(frame, height=None):
             },
             cells={
                 "values": values,
-                "format": [".4f" if is_number else None for is_number in numeric],
+                "format": [NUMBER_FORMAT if is_number else None for is_number in numeric],
                 "align": "left",
                 "height": TABLE_ROW,
             },

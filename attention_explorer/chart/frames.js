@@ -30,9 +30,10 @@ export function forget(element) {
   for (const src of sources.values()) src.held.delete(element);
 }
 
-// Header: {source, id, first, scales, titles, limits, ticks, labels, arrays: {name: {dtype,
-// shape, offset, lo?, hi?}}}; limits[name][f] spans the colour scale of frame f (± it),
-// ticks[name][f] its colour bar's [values, labels]. dtype "f4" is float32; "u2" is 16-bit
+// Header: {source, id, first, scales, titles, limits, ticks, labels, texts, arrays: {name:
+// {dtype, shape, offset, lo?, hi?}}}; limits[name][f] spans the colour scale of frame f (± it),
+// ticks[name][f] its colour bar's [values, labels], texts[name][f] a table's array as
+// Python writes its numbers (rows of str). dtype "f4" is float32; "u2" is 16-bit
 // fixed point over [lo, hi], 65535 marking a gap (a masked cell). Arrays are (n_frames, ...)
 // in C order; frame f is the slider's stop first + f (first is 0 when the frames hold every
 // stop). The layout is app/live/protocol.py's pack.

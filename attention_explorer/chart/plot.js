@@ -160,6 +160,9 @@ export function mountChart(component) {
   chart.figure = JSON.parse(data.spec);
   chart.cells = null; // the reference figure's customdata, decoded when first needed
   chart.shows = undefined; // new data: draw them (at the current stop, from frames)
+  // A live chart drawn once, now in a closed expander, draws again when it is opened
+  // (folded): a head or layer switch need not wait for a table no one sees.
+  if (chart.live && chart.div._fullLayout && folded(chart)) return schedule(chart);
   return redraw(chart);
 }
 

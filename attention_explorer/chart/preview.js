@@ -1,10 +1,11 @@
 // The preview of a stop while the slider moves: one frame on every chart that follows it.
 //
 // A canvas over a heatmap's image shows the frame (indexing and colour mapping only, no
-// maths), bars are restyled, markers moved, titles relabelled, and a recoloured heatmap's
-// colour bar gets the frame's ticks. Whatever is touched here is Plotly's to draw again:
-// restorePlotly puts Plotly's own drawing back once the exact figure is drawn. Each frame
-// painted is announced to the page as an "ae-frame" event (its stop and timings).
+// maths), bars are restyled, markers moved, titles relabelled, tables' numbers rewritten,
+// and a recoloured heatmap's colour bar gets the frame's ticks. Whatever is touched here is
+// Plotly's to draw again: restorePlotly puts Plotly's own drawing back once the exact
+// figure is drawn. Each frame painted is announced to the page as an "ae-frame" event (its
+// stop and timings).
 
 import { frameOf, framesAt, valueAt } from "./frames.js";
 
@@ -135,24 +136,51 @@ export function restorePlotly(chart) {
   chart.hoverHidden = false;
   for (const [element, record] of chart.touched || []) {
     for (const [attr, { original, ours }] of Object.entries(record)) {
-      if (element.getAttribute(attr) !== ours) continue; // Plotly has drawn it again
-      if (original === null) element.removeAttribute(attr);
+      if (read(element, attr) !== ours) continue; // Plotly has drawn it again
+      if (attr === TEXT && redrawn(element)) continue; // the same text, Plotly's own now
+      if (attr === TEXT) setText(element, original);
+      else if (original === null) element.removeAttribute(attr);
       else element.setAttribute(attr, original);
     }
   }
+  for (const text of chart.valued ?? []) delete text.aeValue;
+  chart.valued = null;
   chart.touched = null;
 }
 
 // Set an attribute (or one style property) that Plotly drew, remembering Plotly's value so
 // that restorePlotly can put it back if Plotly has not redrawn the element since.
+// TEXT names an element's text as if it were an attribute.
 function touch(chart, element, attr, value, property) {
   if (!chart.touched) chart.touched = new Map();
   if (!chart.touched.has(element)) chart.touched.set(element, {});
   const record = chart.touched.get(element);
-  if (!(attr in record)) record[attr] = { original: element.getAttribute(attr) };
+  if (!(attr in record)) record[attr] = { original: read(element, attr) };
   if (property) element.style[property] = value;
+  else if (attr === TEXT) setText(element, value);
   else element.setAttribute(attr, value);
-  record[attr].ours = element.getAttribute(attr);
+  record[attr].ours = read(element, attr);
+}
+
+const TEXT = "textContent";
+
+// Whether plotly.js has drawn a table cell whose text we wrote, with the number we wrote
+// (then it wrote the same text, and the cell is its own again).
+function redrawn(text) {
+  return text.aeValue !== undefined && text.aeValue === text.__data__?.value;
+}
+
+// A text's one text node changed in place (cheaper to lay out than a new node).
+function setText(element, value) {
+  if (element.childNodes.length === 1 && element.firstChild.nodeType === Node.TEXT_NODE) {
+    element.firstChild.nodeValue = value;
+  } else {
+    element.textContent = value;
+  }
+}
+
+function read(element, attr) {
+  return attr === TEXT ? element.textContent : element.getAttribute(attr);
 }
 
 // While a chart shows a stop its figure does not hold, a hover label would give the
@@ -195,6 +223,26 @@ function moveMarkers(chart, indices, scale) {
   }
 }
 
+// A table's columns `first`, `first` + 1, ... at frame `stop` of the frames' array
+// `name` (n_rows, n_columns per frame): each body cell that plotly.js drew (a long table
+// draws the rows in view) gets the frame's text, as Python wrote the number with the
+// table's format (frames.texts), and keeps the number in its aeValue until Plotly draws it.
+function setColumns(chart, frames, name, stop, first) {
+  const [array, texts] = [frames.arrays[name], frames.texts?.[name]?.[stop]];
+  if (!array || !texts) return;
+  const [rows, width] = [array.shape[1], array.shape[2]];
+  for (const text of chart.div.querySelectorAll(".cell-text")) {
+    const cell = text.__data__;
+    if (text.closest(".column-block")?.__data__?.type !== "cells" || !cell?.column) continue;
+    const [row, column] = [cell.rowNumber, cell.column.specIndex - first];
+    if (!(column >= 0 && column < width && row < rows)) continue;
+    const shown = texts[row][column];
+    if (text.textContent !== shown) touch(chart, text, TEXT, shown);
+    text.aeValue = valueAt(array, stop, row * width + column); // a property: no restyle
+    (chart.valued ??= new Set()).add(text);
+  }
+}
+
 // Show the slider's `stop` on every chart that follows `src`, from the frames held for it.
 export function showFrame(src, stop) {
   const started = performance.now();
@@ -228,6 +276,9 @@ export function showFrame(src, stop) {
     }
     if (live.bar) moveBars(chart, frames.arrays[live.bar], frame, live.row, live.colors);
     if (live.markers) moveMarkers(chart, live.markers, frames.scales[frame]);
+    // a table in a closed expander is drawn at the stop when it is opened (plot.js, folded)
+    const hidden = chart.div.closest("details:not([open])");
+    if (live.columns && !hidden) setColumns(chart, frames, live.columns[0], frame, live.columns[1]);
     if (live.heatmap || live.bar) hideHover(chart);
     parts[chart.key] = performance.now() - begun;
   }

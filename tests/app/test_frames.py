@@ -6,8 +6,10 @@ from apptest_support import unpack
 from hypothesis import given
 from hypothesis import strategies as st
 
+import engine
 from app.live import protocol
 from app.state import controls
+from app.views import numbers
 from engine.attention import (
     attention_over_scales,
     causal_mask,
@@ -82,6 +84,19 @@ def test_small_frames_are_float32(head):
     assert header["arrays"]["weights"]["dtype"] == "f4"
     np.testing.assert_allclose(arrays["weights"], sweep.weights, atol=1e-7)
     assert header["titles"][0] == f"{sweep.scales[0]:.4g}"
+
+
+def test_the_frames_carry_the_saturation_tables_texts_as_the_tables_write_them(head):
+    """A table's text at each stop is its float32 number with the table's own format."""
+    sweep = attention_over_scales(*head, np.array(controls.scale_options(16, 1)))
+    header, arrays = unpack(protocol.sweep_frames("s", sweep)[1])
+    for name in ("saturation", "saturation_mean"):
+        texts = np.array(header["texts"][name])
+        assert texts.shape == arrays[name].shape  # (stops, rows, 4)
+        expected = [format(float(v), numbers.NUMBER_FORMAT) for v in arrays[name].ravel()]
+        assert texts.ravel().tolist() == expected
+    stats = np.stack(engine.saturation(sweep.weights), axis=-1).mean(axis=1)  # [n_s, 4]
+    np.testing.assert_allclose(texts[:, 0].astype(float), stats, atol=5.1e-5)
 
 
 def test_large_frames_are_16_bit_and_within_budget():

@@ -18,6 +18,7 @@ from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
 
 import engine
 from app.state import controls
+from app.views import saturation
 from engine import bert, checkpoint
 
 pytestmark = pytest.mark.browser
@@ -551,4 +552,173 @@ def test_a_masked_cells_hover_says_masked_at_every_stop(page, app_url):
         assert re.search(r"scaled score -?\d+\.\d{3}", hover_text(page, "att_weights", 5, 0))
         assert re.search(r"score -?\d+\.\d{4}", hover_text(page, "att_scaled", 5, 0))
         step(page, "ArrowRight")
+    assert_healthy(page)
+
+
+#: Installed in a page: on every animation frame, and at each frame the chart component
+#: paints ("ae-frame"), what the scaled scores' title says (the stop the heatmaps show),
+#: where the saturation curve's markers stand (as scales, read back through their axes)
+#: and what the saturation tables' body cells say (text, and the number held while a
+#: preview shows it, else plotly.js's own), into ``window.__seen``.
+SATURATION_PROBE = """(markers) => {
+    window.__seen = [];
+    const cells = (key) => [...document.querySelectorAll(`.st-key-${key} .cell-text`)]
+        .filter((t) => t.closest('.column-block')?.__data__?.type === 'cells')
+        .map((t) => [t.__data__.rowNumber, t.__data__.column.specIndex, t.textContent,
+                     t.aeValue ?? t.__data__.value]);
+    const look = (when) => {
+        const title = document.querySelector('.st-key-att_scaled .gtitle');
+        const plot = document.querySelector('.st-key-att_saturation .js-plotly-plot');
+        const layout = plot._fullLayout;
+        const left = plot.querySelector('.main-svg').getBoundingClientRect().left;
+        const at = markers.map((index) => {
+            const path = plot.querySelector(`.shapelayer path[data-index="${index}"]`);
+            const box = path.getBoundingClientRect();
+            const axis = layout[`xaxis${layout.shapes[index].xref.slice(1)}`];
+            return axis.p2c(box.left + box.width / 2 - left - axis._offset);
+        });
+        const line = title.querySelector('tspan.line') ?? title;
+        window.__seen.push({when, title: line.textContent, markers: at,
+            means: cells('att_saturation_mean'), rows: cells('att_saturation_rows')});
+    };
+    window.addEventListener('ae-frame', () => look('ae-frame'));
+    const tick = () => { look('frame'); window.__probe = requestAnimationFrame(tick); };
+    window.__probe = requestAnimationFrame(tick);
+}"""
+
+
+def saturation_seen(page):
+    """Stop the probe: what it saw, each look's stop (from the heatmaps' title) checked."""
+    seen = page.evaluate("cancelAnimationFrame(window.__probe); window.__seen")
+    options = controls.scale_options(
+        *controls.model_shape({"weights": "random", "d_model": 16, "heads": 1})
+    )
+    titles = {f"{scale:.4g}": scale for scale in options}
+    assert len(titles) == len(options)
+    for look in seen:
+        look["scale"] = titles[re.search(r"× (\S+)", look["title"]).group(1)]
+    return seen, options
+
+
+def assert_saturation_shows_the_heatmaps_stop(seen, options):
+    """In every look, the markers and the tables show the engine's numbers at the heatmaps' stop."""
+    logs = np.log(options)
+    stats = {}
+    for look in seen:
+        scale = look["scale"]
+        if scale not in stats:
+            per_row = np.stack(engine.saturation(engine_weights("random", scale)), axis=-1)
+            stats[scale] = per_row.mean(axis=0), per_row
+        means, per_row = stats[scale]
+        for at in look["markers"]:  # the marker stands at the heatmaps' stop
+            assert options[np.argmin(np.abs(logs - np.log(at)))] == scale, look["when"]
+        assert len(look["means"]) == 5  # the uniform count, then four means
+        for cells, expected in ((look["means"], means[None]), (look["rows"], per_row)):
+            for row, column, text, value in cells:
+                if column == 0:
+                    continue  # the labels' column
+                engine_value = expected[row, column - 1]
+                # float32 frames: 1e-6 of the value (2^H reaches 40) or 1e-6
+                assert value == pytest.approx(engine_value, rel=1e-6, abs=1e-6), (
+                    look["when"],
+                    scale,
+                )
+                assert text == f"{value:.4f}"
+
+
+def test_the_saturation_panel_shows_the_heatmaps_stop_in_the_same_frame(page, app_url):
+    open_app(page, app_url + "/attention?weights=random")
+    page.get_by_text("Per query row").click()  # the per-row table follows when open
+    page.wait_for_function(
+        """() => document.querySelector('.st-key-att_saturation_rows .ae-chart .main-svg')
+            && !document.querySelector('.st-key-att_saturation_rows .ae-chart[data-pending]')"""
+    )
+    probe = list(saturation.CURRENT_SCALE_MARKERS)
+    page.evaluate(SATURATION_PROBE, probe)
+    step(page, "ArrowRight")
+    seen, options = saturation_seen(page)
+    assert {look["scale"] for look in seen} == {
+        options[options.index(0.25)],
+        options[options.index(0.25) + 1],
+    }
+    assert any(look["when"] == "ae-frame" for look in seen)
+    assert_saturation_shows_the_heatmaps_stop(seen, options)
+
+    page.evaluate(SATURATION_PROBE, probe)  # and while the scale is dragged
+    slider(page, "att_scale").scroll_into_view_if_needed()
+    drag(page, 0.5, 0.9, 30)
+    seen, options = saturation_seen(page)
+    assert len({look["scale"] for look in seen}) >= 10
+    assert_saturation_shows_the_heatmaps_stop(seen, options)
+    page.mouse.up()
+    wait_settled(page)
+    assert_healthy(page)
+
+
+def minilm_weights(layer, head, causal=False):
+    """MiniLM's weights on the default passage at its default scale, for a layer and head."""
+    model = checkpoint.load_minilm()
+    run = bert.run(model, controls.DEFAULT_TEXT)
+    return bert.layer_run(model, run, layer, None, causal).attention.weights[head]
+
+
+#: The sidebar's controls that change the weights heatmap, each as the test drives it: the
+#: widget's key, the key pressed on it, the URL parameter's new value, and the engine's
+#: weights then (layer, head, causal).
+CONTROLS = {
+    "head": ("head", "ArrowRight", "2", (controls.DEFAULT_LAYER, controls.DEFAULT_HEAD + 1, False)),
+    "layer": (
+        "layer",
+        "ArrowLeft",
+        "2",
+        (controls.DEFAULT_LAYER - 1, controls.DEFAULT_HEAD, False),
+    ),
+    "mask": ("causal", "Space", "1", (controls.DEFAULT_LAYER, controls.DEFAULT_HEAD, True)),
+}
+
+
+@pytest.mark.skipif(controls.MINILM is None, reason="MiniLM is not installed")
+@pytest.mark.parametrize("control", CONTROLS)
+def test_a_sidebar_control_shows_the_engines_weights_and_a_reload_keeps_it(page, app_url, control):
+    key, press, value, (layer, head, causal) = CONTROLS[control]
+    open_app(page, app_url + "/attention")
+    np.testing.assert_allclose(
+        page.evaluate(WEIGHTS),
+        minilm_weights(controls.DEFAULT_LAYER, controls.DEFAULT_HEAD),
+        atol=1e-6,
+    )
+    page.locator(f".st-key-{key} input").first.focus()
+    page.keyboard.press(press)
+    expected = minilm_weights(layer, head, causal)
+    wait_for_weights(page, expected)
+    wait_settled(page)
+    np.testing.assert_allclose(page.evaluate(WEIGHTS), expected, atol=1e-6)
+    assert query(page)[key] == value
+    page.reload()
+    page.runs_seen = 0
+    wait_settled(page)
+    np.testing.assert_allclose(page.evaluate(WEIGHTS), expected, atol=1e-6)
+    assert_healthy(page)
+
+
+@pytest.mark.skipif(controls.MINILM is None, reason="MiniLM is not installed")
+def test_a_closed_tables_numbers_after_a_head_switch_are_the_new_heads_when_opened(page, app_url):
+    """The per-row saturation table waits, closed, through a head switch, then shows its head."""
+    open_app(page, app_url + "/attention")
+    page.locator(".st-key-head input").first.focus()
+    page.keyboard.press("ArrowRight")
+    wait_for_weights(page, minilm_weights(controls.DEFAULT_LAYER, controls.DEFAULT_HEAD + 1))
+    wait_settled(page)
+    page.get_by_text("Per query row").click()
+    page.wait_for_function(
+        """() => document.querySelector('.st-key-att_saturation_rows .ae-chart .main-svg')
+            && !document.querySelector('.st-key-att_saturation_rows .ae-chart[data-pending]')"""
+    )
+    columns = page.evaluate(
+        """() => document.querySelector('.st-key-att_saturation_rows .js-plotly-plot')
+            .data[0].cells.values.slice(1).map(c => Array.from(c))"""
+    )
+    weights = minilm_weights(controls.DEFAULT_LAYER, controls.DEFAULT_HEAD + 1)
+    stats = np.stack(engine.saturation(weights), axis=-1)
+    np.testing.assert_allclose(np.array(columns).T, stats, rtol=1e-5, atol=1e-6)
     assert_healthy(page)

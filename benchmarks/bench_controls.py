@@ -1,0 +1,283 @@
+"""Latency of every control on /attention and /pretrained, against a trivial app's slider step.
+
+Both apps are served at once (``app/main.py`` and ``benchmarks/trivial_app.py``) and
+driven by one headless Chromium, each action of the real app alternating with a keyboard
+step of the trivial app's slider, so both see the same machine load. The actions, on
+/attention with the default passage and weights: a head switch and a layer switch (an
+arrow key on the sidebar's slider, to heads and layers not shown before while there are
+some, then back), the "Mask future tokens" toggle (space on it, on and off: from the
+third toggle on, states shown before), a new sentence (the text box filled, then
+Ctrl+Enter), a keyboard step of the scale; on /pretrained the head view's head and layer
+and a new sentence. Then the first load of /attention with a text never seen before,
+alternating with the trivial app's first load.
+
+An action is timed in the page, with ``benchmarks/bench_slider.py``'s instrument: from the
+key press (a capturing keydown listener) to the frame after the last change of any chart
+(its DOM node, data, images, preview canvas, paths, title, table cells), once the script
+run is over and the socket has been quiet for 400 ms: "every chart has drawn". For the
+scale the figure is the frame after the *first* change of the last chart to change: when
+every chart it drives shows the new stop (the exact figures follow from the same frames).
+
+The breakdown of each action (medians): when the widget's value was sent, when the first
+reply came, when the script run was over (the ``script_finished`` message: the server's
+script time plus its sending), the bytes received, and plotly.js's ``Plotly.react`` time
+per chart (the chart component's calls, wrapped in the page), so what the browser waits
+on is: the server (sent → finished) or drawing (finished → drawn, and the reacts).
+
+Run: ``python benchmarks/bench_controls.py [--runs 5] [--loads 3]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import sys
+from collections import defaultdict
+from pathlib import Path
+from urllib.parse import quote
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "support"))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from bench_slider import _LOADED, INSTRUMENT
+from harness import chromium, serve_app
+
+from app.state import controls
+
+ROOT = Path(__file__).resolve().parents[1]
+#: Targets (issue #24), as ratios to the trivial app's step (its first load for a load).
+TARGETS = {"head": 1.0, "layer": 1.0, "mask": 1.0, "sentence": 2.0, "scale": 0.8, "load": 1.2}
+
+#: Wraps the chart component's ``Plotly.react`` (plotly.js's own object, once loaded) to
+#: log each call's duration and chart key as ``['react', start, ms, key]``.
+WRAP_REACT = """() => {
+    const P = window.Plotly;
+    if (!P || P.__benchWrapped) return Boolean(P);
+    const react = P.react;
+    P.react = function (div, ...rest) {
+        const t = performance.now();
+        const holder = div.closest('[class*="st-key-"]');
+        const named = holder && [...holder.classList].find(c => c.startsWith('st-key-'));
+        const key = named ? named.slice(7) : '?';
+        const done = () => window.__bench.log.push(['react', t, performance.now() - t, key]);
+        const out = react.call(this, div, ...rest);
+        Promise.resolve(out).then(done, done);
+        return out;
+    };
+    P.__benchWrapped = true;
+    return true;
+}"""
+
+
+class Browser:
+    """One app in one instrumented page."""
+
+    def __init__(self, browser):
+        self.context = browser.new_context(viewport={"width": 1400, "height": 1000})
+        self.context.add_init_script(INSTRUMENT)
+        self.page = self.context.new_page()
+
+    def open(self, url):
+        """Load ``url``, wait until it has settled, and wrap its plotly.js's react."""
+        self.page.goto(url)
+        self.settle(timeout=300)
+        self.page.wait_for_function(WRAP_REACT, polling=100, timeout=120_000)
+
+    def settle(self, quiet_ms=400, timeout=120):
+        """Wait until a run since the last arm() is over, charts drawn, the socket quiet."""
+        self.page.evaluate("([q, t]) => window.__bench.settled(q, t)", [quiet_ms, timeout * 1000])
+
+    def act(self, perform, first_shown=False):
+        """Arm the timer, ``perform(page)`` (a key press), wait for the page to settle.
+
+        Returns a dict of ms from the key press (``ms``: every chart drawn, or with
+        ``first_shown`` every changed chart showing its new state), and the breakdown.
+        """
+        self.page.bring_to_front()
+        self.page.evaluate("window.__bench.arm()")
+        perform(self.page)
+        self.settle()
+        result = self.page.evaluate("window.__bench.result()")
+        if not result["changed"]:
+            raise RuntimeError(f"nothing changed after {perform.__name__}")
+        t0, events = result["t0"], result["events"]
+        after = [e for e in events if e[1] >= t0]
+        sends = [e[1] for e in after if e[0] == "send"]
+        recvs = [e[1] for e in after if e[0] == "recv"]
+        finished = [e[1] for e in after if e[0] == "finished"]
+        reacts = defaultdict(float)
+        for e in after:
+            if e[0] == "react":
+                reacts[e[3]] += e[2]
+        end = result["shown"] if first_shown else result["t1"]
+        if finished and not first_shown:
+            end = max(end, finished[-1])
+        return {
+            "ms": end - t0,
+            "sent": sends[0] - t0 if sends else float("nan"),
+            "first": recvs[0] - t0 if recvs else float("nan"),
+            "finished": finished[-1] - t0 if finished else float("nan"),
+            "kb": sum(e[2] for e in after if e[0] == "recv") / 1024,
+            "react": dict(reacts),
+            "changed": result["changed"],
+        }
+
+
+def key_on(selector, key):
+    """An action: focus ``selector`` and press ``key``."""
+
+    def perform(page):
+        page.locator(selector).first.focus()
+        page.keyboard.press(key)
+
+    perform.__name__ = f"{key} on {selector}"
+    return perform
+
+
+def thumb(widget_key):
+    return f".st-key-{widget_key} input[type=range]"
+
+
+def new_sentence(counter):
+    """An action: a sentence never typed before into the sidebar's box, then Ctrl+Enter."""
+
+    def perform(page):
+        counter[0] += 1
+        box = page.locator(".st-key-text textarea")
+        box.fill(f"{controls.DEFAULT_TEXT} Then it rained on day {counter[0]}.")
+        box.press("Control+Enter")
+
+    return perform
+
+
+def first_loads(browser, app_url, trivial_url, loads):
+    """Median ms from navigation until every chart is drawn: /attention (a new text), trivial."""
+    times = {"attention": [], "trivial": []}
+    for i in range(loads):
+        text = f"{controls.DEFAULT_TEXT} The bill came {i} minutes later."
+        urls = {"attention": f"{app_url}/attention?text={quote(text)}", "trivial": trivial_url}
+        for name in ("attention", "trivial") if i % 2 == 0 else ("trivial", "attention"):
+            context = browser.new_context(viewport={"width": 1400, "height": 1000})
+            page = context.new_page()
+            page.goto(urls[name])
+            page.wait_for_function(_LOADED, polling=50, timeout=300_000)
+            times[name].append(page.evaluate("performance.now()"))
+            context.close()
+    return {name: statistics.median(ms) for name, ms in times.items()}
+
+
+def measure(app, trivial, actions, runs, results):
+    """Each action ``runs`` times, each followed by a trivial step; into ``results``, by name."""
+    direction = {"ArrowRight": "ArrowLeft", "ArrowLeft": "ArrowRight"}
+    trivial_key = ["ArrowRight"]
+    for name, perform, first_shown in actions:
+        app.act(perform, first_shown)  # warm-up (and back where it started, for arrows)
+        for _ in range(runs):
+            results.setdefault(name, []).append(app.act(perform, first_shown))
+            step = key_on(thumb("value"), trivial_key[0])
+            results.setdefault("trivial", []).append(trivial.act(step))
+            trivial_key[0] = direction[trivial_key[0]]
+    return results
+
+
+def print_table(results, loads, load_avg):
+    base = statistics.median(r["ms"] for r in results["trivial"])
+    print(f"\nload average (1, 5, 15 min) at start: {load_avg}, at end: {os.getloadavg()}")
+    header = (
+        f"{'action':<28} {'n':>3} {'ms':>6} {'ratio':>6} {'target':>6} {'sent':>5} "
+        f"{'1st msg':>7} {'finished':>8} {'KB':>8} {'react ms':>8}"
+    )
+    print(header)
+    print("-" * len(header))
+    for name, rows in results.items():
+        ms = statistics.median(r["ms"] for r in rows)
+        react = statistics.median(sum(r["react"].values()) for r in rows)
+        target = TARGETS.get(name.split(":")[-1].strip().split()[0], float("nan"))
+        print(
+            f"{name:<28} {len(rows):>3} {ms:>6.0f} {ms / base:>6.2f} {target:>6.1f} "
+            f"{statistics.median(r['sent'] for r in rows):>5.0f} "
+            f"{statistics.median(r['first'] for r in rows):>7.0f} "
+            f"{statistics.median(r['finished'] for r in rows):>8.0f} "
+            f"{statistics.median(r['kb'] for r in rows):>8.1f} {react:>8.0f}"
+        )
+    if loads:
+        ratio = loads["attention"] / loads["trivial"]
+        print(
+            f"first load, /attention with a new text: {loads['attention']:.0f} ms; trivial "
+            f"app: {loads['trivial']:.0f} ms; ratio {ratio:.2f} (target {TARGETS['load']})"
+        )
+    print(
+        "ms: median from the key press until the run is over and every chart has drawn (the "
+        "scale: until every chart it drives shows the new stop); ratio: to the trivial app's "
+        "step in the same run. sent / 1st msg / finished: ms until the widget's value was "
+        "sent, the first reply came, the script run was over. KB: WebSocket bytes received. "
+        "react ms: plotly.js's Plotly.react, all charts summed."
+    )
+    print("\nPlotly.react per chart, median ms over the runs that drew it:")
+    for name, rows in results.items():
+        per = defaultdict(list)
+        for r in rows:
+            for key, ms in r["react"].items():
+                per[key].append(ms)
+        if per:
+            parts = ", ".join(
+                f"{key} {statistics.median(v):.0f}"
+                for key, v in sorted(per.items(), key=lambda kv: -statistics.median(kv[1]))
+            )
+            print(f"  {name}: {parts}")
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--runs", type=int, default=5, help="timed runs per action")
+    parser.add_argument("--loads", type=int, default=3, help="first loads of each (0: skip)")
+    parser.add_argument("--no-pretrained", action="store_true", help="skip /pretrained")
+    args = parser.parse_args()
+    load_avg = os.getloadavg()
+    counter = [0]
+    with (
+        serve_app(ROOT / "app" / "main.py") as (app_url, _),
+        serve_app(ROOT / "benchmarks" / "trivial_app.py", cwd=ROOT) as (trivial_url, _),
+        chromium() as browser,
+    ):
+        app, trivial = Browser(browser), Browser(browser)
+        trivial.page.goto(trivial_url)
+        trivial.settle(timeout=300)
+        app.open(app_url + "/attention")
+
+        def walk(widget, key):  # one way to its end (new heads or layers), then back
+            keys[widget] = key
+
+            def perform(page):
+                thumb_input = page.locator(thumb(widget)).first
+                end = "max" if keys[widget] == "ArrowRight" else "min"
+                if thumb_input.get_attribute("value") == thumb_input.get_attribute(end):
+                    keys[widget] = "ArrowLeft" if end == "max" else "ArrowRight"
+                key_on(thumb(widget), keys[widget])(page)
+
+            return perform
+
+        keys = {}
+        actions = [
+            ("/attention: head switch", walk("head", "ArrowRight"), False),
+            ("/attention: layer switch", walk("layer", "ArrowLeft"), False),
+            ("/attention: mask toggle", key_on(".st-key-causal input", "Space"), False),
+            ("/attention: sentence (Ctrl+Enter)", new_sentence(counter), False),
+            ("/attention: scale step, every chart", key_on(thumb("att_scale"), "ArrowRight"), True),
+        ]
+        results = {}
+        measure(app, trivial, actions, args.runs, results)
+        if not args.no_pretrained:
+            app.open(app_url + "/pretrained")
+            actions = [
+                ("/pretrained: head switch", walk("pretrained_head", "ArrowRight"), False),
+                ("/pretrained: layer switch", walk("pretrained_layer", "ArrowLeft"), False),
+                ("/pretrained: sentence (Ctrl+Enter)", new_sentence(counter), False),
+            ]
+            measure(app, trivial, actions, args.runs, results)
+        loads = first_loads(browser, app_url, trivial_url, args.loads) if args.loads else {}
+    print_table(results, loads, load_avg)
+
+
+if __name__ == "__main__":
+    main()
