@@ -23,13 +23,19 @@ settings.load_profile("untimed")
 
 
 #: Tests that must share one worker, by the start of their node ids: the browser tier (one
-#: app server, one Chromium, in order) and the README's commands in one fresh clone (its
-#: first run.sh makes the .venv the others use).
+#: app server, one Chromium, in order), the README's commands in one fresh clone (its first
+#: run.sh makes the .venv the others use), and two that serve the app themselves (the class
+#: behind HAProxy, the memory benchmark): their own units, on another worker than the
+#: browser tier's, which is the longest.
 TOGETHER = {
+    "tests/browser/test_memory.py": "memory",
+    "tests/install/test_serve_class.py": "class_server",
     "tests/browser/": "browser",
-    "tests/install/test_serve_class.py": "browser",
     "tests/install/test_scripts.py": "readme_clone",
 }
+#: The order units start in: the browser tier at once, then the two that serve the app
+#: themselves (minutes each, so they must not start last), then the rest.
+FIRST = ("browser", "memory", "class_server")
 
 
 def unit_of(nodeid):
@@ -55,8 +61,13 @@ def pytest_xdist_make_scheduler(config, log):
 
 
 def pytest_collection_modifyitems(items):
-    """The browser tier first: under pytest-xdist its worker starts on it at once."""
-    items.sort(key=lambda item: unit_of(item.nodeid) != "browser")  # stable: order kept
+    """The units of :data:`FIRST` first, in that order: under pytest-xdist they start at once."""
+
+    def rank(item):
+        unit = unit_of(item.nodeid)
+        return FIRST.index(unit) if unit in FIRST else len(FIRST)
+
+    items.sort(key=rank)  # stable: each unit keeps its own order
 
 
 def _unavailable(reason):
