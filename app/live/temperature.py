@@ -31,7 +31,7 @@ HELD = "_pretrained_temperature_held"
 DRAWN = models.TEMPERATURES.index(DEFAULT)
 
 
-def frames(tokens, sweep):
+def frames(sweep):
     """The sweep as frames: each stop's bars, the k likeliest then every other token.
 
     Returns
@@ -52,7 +52,7 @@ def temperature_section(folder, text):
     text : str, the text whose next token is predicted
     """
     tokens, sweep = models.sweep(folder, text)
-    frame_id, payload = frames(tokens, sweep)
+    frame_id, payload = frames(sweep)
     attention_explorer.chart(key=f"{SOURCE}_frames", data=payload, height=0)
     held = st.session_state.setdefault(HELD, HeldStop(DRAWN))
     _slider(held)
