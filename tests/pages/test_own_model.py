@@ -117,7 +117,10 @@ def test_the_temperature_frames_hold_the_engines_probabilities_at_every_stop():
         np.testing.assert_allclose(bars[stop, :-1], p[top], rtol=1e-6, atol=1e-12)
         np.testing.assert_allclose(bars[stop, -1], 1 - p[top].sum(), atol=1e-6)
     assert header["labels"][0] == "0 (greedy)"
-    assert header["titles"] == header["labels"]
+    for stop in (0, len(models.TEMPERATURES) - 1):  # the title the browser writes for a stop
+        shown = next_token.TITLE.replace("{scale}", header["titles"][stop])  # is the server's
+        server = next_token.figure([], [], 0.0, models.TEMPERATURES[stop]).layout.title.text
+        assert shown == server
     assert not np.allclose(bars[0], bars[-1])  # greedy against T = 16: the stops differ
 
     # The bars follow those frames, drawn at T = 1 (the browser puts the stop shown in) ...
