@@ -40,5 +40,6 @@ if ((${#missing[@]})); then
     fi
 fi
 
-# Every core: the browser tier on one worker, in order, the rest on the others (tests/conftest.py).
+# Every core: the browser tier in two halves on two workers, in order, the rest beside them
+# (tests/conftest.py).
 exec "$python" -m pytest -n auto --maxprocesses 4 "$@"

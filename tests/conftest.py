@@ -22,20 +22,23 @@ settings.register_profile("untimed", deadline=None)
 settings.load_profile("untimed")
 
 
-#: Tests that must share one worker, by the start of their node ids: the browser tier (one
-#: app server, one Chromium, in order), the README's commands in one fresh clone (its first
-#: run.sh makes the .venv the others use), and two that serve the app themselves (the class
-#: behind HAProxy, the memory benchmark): their own units, on another worker than the
-#: browser tier's, which is the longest.
+#: Tests that must share one worker, by the start of their node ids (the first that matches):
+#: the browser tier in two halves, each one app server and one Chromium, in order, on
+#: workers of their own (the tier is the run's longest part); the README's commands in one
+#: fresh clone (its first run.sh makes the .venv the others use); and two that serve the
+#: app themselves (the class behind HAProxy, the memory benchmark).
 TOGETHER = {
     "tests/browser/test_memory.py": "memory",
     "tests/install/test_serve_class.py": "class_server",
+    "tests/browser/test_app.py": "browser_pages",
+    "tests/browser/test_phone.py": "browser_pages",
     "tests/browser/": "browser",
     "tests/install/test_scripts.py": "readme_clone",
 }
-#: The order units start in: the browser tier at once, then the two that serve the app
-#: themselves (minutes each, so they must not start last), then the rest.
-FIRST = ("browser", "memory", "class_server")
+#: The order units are handed out in: the browser tier's larger half to the first worker,
+#: the two that serve the app themselves and then the other half to the second, so that no
+#: long unit starts last; then the rest, in the order collected.
+FIRST = ("browser", "memory", "class_server", "browser_pages")
 
 
 def unit_of(nodeid):
@@ -46,10 +49,12 @@ def unit_of(nodeid):
 def pytest_xdist_make_scheduler(config, log):
     """Under pytest-xdist (``scripts/test.sh``), each unit of :func:`unit_of` on one worker.
 
-    One worker drives Chromium through the browser tier, in order, from the start, while
-    the others take the rest. Run in parallel, browser tests would share two cores with a
-    second app server and a second Chromium. (pytest-xdist's own ``xdist_group`` mark does
-    not group under pytest 9.2: pytest-dev/pytest-xdist#1386.)
+    The units go out in the order :func:`pytest_collection_modifyitems` gives them
+    (pytest-xdist would otherwise hand out the units with the most tests first), each to
+    the next worker with at most two tests left. Run test by test in parallel, browser
+    tests would share two cores with more app servers and Chromiums than the cores can
+    carry. (pytest-xdist's own ``xdist_group`` mark does not group under pytest 9.2:
+    pytest-dev/pytest-xdist#1386.)
     """
     from xdist.scheduler import LoadScopeScheduling
 
@@ -57,11 +62,12 @@ def pytest_xdist_make_scheduler(config, log):
         def _split_scope(self, nodeid):
             return unit_of(nodeid)
 
+    config.option.loadscopereorder = False
     return Units(config, log)
 
 
 def pytest_collection_modifyitems(items):
-    """The units of :data:`FIRST` first, in that order: under pytest-xdist they start at once."""
+    """The units of :data:`FIRST` first, in that order: under pytest-xdist they start first."""
 
     def rank(item):
         unit = unit_of(item.nodeid)
