@@ -265,7 +265,7 @@ async def _step_slider(page, key, rng):
     await thumb.press(arrow)
 
 
-async def _session(browser, url, index, seconds, think, ramp, rng):
+async def _session(browser, url, index, seconds, think, ramp, rng, actions):
     marker = f"zq{index:02d}x"  # a word no other session types
     log = SessionLog(marker)
     context = await browser.new_context(
@@ -288,7 +288,9 @@ async def _session(browser, url, index, seconds, think, ramp, rng):
         log.done["load"] -= 1
     await _note_replica(context, log)
     deadline = time.monotonic() + seconds  # the clock starts once this session has loaded
-    while time.monotonic() < deadline:
+    tried = 0
+    while time.monotonic() < deadline or tried < actions:
+        tried += 1
         await asyncio.sleep(rng.uniform(0.5, 1.5) * think)  # a student reads between moves
         choice = rng.random()
         if choice < 0.4 and "/attention" in page.url:
@@ -317,14 +319,14 @@ async def _note_replica(context, log):
         log.replicas.append(cookies["ae_replica"])
 
 
-async def _run(url, n_sessions, seconds, think, seed, ramp):
+async def _run(url, n_sessions, seconds, think, seed, ramp, actions):
     from playwright.async_api import async_playwright
 
     async with async_playwright() as playwright:
         browser = await launch_chromium(playwright)
         sessions = await asyncio.gather(
             *(
-                _session(browser, url, i, seconds, think, ramp, random.Random(seed + i))
+                _session(browser, url, i, seconds, think, ramp, random.Random(seed + i), actions)
                 for i in range(n_sessions)
             )
         )
@@ -332,8 +334,11 @@ async def _run(url, n_sessions, seconds, think, seed, ramp):
     return sessions
 
 
-def run_load(url, server_pids, n_sessions, seconds, think=0.0, seed=0, ramp=0.0):
+def run_load(url, server_pids, n_sessions, seconds, think=0.0, seed=0, ramp=0.0, actions=0):
     """Run ``n_sessions`` concurrent sessions against ``url``, each ``seconds`` after loading.
+
+    A session goes on past ``seconds`` until it has tried ``actions`` interactions, so that
+    a busy machine slows the run down instead of leaving a session with too few to check.
 
     ``server_pids`` is the server's process id, or a dict naming each replica's (measured
     alike); ``think`` is the mean pause in seconds between one session's actions (0:
@@ -354,7 +359,7 @@ def run_load(url, server_pids, n_sessions, seconds, think=0.0, seed=0, ramp=0.0)
         # sync Playwright of the other browser tests does).
         with concurrent.futures.ThreadPoolExecutor(max_workers=1) as pool:
             sessions = pool.submit(
-                asyncio.run, _run(url, n_sessions, seconds, think, seed, ramp)
+                asyncio.run, _run(url, n_sessions, seconds, think, seed, ramp, actions)
             ).result()
         elapsed = time.monotonic() - start
     return LoadResult(sessions, elapsed, think, servers)
