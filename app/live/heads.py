@@ -44,11 +44,11 @@ def head_section(settings, head, labels):
     the right-hand column, beside the raw scores
     """
     frame_id, frames = sweeps.scale_frames(settings, head)
+    live = protocol.drawn_in_browser(frames)
+    if live:  # first: a switch from the sidebar is shown as soon as the control hears of it
+        _head_control(settings, head)
     if frames is not None:
         slider.send_frames(frames)
-    live = protocol.drawn_in_browser(frames)
-    if live:
-        _head_control(settings, head)
     left, right = st.columns(2)
     shown = protocol.REFERENCE_HEAD if live else head
     scores = layers.layer(settings).attention.heads.scores[shown]
