@@ -20,7 +20,7 @@ import attention_explorer
 from app.data import layers
 from app.live import protocol, slider, sweeps
 from app.state import controls, session
-from app.views import attention_maps
+from app.views import attention_maps, heatmap
 
 #: The live head control's key, and the key of the layer's heads at the current stop.
 HEAD, HEAD_FRAMES = "att_head", "att_head_frames"
@@ -50,15 +50,15 @@ def head_section(settings, head, labels):
     if frames is not None:
         slider.send_frames(frames)
     left, right = st.columns(2)
-    shown = protocol.REFERENCE_HEAD if live else head
-    scores = layers.layer(settings).attention.heads.scores[shown]
+    scores = layers.layer(settings).attention.heads.scores  # [n_heads, n, n]
     binding = {"drawn": 0, "heatmap": "scores", "limits": "scores", "stopless": True}
     attention_maps.show_scores(
         left,
         "att_raw",
-        scores,
+        scores[protocol.REFERENCE_HEAD if live else head],
         list(labels),
         "Raw scores q·kᵀ",
+        csv=heatmap.table(scores[head], labels, labels),  # the head shown's, whatever is drawn
         live=protocol.follow(protocol.SOURCE, frame_id, **binding) if live else None,
     )
     return right
