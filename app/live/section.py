@@ -111,7 +111,10 @@ class _Drawing:
         options = controls.scale_options(*settings.shape)
         self.drawn = options.index(self.default) if section.in_browser else None
         self.drawn_scale = self.default if section.in_browser else self.now.scale
-        self.shown = protocol.REFERENCE_HEAD if section.in_browser else section.head
+        # Frames of every stop hold the head's constant arrays, and the layer's heads go beside
+        # them: the figures are then drawn at the reference head (app.live.heads).
+        self.live_head = section.in_browser and not section.per_stop
+        self.shown = protocol.REFERENCE_HEAD if self.live_head else section.head
         # The cell's arithmetic needs only the run's q, k, v and mask: the same at any stop.
         self.run = layers.layer(settings.replace(scale=None) if section.in_browser else self.now)
         self.heads = self.run.attention.heads
@@ -176,7 +179,7 @@ def _matrices(view, left, right):
         scores=heads.scores[shown],
         scaled=heads.masked[shown],
         csv=view.at_stop(lambda at: heatmap.table(at.weights[head], labels, labels)),
-        live=view.follow(heatmap="weights", hover=attention_maps.HOVER_FRAMES),
+        live=view.follow(heatmap="weights", hover=_hover(view)),
         clicks=True,
     )
     heatmap.show_features(
@@ -189,6 +192,16 @@ def _matrices(view, left, right):
         live=view.follow(heatmap="output", limits="output"),
     )
     return click
+
+
+def _hover(view):
+    """Which frames fill the weights' hover: the raw scores too when they follow the head."""
+    return attention_maps.HOVER_FRAMES[: 2 if view.live_head else 1]
+
+
+def _curves(view):
+    """The saturation curves follow the head shown when the figure is drawn at the reference."""
+    return {"curves": "curves"} if view.live_head else {}
 
 
 def _saturation(view):
@@ -207,7 +220,7 @@ def _saturation(view):
         rows,
         n_keys=len(labels),
         csv=saturation.curve_table(*layers.saturation_curve(view.now, head)[:2]),
-        live=view.follow(markers=saturation.CURRENT_SCALE_MARKERS, curves="curves"),
+        live=view.follow(markers=saturation.CURRENT_SCALE_MARKERS, **_curves(view)),
     )
 
     def table(key, per_row, column):  # the means, or each row's: the frames' ``column``

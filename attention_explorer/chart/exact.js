@@ -67,7 +67,9 @@ export function figureAt(chart, frames, frame) {
   }
   if (live.hover && trace.customdata) {
     chart.cells ??= nested(trace.customdata); // the reference figure's, decoded once
-    const slots = live.hover.map(([name, slot]) => [frameRows(frames.arrays[name], frame), slot]);
+    const slots = live.hover
+      .filter(([name]) => frames.arrays[name])
+      .map(([name, slot]) => [frameRows(frames.arrays[name], frame), slot]);
     trace.customdata = withSlots(chart.cells, slots);
   }
   if (live.bar) {
@@ -96,7 +98,7 @@ export function figureAt(chart, frames, frame) {
     }
   }
   data[0] = trace;
-  if (live.curves) {
+  if (live.curves && frames.arrays[live.curves]) {
     // Line traces 0, 1, ...: one row of the frame each.
     const array = frames.arrays[live.curves];
     frameRows(array, frame).forEach((row, t) => (data[t] = { ...(t ? data[t] : trace), y: row }));

@@ -299,7 +299,7 @@ export function showFrame(src, stop) {
     }
     if (live.bar) moveBars(chart, frames.arrays[live.bar], frame, live.row, live.colors);
     if (live.markers) moveMarkers(chart, live.markers, frames.scales[frame]);
-    if (live.curves) moveCurves(chart, frames.arrays[live.curves], frame);
+    if (live.curves && frames.arrays[live.curves]) moveCurves(chart, frames.arrays[live.curves], frame);
     // a table in a closed expander is drawn at the stop when it is opened (plot.js, folded)
     const hidden = chart.div.closest("details:not([open])");
     if (live.columns && !hidden) setColumns(chart, frames, live.columns[0], frame, live.columns[1]);

@@ -9,8 +9,10 @@ import json
 
 import numpy as np
 import pytest
-from apptest_support import chart_payloads, chart_z, open_app, scale_frames, unpack
+from apptest_support import chart_payloads, chart_z, charts, decode, open_app, scale_frames, unpack
 
+import engine
+from app.data import layers
 from app.live import heads as live_heads
 from app.state import controls
 from app.views import heatmap
@@ -106,3 +108,23 @@ def test_the_live_control_says_the_head_python_holds():
 def json_data(found):
     """A component element's JSON data."""
     return json.loads(found.proto.json)
+
+
+@pytest.mark.parametrize("repeats", [8, 16])  # 16-bit frames of every stop; frames per stop
+def test_without_float32_frames_of_every_stop_the_charts_are_the_head_shown(model_run, repeats):
+    text = " ".join(["the cat sat on the mat while the dog slept by the door"] * repeats)
+    at = open_app("attention", {"text": text, "head": "4"})
+    assert not at.exception
+    with pytest.raises(LookupError):
+        element(at, live_heads.HEAD)  # no live head: the browser does not hold the heads
+    assert "curves" not in chart_payloads(at)["att_saturation"]["live"]
+    model, _ = model_run
+    heads = bert.layer_run(model, bert.run(model, text), 3, None, False).attention.heads
+    np.testing.assert_allclose(chart_z(at, "att_weights"), heads.weights[4], atol=1e-6)
+    raw = decode(charts(at)["att_raw"]["data"][0]["z"])
+    np.testing.assert_allclose(raw, heads.scores[4], rtol=1e-6, atol=1e-5)
+    curves = charts(at)["att_saturation"]["data"][0]["y"]
+    n = len(heads.scores[4])  # the curve is swept on evenly spaced rows of a long text
+    rows = np.unique(np.linspace(0, n - 1, layers.SWEEP_ROWS).round().astype(int))
+    stats = engine.saturation_sweep(heads.scores[4][rows], np.geomspace(1e-3, 1e3, 61))
+    np.testing.assert_allclose(decode(curves), stats.entropy, rtol=1e-5, atol=1e-6)  # float32
