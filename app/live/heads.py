@@ -92,6 +92,11 @@ def _chosen():
 
 
 def send_head_frames(settings):
-    """Send every head of the layer at the current stop (an element of height 0)."""
+    """Send every head of the layer at the current stop (an element of height 0).
+
+    Not with one head, which has nothing to switch to: a scale step then sends nothing new.
+    """
+    if settings.shape[1] == 1:
+        return
     at = settings.replace(scale=st.session_state["scale"])
     attention_explorer.chart(key=HEAD_FRAMES, data=sweeps.head_frames(at)[1], height=0)
