@@ -253,7 +253,7 @@ def main():
             def perform(page):
                 thumb_input = page.locator(thumb(widget)).first
                 end = "max" if keys[widget] == "ArrowRight" else "min"
-                if thumb_input.get_attribute("value") == thumb_input.get_attribute(end):
+                if thumb_input.input_value() == thumb_input.get_attribute(end):
                     keys[widget] = "ArrowLeft" if end == "max" else "ArrowRight"
                 key_on(thumb(widget), keys[widget])(page)
 
