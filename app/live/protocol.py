@@ -272,12 +272,13 @@ def head_frames(source, heads, scale, stop, frame_id, curves):
     Parameters
     ----------
     source : str
-    heads : engine.AttentionResult with fields of shape (n_heads, ...), at ``scale``
+    heads : engine.ScaleSweep whose leading axis is the head (scores of shape
+        (n_heads, n_q, n_k) too), at ``scale``
     scale : float, stop : int, the slider's stop
     frame_id : str, the layer's name, the same as its scale frames'
     curves : ndarray of shape (n_heads, 3, n_points), each head's saturation curves
     """
-    arrays, texts, limits = _attention_arrays(heads.weights, heads.masked, heads.output)
+    arrays, texts, limits = _attention_arrays(heads.weights, heads.scaled, heads.output)
     arrays |= {"scores": heads.scores, "curves": curves}
     limits["scores"] = _largest(heads.scores)
     n_heads = len(heads.weights)

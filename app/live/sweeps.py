@@ -14,6 +14,7 @@ import engine
 from app.data import cache, layers
 from app.live import protocol
 from app.state import controls
+from engine.attention import ScaleSweep
 
 
 def scale_frames(settings, head):
@@ -68,7 +69,8 @@ def head_frames(settings):
     Sent beside the scale's frames (of the head shown) when the browser draws every stop
     from them; a head chosen in the browser is shown from these at once
     (:func:`app.live.protocol.head_frames`). The numbers are the layer's own at the scale
-    (:func:`app.data.layers.layer`).
+    (:func:`app.data.layers.layer`), computed as the scale's frames compute them: the
+    browser may draw a chart from either.
 
     Returns
     -------
@@ -79,12 +81,30 @@ def head_frames(settings):
 
 @cache.bounded
 def _head_frames(settings):
-    heads = layers.layer(settings).attention.heads
-    curves = np.stack([_curves(settings, head) for head in range(len(heads.weights))])
+    run = layers.layer(settings.replace(scale=None))  # q, k, v and the mask: any scale's
+    attention = run.attention
+    n_heads = attention.q.shape[0]
+    # Each head swept over this stop alone: the same bits as its scale frames at the stop,
+    # whichever of the two the browser draws a chart from.
+    one = [
+        engine.attention_over_scales(
+            attention.q[h], attention.k[h], attention.v[h], np.array([settings.scale]), run.mask
+        )
+        for h in range(n_heads)
+    ]
+    heads = ScaleSweep(
+        np.full(n_heads, settings.scale),
+        np.stack([sweep.scores for sweep in one]),
+        *(np.concatenate([getattr(sweep, name) for sweep in one]) for name in _SWEPT),
+    )
+    curves = np.stack([_curves(settings, head) for head in range(n_heads)])
     stop = controls.scale_options(*settings.shape).index(settings.scale)
     return protocol.head_frames(
         protocol.SOURCE, heads, settings.scale, stop, layer_id(settings), curves
     )
+
+
+_SWEPT = ("scaled", "weights", "output")  # a sweep's fields with a leading stop axis
 
 
 def stop_frames(settings, head):

@@ -69,6 +69,12 @@ def test_the_held_heads_are_the_engines_at_the_stop_shown(model_run, scale):
     assert header["axis"] == "head"
     assert header["stop"] == options.index(at_scale)
     assert header["id"] == scale_frames(at)[0]["id"]  # the charts follow both
+    # the same bits as the scale's frames at the stop: the browser may draw from either
+    scale_header, swept = scale_frames(at)
+    shown = scale_header["head"]
+    for name in ("weights", "scaled", "output", "saturation", "saturation_mean"):
+        np.testing.assert_array_equal(held[name][shown], swept[name][header["stop"]], name)
+    np.testing.assert_array_equal(held["scores"][shown], swept["scores"][0])
     heads = engine_heads(model_run, controls.DEFAULT_LAYER, scale)
     assert held["weights"].shape == (12, *heads.weights.shape[1:])
     for head in range(12):
