@@ -17,6 +17,8 @@ key press (a capturing keydown listener) to the frame after the last change of a
 run is over and the socket has been quiet for 400 ms: "every chart has drawn". For the
 scale the figure is the frame after the *first* change of the last chart to change: when
 every chart it drives shows the new stop (the exact figures follow from the same frames).
+The live head control (an arrow key on it) is timed both ways: until every chart has
+drawn and the run is over, and ("shown") until every chart shows the new head.
 
 The breakdown of each action (medians): when the widget's value was sent, when the first
 reply came, when the script run was over (the ``script_finished`` message: the server's
@@ -251,15 +253,18 @@ def main():
             def perform(page):
                 thumb_input = page.locator(thumb(widget)).first
                 end = "max" if keys[widget] == "ArrowRight" else "min"
-                if thumb_input.get_attribute("value") == thumb_input.get_attribute(end):
+                if thumb_input.input_value() == thumb_input.get_attribute(end):
                     keys[widget] = "ArrowLeft" if end == "max" else "ArrowRight"
                 key_on(thumb(widget), keys[widget])(page)
 
             return perform
 
         keys = {}
+        live_head = walk("att_head", "ArrowRight")
         actions = [
             ("/attention: head switch", walk("head", "ArrowRight"), False),
+            ("/attention: head switch, live", live_head, False),
+            ("/attention: head switch, live, shown", live_head, True),
             ("/attention: layer switch", walk("layer", "ArrowLeft"), False),
             ("/attention: mask toggle", key_on(".st-key-causal input", "Space"), False),
             ("/attention: sentence (Ctrl+Enter)", new_sentence(counter), False),

@@ -69,7 +69,8 @@ PAGE_STATE = """() => {
         connection: app && app.dataset.testConnectionState,
         charts: charts.length,
         drawn: charts.filter(c =>
-            c.querySelector('.ae-scale, .ae-frames, .ae-page, .ae-share, .ae-chart .main-svg'))
+            c.querySelector(
+                '.ae-scale, .ae-head, .ae-frames, .ae-page, .ae-share, .ae-chart .main-svg'))
             .length,
         stale: document.querySelectorAll('[data-stale="true"]').length,
         runs: window.__runs && window.__runs.finished,

@@ -18,10 +18,7 @@ st.caption(
 
 settings, tokenization, run, head = notices.head_or_stop()
 labels = tokenization.labels
-left, right = st.columns(2)
-attention_maps.show_scores(
-    left, "att_raw", run.attention.heads.scores[head], labels, "Raw scores q·kᵀ"
-)
+right = live.head_section(settings, head, labels)  # a head switch in place; the raw scores
 equation.show(equations.SOFTMAX, right)
 right.caption(
     "The raw scores do not depend on the scale; everything below the slider does, and "

@@ -2,9 +2,11 @@
 
 A page asks for a live section and knows nothing of how it lives::
 
+    right = live.head_section(settings, head, labels)
     live.scale_section(settings, head, labels)
 
-draws the scale slider and every chart it drives. The engine computes the charts' numbers
+draws the live head control with the raw scores, then the scale slider and every chart it
+drives. The engine computes the charts' numbers
 at every stop at once, the browser holds them as frames and switches between them while
 the slider moves; the section decides how much the browser holds, sends it, keeps the
 charts in fragments of their own and their CSVs at the stop shown
@@ -13,11 +15,15 @@ charts in fragments of their own and their CSVs at the stop shown
 :mod:`app.live.slider`, the engine's sweeps :mod:`app.live.sweeps`; the browser's side is
 ``attention_explorer/chart/`` (``slider.js``, ``frames.js``, ``preview.js``, ``exact.js``).
 
+A head switch is live too (:mod:`app.live.heads`): the browser holds every head of the
+layer at the current stop and shows a new one at once, from those numbers.
+
 ``live.temperature_section(folder, text)`` is the next token's temperature on /pretrained
 (:mod:`app.live.temperature`): bars that play the engine's frames in the same protocol.
 """
 
+from app.live.heads import head_section
 from app.live.section import scale_section
 from app.live.temperature import temperature_section
 
-__all__ = ["scale_section", "temperature_section"]
+__all__ = ["head_section", "scale_section", "temperature_section"]

@@ -33,6 +33,10 @@ from app.views import heatmap, numbers, style
 SOURCE = "att_scale"
 #: Above this many tokens frames stop paying: n² per stop, 81 stops.
 MAX_TOKENS = 128
+#: The head whose numbers the figures the browser draws from frames are drawn with: their
+#: data are then the same for every head and stop, and the browser puts in the numbers of
+#: the head and stop shown (:mod:`app.live.heads`).
+REFERENCE_HEAD = 0
 #: The most one text or settings change may send.
 MAX_BYTES = 4 * 1024 * 1024
 #: 16-bit fixed point: 65535 codes a gap (a masked cell), 0–65534 span [lo, hi].
@@ -52,7 +56,18 @@ def _fixed16(array):
     return codes, lo, hi
 
 
-def pack(source, arrays, scales, titles, limits, labels=None, first=0, frame_id=None, texts=None):
+def pack(
+    source,
+    arrays,
+    scales,
+    titles,
+    limits,
+    labels=None,
+    first=0,
+    frame_id=None,
+    texts=None,
+    extra=None,
+):
     """The frames as one binary message.
 
     Layout: a little-endian uint32 header length, the header as UTF-8 JSON, zero padding
@@ -74,6 +89,8 @@ def pack(source, arrays, scales, titles, limits, labels=None, first=0, frame_id=
     frame_id : str, optional, the name charts follow; by default a digest of the frames
     texts : dict of str to nested lists of str, optional, arrays' values as the tables
         write them (:func:`table_texts`): what a table shows while the slider moves
+    extra : dict, optional, more header fields: the head the frames are of (``head``),
+        or for the layer's heads at one stop (:func:`head_frames`) ``axis`` and ``stop``
 
     Returns
     -------
@@ -108,6 +125,7 @@ def pack(source, arrays, scales, titles, limits, labels=None, first=0, frame_id=
         "labels": labels,
         "arrays": described,
         "texts": texts or {},
+        **(extra or {}),
     }
     text = json.dumps(header).encode()
     head = struct.pack("<I", len(text)) + text
@@ -166,7 +184,44 @@ def table_texts(array):
 _HEADER_ROOM = 64 * 1024
 
 
-def sweep_frames(source, sweep, labels=None, first=0, frame_id=None):
+def _attention_arrays(weights, scaled, output, constant=None):
+    """The arrays the attention page's charts follow, by name, each with a leading frame axis.
+
+    ``constant`` arrays are the same in every frame: they go in with a leading axis of 1
+    (the browser reads frame 0 of an array whose first axis is 1). Returns the arrays,
+    the tables' texts and the colour limits per frame.
+    """
+    output = output[..., : heatmap.FEATURE_LIMIT]
+    stats = engine.saturation(weights)  # each field (n_f, n_q)
+    per_row = np.stack(stats, axis=-1)  # [n_f, n_q, 4]
+    arrays = {
+        "weights": weights,
+        "output": output,
+        "scaled": scaled,
+        "saturation": per_row,
+        "saturation_mean": per_row.mean(axis=1, keepdims=True),  # [n_f, 1, 4]
+    }
+    arrays |= {name: np.asarray(a)[None] for name, a in (constant or {}).items()}
+    if sum(a.size for a in arrays.values()) * 4 > MAX_BYTES:
+        for name in ("scaled", "saturation", "saturation_mean", *(constant or {})):
+            del arrays[name]
+    tables = [name for name in ("saturation", "saturation_mean") if name in arrays]
+    texts = {name: table_texts(arrays[name]) for name in tables}
+    size = sum(a.size for a in arrays.values()) * 4 + len(json.dumps(texts))
+    if size > MAX_BYTES - _HEADER_ROOM:  # the tables then follow the exact figures alone
+        texts = {}
+    limits = {"output": np.max(np.abs(output), axis=(1, 2)), "scaled": _largest(scaled)}
+    if "scores" in arrays:
+        limits["scores"] = np.repeat(_largest(arrays["scores"]), len(weights))  # every frame
+    return arrays, texts, limits
+
+
+def _largest(array):  # [n_f, ...] -> [n_f], each frame's largest finite |value|
+    finite = np.where(np.isfinite(array), np.abs(array), 0.0)
+    return finite.max(axis=tuple(range(1, array.ndim)))
+
+
+def sweep_frames(source, sweep, labels=None, first=0, frame_id=None, head=None, constant=None):
     """Pack an engine sweep for the attention page: weights, scaled scores, output, saturation.
 
     The scaled scores and each row's saturation (:func:`engine.saturation`, and its mean
@@ -183,31 +238,16 @@ def sweep_frames(source, sweep, labels=None, first=0, frame_id=None):
     sweep : engine.attention.ScaleSweep
     labels : list of str, optional, the slider's label of each stop (sent with the frames)
     first, frame_id : as :func:`pack` takes them
+    head : int, optional, the head swept (in the header: the browser shows these frames
+        while that head is the one shown)
+    constant : dict of str to ndarray, optional, the head's arrays that do not depend on
+        the scale (its raw ``scores``, its saturation ``curves``), sent once
 
     Returns
     -------
     frame_id, payload : as :func:`pack` returns them
     """
-    output = sweep.output[..., : heatmap.FEATURE_LIMIT]
-    stats = engine.saturation(sweep.weights)  # each field (n_s, n_q)
-    per_row = np.stack(stats, axis=-1)  # [n_s, n_q, 4]
-    arrays = {
-        "weights": sweep.weights,
-        "output": output,
-        "scaled": sweep.scaled,
-        "saturation": per_row,
-        "saturation_mean": per_row.mean(axis=1, keepdims=True),  # [n_s, 1, 4]
-    }
-    if sum(a.size for a in arrays.values()) * 4 > MAX_BYTES:
-        for name in ("scaled", "saturation", "saturation_mean"):
-            del arrays[name]
-    tables = [name for name in ("saturation", "saturation_mean") if name in arrays]
-    texts = {name: table_texts(arrays[name]) for name in tables}
-    size = sum(a.size for a in arrays.values()) * 4 + len(json.dumps(texts))
-    if size > MAX_BYTES - _HEADER_ROOM:  # the tables then follow the exact figures alone
-        texts = {}
-    finite = np.where(np.isfinite(sweep.scaled), np.abs(sweep.scaled), 0.0)
-    limits = {"output": np.max(np.abs(output), axis=(1, 2)), "scaled": finite.max(axis=(1, 2))}
+    arrays, texts, limits = _attention_arrays(sweep.weights, sweep.scaled, sweep.output, constant)
     return pack(
         source,
         arrays,
@@ -218,6 +258,39 @@ def sweep_frames(source, sweep, labels=None, first=0, frame_id=None):
         first,
         frame_id,
         texts,
+        None if head is None else {"head": head},
+    )
+
+
+def head_frames(source, heads, scale, stop, frame_id, curves):
+    """Pack every head of a layer at one stop: the frames a head switch is painted from.
+
+    Frame ``h`` is head ``h`` (the header says ``axis: "head"`` and the slider's ``stop``
+    they are at): its weights, scaled scores, output, saturation and, as the scale's frames
+    hold them once, its raw scores and saturation curves.
+
+    Parameters
+    ----------
+    source : str
+    heads : engine.ScaleSweep whose leading axis is the head (scores of shape
+        (n_heads, n_q, n_k) too), at ``scale``
+    scale : float, stop : int, the slider's stop
+    frame_id : str, the layer's name, the same as its scale frames'
+    curves : ndarray of shape (n_heads, 3, n_points), each head's saturation curves
+    """
+    arrays, texts, limits = _attention_arrays(heads.weights, heads.scaled, heads.output)
+    arrays |= {"scores": heads.scores, "curves": curves}
+    limits["scores"] = _largest(heads.scores)
+    n_heads = len(heads.weights)
+    return pack(
+        source,
+        arrays,
+        [scale] * n_heads,
+        [scale_title(scale)] * n_heads,
+        limits,
+        frame_id=frame_id,
+        texts=texts,
+        extra={"axis": "head", "stop": stop},
     )
 
 
@@ -245,12 +318,14 @@ def follow(source, frame_id, drawn=None, **binding):
 
     ``binding`` names what moves: ``title`` (its first line, with ``{scale}`` in it),
     ``heatmap`` (an array recolouring trace 0, with optional ``limits``: ± a per-stop
-    limit), ``hover`` (``[array, entry]``: the array fills that entry of each cell of trace
+    limit), ``hover`` (``[[array, entry], ...]``: each array fills that entry of each cell of trace
     0's customdata, a gap written "" so that the figure's own text speaks for the cell),
     ``bar`` and ``row`` (one row of an array as the bars of trace 0, coloured with
     :data:`WEIGHT_COLORS`),
     ``markers`` (indices of shapes drawn at the current scale), ``columns`` (a table's
-    columns from an array of shape (n_s, n_rows, n_columns): ``[array, first column]``).
+    columns from an array of shape (n_s, n_rows, n_columns): ``[array, first column]``),
+    ``curves`` (an array of shape (n_s, n_lines, n_points): the y of line traces 0, 1, ...),
+    ``stopless`` (True for a chart that shows the head alone, whatever the stop).
 
     ``drawn`` is the index of the stop the figure was drawn at when it is a reference
     that the browser redraws at the current stop from the frames, before the server

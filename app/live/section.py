@@ -22,6 +22,7 @@ from dataclasses import dataclass
 import streamlit as st
 
 from app.data import layers
+from app.live import heads as live_heads
 from app.live import protocol, slider, sweeps
 from app.state import controls, session
 from app.views import arithmetic, attention_maps, bars, equation, heatmap, saturation
@@ -58,12 +59,10 @@ def scale_section(settings, head, labels):
     head : int, the head the charts show
     labels : sequence of str, the layer's tokens
     """
-    frame_id, frames = sweeps.scale_frames(settings, head)
+    frame_id, frames = sweeps.scale_frames(settings, head)  # sent by the head's section
     per_stop = frames is None  # past MAX_TOKENS: each release sends its own stop's frames
     if per_stop:
         frame_id, frames = sweeps.stop_frames(settings, head)
-    else:
-        slider.send_frames(frames)
     in_browser = protocol.drawn_in_browser(frames)
     section = Section(settings, head, tuple(labels), frame_id, per_stop, in_browser)
     if in_browser:
@@ -89,6 +88,8 @@ def _slider(section, data):
     if section.per_stop:
         at = section.settings.replace(scale=st.session_state["scale"])
         slider.send_stop_frames(at, section.head)
+    else:  # a head switch is shown from these
+        live_heads.send_head_frames(section.settings)
     session.write_url()
 
 
@@ -96,8 +97,9 @@ class _Drawing:
     """One run of the charts' fragment: the run its figures come from, and their bindings.
 
     With frames the browser draws every stop from, the figures are drawn at the default
-    scale, the same data at every stop (Streamlit then sends a reference, not the figure);
-    else at the stop, the server's exact figures. The CSV buttons build the engine's
+    scale and the reference head, the same data at every stop and head (Streamlit then
+    sends a reference, not the figure; ``shown`` is the head drawn); else at the stop, the
+    server's exact figures of the head. The CSV buttons build the engine's
     numbers at the stop current when they are clicked.
     """
 
@@ -109,6 +111,10 @@ class _Drawing:
         options = controls.scale_options(*settings.shape)
         self.drawn = options.index(self.default) if section.in_browser else None
         self.drawn_scale = self.default if section.in_browser else self.now.scale
+        # Frames of every stop hold the head's constant arrays, and the layer's heads go beside
+        # them: the figures are then drawn at the reference head (app.live.heads).
+        self.live_head = section.in_browser and not section.per_stop
+        self.shown = protocol.REFERENCE_HEAD if self.live_head else section.head
         # The cell's arithmetic needs only the run's q, k, v and mask: the same at any stop.
         self.run = layers.layer(settings.replace(scale=None) if section.in_browser else self.now)
         self.heads = self.run.attention.heads
@@ -153,12 +159,13 @@ def _charts(section):
 
 def _matrices(view, left, right):
     """The scaled scores, the weights (clicks open a cell) and the output; returns the click."""
-    head, labels, heads = view.section.head, list(view.section.labels), view.heads
+    head, shown, heads = view.section.head, view.shown, view.heads
+    labels = list(view.section.labels)
     recoloured = {"heatmap": "scaled", "limits": "scaled"} if view.drawn is not None else {}
     attention_maps.show_scores(
         left,
         "att_scaled",
-        heads.masked[head],
+        heads.masked[shown],
         labels,
         f"Scaled scores × {protocol.scale_title(view.drawn_scale)}",
         csv=view.at_stop(lambda at: heatmap.table(at.masked[head], labels, labels)),
@@ -167,18 +174,18 @@ def _matrices(view, left, right):
     click = attention_maps.show_weights(
         right,
         "att_weights",
-        heads.weights[head],
+        heads.weights[shown],
         labels,
-        scores=heads.scores[head],
-        scaled=heads.masked[head],
+        scores=heads.scores[shown],
+        scaled=heads.masked[shown],
         csv=view.at_stop(lambda at: heatmap.table(at.weights[head], labels, labels)),
-        live=view.follow(heatmap="weights", hover=["scaled", attention_maps.SCALED_SCORE]),
+        live=view.follow(heatmap="weights", hover=_hover(view)),
         clicks=True,
     )
     heatmap.show_features(
         left,
         "att_output",
-        heads.output[head],
+        heads.output[shown],
         labels,
         "Output = weights · V",
         csv=view.at_stop(lambda at: heatmap.features_table(at.output[head], labels)),
@@ -187,12 +194,22 @@ def _matrices(view, left, right):
     return click
 
 
+def _hover(view):
+    """Which frames fill the weights' hover: the raw scores too when they follow the head."""
+    return attention_maps.HOVER_FRAMES[: 2 if view.live_head else 1]
+
+
+def _curves(view):
+    """The saturation curves follow the head shown when the figure is drawn at the reference."""
+    return {"curves": "curves"} if view.live_head else {}
+
+
 def _saturation(view):
     """The saturation curves, their marker at the stop, and the tables at the stop."""
     head, labels, weights = view.section.head, list(view.section.labels), view.heads.weights
     st.subheader("Saturation")
     equation.show(equations.SATURATION)
-    scales, sweep, rows = layers.saturation_curve(view.now, head)
+    scales, sweep, rows = layers.saturation_curve(view.now, view.shown)
     saturation.show(
         st,
         "att_saturation",
@@ -201,14 +218,16 @@ def _saturation(view):
         view.drawn_scale,
         view.default,
         rows,
-        live=view.follow(markers=saturation.CURRENT_SCALE_MARKERS),
+        n_keys=len(labels),
+        csv=saturation.curve_table(*layers.saturation_curve(view.now, head)[:2]),
+        live=view.follow(markers=saturation.CURRENT_SCALE_MARKERS, **_curves(view)),
     )
 
     def table(key, per_row, column):  # the means, or each row's: the frames' ``column``
         saturation.show_table(
             st,
             key,
-            weights[head],
+            weights[view.shown],
             labels,
             per_row,
             csv=view.at_stop(lambda at: saturation.tables(at.weights[head], labels)[per_row]),
@@ -229,7 +248,7 @@ def _row(view):
     bars.show(
         st,
         "att_bar",
-        view.heads.weights[head][query],
+        view.heads.weights[view.shown][query],
         labels,
         labels[query],
         csv=view.at_stop(lambda at: bars.table(at.weights[head][query], labels)),

@@ -14,6 +14,7 @@ import engine
 from app.data import cache, layers
 from app.live import protocol
 from app.state import controls
+from engine.attention import ScaleSweep
 
 
 def scale_frames(settings, head):
@@ -41,7 +42,69 @@ def _scale_frames(settings, head):
         attention.q[head], attention.k[head], attention.v[head], scales, run.mask
     )
     labels = [controls.scale_label(scale, *settings.shape) for scale in scales]
-    return protocol.sweep_frames(protocol.SOURCE, sweep, labels)
+    constant = {"scores": sweep.scores, "curves": _curves(settings, head)}
+    return protocol.sweep_frames(
+        protocol.SOURCE, sweep, labels, frame_id=layer_id(settings), head=head, constant=constant
+    )
+
+
+def layer_id(settings):
+    """The name the charts of a layer follow, whatever its head and scale: its frames' id.
+
+    The scale's frames of any head and the layer's heads at a stop (:func:`head_frames`)
+    share it, so a chart's data need not change when the head does.
+    """
+    name = repr(settings.replace(scale=None)).encode()
+    return hashlib.blake2b(name, digest_size=8).hexdigest()
+
+
+def _curves(settings, head):  # [3, n_points]: the saturation curves the page draws
+    stats = layers.saturation_curve(settings, head)[1]
+    return np.stack([stats.entropy, stats.max_weight, stats.effective_tokens])
+
+
+def head_frames(settings):
+    """Every head of the layer at the current stop, packed: what a head switch paints from.
+
+    Sent beside the scale's frames (of the head shown) when the browser draws every stop
+    from them; a head chosen in the browser is shown from these at once
+    (:func:`app.live.protocol.head_frames`). The numbers are the layer's own at the scale
+    (:func:`app.data.layers.layer`), computed as the scale's frames compute them: the
+    browser may draw a chart from either.
+
+    Returns
+    -------
+    frame_id, payload : as :func:`app.live.protocol.pack` returns them
+    """
+    return _head_frames(settings)
+
+
+@cache.bounded
+def _head_frames(settings):
+    run = layers.layer(settings.replace(scale=None))  # q, k, v and the mask: any scale's
+    attention = run.attention
+    n_heads = attention.q.shape[0]
+    # Each head swept over this stop alone: the same bits as its scale frames at the stop,
+    # whichever of the two the browser draws a chart from.
+    one = [
+        engine.attention_over_scales(
+            attention.q[h], attention.k[h], attention.v[h], np.array([settings.scale]), run.mask
+        )
+        for h in range(n_heads)
+    ]
+    heads = ScaleSweep(
+        np.full(n_heads, settings.scale),
+        np.stack([sweep.scores for sweep in one]),
+        *(np.concatenate([getattr(sweep, name) for sweep in one]) for name in _SWEPT),
+    )
+    curves = np.stack([_curves(settings, head) for head in range(n_heads)])
+    stop = controls.scale_options(*settings.shape).index(settings.scale)
+    return protocol.head_frames(
+        protocol.SOURCE, heads, settings.scale, stop, layer_id(settings), curves
+    )
+
+
+_SWEPT = ("scaled", "weights", "output")  # a sweep's fields with a leading stop axis
 
 
 def stop_frames(settings, head):

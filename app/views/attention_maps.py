@@ -21,6 +21,12 @@ MASKED_HOVER = "masked (−∞ before softmax)"
 #: The entry of a weights cell's ``customdata`` that holds its scaled score, which the
 #: scale's frames replace at each stop.
 SCALED_SCORE = 1
+#: The entry of a weights cell's ``customdata`` that holds its raw score.
+RAW_SCORE = 0
+#: Which of the frames' arrays fill which entries of a weights cell's ``customdata``: the
+#: scaled scores at the stop shown, the raw scores of the head shown
+#: (:func:`app.live.protocol.follow`'s ``hover``).
+HOVER_FRAMES = [["scaled", SCALED_SCORE], ["scores", RAW_SCORE]]
 
 
 def scores_figure(scores, labels, title):

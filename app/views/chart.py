@@ -86,17 +86,18 @@ def _full_size(title):
     return title.replace("<sup>", "").replace("</sup>", "")
 
 
-def settings_slug(values, scale=None):
+def settings_slug(values, scale=None, head=None):
     """The settings that shape a figure, as a short file-name-safe string.
 
     ``scale`` replaces the scale's own text: a chart drawn from the scale's frames gets
     ``"{scale}"``, which the browser fills in with the stop it shows; ``""`` leaves the
-    scale out.
+    scale out. ``head`` replaces the head's number the same way (``"{head}"``).
     """
     scale = f"{values['scale']:.4g}" if scale is None else scale
+    head = values["head"] if head is None else head
     tail = f"{f'-s{scale}' if scale else ''}-{'causal' if values['causal'] else 'full'}"
     if values["weights"] == "minilm":
-        return f"minilm-l{values['layer']}-h{values['head']}{tail}"
+        return f"minilm-l{values['layer']}-h{head}{tail}"
     return f"d{values['d_model']}-h{values['heads']}{tail}-pe_{values['pe']}-seed{values['seed']}"
 
 
@@ -131,10 +132,13 @@ def draw(container, fig, key, table=None, *, live=None, clicks=False):
         ``{"trace", "row", "col"}`` of a cell clicked since the last run, else None.
     """
     values, stem = session.current(), session.file_stem()
-    # A chart drawn from the scale's frames sends the same data at every stop.
-    shown = "{scale}" if live is not None and "drawn" in live else None
-    filename = f"attention-explorer_{key}_{stem or settings_slug(values, '' if shown else None)}"
-    figure_name = f"attention-explorer_{key}_{stem or settings_slug(values, shown)}"
+    # A chart drawn from the scale's frames sends the same data at every stop and head:
+    # the browser names the stop and head it shows (a chart of the head alone, the head).
+    drawn = live is not None and "drawn" in live
+    shown = ("" if live.get("stopless") else "{scale}") if drawn else None
+    filename = f"attention-explorer_{key}_{stem or settings_slug(values, '' if drawn else None)}"
+    slug = settings_slug(values, shown, "{head}" if drawn else None)
+    figure_name = f"attention-explorer_{key}_{stem or slug}"
     fig.layout.template = None  # plotly.py's default template is 6 KB per chart; the JS themes
     if session.presenting():
         presentation_layout(fig, live)

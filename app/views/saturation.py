@@ -32,7 +32,7 @@ def _three_panels(titles):
     return make_subplots(rows=1, cols=3, subplot_titles=titles).layout.to_plotly_json()
 
 
-def figure(scales, stats, current_scale, default_scale, rows=None):
+def figure(scales, stats, current_scale, default_scale, rows=None, n_keys=None):
     """Entropy, largest weight and effective tokens against the scale (log axis).
 
     Parameters
@@ -41,6 +41,8 @@ def figure(scales, stats, current_scale, default_scale, rows=None):
     stats : engine.SaturationStats with arrays of shape (n_s,)
     current_scale, default_scale : float, marked with vertical lines
     rows : int, optional, how many query rows the means are over
+    n_keys : int, optional, the number of keys: each panel's y axis then spans what its
+        measure can be (0 to log₂ n bits, 0 to 1, 1 to n tokens), the same for every head
     """
     panels = (
         ("entropy Hᵢ (bits)", stats.entropy),
@@ -63,6 +65,8 @@ def figure(scales, stats, current_scale, default_scale, rows=None):
             )
         )
         layout[f"xaxis{axis}"] |= {"type": "log", "title": {"text": "scale"}}
+        if n_keys:
+            layout[f"yaxis{axis}"] |= {"range": _padded(_possible(i, n_keys))}
         for x, line in (
             (current_scale, {"color": "#d62728", "width": 2}),
             (default_scale, {"color": "#7f7f7f", "dash": "dot"}),
@@ -74,6 +78,17 @@ def figure(scales, stats, current_scale, default_scale, rows=None):
     title = f"Means over {rows or 'all'} query rows — red: current scale, dotted: 1/√d_k"
     layout |= style.layout(title, 300, top=70, shapes=markers, showlegend=False)
     return go.Figure(traces, layout)
+
+
+def _possible(panel, n_keys):
+    """What panel ``panel``'s measure can be with ``n_keys`` keys: (lowest, highest)."""
+    return {1: (0.0, float(np.log2(n_keys))), 2: (0.0, 1.0), 3: (1.0, float(n_keys))}[panel]
+
+
+def _padded(span):  # a margin of 4 % either side, as plotly.js's own ranges have
+    low, high = span
+    margin = 0.04 * ((high - low) or 1.0)
+    return [low - margin, high + margin]
 
 
 def curve_table(scales, stats):
@@ -88,10 +103,26 @@ def curve_table(scales, stats):
     )
 
 
-def show(container, key, scales, stats, current_scale, default_scale, rows=None, *, live=None):
-    """Draw the curves (:func:`figure`); the CSV is the sweep (:func:`curve_table`)."""
-    drawn = figure(scales, stats, current_scale, default_scale, rows)
-    chart.draw(container, drawn, key, table=curve_table(scales, stats), live=live)
+def show(
+    container,
+    key,
+    scales,
+    stats,
+    current_scale,
+    default_scale,
+    rows=None,
+    *,
+    n_keys=None,
+    csv=None,
+    live=None,
+):
+    """Draw the curves (:func:`figure`); the CSV is the sweep (:func:`curve_table`).
+
+    ``csv`` replaces the table (a figure drawn at a reference head saves the head shown's).
+    """
+    drawn = figure(scales, stats, current_scale, default_scale, rows, n_keys)
+    table = curve_table(scales, stats) if csv is None else csv
+    chart.draw(container, drawn, key, table=table, live=live)
 
 
 def tables(weights, labels):

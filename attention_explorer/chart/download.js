@@ -1,6 +1,6 @@
 // The camera button: the figure downloaded for a slide or a paper.
 
-import { frameFor, frameOf, shownFrames } from "./frames.js";
+import { shownFrames, source } from "./frames.js";
 import { plotlyReady } from "./plotly_loader.js";
 
 // The camera button saves the figure laid out for print (app/views/export.py): its own size
@@ -19,12 +19,13 @@ export async function download(chart, gd) {
   for (const axis of Object.keys(print).filter((name) => /^[xy]axis\d*$/.test(name))) {
     layout[axis] = { ...(gd.layout[axis] || {}), ...print[axis] };
   }
-  const frames = shownFrames(chart); // a chart drawn from frames names the stop it shows
-  const frame = frames ? frameOf(frames, frameFor(chart)) : -1;
-  const shown = frame < 0 ? null : frames.titles[frame];
+  const found = shownFrames(chart); // a chart drawn from frames names the stop and head it shows
+  const filename = found
+    ? options.filename.replace("{scale}", found.frames.titles[found.frame]).replace("{head}", String(source(chart.live.source).head))
+    : options.filename;
   await Plotly.downloadImage({ data: gd.data, layout }, {
     format: options.format,
-    filename: shown === null ? options.filename : options.filename.replace("{scale}", shown),
+    filename,
     width: layout.width,
     height: layout.height,
     scale: options.scale,

@@ -5,7 +5,7 @@
 // text follow from them as plotly.js draws them, with the templates Python set
 // (texttemplate, hovertemplate): nothing is formatted here.
 
-import { frameOf, frameRows } from "./frames.js";
+import { frameRows, start } from "./frames.js";
 
 const TYPES = { f4: Float32Array, f8: Float64Array, i4: Int32Array, u1: Uint8Array };
 
@@ -25,22 +25,26 @@ function nested(spec) {
 }
 
 // Cells of `customdata` (rows of cells, each a list) with entry `slot` of each taken from
-// `rows`. A gap (NaN: a masked cell) becomes "", which plotly.js writes as it is, so the
-// template's other entries (Python's note for such a cell) speak for it.
-function withSlot(customdata, rows, slot) {
-  return rows.map((row, i) =>
-    Array.from(row, (v, j) => {
-      const cell = customdata[i][j].slice();
-      cell[slot] = Number.isNaN(v) ? "" : v;
+// `rows`, for each [rows, slot] of `slots`. A gap (NaN: a masked cell) becomes "", which
+// plotly.js writes as it is, so the template's other entries (Python's note for such a
+// cell) speak for it.
+function withSlots(customdata, slots) {
+  return customdata.map((row, i) =>
+    row.map((original, j) => {
+      const cell = original.slice();
+      for (const [rows, slot] of slots) {
+        const v = rows[i][j];
+        cell[slot] = Number.isNaN(v) ? "" : v;
+      }
       return cell;
     }));
 }
 
-// The figure at the slider's `stop`: the reference figure (the chart's data) with the
-// engine's float32 numbers of that stop (its frame) put in its place. The chart's `live`
-// binding says where each array goes (app/live/protocol.py's follow).
-export function figureAt(chart, frames, stop) {
-  const frame = frameOf(frames, stop);
+// The figure at the slider's stop and the head shown: the reference figure (the chart's
+// data) with the engine's float32 numbers of that head and stop (frame `frame` of
+// `frames`) put in its place. The chart's `live` binding says where each array goes
+// (app/live/protocol.py's follow).
+export function figureAt(chart, frames, frame) {
   const live = chart.live;
   const figure = chart.figure;
   const data = figure.data.slice();
@@ -62,14 +66,17 @@ export function figureAt(chart, frames, stop) {
     }
   }
   if (live.hover && trace.customdata) {
-    const [name, slot] = live.hover;
     chart.cells ??= nested(trace.customdata); // the reference figure's, decoded once
-    trace.customdata = withSlot(chart.cells, frameRows(frames.arrays[name], frame), slot);
+    const slots = live.hover
+      .filter(([name]) => frames.arrays[name])
+      .map(([name, slot]) => [frameRows(frames.arrays[name], frame), slot]);
+    trace.customdata = withSlots(chart.cells, slots);
   }
   if (live.bar) {
     const array = frames.arrays[live.bar];
     const n = array.shape[2];
-    const row = array.values.subarray(frame * array.size + live.row * n, frame * array.size + (live.row + 1) * n);
+    const first = start(array, frame);
+    const row = array.values.subarray(first + live.row * n, first + (live.row + 1) * n);
     trace.y = row;
     trace.marker = { ...trace.marker, color: Array.from(row, (v) => live.colors[Math.max(0, Math.min(255, Math.round(v * 255)))]) };
   }
@@ -80,7 +87,7 @@ export function figureAt(chart, frames, stop) {
     const [rows, width] = [array.shape[1], array.shape[2]];
     const values = trace.cells.values.slice();
     for (let c = 0; c < width; c++) {
-      values[first + c] = Array.from({ length: rows }, (_, i) => array.values[frame * array.size + i * width + c]);
+      values[first + c] = Array.from({ length: rows }, (_, i) => array.values[start(array, frame) + i * width + c]);
     }
     trace.cells = { ...trace.cells, values };
   }
@@ -91,5 +98,10 @@ export function figureAt(chart, frames, stop) {
     }
   }
   data[0] = trace;
+  if (live.curves && frames.arrays[live.curves]) {
+    // Line traces 0, 1, ...: one row of the frame each.
+    const array = frames.arrays[live.curves];
+    frameRows(array, frame).forEach((row, t) => (data[t] = { ...(t ? data[t] : trace), y: row }));
+  }
   return { data, layout };
 }

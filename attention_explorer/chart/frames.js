@@ -1,16 +1,20 @@
 // The scale's frames in the browser: decoded from Python's binary message, held per slider,
-// and which stop each chart that follows them should show.
+// and which head and stop each chart that follows them should show.
 //
 // A slider (its key is the `source` charts name) holds the frames of the elements that
-// sent them: every stop's in one element, or (past 128 tokens) one stop's per element,
-// the current stop's and its neighbours'. An element may be mounted before it is in the
-// page: its frames count from the mount and are forgotten when it has left the page.
+// sent them: every stop's of the head shown in one element, or (past 128 tokens) one
+// stop's per element, the current stop's and its neighbours'; beside them, every head of
+// the layer at the current stop (header `axis: "head"`), from which a head switch is
+// painted. An element may be mounted before it is in the page: its frames count from the
+// mount and are forgotten when it has left the page.
 
-const sources = new Map(); // slider key -> {held: Map(element -> frames), stop, sent, slider, charts: Set}
+const sources = new Map(); // slider key -> {held: Map(element -> frames), stop, head, sent, slider, charts: Set}
 
 // The slider named `name` and what follows it, made on first use.
 export function source(name) {
-  if (!sources.has(name)) sources.set(name, { held: new Map(), stop: null, sent: null, slider: null, charts: new Set() });
+  if (!sources.has(name)) {
+    sources.set(name, { held: new Map(), stop: null, head: null, sent: null, slider: null, charts: new Set() });
+  }
   return sources.get(name);
 }
 
@@ -30,13 +34,16 @@ export function forget(element) {
   for (const src of sources.values()) src.held.delete(element);
 }
 
-// Header: {source, id, first, scales, titles, limits, ticks, labels, texts, arrays: {name:
-// {dtype, shape, offset, lo?, hi?}}}; limits[name][f] spans the colour scale of frame f (± it),
+// Header: {source, id, first, scales, titles, limits, ticks, labels, texts, head?, axis?,
+// stop?, arrays: {name: {dtype, shape, offset, lo?, hi?}}}; limits[name][f] spans the
+// colour scale of frame f (± it),
 // ticks[name][f] its colour bar's [values, labels], texts[name][f] a table's array as
 // Python writes its numbers (rows of str). dtype "f4" is float32; "u2" is 16-bit
 // fixed point over [lo, hi], 65535 marking a gap (a masked cell). Arrays are (n_frames, ...)
 // in C order; frame f is the slider's stop first + f (first is 0 when the frames hold every
-// stop). The layout is app/live/protocol.py's pack.
+// stop) of head `head`; with axis "head", frame f is head f at the slider's stop `stop`. An
+// array whose first axis is 1 is the same in every frame (a head's raw scores). The layout
+// is app/live/protocol.py's pack.
 export function headerText(bytes) {
   const length = new DataView(bytes.buffer, bytes.byteOffset).getUint32(0, true);
   return new TextDecoder().decode(bytes.subarray(4, 4 + length));
@@ -60,15 +67,22 @@ export function decodeFrames(bytes) {
   return { ...header, arrays };
 }
 
-// The frame of the slider's `stop` in `frames`, or -1 when they do not hold it.
-export function frameOf(frames, stop) {
+// The frame of the slider's `stop` and head `head` in `frames`, or -1 when they do not hold it.
+export function frameOf(frames, stop, head) {
+  if (frames.axis === "head") return stop === frames.stop && head >= 0 && head < frames.scales.length ? head : -1;
+  if (frames.head !== undefined && head !== null && head !== undefined && frames.head !== head) return -1;
   const frame = stop - (frames.first || 0);
   return frame >= 0 && frame < frames.scales.length ? frame : -1;
 }
 
+// Where frame `frame` of `array` starts: an array the same in every frame has one.
+export function start(array, frame) {
+  return (array.shape[0] === 1 ? 0 : frame) * array.size;
+}
+
 // The value at flat position `index` of frame `frame`, as a number (NaN for a gap).
 export function valueAt(array, frame, index) {
-  const raw = array.values[frame * array.size + index];
+  const raw = array.values[start(array, frame) + index];
   if (array.dtype === "f4") return raw;
   return raw === 65535 ? NaN : array.lo + (raw / 65534) * (array.hi - array.lo);
 }
@@ -76,20 +90,25 @@ export function valueAt(array, frame, index) {
 // Rows of frame `frame` of a float32 `array`, each a view of its first `cols` columns.
 export function frameRows(array, frame, cols) {
   const [rows, width] = [array.shape[1], array.shape[2]];
-  const start = frame * array.size;
+  const first = start(array, frame);
   return Array.from({ length: rows }, (_, i) =>
-    array.values.subarray(start + i * width, start + i * width + Math.min(cols ?? width, width)));
+    array.values.subarray(first + i * width, first + i * width + Math.min(cols ?? width, width)));
 }
 
-// The frames `src` holds for the slider's `stop`, named `id` (any name when omitted), or null.
+// The frames `src` holds for the slider's `stop` and the head shown, named `id` (any name
+// when omitted), and the frame in them: {frames, frame}, or null. The scale's frames of the
+// head first, else the layer's heads at that stop.
 export function framesAt(src, stop, id) {
+  let found = null;
   for (const frames of src.held.values()) {
-    if ((id === undefined || frames.id === id) && frameOf(frames, stop) >= 0) return frames;
+    if (id !== undefined && frames.id !== id) continue;
+    const frame = frameOf(frames, stop, src.head);
+    if (frame >= 0 && (!found || frames.axis !== "head")) found = { frames, frame };
   }
-  return null;
+  return found;
 }
 
-// Whether `src` holds frames named `id`, whatever their stops.
+// Whether `src` holds frames named `id`, whatever their stops and heads.
 function holds(src, id) {
   return [...src.held.values()].some((frames) => frames.id === id);
 }
@@ -104,17 +123,25 @@ export function frameFor(chart) {
   return src.stop;
 }
 
-// The frames `chart` follows at the stop it should show now (frameFor), or null.
+// The frames `chart` follows at the stop and head it should show now: {frames, frame}, or null.
 export function shownFrames(chart) {
   const stop = frameFor(chart);
   return stop === null ? null : framesAt(source(chart.live.source), stop, chart.live.frames);
 }
 
-// What `chart` should show: its data as they came (null) or "frames id:stop". Frames of
-// one stop that is not the current one: keep what is shown until the current stop's arrive.
+// What `chart` should show: its data as they came (null) or "frames id:head:stop" (a
+// chart that does not follow the scale, "frames id:head"). Without frames of that head and
+// stop, keep what is shown until they arrive.
 export function wanted(chart) {
   const stop = frameFor(chart);
   if (stop === null) return null;
-  if (!framesAt(source(chart.live.source), stop, chart.live.frames)) return chart.shows;
-  return `${chart.live.frames}:${stop}`;
+  const src = source(chart.live.source);
+  if (!framesAt(src, stop, chart.live.frames)) return chart.shows;
+  return shownKey(chart, src.head, stop);
+}
+
+// The name of what `chart` shows at `head` and `stop`.
+export function shownKey(chart, head, stop) {
+  const live = chart.live;
+  return live.stopless ? `${live.frames}:${head}` : `${live.frames}:${head}:${stop}`;
 }

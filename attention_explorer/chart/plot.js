@@ -10,7 +10,7 @@
 
 import { download } from "./download.js";
 import { figureAt } from "./exact.js";
-import { allSources, follow, frameFor, shownFrames, wanted } from "./frames.js";
+import { allSources, follow, shownFrames, wanted } from "./frames.js";
 import { hoverLines } from "./hover_lines.js";
 import { fitNarrow, fitted } from "./narrow.js";
 import { plotlyReady } from "./plotly_loader.js";
@@ -27,7 +27,8 @@ function redraw(chart) {
   chart.version += 1;
   chart.div.dataset.pending = "1";
   if (want === null) return react(chart, chart.figure);
-  return react(chart, figureAt(chart, shownFrames(chart), frameFor(chart)));
+  const { frames, frame } = shownFrames(chart);
+  return react(chart, figureAt(chart, frames, frame));
 }
 
 // Redraws from frames wait their turn, one chart per task, after two frames: a release

@@ -7,7 +7,7 @@
 // figure is drawn. Each frame painted is announced to the page as an "ae-frame" event (its
 // stop and timings).
 
-import { frameOf, framesAt, valueAt } from "./frames.js";
+import { framesAt, shownKey, start as startOf, valueAt } from "./frames.js";
 
 // 256 RGBA colours along a Plotly colour scale ([[t, css colour], ...]), drawn by the canvas.
 function colourTable(colorscale) {
@@ -57,7 +57,7 @@ function recolour(chart, array, stop, limits, shows) {
   }
   const { words, pixels } = preview;
   const span = zmax - zmin || 1;
-  const start = stop * array.size;
+  const start = startOf(array, stop);
   const float = array.dtype === "f4";
   for (let i = 0; i < shown[0]; i++) {
     for (let j = 0; j < shown[1]; j++) {
@@ -223,6 +223,27 @@ function moveMarkers(chart, indices, scale) {
   }
 }
 
+// The line traces 0, 1, ... at frame `frame` of `array` (n_lines, n_points per frame): each
+// trace's path redrawn through its points, on the axes Plotly laid out (their ranges are
+// fixed by Python, the same for every head).
+function moveCurves(chart, array, frame) {
+  const full = chart.div._fullData;
+  const layout = chart.div._fullLayout;
+  const paths = chart.div.querySelectorAll(".scatterlayer .trace .js-line");
+  const [lines, points] = [array.shape[1], array.shape[2]];
+  if (!full || paths.length < lines) return;
+  for (let t = 0; t < lines; t++) {
+    const trace = full[t];
+    const [xaxis, yaxis] = [layout[`xaxis${trace.xaxis.slice(1)}`], layout[`yaxis${trace.yaxis.slice(1)}`]];
+    let d = "";
+    for (let j = 0; j < points; j++) {
+      const [x, y] = [xaxis.c2p(trace.x[j]), yaxis.c2p(valueAt(array, frame, t * points + j))];
+      d += `${j ? "L" : "M"}${x},${y}`;
+    }
+    touch(chart, paths[t], "d", d);
+  }
+}
+
 // A table's columns `first`, `first` + 1, ... at frame `stop` of the frames' array
 // `name` (n_rows, n_columns per frame): each body cell that plotly.js drew (a long table
 // draws the rows in view) gets the frame's text, as Python wrote the number with the
@@ -243,7 +264,8 @@ function setColumns(chart, frames, name, stop, first) {
   }
 }
 
-// Show the slider's `stop` on every chart that follows `src`, from the frames held for it.
+// Show the slider's `stop` and the head shown on every chart that follows `src`, from the
+// frames held for them.
 export function showFrame(src, stop) {
   const started = performance.now();
   const parts = {};
@@ -251,15 +273,15 @@ export function showFrame(src, stop) {
   for (const chart of src.charts) {
     const live = chart.live;
     // Frames of other stops only (past 128 tokens): wait for the stop's own.
-    const frames = framesAt(src, stop, live.frames);
-    held ||= frames !== null;
+    const found = framesAt(src, stop, live.frames);
+    held ||= found !== null;
     // not yet drawn by Plotly (the frames of one stop may come before a chart's first draw)
-    if (!frames || !chart.div.isConnected || !chart.div._fullLayout) continue;
-    if (chart.shows === `${frames.id}:${stop}`) {
+    if (!found || !chart.div.isConnected || !chart.div._fullLayout) continue;
+    if (chart.shows === shownKey(chart, src.head, stop)) {
       if (!chart.reacting) restorePlotly(chart); // back on the stop drawn: Plotly's own
       continue;
     }
-    const frame = frameOf(frames, stop);
+    const { frames, frame } = found;
     const begun = performance.now();
     if (live.title) {
       const title = chart.div.querySelector(".gtitle");
@@ -270,20 +292,22 @@ export function showFrame(src, stop) {
     }
     if (live.heatmap) {
       const array = frames.arrays[live.heatmap];
-      recolour(chart, array, frame, live.limits ? frames.limits[live.limits] : null, `${frames.id}:${stop}`);
+      const shows = shownKey(chart, src.head, stop);
+      recolour(chart, array, frame, live.limits ? frames.limits[live.limits] : null, shows);
       chart.div.dataset.recoloured = String(stop);
       if (live.limits) relabelColourBar(chart, frames.ticks?.[live.limits], frames.limits[live.limits], frame);
     }
     if (live.bar) moveBars(chart, frames.arrays[live.bar], frame, live.row, live.colors);
     if (live.markers) moveMarkers(chart, live.markers, frames.scales[frame]);
+    if (live.curves && frames.arrays[live.curves]) moveCurves(chart, frames.arrays[live.curves], frame);
     // a table in a closed expander is drawn at the stop when it is opened (plot.js, folded)
     const hidden = chart.div.closest("details:not([open])");
     if (live.columns && !hidden) setColumns(chart, frames, live.columns[0], frame, live.columns[1]);
-    if (live.heatmap || live.bar) hideHover(chart);
+    if (live.heatmap || live.bar || live.curves) hideHover(chart);
     parts[chart.key] = performance.now() - begun;
   }
   if (!held) return; // no frames of this stop yet: nothing was painted
   const painted = performance.now();
-  window.dispatchEvent(new CustomEvent("ae-frame", { detail: { stop, started, painted, parts } }));
+  const detail = { stop, head: src.head, started, painted, parts };
+  window.dispatchEvent(new CustomEvent("ae-frame", { detail }));
 }
-

@@ -27,12 +27,13 @@ export function mountFrames(component) {
   frames.header = header;
   src.held.set(parentElement, frames);
   parentElement.querySelector(".ae-frames").dataset.bytes = String(data.byteLength);
+  if (src.head === null && frames.head !== undefined) src.head = frames.head;
   if (src.slider && src.stop !== null) src.slider.describe(src.stop);
-  // A neighbouring stop's frames wait for its step; nothing to draw now.
-  if (src.stop !== null && frameOf(frames, src.stop) < 0) return;
+  // A neighbouring stop's frames (or another head's) wait for their turn; nothing to draw now.
+  if (src.stop !== null && frameOf(frames, src.stop, src.head) < 0) return;
   // Frames of the current stop alone arrive after a jump (a drag's release): show the
   // stop at once over the images Plotly drew, then draw the exact figures.
-  if (frames.scales.length === 1 && src.stop !== null) showFrame(src, src.stop);
+  if (frames.scales.length === 1 && frames.axis !== "head" && src.stop !== null) showFrame(src, src.stop);
   for (const chart of src.charts) if (!schedule(chart)) settled(chart);
 }
 
@@ -43,6 +44,13 @@ function release(src, slider, stop) {
   src.stop = stop;
   if (stop !== slider.held) slider.send(stop);
   slider.held = stop;
+  redrawExact(src, stop);
+}
+
+// Every chart that follows `src` drawn exactly at `stop` and the head shown, after the
+// previews: from float32 frames in the browser, else by Python (back on the stop it drew,
+// its own images put back).
+export function redrawExact(src, stop) {
   for (const chart of src.charts) {
     if (frameFor(chart) === null) {
       if (stop === src.sent) restorePlotly(chart);

@@ -182,12 +182,13 @@ def test_the_camera_saves_the_chart_laid_out_for_print(page, app_url):
     assert "Share chart..." not in titles  # plotly.js's upload to its cloud is gone
     with page.expect_download() as download:
         camera.click()
-    # The chart is drawn from the scale's frames: its file name says the stop it shows.
+    # The chart is drawn from the scale's frames: its file name says the stop and head it shows.
     weights = "minilm" if controls.MINILM is not None else "random"
     scale = controls.default_scale(
         *controls.model_shape({"weights": weights, "d_model": 16, "heads": 1})
     )
     shown = options["filename"].replace("{scale}", f"{scale:.4g}")
+    shown = shown.replace("{head}", str(controls.DEFAULT_HEAD))  # MiniLM's name has it
     assert download.value.suggested_filename == shown + ".png"
     assert f"-s{scale:.4g}-" in shown
     with Image.open(download.value.path()) as image:

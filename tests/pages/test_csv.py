@@ -103,3 +103,22 @@ def test_masked_cells_are_empty(csv_builders):
     frame = built(csv_builders, "causal_scores")
     assert np.isnan(frame.to_numpy()[0, 1])
     assert np.isfinite(frame.to_numpy()[1, 0])
+
+
+@pytest.mark.skipif(controls.MINILM is None, reason="MiniLM is not installed")
+def test_charts_drawn_at_a_reference_head_save_the_head_shown(csv_builders):
+    """The live charts' figures are drawn at head 0; their CSVs are the head shown's."""
+    at = open_app("attention", {"head": "5"})
+    model = checkpoint.load_minilm()
+    run = bert.run(model, controls.DEFAULT_TEXT)
+    heads = bert.layer_run(model, run, 3, None, False).attention.heads
+    np.testing.assert_allclose(
+        built(csv_builders, "att_raw").to_numpy(), heads.scores[5], atol=1e-5
+    )
+    np.testing.assert_allclose(
+        built(csv_builders, "att_weights").to_numpy(), heads.weights[5], atol=1e-6
+    )
+    curve = built(csv_builders, "att_saturation")
+    stats = engine.saturation_sweep(heads.scores[5], curve["scale"].to_numpy())
+    np.testing.assert_allclose(curve.iloc[:, 1].to_numpy(), stats.entropy, rtol=1e-6)
+    assert at.query_params["head"] == "5"

@@ -88,13 +88,20 @@ def test_the_weights_hover_is_the_entry_the_frames_fill_at_every_stop():
     at = open_app("attention", RANDOM)
     weights = chart_payloads(at)["att_weights"]
     header, frames = scale_frames(at)
-    assert weights["live"]["hover"] == ["scaled", attention_maps.SCALED_SCORE]
+    assert weights["live"]["hover"] == [
+        ["scaled", attention_maps.SCALED_SCORE],
+        ["scores", attention_maps.RAW_SCORE],
+    ]
     assert "%{customdata[1]:.3f}" in charts(at)["att_weights"]["data"][0]["hovertemplate"]
+    assert "%{customdata[0]:.3f}" in charts(at)["att_weights"]["data"][0]["hovertemplate"]
     cells = decode(charts(at)["att_weights"]["data"][0]["customdata"])
     drawn = weights["live"]["drawn"] - header["first"]
     np.testing.assert_array_equal(
         cells[..., attention_maps.SCALED_SCORE], frames["scaled"][drawn].astype(np.float32)
     )
+    # the raw scores, the same at every stop: one frame
+    assert header["arrays"]["scores"]["shape"][0] == 1
+    np.testing.assert_array_equal(cells[..., attention_maps.RAW_SCORE], frames["scores"][0])
 
 
 def test_the_slider_places_its_thumb_only_when_python_moves_the_scale():

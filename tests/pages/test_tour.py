@@ -73,7 +73,8 @@ def test_charts_export_print_resolution_images_named_after_settings():
     # drawn from the scale's frames: the browser puts in the stop it shows
     assert options["filename"].startswith("attention-explorer_att_weights_d16-h1-s{scale}")
     raw = chart_payloads(at)["att_raw"]["config"]["toImageButtonOptions"]
-    assert raw["filename"].startswith("attention-explorer_att_raw_d16-h1-s0.25")
+    # the raw scores do not depend on the scale: their name leaves it out
+    assert raw["filename"].startswith("attention-explorer_att_raw_d16-h1-full")
     at.sidebar.selectbox(key="export_format").set_value("svg").run()
     options = chart_payloads(at)["att_weights"]["config"]["toImageButtonOptions"]
     assert options["format"] == "svg"
@@ -96,10 +97,10 @@ def test_the_last_step_says_where_next():
 def test_export_names_say_the_trained_layer_and_head():
     at = open_app("attention", {"layer": "2", "head": "7"})
     options = chart_payloads(at)["att_weights"]["config"]["toImageButtonOptions"]
-    filename = options["filename"]  # the browser puts in the stop it shows
-    assert filename == "attention-explorer_att_weights_minilm-l2-h7-s{scale}-full"
+    filename = options["filename"]  # the browser puts in the head and stop it shows
+    assert filename == "attention-explorer_att_weights_minilm-l2-h{head}-s{scale}-full"
     options = chart_payloads(at)["att_raw"]["config"]["toImageButtonOptions"]
-    assert options["filename"] == "attention-explorer_att_raw_minilm-l2-h7-s0.1768-full"
+    assert options["filename"] == "attention-explorer_att_raw_minilm-l2-h{head}-full"
 
 
 def test_presentation_mode_gives_a_tables_rows_room_for_its_large_type():

@@ -115,7 +115,8 @@ WAITING_ON = """() => {
     const charts = [...document.querySelectorAll('.stBidiComponent')].map(c => ({
         key: [...(c.closest('[class*="st-key-"]')?.classList || [])]
             .find(k => k.startsWith('st-key-')),
-        marker: !!c.querySelector('.ae-scale, .ae-frames, .ae-page, .ae-share, .ae-viewport'),
+        marker: !!c.querySelector(
+            '.ae-scale, .ae-head, .ae-frames, .ae-page, .ae-share, .ae-viewport'),
         svg: !!c.querySelector('.ae-chart .main-svg'),
         pending: !!c.querySelector('.ae-chart[data-pending]'),
     })).filter(c => !c.marker && (!c.svg || c.pending));

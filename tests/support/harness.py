@@ -43,7 +43,7 @@ SERVER_START_TIMEOUT = 90.0
 CHARTS_DRAWN = """() => {
     const parts = document.querySelectorAll('.stBidiComponent');
     return parts.length > 0 && [...parts].every(c =>
-        c.querySelector('.ae-scale, .ae-frames, .ae-page, .ae-share, .ae-viewport')
+        c.querySelector('.ae-scale, .ae-head, .ae-frames, .ae-page, .ae-share, .ae-viewport')
         || c.closest('details:not([open])')  // a closed expander's chart draws when opened
         || (c.querySelector('.ae-chart .main-svg') && !c.querySelector('.ae-chart[data-pending]')));
 }"""

@@ -1,0 +1,102 @@
+"""The live head: a head switch that the browser shows at once, from the layer's heads it holds.
+
+When the browser draws every chart from the scale's float32 frames
+(:func:`app.live.protocol.drawn_in_browser`), it also holds every head of the layer at the
+current stop (:func:`app.live.sweeps.head_frames`, about 400 KB at 45 tokens), and the
+charts' figures are drawn at a reference head (:data:`app.live.protocol.REFERENCE_HEAD`)
+and the default stop: the browser puts the numbers of the head and stop shown into them.
+The live head control (``heads.js``) then shows a new head on every chart in the next
+animation frame, and tells Python the head after: the run that follows stores it (the
+sidebar's "Head h", the presenter bar's selector and the link show it), sends the new
+head's frames of every stop for the scale slider, and resends the charts' data unchanged,
+which the browser does not redraw.
+"""
+
+from __future__ import annotations
+
+import streamlit as st
+
+import attention_explorer
+from app.data import layers
+from app.live import protocol, slider, sweeps
+from app.state import controls, session
+from app.views import attention_maps, heatmap
+
+#: The live head control's key, and the key of the layer's heads at the current stop.
+HEAD, HEAD_FRAMES = "att_head", "att_head_frames"
+#: The control's label: the sidebar's.
+LABEL = "Head h"
+
+
+def head_section(settings, head, labels):
+    """The head's frames of every stop, the live head control, and the raw scores.
+
+    The control comes first, then two columns: the raw scores on the left.
+
+    Parameters
+    ----------
+    settings : app.state.controls.Settings, the layer the page shows
+    head : int, the head shown
+    labels : sequence of str, the layer's tokens
+
+    Returns
+    -------
+    the right-hand column, beside the raw scores
+    """
+    frame_id, frames = sweeps.scale_frames(settings, head)
+    live = protocol.drawn_in_browser(frames)
+    if live:  # first: a switch from the sidebar is shown as soon as the control hears of it
+        _head_control(settings, head)
+    if frames is not None:
+        slider.send_frames(frames)
+    left, right = st.columns(2)
+    scores = layers.layer(settings).attention.heads.scores  # [n_heads, n, n]
+    binding = {"drawn": 0, "heatmap": "scores", "limits": "scores", "stopless": True}
+    attention_maps.show_scores(
+        left,
+        "att_raw",
+        scores[protocol.REFERENCE_HEAD if live else head],
+        list(labels),
+        "Raw scores q·kᵀ",
+        csv=heatmap.table(scores[head], labels, labels),  # the head shown's, whatever is drawn
+        live=protocol.follow(protocol.SOURCE, frame_id, **binding) if live else None,
+    )
+    return right
+
+
+def _head_control(settings, head):
+    """The head control the browser answers itself; hidden with one head or when presenting.
+
+    In presentation mode the presenter bar's head selector is the page's (its change
+    still shows the new head from the held heads as the run's first message arrives).
+    """
+    n_heads = settings.shape[1]
+    stop = controls.scale_options(*settings.shape).index(st.session_state["scale"])
+    data = {
+        "kind": "head",
+        "source": protocol.SOURCE,
+        "label": LABEL,
+        "heads": n_heads,
+        "head": head,
+        "stop": stop,
+        "hidden": n_heads == 1 or session.presenting(),
+    }
+    attention_explorer.chart(key=HEAD, data=data, on_chosen_change=_chosen)
+
+
+def _chosen():
+    """The browser shows a new head already: store it, as the sidebar's slider would."""
+    chosen = (st.session_state.get(HEAD) or {}).get("chosen")
+    if chosen is not None:
+        st.session_state["head"] = int(chosen)
+
+
+def send_head_frames(settings):
+    """Send every head of the layer at the current stop (an element of height 0).
+
+    Not with one head, which has nothing to switch to: a scale step then sends nothing new.
+    """
+    if settings.shape[1] == 1:
+        return
+    at = settings.replace(scale=st.session_state["scale"])
+    attention_explorer.chart(key=HEAD_FRAMES, data=sweeps.head_frames(at)[1], height=0)

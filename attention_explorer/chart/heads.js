@@ -1,0 +1,83 @@
+// The live head control: a head switch shown from the layer's heads the browser holds.
+//
+// Python sends every head of the layer at the current stop beside the scale's frames of the
+// head shown (frames.js). Moving this control shows the new head on every chart that follows
+// the frames in the next animation frame (preview.js, as the scale's slider does), then its
+// exact figures from the same frames (plot.js), and only then tells Python the head, whose
+// run keeps the charts' data (drawn from frames, they do not depend on the head) and sends
+// the new head's frames of every stop for the scale slider. The sidebar's "Head h" and the
+// link follow from that run.
+
+import { source } from "./frames.js";
+import { showFrame } from "./preview.js";
+import { redrawExact } from "./slider.js";
+
+const controls = new WeakMap(); // parentElement -> control
+
+// The range input, in `parentElement`, that shows `src`'s heads as it moves.
+function makeControl(parentElement, src, name) {
+  const wrap = document.createElement("div");
+  wrap.className = "ae-head";
+  const id = `ae-head-${name}`;
+  wrap.innerHTML = `<label class="ae-head-label" for="${id}"></label>
+    <div class="ae-head-value" aria-hidden="true"></div>
+    <input id="${id}" type="range" min="0" step="1"
+      style="width: 100%; accent-color: var(--st-primary-color)">`;
+  parentElement.appendChild(wrap);
+  const input = wrap.querySelector("input");
+  const control = { wrap, input, pending: [], frame: null };
+  const paint = () => {
+    control.frame = null;
+    showFrame(src, src.stop);
+  };
+  input.addEventListener("input", () => {
+    const head = Number(input.value);
+    control.describe(head);
+    if (src.head === head) return;
+    src.head = head;
+    if (control.frame === null) control.frame = requestAnimationFrame(paint);
+  });
+  input.addEventListener("change", () => {
+    const head = Number(input.value);
+    if (control.pending.at(-1) !== head) {
+      control.pending.push(head);
+      control.send(head);
+    }
+    redrawExact(src, src.stop);
+  });
+  return control;
+}
+
+// The control's data arrived: {kind: "head", source, label, heads, head, stop, hidden?}.
+// `head` is the one Python holds: the control moves to it unless it is one this control
+// sent and Python is catching up with (a run per step, the last step still on its way).
+export function mountHead(component) {
+  const { data, parentElement, setTriggerValue } = component;
+  const src = source(data.source);
+  let control = controls.get(parentElement);
+  if (!control) {
+    control = makeControl(parentElement, src, data.source);
+    controls.set(parentElement, control);
+  }
+  control.send = (head) => setTriggerValue("chosen", head); // an event: the same head again counts
+  control.describe = (head) => {
+    control.wrap.querySelector(".ae-head-value").textContent = String(head);
+    control.input.setAttribute("aria-valuetext", `${data.label} ${head}`);
+  };
+  control.wrap.querySelector("label").textContent = data.label;
+  control.wrap.style.display = data.hidden ? "none" : "";
+  control.input.max = String(data.heads - 1);
+  if (src.stop === null) src.stop = data.stop; // the charts above the slider need a stop
+  const sent = control.pending.indexOf(data.head);
+  if (sent >= 0) {
+    control.pending.splice(0, sent + 1);
+  } else if (control.pending.length === 0 && src.head !== data.head) {
+    src.head = data.head; // the sidebar, the presenter bar or a link chose it
+    control.input.value = String(data.head);
+    showFrame(src, src.stop);
+    redrawExact(src, src.stop);
+  }
+  if (src.head === null) src.head = data.head;
+  control.input.value = String(src.head);
+  control.describe(src.head);
+}

@@ -1,0 +1,136 @@
+"""The live head on /attention, through AppTest: what the browser holds to show a head at once.
+
+Every head of the layer at the current stop goes to the browser beside the scale's frames
+of the head shown; the charts are drawn at a reference head, so a head switch resends
+none of them, only the new head's frames. The numbers must be the engine's own.
+"""
+
+import json
+
+import numpy as np
+import pytest
+from apptest_support import chart_payloads, chart_z, charts, decode, open_app, scale_frames, unpack
+
+import engine
+from app.data import layers
+from app.live import heads as live_heads
+from app.state import controls
+from app.views import heatmap
+from engine import bert, checkpoint
+from engine.resources import minilm_dir
+
+pytestmark = pytest.mark.skipif(minilm_dir() is None, reason="MiniLM is not installed")
+
+#: The charts that follow the frames on /attention.
+LIVE_CHARTS = (
+    "att_raw",
+    "att_scaled",
+    "att_weights",
+    "att_output",
+    "att_bar",
+    "att_saturation",
+    "att_saturation_mean",
+    "att_saturation_rows",
+)
+
+
+@pytest.fixture(scope="module")
+def model_run():
+    """MiniLM and its forward pass over the default passage."""
+    model = checkpoint.load_minilm()
+    return model, bert.run(model, controls.DEFAULT_TEXT)
+
+
+def engine_heads(model_run, layer, scale, causal=False):
+    """Every head of ``layer`` at ``scale``, as the engine computes it."""
+    model, run = model_run
+    return bert.layer_run(model, run, layer, scale, causal).attention.heads
+
+
+def element(at, key):
+    """The chart component's element with ``key`` in the last run."""
+    for found in at.get("bidi_component"):
+        if found.proto.id.endswith(f"-{key}"):
+            return found
+    raise LookupError(key)
+
+
+def head_frames(at):
+    """Every head at the current stop, as the last run sent them: ``(header, arrays)``."""
+    return unpack(element(at, live_heads.HEAD_FRAMES).proto.bytes)
+
+
+@pytest.mark.parametrize("scale", [None, 1.0])
+def test_the_held_heads_are_the_engines_at_the_stop_shown(model_run, scale):
+    at = open_app("attention", {} if scale is None else {"scale": str(scale)})
+    header, held = head_frames(at)
+    options = controls.scale_options(384, 12)
+    at_scale = at.session_state["scale"]
+    assert header["axis"] == "head"
+    assert header["stop"] == options.index(at_scale)
+    assert header["id"] == scale_frames(at)[0]["id"]  # the charts follow both
+    # the same bits as the scale's frames at the stop: the browser may draw from either
+    scale_header, swept = scale_frames(at)
+    shown = scale_header["head"]
+    for name in ("weights", "scaled", "output", "saturation", "saturation_mean"):
+        np.testing.assert_array_equal(held[name][shown], swept[name][header["stop"]], name)
+    np.testing.assert_array_equal(held["scores"][shown], swept["scores"][0])
+    heads = engine_heads(model_run, controls.DEFAULT_LAYER, scale)
+    assert held["weights"].shape == (12, *heads.weights.shape[1:])
+    for head in range(12):
+        np.testing.assert_allclose(held["weights"][head], heads.weights[head], rtol=1e-6, atol=1e-7)
+        np.testing.assert_allclose(held["scaled"][head], heads.masked[head], rtol=1e-6, atol=1e-6)
+        np.testing.assert_allclose(held["scores"][head], heads.scores[head], rtol=1e-6, atol=1e-5)
+        output = heads.output[head][:, : heatmap.FEATURE_LIMIT]
+        np.testing.assert_allclose(held["output"][head], output, rtol=1e-6, atol=1e-6)
+
+
+def test_a_head_switch_resends_no_chart_only_the_new_heads_frames(model_run):
+    at = open_app("attention")
+    before = chart_payloads(at)
+    assert scale_frames(at)[0]["head"] == controls.DEFAULT_HEAD
+    at.sidebar.select_slider(key="head").set_value(4).run()
+    assert not at.exception
+    after = chart_payloads(at)
+    for key in LIVE_CHARTS:
+        assert after[key] == before[key], key
+    header, frames = scale_frames(at)
+    assert header["head"] == 4
+    heads = engine_heads(model_run, controls.DEFAULT_LAYER, None)
+    np.testing.assert_allclose(chart_z(at, "att_weights"), heads.weights[4], atol=1e-6)
+    np.testing.assert_allclose(frames["scores"][0], heads.scores[4], rtol=1e-6, atol=1e-5)
+    assert at.query_params["head"] == "4"
+
+
+def test_the_live_control_says_the_head_python_holds():
+    at = open_app("attention", {"head": "7"})
+    data = json_data(element(at, live_heads.HEAD))
+    assert data["kind"] == "head"
+    assert (data["heads"], data["head"], data["hidden"]) == (12, 7, False)
+    at = open_app("attention", {"head": "7", "present": "1"})  # the presenter bar has one
+    assert json_data(element(at, live_heads.HEAD))["hidden"] is True
+
+
+def json_data(found):
+    """A component element's JSON data."""
+    return json.loads(found.proto.json)
+
+
+@pytest.mark.parametrize("repeats", [8, 16])  # 16-bit frames of every stop; frames per stop
+def test_without_float32_frames_of_every_stop_the_charts_are_the_head_shown(model_run, repeats):
+    text = " ".join(["the cat sat on the mat while the dog slept by the door"] * repeats)
+    at = open_app("attention", {"text": text, "head": "4"})
+    assert not at.exception
+    with pytest.raises(LookupError):
+        element(at, live_heads.HEAD)  # no live head: the browser does not hold the heads
+    assert "curves" not in chart_payloads(at)["att_saturation"]["live"]
+    model, _ = model_run
+    heads = bert.layer_run(model, bert.run(model, text), 3, None, False).attention.heads
+    np.testing.assert_allclose(chart_z(at, "att_weights"), heads.weights[4], atol=1e-6)
+    raw = decode(charts(at)["att_raw"]["data"][0]["z"])
+    np.testing.assert_allclose(raw, heads.scores[4], rtol=1e-6, atol=1e-5)
+    curves = charts(at)["att_saturation"]["data"][0]["y"]
+    n = len(heads.scores[4])  # the curve is swept on evenly spaced rows of a long text
+    rows = np.unique(np.linspace(0, n - 1, layers.SWEEP_ROWS).round().astype(int))
+    stats = engine.saturation_sweep(heads.scores[4][rows], np.geomspace(1e-3, 1e3, 61))
+    np.testing.assert_allclose(decode(curves), stats.entropy, rtol=1e-5, atol=1e-6)  # float32
