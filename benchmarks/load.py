@@ -42,6 +42,7 @@ from pathlib import Path
 # The harness is in the tests' support folder; run as a file, a benchmark puts it on the path.
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "support"))
 from harness import (
+    NOT_CHARTS,
     RUN_COUNTER,
     SETTLED_AFTER,
     ServerSampler,
@@ -68,14 +69,11 @@ PAGE_STATE = """() => {
         script: app && app.dataset.testScriptState,
         connection: app && app.dataset.testConnectionState,
         charts: charts.length,
-        drawn: charts.filter(c =>
-            c.querySelector(
-                '.ae-scale, .ae-head, .ae-frames, .ae-page, .ae-share, .ae-chart .main-svg'))
-            .length,
+        drawn: charts.filter(c => c.querySelector('NOT_CHARTS, .ae-chart .main-svg')).length,
         stale: document.querySelectorAll('[data-stale="true"]').length,
         runs: window.__runs && window.__runs.finished,
     };
-}"""
+}""".replace("NOT_CHARTS", NOT_CHARTS)
 
 
 @dataclass

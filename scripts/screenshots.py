@@ -7,7 +7,7 @@ content (Streamlit scrolls inside its own container, so a "full page" shot of th
 document would stop at the window), and saves the shot. A shot larger than
 ``--max-kb`` is reduced to a 256-colour palette, which keeps the figures legible.
 
-Run: ``python scripts/screenshots.py [--out assets/screenshots] [--width 1280]``; with
+Run: ``python3 scripts/screenshots.py [--out assets/screenshots] [--width 1280]``; with
 ``--present`` the pages open in presentation mode (``?present=1``) and the shots are named
 ``<page>-present.png``: one projector screen each (16:9 at ``--width``), since the mode
 lays every figure out to fit the screen it is shown on, and a window grown to the page's
@@ -27,7 +27,7 @@ ROOT = Path(__file__).resolve().parents[1]
 # The server and Chromium come from tests/support/harness.py, as in the browser tests and the
 # benchmarks (pytest puts that folder on sys.path); run as a file, this script does it here.
 sys.path.insert(0, str(ROOT / "tests" / "support"))
-from harness import chromium, serve_app  # noqa: E402
+from harness import NOT_CHARTS, chromium, serve_app  # noqa: E402
 
 from app import registry  # noqa: E402
 
@@ -37,10 +37,9 @@ _SETTLED = """() => {
     const app = document.querySelector('[data-testid="stApp"]');
     if (!app || app.dataset.testScriptState !== 'notRunning') return false;
     const charts = document.querySelectorAll('.stBidiComponent');
-    return [...charts].every(
-        c => c.closest('details:not([open])') || c.querySelector(
-            '.ae-scale, .ae-frames, .ae-page, .ae-share, .ae-viewport, .ae-chart .main-svg'));
-}"""
+    return [...charts].every(c =>
+        c.closest('details:not([open])') || c.querySelector('NOT_CHARTS, .ae-chart .main-svg'));
+}""".replace("NOT_CHARTS", NOT_CHARTS)
 
 #: Presentation mode has laid the figures out for this window (app.state.session.viewport).
 _SCREEN_KNOWN = """() => {

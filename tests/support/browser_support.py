@@ -14,7 +14,7 @@ import contextlib
 import re
 from urllib.parse import parse_qs, urlsplit
 
-from harness import FRAME_LOG, RUN_COUNTER, SETTLED, SETTLED_AFTER
+from harness import FRAME_LOG, NOT_CHARTS, RUN_COUNTER, SETTLED, SETTLED_AFTER
 from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
 
 #: Any http(s) or ws(s) address that is not this machine.
@@ -115,8 +115,7 @@ WAITING_ON = """() => {
     const charts = [...document.querySelectorAll('.stBidiComponent')].map(c => ({
         key: [...(c.closest('[class*="st-key-"]')?.classList || [])]
             .find(k => k.startsWith('st-key-')),
-        marker: !!c.querySelector(
-            '.ae-scale, .ae-head, .ae-frames, .ae-page, .ae-share, .ae-viewport'),
+        marker: !!c.querySelector('NOT_CHARTS'),
         svg: !!c.querySelector('.ae-chart .main-svg'),
         pending: !!c.querySelector('.ae-chart[data-pending]'),
     })).filter(c => !c.marker && (!c.svg || c.pending));
@@ -124,7 +123,7 @@ WAITING_ON = """() => {
             runs: window.__runs,
             exceptions: document.querySelectorAll('[data-testid="stException"]').length,
             waiting: charts};
-}"""
+}""".replace("NOT_CHARTS", NOT_CHARTS)
 
 
 def wait_settled(page, charts=True, timeout=None):

@@ -37,16 +37,21 @@ CHROMIUM_ARGS = [
 ]
 SERVER_START_TIMEOUT = 90.0
 
+#: The chart component's parts that draw no chart (a slider, the live head control, frames,
+#: the page's hooks, the share box, the viewport's size): a CSS selector of their classes,
+#: for every wait that tells drawn components from charts still to draw.
+NOT_CHARTS = ".ae-scale, .ae-head, .ae-frames, .ae-page, .ae-share, .ae-viewport"
+
 #: True once every chart the page's components hold has drawn the data they last received
 #: (the chart component marks a chart ``data-pending`` from new data until it is drawn); a
 #: chart in a closed expander counts as drawn: it draws when opened (chart/plot.js, folded).
 CHARTS_DRAWN = """() => {
     const parts = document.querySelectorAll('.stBidiComponent');
     return parts.length > 0 && [...parts].every(c =>
-        c.querySelector('.ae-scale, .ae-head, .ae-frames, .ae-page, .ae-share, .ae-viewport')
+        c.querySelector('NOT_CHARTS')
         || c.closest('details:not([open])')  // a closed expander's chart draws when opened
         || (c.querySelector('.ae-chart .main-svg') && !c.querySelector('.ae-chart[data-pending]')));
-}"""
+}""".replace("NOT_CHARTS", NOT_CHARTS)
 
 #: True once the script has run and every chart on the page has drawn.
 SETTLED = (
