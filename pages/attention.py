@@ -16,7 +16,7 @@ st.caption(
     "one-hot on its largest score. The panel below measures it."
 )
 
-settings, tokenization, run, head = notices.head_or_stop()
+settings, tokenization, _, head = notices.head_or_stop()  # the live head reads its layer
 labels = tokenization.labels
 right = live.head_section(settings, head, labels)  # a head switch in place; the raw scores
 equation.show(equations.SOFTMAX, right)
