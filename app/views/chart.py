@@ -143,8 +143,7 @@ def draw(container, fig, key, table=None, *, live=None, clicks=False):
     if session.presenting():
         presentation_layout(fig, live)
     printed = export.print_layout(fig)
-    config = {
-        "displaylogo": False,
+    config = {  # the camera's (plotly.js's own config is the chart component's)
         "toImageButtonOptions": {
             "format": st.session_state.get("export_format", "png"),
             "filename": figure_name,

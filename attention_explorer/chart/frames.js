@@ -134,10 +134,21 @@ export function shownFrames(chart) {
 // stop, keep what is shown until they arrive.
 export function wanted(chart) {
   const stop = frameFor(chart);
-  if (stop === null) return null;
+  if (stop === null) return replaced(chart) ? chart.shows : null;
   const src = source(chart.live.source);
   if (!framesAt(src, stop, chart.live.frames)) return chart.shows;
   return shownKey(chart, src.head, stop);
+}
+
+// Whether the frames `chart` was drawn from gave way to other frames (new settings: a
+// layer, the mask, a text): its own new data come in the same run, after the frames. Until
+// then it keeps what it shows; its reference figure (the reference head at the default
+// stop) would show another head and stop for a moment, and cost a redraw.
+function replaced(chart) {
+  const live = chart.live;
+  if (!live || live.drawn === undefined || chart.shows === null || chart.shows === undefined) return false;
+  const src = source(live.source);
+  return src.held.size > 0 && !holds(src, live.frames);
 }
 
 // The name of what `chart` shows at `head` and `stop`.

@@ -99,18 +99,26 @@ async function pump() {
 async function react(chart, figure) {
   const Plotly = await plotlyReady;
   const version = chart.version;
-  // Our camera replaces plotly.js's; its "Share chart..." would upload to Plotly's cloud.
-  chart.config.modeBarButtonsToRemove = ["toImage", "sendChartToCloud"];
-  chart.config.modeBarButtonsToAdd = [{
-    name: "download",
-    title: "Download for a slide or a paper",
-    icon: Plotly.Icons.camera,
-    click: (gd) => download(chart, gd),
-  }];
+  // plotly.js gets a config of its own, made once: Plotly.react compares the config it is
+  // given with the plot's (functions by identity) and rebuilds the whole plot when they
+  // differ, twice a redraw's time. The export options (a file name per settings) are our
+  // camera's (download.js), which replaces plotly.js's; its "Share chart..." would upload
+  // to Plotly's cloud.
+  chart.plotConfig ??= {
+    responsive: true,
+    displaylogo: false,
+    modeBarButtonsToRemove: ["toImage", "sendChartToCloud"],
+    modeBarButtonsToAdd: [{
+      name: "download",
+      title: "Download for a slide or a paper",
+      icon: Plotly.Icons.camera,
+      click: (gd) => download(chart, gd),
+    }],
+  };
   // Bars and shapes restyled during a drag differ from the figure, so react redraws them.
   chart.reacting = (chart.reacting || 0) + 1;
   try {
-    await Plotly.react(chart.div, figure.data, themed(fitted(chart, figure.layout), chart.host), chart.config);
+    await Plotly.react(chart.div, figure.data, themed(fitted(chart, figure.layout), chart.host), chart.plotConfig);
     await fitNarrow(chart, figure);
   } finally {
     chart.reacting -= 1;
@@ -138,7 +146,7 @@ export function mountChart(component) {
     chart = { div, host: parentElement, key, version: 0, listening: false };
     charts.set(parentElement, chart);
   }
-  chart.config = { responsive: true, ...data.config };
+  chart.config = data.config; // the export options, for the camera (download.js)
   chart.print = data.print || null;
   chart.onClick = (event) => {
     if (!chart.clicks || !event.points.length) return;

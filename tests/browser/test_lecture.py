@@ -8,6 +8,8 @@ from urllib.parse import parse_qs, urlsplit
 
 import pandas as pd
 import pytest
+from apptest_support import chart_payloads
+from apptest_support import open_app as apptest_open
 from browser_support import (
     assert_healthy,
     chart,
@@ -170,7 +172,9 @@ def parse_qs_last(url):
 def test_the_camera_saves_the_chart_laid_out_for_print(page, app_url):
     open_app(page, app_url + "/attention")
     plot = page.locator(".st-key-att_weights .js-plotly-plot")
-    options = plot.evaluate("(gd) => gd._context.toImageButtonOptions")
+    # The export options the page sent the camera (the same page through AppTest).
+    options = chart_payloads(apptest_open("attention"))["att_weights"]["config"]
+    options = options["toImageButtonOptions"]
     camera = page.locator(
         '.st-key-att_weights .modebar-btn[data-title="Download for a slide or a paper"]'
     )

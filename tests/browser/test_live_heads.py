@@ -31,11 +31,30 @@ UNPLUG = """() => {
 RECONNECT = "() => { WebSocket.prototype.send = window.__sent; }"
 
 
-def minilm_weights(head, layer=controls.DEFAULT_LAYER):
+#: Record every weights figure plotly.js draws (its numbers, once drawn) and how many times
+#: a redraw rebuilt a plot from scratch (its SVG replaced) instead of updating it.
+RECORD_DRAWINGS = """() => {
+    const P = window.Plotly;
+    window.__drawn = [];
+    window.__rebuilt = 0;
+    const react = P.react;
+    P.react = async function (div, ...rest) {
+        const svg = div.querySelector('.main-svg');
+        const result = await react.call(this, div, ...rest);
+        if (svg && !svg.isConnected) window.__rebuilt += 1;
+        if (div.closest('.st-key-att_weights')) {
+            window.__drawn.push(Array.from(div._fullData[0].z, row => Array.from(row)));
+        }
+        return result;
+    };
+}"""
+
+
+def minilm_weights(head, layer=controls.DEFAULT_LAYER, causal=False):
     """MiniLM's weights on the default passage at its default scale."""
     model = checkpoint.load_minilm()
     run = bert.run(model, controls.DEFAULT_TEXT)
-    return bert.layer_run(model, run, layer, None, False).attention.weights[head]
+    return bert.layer_run(model, run, layer, None, causal).attention.weights[head]
 
 
 def wait_for_weights(page, weights):
@@ -109,3 +128,75 @@ def test_the_sidebars_head_moves_the_live_control(page, app_url):
     wait_settled(page)
     assert "head" not in query(page)
     assert_healthy(page)
+
+
+@pytest.mark.parametrize("control", ["mask", "layer"])
+def test_a_new_layer_or_mask_never_draws_another_head_on_the_way(page, app_url, control):
+    """Every weights figure drawn on the way to a new mask or layer is the head shown's.
+
+    The charts are drawn at a reference head (head 0) and the browser puts the head shown
+    in; when new frames replace a chart's, the chart waits for its own new data in the same
+    run instead of showing its reference figure (head 0) meanwhile. And no redraw rebuilds
+    a plot from scratch.
+    """
+    assert controls.DEFAULT_HEAD != 0  # else the reference head would be the head shown
+    open_app(page, app_url + "/attention")
+    page.evaluate(RECORD_DRAWINGS)
+    if control == "mask":
+        page.locator(".st-key-causal input").focus()
+        page.keyboard.press("Space")
+        expected = minilm_weights(controls.DEFAULT_HEAD, causal=True)
+    else:
+        page.locator(".st-key-layer input[type=range]").first.focus()
+        page.keyboard.press("ArrowLeft")
+        expected = minilm_weights(controls.DEFAULT_HEAD, layer=controls.DEFAULT_LAYER - 1)
+    wait_for_weights(page, expected)
+    wait_settled(page)
+    drawn = page.evaluate("window.__drawn")
+    assert drawn  # the new figure, drawn
+    for weights in drawn:
+        np.testing.assert_allclose(weights, expected, atol=1e-6)
+    assert page.evaluate("window.__rebuilt") == 0
+    assert_healthy(page)
+
+
+def test_a_live_head_switch_updates_each_plot_in_place(page, app_url):
+    """The exact figures after a live switch are drawn by updating each plot, not rebuilding it.
+
+    Plotly.react compares the config it is given with the plot's, functions by identity, and
+    rebuilds the whole plot when they differ (about twice the redraw's time).
+    """
+    open_app(page, app_url + "/attention")
+    page.evaluate(RECORD_DRAWINGS)
+    step_head(page)
+    expected = minilm_weights(controls.DEFAULT_HEAD + 1)
+    wait_for_weights(page, expected)
+    wait_settled(page)
+    assert len(page.evaluate("window.__drawn")) >= 1
+    assert page.evaluate("window.__rebuilt") == 0
+    assert_healthy(page)
+
+
+#: frames.js's ``wanted`` on a chart drawn from frames whose frames gave way to others.
+WANTED_AFTER_NEW_FRAMES = """async () => {
+    const frames = await import('/_stcore/bidi-components/attention-explorer.chart/frames.js');
+    const src = frames.source('test-replaced');
+    const element = document.createElement('div');
+    const held = (id) => ({ id, head: 2, scales: [0.5, 1, 2], arrays: {} });
+    src.held.set(element, held('old'));
+    [src.stop, src.head] = [1, 2];
+    const chart = { live: { source: 'test-replaced', frames: 'old', drawn: 0 }, shows: undefined };
+    const first = frames.wanted(chart);
+    chart.shows = first;
+    src.held.set(element, held('new'));  // new settings: the chart's new data come after
+    const waiting = frames.wanted(chart);
+    chart.live = { ...chart.live, frames: 'new' };  // they came
+    chart.shows = undefined;
+    return [first, waiting, frames.wanted(chart)];
+}"""
+
+
+def test_a_chart_whose_frames_gave_way_keeps_its_drawing_until_its_data_come(page, app_url):
+    """The rule behind the test above, on frames.js itself (the race needs no luck here)."""
+    open_app(page, app_url + "/attention")
+    assert page.evaluate(WANTED_AFTER_NEW_FRAMES) == ["old:2:1", "old:2:1", "new:2:1"]
