@@ -4,6 +4,7 @@ import numpy as np
 import pytest
 from apptest_support import (
     RANDOM,
+    SCALE_CHARTS,
     TOY_PAGES,
     chart_payloads,
     chart_z,
@@ -69,15 +70,7 @@ def test_charts_drawn_from_frames_send_the_same_data_at_every_stop():
         at.session_state["scale"] = scale
         at.run()
         after = chart_payloads(at)
-        for key in (
-            "att_scaled",
-            "att_weights",
-            "att_output",
-            "att_bar",
-            "att_saturation",
-            "att_saturation_mean",
-            "att_saturation_rows",
-        ):
+        for key in SCALE_CHARTS:
             assert after[key] == before[key], key
             assert after[key]["live"]["drawn"] == stop_of(0.25)
 

@@ -9,7 +9,16 @@ import json
 
 import numpy as np
 import pytest
-from apptest_support import chart_payloads, chart_z, charts, decode, open_app, scale_frames, unpack
+from apptest_support import (
+    LIVE_CHARTS,
+    chart_payloads,
+    chart_z,
+    charts,
+    decode,
+    open_app,
+    scale_frames,
+    unpack,
+)
 
 import engine
 from app.data import layers
@@ -20,18 +29,6 @@ from engine import bert, checkpoint
 from engine.resources import minilm_dir
 
 pytestmark = pytest.mark.skipif(minilm_dir() is None, reason="MiniLM is not installed")
-
-#: The charts that follow the frames on /attention.
-LIVE_CHARTS = (
-    "att_raw",
-    "att_scaled",
-    "att_weights",
-    "att_output",
-    "att_bar",
-    "att_saturation",
-    "att_saturation_mean",
-    "att_saturation_rows",
-)
 
 
 @pytest.fixture(scope="module")

@@ -31,6 +31,18 @@ TOY_PAGES = (
 
 #: The link parameter that runs the core pages on the seeded random model.
 RANDOM = {"weights": "random"}
+#: The charts on /attention that the scale's frames drive, and with the raw scores (which
+#: follow the head, not the scale) every chart drawn from the frames.
+SCALE_CHARTS = (
+    "att_scaled",
+    "att_weights",
+    "att_output",
+    "att_bar",
+    "att_saturation",
+    "att_saturation_mean",
+    "att_saturation_rows",
+)
+LIVE_CHARTS = ("att_raw", *SCALE_CHARTS)
 #: Where Streamlit logs "missing ScriptRunContext!" (a logger that does not propagate).
 CONTEXT_LOGGER = "streamlit.runtime.scriptrunner_utils.script_run_context"
 
