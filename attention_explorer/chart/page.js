@@ -14,13 +14,6 @@ import { mountShare } from "./share.js";
 import { scrollOnNewHeading } from "./tour.js";
 import { mountViewport } from "./viewport.js";
 
-// plotly.js (4.6 MB) starts loading with the page component, which the entry point mounts
-// before a page does its work, instead of with the first chart, which comes after it: the
-// download and parse then overlap the script run. The chart component's own loader, at its
-// URL (the two components are served side by side), so that both share the one copy.
-const charts = new URL("../attention-explorer.chart/plotly_loader.js", import.meta.url);
-import(charts.href).catch(() => {}); // else the first chart loads it
-
 function mountPage(component) {
   const { parentElement, setTriggerValue } = component;
   if (!parentElement.querySelector(".ae-page")) {

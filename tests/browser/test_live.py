@@ -475,20 +475,9 @@ def test_plotly_js_is_served_by_the_app(page, app_url):
     page.on("request", lambda request: scripts.append(request.url))
     open_app(page, app_url + "/attention")
     served = [url for url in scripts if url.endswith("plotly.min.js")]
-    assert len(served) == 1  # the page's component and the charts' share one copy
-    assert served[0].startswith(app_url)
+    assert served
+    assert all(url.startswith(app_url) for url in served)
     assert_healthy(page)  # nothing requested from outside this machine
-
-
-def test_plotly_js_starts_loading_with_the_page_before_any_chart(page, app_url):
-    """The page component, mounted before a page does its work, starts plotly.js's load.
-
-    With the chart component's script refused, no chart can ask for it: it is still fetched.
-    """
-    page.route("**/attention-explorer.chart/chart.js", lambda route: route.abort())
-    with page.expect_request(lambda request: request.url.endswith("plotly.min.js")) as request:
-        page.goto(app_url + "/attention")
-    assert request.value.url.startswith(app_url)
 
 
 #: Where cell (row, column) of a heatmap is on the page.
