@@ -14,7 +14,13 @@ ratio and the load average::
 
 ``--serial`` adds a third side, the engine with ``parallel=False`` (every part of a layer
 on the caller, the same bits), and prints what the worker thread buys; ``--hogs N``
-keeps N processes spinning on the CPU for the whole run, a machine busy with other work.
+keeps N processes spinning on the CPU for the whole run, a machine busy with other work
+(each in a session of its own, as another user's program is: see :func:`others_cpu`).
+
+Other programs on the machine slow a two-thread pass down for as long as they run, so
+each block also records how much CPU the rest of the machine used meanwhile, and the
+script prints a second line per case: the medians over the "quiet" blocks alone, those
+in which the rest of the machine used under :data:`QUIET_CPUS` of a CPU (Linux only).
 
 PyTorch is a development tool, never a dependency: the PyTorch side runs in the Python
 given by ``--torch-python`` (or the ``TORCH_PYTHON`` environment variable), by default
@@ -44,6 +50,9 @@ LENGTHS = (128, 256, 510)
 #: pause that lets the other side's threads fall asleep and one untimed run.
 BLOCK = 5
 SETTLE_S = 0.3
+#: A block is quiet when the rest of the machine used less than this many CPUs meanwhile
+#: (the tick counts it is read from are 10 ms coarse: about 0.07 CPU over a block).
+QUIET_CPUS = 0.15
 #: Variables that would make a worker's process other than a plain one.
 THREAD_VARIABLES = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")
 
@@ -119,15 +128,46 @@ class Worker:
         return json.loads(line)
 
     def time(self, ids, runs):
-        """``runs`` timed passes over ``ids`` after one untimed, in seconds."""
+        """``runs`` timed passes over ``ids`` after one untimed, in seconds, and others' CPUs.
+
+        The second value is how many CPUs the rest of the machine used meanwhile
+        (:func:`others_cpu`; None where /proc cannot tell).
+        """
+        before = others_cpu(self.process.pid)
         self.process.stdin.write(json.dumps({"ids": ids, "runs": runs}) + "\n")
         self.process.stdin.flush()
-        return self._answer()
+        timings = self._answer()
+        return timings, others_cpu(self.process.pid, before)
 
     def close(self):
         """End the worker: it stops when its input does."""
         self.process.stdin.close()
         self.process.wait(timeout=60)
+
+
+def others_cpu(pid, before=None):
+    """How many CPUs the machine used beside the process ``pid`` since ``before``.
+
+    Without ``before``, a reading to pass later: the machine's busy ticks, the process's
+    and the time. None where /proc cannot tell (not Linux).
+
+    The scheduler shares the CPUs fairly between sessions (autogroups), not threads: a
+    program of another session running one busy thread leaves a two-thread pass one CPU
+    for its two threads, whose parts then take twice as long (docs/benchmarks.md).
+    """
+    try:
+        with open("/proc/stat") as stat:
+            ticks = [int(t) for t in stat.readline().split()[1:]]
+        with open(f"/proc/{pid}/stat") as stat:
+            fields = stat.read().rsplit(")", 1)[1].split()
+    except OSError:
+        return None
+    now = (sum(ticks) - ticks[3] - ticks[4], int(fields[11]) + int(fields[12]), time.monotonic())
+    if before is None:
+        return now
+    hz = os.sysconf("SC_CLK_TCK")
+    busy, own, wall = (a - b for a, b in zip(now, before, strict=True))
+    return (busy - own) / hz / wall
 
 
 def torch_python(given):
@@ -186,7 +226,10 @@ def main():
         workers["torch"] = Worker(python, "torch", folder, args.torch_threads)
     for worker in workers.values():
         print(worker.version)
-    hogs = [subprocess.Popen([sys.executable, "-c", "while 1: pass"]) for _ in range(args.hogs)]
+    hogs = [
+        subprocess.Popen([sys.executable, "-c", "while 1: pass"], start_new_session=True)
+        for _ in range(args.hogs)
+    ]
     try:
         compare(workers, tokenizer, args)
     finally:
@@ -205,21 +248,46 @@ def compare(workers, tokenizer, args):
     print(header + (f" {'serial ms':>9} {'serial/numpy':>12}" if args.serial else ""))
     for name, ids in cases(tokenizer).items():
         timings = {side: [] for side in workers}
+        quiet = {side: [] for side in workers}
+        others = []
         for block in range(max(args.runs // BLOCK, 1)):  # alternate: load drifts hit both alike
             order = list(workers) if block % 2 == 0 else list(reversed(workers))
             for side in order:
                 time.sleep(SETTLE_S)
-                timings[side] += workers[side].time(ids, BLOCK)
-        ms = {side: statistics.median(found) * 1e3 for side, found in timings.items()}
-        line = f"{name:<16} {len(ids):>6} {ms['numpy']:>9.2f}"
-        if "torch" in ms:
-            line += f" {ms['torch']:>9.2f} {ms['numpy'] / ms['torch']:>11.2f}"
-        else:
-            line += f" {'-':>9} {'-':>11}"
-        if "serial" in ms:
-            line += f" {ms['serial']:>9.2f} {ms['serial'] / ms['numpy']:>12.2f}"
-        print(line, flush=True)
+                found, cpus = workers[side].time(ids, BLOCK)
+                timings[side] += found
+                if cpus is not None:
+                    others.append(cpus)
+                    if cpus < QUIET_CPUS:
+                        quiet[side] += found
+        print(_line(name, len(ids), timings), flush=True)
+        if others:
+            counts = "/".join(str(len(found) // BLOCK) for found in quiet.values())
+            print(
+                _line(f"  quiet {counts}", len(ids), quiet)
+                + f"   others' CPUs per block: median {statistics.median(others):.2f},"
+                f" max {max(others):.2f}",
+                flush=True,
+            )
     print("load average after: {:.2f} {:.2f} {:.2f}".format(*os.getloadavg()))
+
+
+def _line(name, n, timings):
+    """A case's medians and ratios in ms, a dash where a side has no timings."""
+    ms = {side: statistics.median(t) * 1e3 if t else None for side, t in timings.items()}
+
+    def cell(side, width):
+        return f"{ms[side]:>{width}.2f}" if ms.get(side) else f"{'-':>{width}}"
+
+    def ratio(top, bottom, width):
+        if ms.get(top) and ms.get(bottom):
+            return f"{ms[top] / ms[bottom]:>{width}.2f}"
+        return f"{'-':>{width}}"
+
+    line = f"{name:<16} {n:>6} {cell('numpy', 9)} {cell('torch', 9)} {ratio('numpy', 'torch', 11)}"
+    if "serial" in timings:
+        line += f" {cell('serial', 9)} {ratio('serial', 'numpy', 12)}"
+    return line
 
 
 if __name__ == "__main__":

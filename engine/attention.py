@@ -13,7 +13,7 @@ from typing import NamedTuple
 import numpy as np
 
 from engine import blas
-from engine.parts import in_parts, share
+from engine.parts import Joined, in_parts, share
 from engine.positional import rotary_embedding
 
 __all__ = [
@@ -429,6 +429,7 @@ def multi_head_attention(
     _check_heads(x.shape[-1], n_heads)
     d_head = x.shape[-1] // n_heads
     found = [None] * parts
+    joined = Joined(parts)
 
     def attend(part):  # a group of heads, start to finish, and its term of Concat(...) W^O
         heads = share(n_heads, parts, part)
@@ -442,29 +443,29 @@ def multi_head_attention(
         out = None if weights_out is None else weights_out[heads]
         attended = scaled_dot_product_attention(q, k, v, mask=mask, scale=scale, weights_out=out)
         concat = merge_heads(attended.output)  # [count, n_q, d_head] -> [n_q, count * d_head]
-        found[part] = q, k, v, attended, concat
+        found[part] = attended
+        for name, piece in (("q", q), ("k", k), ("v", v), ("output", attended.output)):
+            joined.put(name, piece, (n_heads, *piece.shape[1:]), heads)  # -> [n_heads, ...]
+        if weights_out is None:
+            joined.put("weights", attended.weights, (n_heads, *attended.weights.shape[1:]), heads)
+        joined.put("concat", concat, (len(concat), n_heads * d_head), (slice(None), f))
         return linear(concat, w_o[f])  # [n_q, count * d_head] -> [n_q, d_model]
 
     output = in_parts(attend, parts, parallel)
     if b_o is not None:
         output += b_o
-    q, k, v, attended, concat = zip(*found, strict=True)  # each a tuple over the groups
-    heads = attended[0]._replace(
-        q=_joined(q),
-        k=_joined(k),
-        weights=_joined([a.weights for a in attended]) if weights_out is None else weights_out,
-        output=_joined([a.output for a in attended]),
+    whole = joined.arrays
+    heads = found[0]._replace(
+        q=whole["q"],
+        k=whole["k"],
+        weights=whole["weights"] if weights_out is None else weights_out,
+        output=whole["output"],
     )
-    return MultiHeadResult(heads.q, heads.k, _joined(v), heads, _joined(concat, axis=1), output)
+    return MultiHeadResult(heads.q, heads.k, whole["v"], heads, whole["concat"], output)
 
 
 def _cut(bias, features):
     return None if bias is None else bias[features]
-
-
-def _joined(groups, axis=0):
-    """The groups' arrays as one (the one itself when there is one: no copy)."""
-    return groups[0] if len(groups) == 1 else np.concatenate(groups, axis=axis)
 
 
 class QueryStages(NamedTuple):

@@ -23,7 +23,7 @@ import numpy as np
 
 from engine import blas
 from engine.attention import MultiHeadResult, linear, multi_head_attention
-from engine.parts import in_parts, parts_for, share
+from engine.parts import Joined, in_parts, parts_for, share
 from engine.toy import toy_weights
 
 __all__ = [
@@ -204,16 +204,17 @@ def feed_forward(x, w_1, b_1, w_2, b_2, activation=relu, parts=1, parallel=True)
     hidden : ndarray of shape (n, d_ff), after the activation
     out : ndarray of shape (n, d_model)
     """
-    hidden = [None] * parts
+    hidden = Joined(parts)
 
     def through(part):  # a group of hidden features, and its term of f(...) W_2
         f = share(w_1.shape[1], parts, part)
-        hidden[part] = activation(linear(x, w_1[:, f], b_1[f]))  # [n, d_model] -> [n, d_ff/parts]
-        return linear(hidden[part], w_2[f])  # [n, d_ff/parts] -> [n, d_model]
+        h = activation(linear(x, w_1[:, f], b_1[f]))  # [n, d_model] -> [n, d_ff/parts]
+        hidden.put("hidden", h, (len(h), w_1.shape[1]), (slice(None), f))  # -> [n, d_ff]
+        return linear(h, w_2[f])  # [n, d_ff/parts] -> [n, d_model]
 
     out = in_parts(through, parts, parallel)
     out += b_2
-    return hidden[0] if parts == 1 else np.concatenate(hidden, axis=1), out
+    return hidden.arrays["hidden"], out
 
 
 def toy_encoder_weights(d_model, d_ff, seed):

@@ -34,9 +34,11 @@ import os
 import threading
 from concurrent.futures import ThreadPoolExecutor
 
+import numpy as np
+
 from engine import blas
 
-__all__ = ["PARALLEL_MIN_TOKENS", "in_parts", "parts_for", "share"]
+__all__ = ["PARALLEL_MIN_TOKENS", "Joined", "in_parts", "parts_for", "share"]
 
 #: Below this many tokens a layer is one part: handing a part to the thread costs more
 #: than it saves (docs/benchmarks.md).
@@ -94,3 +96,27 @@ def in_parts(work, parts, parallel=True):
         else:
             total += handed[part - 1].result()
     return total
+
+
+class Joined:
+    """Whole arrays that the parts fill side by side, each with its own piece.
+
+    Each part copies its pieces in as it finishes, so the copies run on both threads
+    instead of on the caller after the sum, while the worker waits for the next part.
+    With one part the piece is the array itself: no copy.
+    """
+
+    def __init__(self, parts):
+        self.parts = parts
+        self.arrays = {}
+        self._lock = threading.Lock()
+
+    def put(self, name, piece, shape, where):
+        """Write ``piece`` at ``where`` (an index) of the whole array ``name`` of ``shape``."""
+        if self.parts == 1:
+            self.arrays[name] = piece
+            return
+        with self._lock:  # the first part to get here makes the array
+            if name not in self.arrays:
+                self.arrays[name] = np.empty(shape, dtype=piece.dtype)
+        self.arrays[name][where] = piece

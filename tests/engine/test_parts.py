@@ -159,3 +159,19 @@ def test_parts_split_the_heads_and_the_hidden_features_not_the_maths():
     hidden_2, out_2 = feed_forward(x, **w["ffn"], parts=2)
     np.testing.assert_array_equal(hidden, hidden_2)
     np.testing.assert_allclose(out_2, out, rtol=0, atol=1e-12)
+
+
+@pytest.mark.parametrize("parallel", [True, False])
+def test_the_parts_pieces_are_joined_in_place_whoever_computes_them(parallel):
+    pieces = _terms(n=8, parts_=2, seed=3)
+    joined = parts.Joined(2)
+
+    def work(part):
+        joined.put("whole", pieces[part], (8, 64), (slice(None), share(64, 2, part)))
+        return np.zeros(1)
+
+    in_parts(work, 2, parallel)
+    assert np.array_equal(joined.arrays["whole"], np.concatenate(pieces, axis=1))
+    alone = parts.Joined(1)
+    alone.put("whole", pieces[0], (8, 32), slice(None))
+    assert alone.arrays["whole"] is pieces[0]  # one part: the piece itself, no copy
