@@ -101,9 +101,9 @@ async function react(chart, figure) {
   const version = chart.version;
   // plotly.js gets a config of its own, made once: Plotly.react compares the config it is
   // given with the plot's (functions by identity) and rebuilds the whole plot when they
-  // differ, twice a redraw's time. The export options (a file name per settings) are our
-  // camera's (download.js), which replaces plotly.js's; its "Share chart..." would upload
-  // to Plotly's cloud.
+  // differ, about three times a redraw's cost. The export options (a file name per
+  // settings) are our camera's (download.js), which replaces plotly.js's; its "Share
+  // chart..." would upload to Plotly's cloud.
   chart.plotConfig ??= {
     responsive: true,
     displaylogo: false,
