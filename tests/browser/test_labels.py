@@ -12,6 +12,7 @@ import itertools
 import re
 from urllib.parse import quote
 
+import numpy as np
 import pytest
 from browser_support import (
     assert_healthy,
@@ -97,7 +98,11 @@ def test_every_label_stands_under_its_own_bar_and_column(page, app_url, screen, 
     scale.press("ArrowRight")
     page.wait_for_url(re.compile(r"[?&]scale="))
     wait_settled(page)
-    assert bar == assert_labels_on_their_tokens(page, "att_bar")  # the same labels, placed alike
+    after = assert_labels_on_their_tokens(page, "att_bar")
+    # The same labels, placed alike: a redraw updates the plot in place, which may move a
+    # label by a fraction of a pixel (0.0003 of the pitch was seen at 1280 × 720).
+    assert [(f["label"], f["axis"]) for f in after] == [(f["label"], f["axis"]) for f in bar]
+    assert np.allclose([f["off"] for f in after], [f["off"] for f in bar], rtol=0, atol=0.02)
     assert_labels_on_their_tokens(page, "att_weights")
 
     opened(page, f"{app_url}/pretrained?text={quote(TROPHY[0])}&text_b={quote(TROPHY[1])}")

@@ -10,6 +10,7 @@ drive the browser, so the tests can import this module, and skip, without it.
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import os
 import re
 import signal
@@ -36,6 +37,9 @@ CHROMIUM_ARGS = [
     "--disable-sync",
 ]
 SERVER_START_TIMEOUT = 90.0
+#: The pipe that carries serve_class.sh's output, HAProxy's access log included: 1 MiB,
+#: Linux's default ceiling for an unprivileged process (the default pipe holds 64 KiB).
+PIPE_BYTES = 1 << 20
 
 #: The chart component's parts that draw no chart (a slider, the live head control, frames,
 #: the page's hooks, the share box, the viewport's size): a CSS selector of their classes,
@@ -415,6 +419,10 @@ def serve_class(n_replicas, access_log=False, env=None, *, cwd=ROOT, stock=False
         cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
         start_new_session=True,  # a group of its own: nothing is left over if it is killed
     )  # fmt: skip
+    # HAProxy writes its access log to stdout without blocking and drops the lines that do
+    # not fit in the pipe; a reader thread in a busy test process can fall that far behind.
+    with contextlib.suppress(OSError):  # Linux; above /proc/sys/fs/pipe-max-size it stays
+        fcntl.fcntl(script.stdout.fileno(), fcntl.F_SETPIPE_SZ, PIPE_BYTES)
     lines, ready = [], threading.Event()
 
     def read():
