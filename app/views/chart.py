@@ -9,11 +9,14 @@ screen, the height below the presenter bar (:mod:`app.lecture.presentation`).
 from __future__ import annotations
 
 import contextlib
+from collections.abc import Callable
+from dataclasses import dataclass, field
 
 import numpy as np
 import streamlit as st
 
 import attention_explorer
+from app.data import cache
 from app.state import session
 from app.views import axes, export
 
@@ -53,21 +56,18 @@ def present_height(fig):
     return int(min(room, max(fig.layout.height or 0, 560, PRESENT_ROW * labelled_rows(fig) + 240)))
 
 
-def presentation_layout(fig, live=None):
+def presentation_layout(fig):
     """Lay ``fig`` out for a projector, in place: large type, the screen's size, its labels.
 
     Every figure is as wide as the page (presentation mode stacks the columns that hold
     charts) and fits the screen's height; token axes and the line view's columns keep
     labels of at least :data:`app.views.axes.PRESENT_MIN_FONT`, thinned when they would touch.
-    ``live`` (a chart's binding to the scale's frames) gets the title as it is drawn.
     """
     fig.update_layout(
         font={"size": PRESENT_FONT}, template="simple_white", height=present_height(fig)
     )
     if fig.layout.title.text:
         fig.layout.title.text = _full_size(fig.layout.title.text)
-    if live and "title" in live:
-        live["title"] = _full_size(live["title"])
     # A table's rows keep their height whatever the font: make room for the large type.
     fig.update_traces(
         cells_height=PRESENT_FONT + 12,
@@ -84,6 +84,61 @@ def presentation_layout(fig, live=None):
 def _full_size(title):
     """A title with its second line at the title's size: plotly.js writes ``<sup>`` at 70 %."""
     return title.replace("<sup>", "").replace("</sup>", "")
+
+
+@dataclass(frozen=True)
+class Remembered:
+    """A figure to build when it is drawn, named by its builder and the content of its arguments.
+
+    Made by :func:`remembered`. Figure builders are pure functions of data, so the figure
+    drawn (its JSON, as the page lays it out) is kept in the shared store under that name,
+    and the next run that draws the same figure, in any session, sends it without building
+    it: on a head switch the charts drawn at the reference head, for instance.
+    """
+
+    build: Callable
+    args: tuple
+    kwargs: dict = field(default_factory=dict)
+
+    def name(self):
+        """The builder's dotted name and its arguments' digest (:func:`app.data.cache.digest`)."""
+        return f"{self.build.__module__}.{self.build.__qualname__}", cache.digest(
+            (self.args, self.kwargs)
+        )
+
+
+def remembered(build, *args, **kwargs):
+    """``build(*args, **kwargs)``, built only if :func:`draw` has not drawn it before.
+
+    ``build`` must be a module-level function whose figure depends on its arguments alone
+    (they are data: arrays, strings, numbers and containers of them).
+    """
+    if "<" in build.__qualname__:  # a lambda or a closure: its figure may depend on more
+        raise ValueError(f"{build.__qualname__} is not a module-level figure builder")
+    return Remembered(build, args, kwargs)
+
+
+def _laid_out(fig):
+    """``fig`` as the page draws it: its JSON without plotly.py's template, and its print size."""
+    fig.layout.template = None  # plotly.py's default template is 6 KB per chart; the JS themes
+    if session.presenting():
+        presentation_layout(fig)
+    return fig.to_json(), export.print_layout(fig)
+
+
+@cache.bounded
+def _remembered_figure(name, screen, _figure):
+    """A remembered figure's JSON and print size, laid out for ``screen`` (None: the desktop)."""
+    return _laid_out(_figure.build(*_figure.args, **_figure.kwargs))
+
+
+def _drawn(fig):
+    """``fig`` (a Figure or :class:`Remembered`) as JSON, and its print size."""
+    if not isinstance(fig, Remembered):
+        return _laid_out(fig)
+    screen = session.viewport() if session.presenting() else None
+    spec, printed = _remembered_figure(fig.name(), screen, fig)
+    return spec, dict(printed)
 
 
 def settings_slug(values, scale=None, head=None):
@@ -111,7 +166,7 @@ def draw(container, fig, key, table=None, *, live=None, clicks=False):
     Parameters
     ----------
     container : a Streamlit container (``st``, a column, ...)
-    fig : plotly Figure
+    fig : plotly Figure, or :func:`remembered` (a figure built only if not drawn before)
     key : str
     table : DataFrame or callable returning one, optional
         The engine's numbers behind the chart, with full token labels: its CSV button
@@ -139,10 +194,9 @@ def draw(container, fig, key, table=None, *, live=None, clicks=False):
     filename = f"attention-explorer_{key}_{stem or settings_slug(values, '' if drawn else None)}"
     slug = settings_slug(values, shown, "{head}" if drawn else None)
     figure_name = f"attention-explorer_{key}_{stem or slug}"
-    fig.layout.template = None  # plotly.py's default template is 6 KB per chart; the JS themes
-    if session.presenting():
-        presentation_layout(fig, live)
-    printed = export.print_layout(fig)
+    spec, printed = _drawn(fig)
+    if live and "title" in live and session.presenting():
+        live["title"] = _full_size(live["title"])
     config = {  # the camera's (plotly.js's own config is the chart component's)
         "toImageButtonOptions": {
             "format": st.session_state.get("export_format", "png"),
@@ -152,7 +206,7 @@ def draw(container, fig, key, table=None, *, live=None, clicks=False):
             "height": printed["height"],
         },
     }
-    payload = {"spec": fig.to_json(), "config": config, "print": printed, "clicks": clicks}
+    payload = {"spec": spec, "config": config, "print": printed, "clicks": clicks}
     if live is not None:
         payload["live"] = live
     with _inside(container):

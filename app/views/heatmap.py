@@ -180,7 +180,7 @@ def show(container, key, matrix, row_labels, col_labels, title, *, clicks=False,
     """Draw :func:`figure` of ``matrix`` in ``container``, its :func:`table` as the CSV."""
     return chart.draw(
         container,
-        figure(matrix, row_labels, col_labels, title, **options),
+        chart.remembered(figure, matrix, row_labels, col_labels, title, **options),
         key,
         table=table(matrix, row_labels, col_labels),
         clicks=clicks,
@@ -220,7 +220,7 @@ def show_features(container, key, matrix, labels, title, *, csv=None, live=None,
     """Draw :func:`features_figure`; its CSV is every feature (``csv`` replaces it)."""
     return chart.draw(
         container,
-        features_figure(matrix, labels, title, **options),
+        chart.remembered(features_figure, matrix, labels, title, **options),
         key,
         table=features_table(matrix, labels) if csv is None else csv,
         live=live,
@@ -247,4 +247,5 @@ def mask_figure(mask, labels, title="Causal mask"):
 
 def show_mask(container, key, mask, labels, title="Causal mask"):
     """Draw :func:`mask_figure`, the mask itself as the CSV."""
-    chart.draw(container, mask_figure(mask, labels, title), key, table=table(mask, labels, labels))
+    drawn = chart.remembered(mask_figure, mask, labels, title)
+    chart.draw(container, drawn, key, table=table(mask, labels, labels))

@@ -110,7 +110,7 @@ def show(container, key, weights, labels, heads, threshold, token, title, *, pic
     found = strong_links(weights[heads], threshold, None if token is None else [token])
     click = chart.draw(
         container,
-        figure(found, labels, heads, threshold, title, chosen=token),
+        chart.remembered(figure, found, labels, heads, threshold, title, chosen=token),
         key,
         table=table(found, labels, heads, offset),
         clicks=True,

@@ -142,6 +142,5 @@ def table(stages, k, labels):
 
 def show(container, key, stages, k, labels, query_label):
     """Draw :func:`figure`; the CSV is every stage's numbers (:func:`table`)."""
-    chart.draw(
-        container, figure(stages, k, labels, query_label), key, table=table(stages, k, labels)
-    )
+    drawn = chart.remembered(figure, stages, k, labels, query_label)
+    chart.draw(container, drawn, key, table=table(stages, k, labels))

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import html
 
+import numpy as np
 import plotly.graph_objects as go
 
 from app.views import axes, chart
@@ -29,27 +30,42 @@ def figure(frame, height=None):
 
     Rows are :data:`TABLE_ROW` px, so the text's descenders clear the line under it.
     """
-    numeric = [frame[c].dtype.kind in "fiu" for c in frame.columns]
+    return columns_figure(*columns(frame), height)
+
+
+def columns(frame):
+    """A DataFrame's column names (str) and columns: numbers as float arrays, text as str lists."""
+    names = [str(c) for c in frame.columns]
     values = [
-        frame[c].to_numpy(float).tolist() if is_number else axes.axis_labels(frame[c])
-        for c, is_number in zip(frame.columns, numeric, strict=True)
+        frame[c].to_numpy(float) if frame[c].dtype.kind in "fiu" else [str(v) for v in frame[c]]
+        for c in frame.columns
+    ]
+    return names, values
+
+
+def columns_figure(names, values, height=None):
+    """:func:`figure` of a table given as :func:`columns`: named, remembered by its content."""
+    numeric = [isinstance(column, np.ndarray) for column in values]
+    cells = [
+        column.tolist() if is_number else axes.axis_labels(column)
+        for column, is_number in zip(values, numeric, strict=True)
     ]
     fig = go.Figure(
         go.Table(
             header={
-                "values": [html.escape(str(c)) for c in frame.columns],
+                "values": [html.escape(name) for name in names],
                 "align": "left",
                 "height": TABLE_HEADER,
             },
             cells={
-                "values": values,
+                "values": cells,
                 "format": [NUMBER_FORMAT if is_number else None for is_number in numeric],
                 "align": "left",
                 "height": TABLE_ROW,
             },
         )
     )
-    rows = len(frame)
+    rows = len(values[0]) if values else 0
     # 1 px either side: the outer borders are drawn on the figure's edge, not cut by it.
     margin = {"l": 1, "r": 1, "t": 4, "b": 2}
     fitted = margin["t"] + TABLE_HEADER + TABLE_ROW * rows + margin["b"] + 2
@@ -59,6 +75,5 @@ def figure(frame, height=None):
 
 def show(container, key, frame, *, height=None, csv=None, live=None):
     """Draw ``frame`` as a table; its CSV is ``frame`` itself (``csv`` replaces it)."""
-    chart.draw(
-        container, figure(frame, height), key, table=frame if csv is None else csv, live=live
-    )
+    drawn = chart.remembered(columns_figure, *columns(frame), height)
+    chart.draw(container, drawn, key, table=frame if csv is None else csv, live=live)

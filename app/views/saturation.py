@@ -120,7 +120,7 @@ def show(
 
     ``csv`` replaces the table (a figure drawn at a reference head saves the head shown's).
     """
-    drawn = figure(scales, stats, current_scale, default_scale, rows, n_keys)
+    drawn = chart.remembered(figure, scales, stats, current_scale, default_scale, rows, n_keys)
     table = curve_table(scales, stats) if csv is None else csv
     chart.draw(container, drawn, key, table=table, live=live)
 

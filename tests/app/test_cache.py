@@ -8,6 +8,8 @@ import numpy as np
 import pytest
 import streamlit as st
 from apptest_support import RANDOM, chart_z, context_warnings, open_app, outside_a_script_run
+from hypothesis import given
+from hypothesis.extra import numpy as hnp
 
 from app.data import cache
 
@@ -165,3 +167,44 @@ def test_a_miss_outside_a_script_run_logs_no_missing_context_warning(budget_mb):
     with context_warnings() as warnings:
         np.testing.assert_array_equal(outside_a_script_run(lambda: doubled(1)), [2.0] * 3)
     assert warnings == []
+
+
+@given(
+    hnp.arrays(
+        hnp.floating_dtypes(endianness="=") | hnp.integer_dtypes(endianness="="),
+        hnp.array_shapes(max_dims=3, max_side=5),
+    )
+)
+def test_a_digest_names_content(array):
+    """Equal data give equal names; a changed element, shape or dtype gives another."""
+    assert cache.digest(array) == cache.digest(array.copy())
+    assert cache.digest((array, "x")) == cache.digest((array.copy(), "x"))
+    changed = array.copy()
+    flat = changed.reshape(-1)
+    flat[0] = 1 if flat[0] != 1 else 2
+    assert cache.digest(changed) != cache.digest(array)
+    assert cache.digest(array.reshape(-1)) != cache.digest(array.reshape(-1, 1))
+    assert cache.digest(array.view(np.uint8)) != cache.digest(array)
+
+
+def test_a_digest_keeps_structure_apart():
+    pairs = [
+        (("ab", "c"), ("a", "bc")),
+        ((1, 2), [1, 2]),
+        ("1", 1),
+        (1, 1.0),
+        (b"a", "a"),
+        ({"a": 1}, {"a": 2}),
+        (np.float32(0.5), 0.5),
+        (range(3), (0, 1, 2)),
+        ((None,), ()),
+    ]
+    for one, other in pairs:
+        assert cache.digest(one) != cache.digest(other), (one, other)
+    assert cache.digest({"a": 1, "b": [2]}) == cache.digest({"b": [2], "a": 1})
+
+
+def test_a_digest_refuses_what_it_cannot_see():
+    for opaque in (object(), np.array(["a", None], dtype=object), {"f": len}):
+        with pytest.raises(TypeError):
+            cache.digest(opaque)
