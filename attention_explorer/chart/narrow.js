@@ -7,8 +7,26 @@
 // wrapped at its spaces and the top margin grows by the lines added (remembered for the
 // same title at the same width, so the next draw is fitted at once); a mode bar that
 // covers a title moves into a strip of its own above the figure; a table grows to show
-// every row, up to TABLE_MAX px (past it the rows scroll, as intended).
+// every row, up to TABLE_MAX px (past it the rows scroll, as intended). A chart is
+// measured once per width and layout: a redraw with new numbers only (another stop or
+// head) is not measured again, since reading a size after Plotly.react forces the page's
+// layout, which cost as much as plotly.js's own drawing on a head switch.
 const TABLE_MAX = 700;
+
+// The chart's width, as a ResizeObserver last saw it (read without forcing a layout).
+export function widthOf(chart) {
+  if (!chart.resizes) {
+    chart.resizes = new ResizeObserver(([entry]) => { chart.width = Math.round(entry.contentRect.width); });
+    chart.resizes.observe(chart.div);
+  }
+  return chart.width ?? chart.div.clientWidth;
+}
+
+// What a fit depends on: the width, the layout, and a table's header (which may wrap).
+function fitKey(chart, figure) {
+  const headers = figure.data.map((trace) => (trace.type === "table" ? trace.header?.values : null));
+  return JSON.stringify([widthOf(chart), figure.layout, headers]);
+}
 
 function titleOf(layout) {
   return typeof layout.title === "string" ? layout.title : layout.title?.text;
@@ -16,7 +34,7 @@ function titleOf(layout) {
 
 // `layout` with what earlier draws at this width found it needs.
 export function fitted(chart, layout) {
-  const width = chart.div.clientWidth;
+  const width = widthOf(chart);
   const out = { ...layout };
   const fit = chart.titleFits?.get(`${width}|${titleOf(layout)}`);
   if (fit) {
@@ -64,8 +82,10 @@ function crowded(gd) {
 export async function fitNarrow(chart, figure) {
   const gd = chart.div;
   const layout = gd._fullLayout;
-  const width = gd.clientWidth;
+  const width = widthOf(chart);
   if (!layout || !width) return;
+  const fit = fitKey(chart, figure);
+  if (chart.fittedFor === fit) return;
   const box = gd.getBoundingClientRect();
   const update = {};
   const source = titleOf(figure.layout);
@@ -135,6 +155,7 @@ export async function fitNarrow(chart, figure) {
       gd.classList.add("ae-modebar-above");
     }
   }
+  chart.fittedFor = fit;
 }
 
 if (!document.getElementById("ae-chart-style")) {
