@@ -1,6 +1,10 @@
 """The chart component's package: plotly.js copied into the folder Streamlit serves."""
 
+import re
 import shutil
+from pathlib import Path
+
+import pytest
 
 import attention_explorer
 
@@ -40,3 +44,50 @@ def test_processes_copying_at_once_all_succeed(tmp_path, monkeypatch):
     target = attention_explorer.copy_plotly_js(source, assets)
     assert target.read_bytes() == source.read_bytes()
     assert [path.name for path in assets.iterdir()] == ["plotly.min.js"]  # no partial left
+
+
+def _bundle(path, version):
+    path.write_text(f"/**\n* plotly.js v{version}\n*/\nvar Plotly = {{}};\n")
+    return path
+
+
+def test_the_partial_bundle_is_served_only_for_its_own_version(tmp_path):
+    vendor = tmp_path / "vendor"
+    vendor.mkdir()
+    package = _bundle(tmp_path / "plotly.min.js", "9.9.9")
+    assert attention_explorer.plotly_js_source(package, vendor) == package  # none built
+    partial = _bundle(vendor / "plotly-9.9.8.partial.min.js", "9.9.8")
+    assert attention_explorer.plotly_js_source(package, vendor) == package  # another version
+    partial.rename(vendor / "plotly-9.9.9.partial.min.js")
+    chosen = attention_explorer.plotly_js_source(package, vendor)
+    assert chosen == vendor / "plotly-9.9.9.partial.min.js"
+    assets = tmp_path / "chart"
+    assets.mkdir()
+    assert attention_explorer.copy_plotly_js(chosen, assets).read_bytes() == chosen.read_bytes()
+
+
+def test_every_trace_the_app_draws_is_in_the_partial_bundle():
+    """The figures' trace types (``go.Heatmap(`` ...) are those the partial bundle registers."""
+    root = Path(attention_explorer.__file__).resolve().parents[1]
+    used = {
+        name.lower()
+        for path in [*root.glob("app/**/*.py"), *root.glob("pages/*.py")]
+        for name in re.findall(r"\bgo\.([A-Z]\w*)\(", path.read_text())
+    } - {"figure"}
+    assert used and used <= set(attention_explorer.PARTIAL_TRACES), used
+    bundles = sorted(attention_explorer.VENDOR_DIR.glob("plotly-*.partial.min.js"))
+    assert bundles
+    for bundle in bundles:
+        text = bundle.read_text()
+        assert attention_explorer.plotly_js_version(bundle) in bundle.name
+        for trace in attention_explorer.PARTIAL_TRACES:
+            assert f'moduleType:"trace",name:"{trace}"' in text, (bundle.name, trace)
+
+
+def test_the_installed_plotly_gets_its_partial_bundle():
+    version = attention_explorer.plotly_js_version(attention_explorer.PLOTLY_JS)
+    if attention_explorer.plotly_js_source() == attention_explorer.PLOTLY_JS:
+        pytest.skip(f"no partial bundle for plotly.js {version}: run scripts/build_plotly.sh")
+    served = attention_explorer.ASSET_DIR / "plotly.min.js"
+    assert attention_explorer.plotly_js_version(served) == version
+    assert served.stat().st_size < attention_explorer.PLOTLY_JS.stat().st_size / 2
