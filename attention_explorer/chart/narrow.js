@@ -16,10 +16,24 @@ const TABLE_MAX = 700;
 // The chart's width, as a ResizeObserver last saw it (read without forcing a layout).
 export function widthOf(chart) {
   if (!chart.resizes) {
-    chart.resizes = new ResizeObserver(([entry]) => { chart.width = Math.round(entry.contentRect.width); });
+    chart.resizes = new ResizeObserver(([entry]) => {
+      chart.width = Math.round(entry.contentRect.width);
+      followWidth(chart);
+    });
     chart.resizes.observe(chart.div);
   }
   return chart.width ?? chart.div.clientWidth;
+}
+
+// Redraw `chart` at its element's width when it was drawn at another: its column changed
+// width (presentation mode's stacking, the sidebar, the window), not only the window,
+// which is all plotly.js's own `responsive` follows. Not while Plotly.react draws it:
+// plot.js calls this again after.
+export function followWidth(chart) {
+  const drawn = chart.div._fullLayout?.width;
+  if (!chart.reacting && drawn && chart.width && Math.abs(drawn - chart.width) > 1) {
+    window.Plotly.Plots.resize(chart.div);
+  }
 }
 
 // What a fit depends on: the width, the layout, and a table's header (which may wrap).

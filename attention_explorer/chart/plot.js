@@ -12,7 +12,7 @@ import { download } from "./download.js";
 import { figureAt } from "./exact.js";
 import { allSources, follow, shownFrames, wanted } from "./frames.js";
 import { hoverLines } from "./hover_lines.js";
-import { fitNarrow, fitted } from "./narrow.js";
+import { fitNarrow, fitted, followWidth } from "./narrow.js";
 import { plotlyReady } from "./plotly_loader.js";
 import { restorePlotly } from "./preview.js";
 import { themeKey, themed } from "./theme.js";
@@ -105,7 +105,7 @@ async function react(chart, figure) {
   // settings) are our camera's (download.js), which replaces plotly.js's; its "Share
   // chart..." would upload to Plotly's cloud.
   chart.plotConfig ??= {
-    responsive: true,
+    responsive: false, // the chart follows its element's width, not the window's (narrow.js)
     displaylogo: false,
     modeBarButtonsToRemove: ["toImage", "sendChartToCloud"],
     modeBarButtonsToAdd: [{
@@ -123,6 +123,7 @@ async function react(chart, figure) {
   } finally {
     chart.reacting -= 1;
   }
+  followWidth(chart); // its element changed width while it was drawn
   restorePlotly(chart);
   if (!chart.listening) {
     chart.listening = true;

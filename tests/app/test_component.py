@@ -74,7 +74,8 @@ def test_every_trace_the_app_draws_is_in_the_partial_bundle():
         for path in [*root.glob("app/**/*.py"), *root.glob("pages/*.py")]
         for name in re.findall(r"\bgo\.([A-Z]\w*)\(", path.read_text())
     } - {"figure"}
-    assert used and used <= set(attention_explorer.PARTIAL_TRACES), used
+    assert used
+    assert used <= set(attention_explorer.PARTIAL_TRACES), used
     bundles = sorted(attention_explorer.VENDOR_DIR.glob("plotly-*.partial.min.js"))
     assert bundles
     for bundle in bundles:
