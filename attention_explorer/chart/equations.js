@@ -3,24 +3,13 @@
 
 // KaTeX draws a display equation on one line: on a narrow screen the line is cut off.
 // Each display wider than its box is scaled down to fit it (the browser's own font
-// scaling, no maths on the formula), and grows back when the box does. A box's width is
-// a ResizeObserver's: reading it from the page after every change the charts make
-// forced the page's layout each time (a fifth of a head switch's time).
-const boxes = new ResizeObserver((entries) => {
-  for (const entry of entries) entry.target.aeBoxWidth = Math.round(entry.contentRect.width);
-  scheduleFit();
-});
-
+// scaling, no maths on the formula), and grows back when the box does.
 function fitEquations() {
   for (const display of document.querySelectorAll(".katex-display")) {
     const katex = display.querySelector(":scope > .katex");
     if (!katex) continue;
-    if (display.aeBoxWidth === undefined) {
-      display.aeBoxWidth = null; // observed: its first size comes with the next layout
-      boxes.observe(display);
-    }
-    const width = display.aeBoxWidth;
-    if (!width) continue; // not measured yet, or hidden (a closed expander): fitted when shown
+    const width = display.clientWidth;
+    if (width === 0) continue; // hidden (a closed expander): fitted when shown
     if (katex.aeWidth === width && katex.aeText === katex.textContent) continue;
     katex.style.fontSize = "";
     katex.aeWidth = width;
@@ -46,7 +35,12 @@ function scheduleFit() {
 export function watchEquations() {
   if (window.__aeEquationsWatched) return;
   window.__aeEquationsWatched = true;
-  new MutationObserver(scheduleFit).observe(document.body, { childList: true, subtree: true });
+  // Not on the charts' own changes: reading a width after each of those forced the page's
+  // layout there (a fifth of a head switch's time), and no equation is inside a chart.
+  const outsideCharts = (record) => !record.target.closest?.(".ae-chart");
+  new MutationObserver((records) => {
+    if (records.some(outsideCharts)) scheduleFit();
+  }).observe(document.body, { childList: true, subtree: true });
   window.addEventListener("resize", scheduleFit);
   scheduleFit();
 }

@@ -106,6 +106,26 @@ def test_nothing_is_cut_or_covered(page, app_url, path, size):
     assert clipped(page) == []
 
 
+#: The smallest type an equation fitted to a narrow screen may be scaled down to, in px.
+EQUATION_MIN_FONT = 7
+EQUATION_FONTS = """() => [...document.querySelectorAll('.katex-display > .katex')]
+    .filter((k) => k.getBoundingClientRect().width)
+    .map((k) => parseFloat(getComputedStyle(k).fontSize))"""
+
+
+def test_equations_stay_readable_when_the_window_changes(page, app_url):
+    """Fitted to a phone, an equation shrinks to its column once, not again and again."""
+    page.set_viewport_size(PHONE)
+    open_app(page, f"{app_url}/attention")
+    for height in (3000, PHONE["height"], 5000):  # as a full-page screenshot grows it
+        page.set_viewport_size({"width": PHONE["width"], "height": height})
+        page.wait_for_timeout(1000)
+        fonts = page.evaluate(EQUATION_FONTS)
+        assert fonts
+        assert min(fonts) >= EQUATION_MIN_FONT, (height, fonts)
+    assert clipped(page) == []
+
+
 @pytest.mark.parametrize("size", [PHONE, DESKTOP], ids=["phone", "desktop"])
 def test_no_step_of_the_tour_is_cut_or_covered(page, app_url, size):
     page.set_viewport_size(size)
