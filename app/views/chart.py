@@ -86,6 +86,12 @@ def _full_size(title):
     return title.replace("<sup>", "").replace("</sup>", "")
 
 
+#: A figure over more array bytes than this is built each time, not remembered: hashing its
+#: arrays would cost more, and its JSON (MBs past ~300 tokens, new at every stop there)
+#: would crowd the engine's results out of the shared memory budget.
+REMEMBER_MAX_BYTES = 1024 * 1024
+
+
 @dataclass(frozen=True)
 class Remembered:
     """A figure to build when it is drawn, named by its builder and the content of its arguments.
@@ -136,6 +142,8 @@ def _drawn(fig):
     """``fig`` (a Figure or :class:`Remembered`) as JSON, and its print size."""
     if not isinstance(fig, Remembered):
         return _laid_out(fig)
+    if cache.nbytes((fig.args, fig.kwargs)) > REMEMBER_MAX_BYTES:
+        return _laid_out(fig.build(*fig.args, **fig.kwargs))
     screen = session.viewport() if session.presenting() else None
     spec, printed = _remembered_figure(fig.name(), screen, fig)
     return spec, dict(printed)

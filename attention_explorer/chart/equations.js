@@ -36,7 +36,7 @@ export function watchEquations() {
   if (window.__aeEquationsWatched) return;
   window.__aeEquationsWatched = true;
   // Not on the charts' own changes: reading a width after each of those forced the page's
-  // layout there (a fifth of a head switch's time), and no equation is inside a chart.
+  // layout there (about 50 ms a head switch), and no equation is inside a chart.
   const outsideCharts = (record) => !record.target.closest?.(".ae-chart");
   new MutationObserver((records) => {
     if (records.some(outsideCharts)) scheduleFit();

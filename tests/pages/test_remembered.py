@@ -73,3 +73,12 @@ def test_a_closure_is_refused():
     with pytest.raises(TypeError):
         chart.remembered(attention_maps.weights_figure, object(), []).name()
     assert json.loads(json.dumps(chart.remembered(len, (1,)).name()))  # a name of plain strings
+
+
+def test_a_figure_over_large_arrays_is_built_each_time(weights_builds, monkeypatch):
+    """Past the limit a figure is not hashed nor kept: the budget stays the engine's."""
+    monkeypatch.setattr(chart, "REMEMBER_MAX_BYTES", 0)
+    at = open_app("causal_mask")
+    weights_builds.clear()
+    at.run()
+    assert weights_builds  # built again on the rerun
