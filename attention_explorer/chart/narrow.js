@@ -1,7 +1,7 @@
 // Narrow screens: a title that fits, a mode bar that covers nothing, a whole table.
 //
-// Each chart is fitted after it is drawn (fitNarrow). On a phone a chart is ~360 px wide: a long title runs past the right edge (plotly.js
-// does not wrap it), plotly.js's toolbar (the mode bar, over the figure's top right
+// Each chart is fitted after it is drawn (fitNarrow). On a phone a chart is ~360 px wide:
+// a long title runs past the right edge (plotly.js does not wrap it), plotly.js's toolbar (the mode bar, over the figure's top right
 // corner) covers the title, and a table whose header wraps to two lines pushes its last
 // row out of its fixed height. After a draw, measured: a title wider than the chart is
 // wrapped at its spaces and the top margin grows by the lines added (remembered for the
@@ -18,22 +18,21 @@ export function widthOf(chart) {
   if (!chart.resizes) {
     chart.resizes = new ResizeObserver(([entry]) => {
       chart.width = Math.round(entry.contentRect.width);
-      followWidth(chart);
+      chart.followWidth?.();
     });
     chart.resizes.observe(chart.div);
   }
   return chart.width ?? chart.div.clientWidth;
 }
 
-// Redraw `chart` at its element's width when it was drawn at another: its column changed
-// width (presentation mode's stacking, the sidebar, the window), not only the window,
-// which is all plotly.js's own `responsive` follows. Not while Plotly.react draws it:
-// plot.js calls this again after.
-export function followWidth(chart) {
+// Whether `chart` was drawn at another width than its element's: its column changed width
+// (presentation mode's stacking, the sidebar, the window, a crowded chart widened above),
+// not only the window, which is all plotly.js's own `responsive` follows. plot.js then
+// draws the same figure again at the new width and fits it anew: a resize would keep the
+// height a title wrapped to the old width took.
+export function drawnAtAnotherWidth(chart) {
   const drawn = chart.div._fullLayout?.width;
-  if (!chart.reacting && drawn && chart.width && Math.abs(drawn - chart.width) > 1) {
-    window.Plotly.Plots.resize(chart.div);
-  }
+  return Boolean(drawn && chart.width && Math.abs(drawn - chart.width) > 1);
 }
 
 // What a fit depends on: the width, the layout, and a table's header (which may wrap).
@@ -46,10 +45,16 @@ function titleOf(layout) {
   return typeof layout.title === "string" ? layout.title : layout.title?.text;
 }
 
-// `layout` with what earlier draws at this width found it needs.
+// `layout` at the chart's width, with what earlier draws at this width found it needs.
+// The width is given: plotly.js takes its element's width on a first draw only, and
+// Plotly.react keeps it after.
+// The title and margin are copies: fitNarrow's relayout writes into them, and the figure
+// must stay as Python sent it, to be drawn again at another width.
 export function fitted(chart, layout) {
   const width = widthOf(chart);
-  const out = { ...layout };
+  const out = { ...layout, margin: { ...(layout.margin || {}) } };
+  if (typeof layout.title === "object") out.title = structuredClone(layout.title);
+  if (width) out.width = width;
   const fit = chart.titleFits?.get(`${width}|${titleOf(layout)}`);
   if (fit) {
     out.title = { ...(typeof layout.title === "object" ? layout.title : {}), ...fit.title };
@@ -155,9 +160,8 @@ export async function fitNarrow(chart, figure) {
   if (Object.keys(update).length) await window.Plotly.relayout(gd, update);
   if (!chart.wide && crowded(gd)) {
     chart.wide = Math.max(width + 1, Math.min(WIDE, Math.round(width * 1.6)));
-    gd.style.minWidth = `${chart.wide}px`;
+    gd.style.minWidth = `${chart.wide}px`; // then drawn again at that width (plot.js)
     chart.host.style.overflowX = "auto";
-    await window.Plotly.Plots.resize(gd);
   }
   const bar = gd.querySelector(".modebar");
   if (bar && !gd.classList.contains("ae-modebar-above")) {

@@ -12,17 +12,17 @@ import { download } from "./download.js";
 import { figureAt } from "./exact.js";
 import { allSources, follow, shownFrames, wanted } from "./frames.js";
 import { hoverLines } from "./hover_lines.js";
-import { fitNarrow, fitted, followWidth } from "./narrow.js";
+import { drawnAtAnotherWidth, fitNarrow, fitted } from "./narrow.js";
 import { plotlyReady } from "./plotly_loader.js";
 import { restorePlotly } from "./preview.js";
 import { themeKey, themed } from "./theme.js";
 
 const charts = new WeakMap(); // parentElement -> chart
 
-// Draw `chart` at the stop it should show, unless it already does.
+// Draw `chart` at the stop it should show, unless it already does (at its element's width).
 function redraw(chart) {
   const want = wanted(chart);
-  if (want === chart.shows) return null;
+  if (want === chart.shows) return chart.resized ? react(chart, chart.drawn) : null;
   chart.shows = want;
   chart.version += 1;
   chart.div.dataset.pending = "1";
@@ -44,7 +44,7 @@ export function settled(chart) {
 
 // Queue `chart` for a redraw when it shows other than it should; whether it was queued.
 export function schedule(chart) {
-  if (wanted(chart) === chart.shows) return false;
+  if (wanted(chart) === chart.shows && !chart.resized) return false;
   queue.add(chart);
   chart.div.dataset.pending = "1"; // until drawn (the tests wait on it)
   if (!pumping) {
@@ -117,6 +117,9 @@ async function react(chart, figure) {
   };
   // Bars and shapes restyled during a drag differ from the figure, so react redraws them.
   chart.reacting = (chart.reacting || 0) + 1;
+  chart.drawn = figure;
+  chart.resized = false; // drawn now, at the element's width
+
   try {
     await Plotly.react(chart.div, figure.data, themed(fitted(chart, figure.layout), chart.host), chart.plotConfig);
     await fitNarrow(chart, figure);
@@ -134,6 +137,15 @@ async function react(chart, figure) {
   if (version === chart.version && !queue.has(chart)) delete chart.div.dataset.pending;
 }
 
+// `chart`'s element changed width since it was drawn: the same figure, drawn again in
+// its turn and fitted to the new width (narrow.js). Not while Plotly.react draws it:
+// react calls this again after.
+function followWidth(chart) {
+  if (chart.reacting || !chart.drawn || !drawnAtAnotherWidth(chart)) return;
+  chart.resized = true;
+  schedule(chart);
+}
+
 // A chart's data arrived (new, or the same again): draw what it should show now.
 export function mountChart(component) {
   const { data, parentElement, setTriggerValue } = component;
@@ -145,6 +157,7 @@ export function mountChart(component) {
     parentElement.appendChild(div);
     const key = parentElement.closest("[class*='st-key-']")?.className.match(/st-key-(\S+)/)?.[1];
     chart = { div, host: parentElement, key, version: 0, listening: false };
+    chart.followWidth = () => followWidth(chart); // the ResizeObserver's (narrow.js)
     charts.set(parentElement, chart);
   }
   chart.config = data.config; // the export options, for the camera (download.js)

@@ -234,3 +234,38 @@ def test_the_presenter_bar_holds_its_controls_on_one_line(page, app_url, width):
     for left, right in itertools.pairwise(boxes):
         assert left["x"] + left["width"] <= right["x"]  # side by side, none over another
     assert boxes[-1]["x"] + boxes[-1]["width"] <= width
+
+
+# The line view's chart: its drawn height, its width, its element's width, its figure's height,
+# and the lines its title takes.
+_LINES_CHART = """() => {
+    const gd = document.querySelector('.st-key-mh_lines .js-plotly-plot');
+    return {height: gd._fullLayout.height, width: gd._fullLayout.width, element: gd.clientWidth,
+            title: gd.querySelectorAll('.g-gtitle .gtitle .line').length};
+}"""
+
+# No chart has a redraw queued or under way (plot.js).
+_DRAWN = "() => !document.querySelector('[data-pending]')"
+
+
+def test_a_chart_drawn_narrow_is_drawn_again_at_its_new_width(page, app_url):
+    # Presentation mode's columns stack, the sidebar closes: a chart drawn in a narrow column
+    # gets its figure's height back when its element widens, not the height a title wrapped
+    # to the narrow width took (a CI failure: the line view 37 px taller than the screen).
+    page.set_viewport_size({"width": 1400, "height": 1000})
+    open_app(page, app_url + "/multi-head")
+    wide = page.evaluate(_LINES_CHART)
+    page.evaluate("document.querySelector('.st-key-mh_lines').style.maxWidth = '360px'")
+    slider(page, "mh_lines_threshold").press("ArrowRight")  # a new figure, drawn narrow
+    wait_settled(page)
+    narrow = page.evaluate(_LINES_CHART)
+    assert narrow["width"] == narrow["element"] < wide["width"], (wide, narrow)
+    assert narrow["title"] > wide["title"], (wide, narrow)  # its title wrapped …
+    assert narrow["height"] > wide["height"], (wide, narrow)  # … and took room above the plot
+    page.evaluate("document.querySelector('.st-key-mh_lines').style.maxWidth = ''")
+    page.wait_for_function(
+        "(w) => document.querySelector('.st-key-mh_lines .js-plotly-plot')._fullLayout.width >= w",
+        arg=wide["width"] - 1,
+    )
+    page.wait_for_function(_DRAWN)
+    assert page.evaluate(_LINES_CHART) == wide
