@@ -7,7 +7,8 @@ the same machine load.
 
 "Repainted" is decided in the page. At the key press (a capturing keydown listener)
 ``performance.now()`` is recorded. From then on, every animation frame takes a
-fingerprint of each chart: the DOM node that draws it (Streamlit remounts a chart
+fingerprint of each chart the page changed since the frame before (a MutationObserver
+says which): the DOM node that draws it (Streamlit remounts a chart
 whose spec or config changed), the data arrays it was given, and what it drew (its
 heatmap images, the stop shown by a preview canvas over one, trace and shape paths,
 title). Once the rerun has finished (the ``script_finished`` message arrived) and the
@@ -124,13 +125,46 @@ INSTRUMENT = (
         // a table's cells (the saturation tables follow the scale)
         [...plot.querySelectorAll('.cell-text')].map(t => t.textContent).join(' '),
     ].join('|');
+    const keyOf = plot => {
+        const holder = plot.closest('[class*="st-key-"]');
+        const key = holder && [...holder.classList].find(c => c.startsWith('st-key-'));
+        return key && plot.querySelector('.main-svg') ? key.slice(7) : null;
+    };
     const charts = () => {
         const out = {};
         for (const plot of document.querySelectorAll('.js-plotly-plot')) {
-            const holder = plot.closest('[class*="st-key-"]');
-            const key = holder && [...holder.classList].find(c => c.startsWith('st-key-'));
-            if (key && plot.querySelector('.main-svg')) out[key.slice(7)] = fingerprint(plot);
+            const key = keyOf(plot);
+            if (key) out[key] = fingerprint(plot);
         }
+        return out;
+    };
+    // The charts the page changed since the last look, from a MutationObserver: a frame
+    // fingerprints only those (all of them, when a chart came or went). Fingerprinting
+    // every chart on every frame cost the page 50-65 ms of its main thread a head switch.
+    const PLOT = '.js-plotly-plot';
+    const dirty = {plots: new Set(), all: false};
+    const holdsPlot = n => n.nodeType === 1 && (n.matches(PLOT) || n.querySelector(PLOT));
+    new MutationObserver(records => {
+        for (const r of records) {
+            const element = r.target.nodeType === 1 ? r.target : r.target.parentElement;
+            const plot = element?.closest(PLOT);
+            if (plot) dirty.plots.add(plot);
+            else if ([...r.addedNodes, ...r.removedNodes].some(holdsPlot)) dirty.all = true;
+        }
+    }).observe(document, {subtree: true, childList: true, attributes: true,
+                          characterData: true});
+    const changedCharts = previous => {
+        if (dirty.all) {
+            dirty.all = false;
+            dirty.plots.clear();
+            return charts();
+        }
+        const out = {...previous};
+        for (const plot of dirty.plots) {
+            const key = plot.isConnected && keyOf(plot);
+            if (key) out[key] = fingerprint(plot);
+        }
+        dirty.plots.clear();
         return out;
     };
     // st.plotly_chart's charts (the trivial app) or the chart component's (the app).
@@ -150,6 +184,8 @@ INSTRUMENT = (
         // app); last: the exact figure from the server is drawn.
         arm() {
             this.before = charts();
+            dirty.plots.clear();
+            dirty.all = false;
             this.start = log.length;
             this.t0 = null;
             this.shownAt = {};
@@ -164,7 +200,7 @@ INSTRUMENT = (
                     this.shownAt[key] = now;
                     this.firstShownAt[key] ??= now;
                 }
-                const current = charts();
+                const current = changedCharts(previous);
                 pending = Object.keys(current).filter(k => current[k] !== previous[k]);
                 previous = current;
                 requestAnimationFrame(tick);

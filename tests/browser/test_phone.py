@@ -126,6 +126,25 @@ def test_equations_stay_readable_when_the_window_changes(page, app_url):
     assert clipped(page) == []
 
 
+def test_equations_fit_again_when_their_column_narrows_without_the_window(page, app_url):
+    # The sidebar opening or presentation mode changes the column's width, not the window's;
+    # a head switch changes captions and charts, not equations, and fits nothing again.
+    page.set_viewport_size(DESKTOP)
+    open_app(page, f"{app_url}/attention")
+    assert clipped(page) == []
+    wide = page.evaluate(EQUATION_FONTS)
+    column = "document.querySelector('[data-testid=\"stMainBlockContainer\"]').style.maxWidth"
+    page.evaluate(f"{column} = '{PHONE['width']}px'")
+    page.wait_for_timeout(1000)
+    assert [found for found in clipped(page) if found.startswith("equation")] == []
+    narrow = page.evaluate(EQUATION_FONTS)
+    assert min(narrow) < min(wide)  # fitted to the narrow column …
+    assert min(narrow) >= EQUATION_MIN_FONT  # … and still readable
+    page.evaluate(f"{column} = ''")
+    page.wait_for_timeout(1000)
+    assert page.evaluate(EQUATION_FONTS) == wide
+
+
 @pytest.mark.parametrize("size", [PHONE, DESKTOP], ids=["phone", "desktop"])
 def test_no_step_of_the_tour_is_cut_or_covered(page, app_url, size):
     page.set_viewport_size(size)
