@@ -13,11 +13,13 @@ for _variable in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS"):
 import streamlit as st  # noqa: E402
 
 from app import cli, registry  # noqa: E402
+from app.data import cache  # noqa: E402
 from app.lecture import presentation, share  # noqa: E402
 from app.state import session  # noqa: E402
 from app.widgets import notices, sidebar  # noqa: E402
 
 st.set_page_config(page_title="Attention Explorer", page_icon="🔍", layout="wide")
+cache.freeze_long_lived()  # Streamlit collects after each run: then only what runs made
 
 PAGES = {
     section: [

@@ -1,6 +1,9 @@
 """The memory budget (app/data/cache.py): eviction by bytes in LRU order, threads, clearing."""
 
 import itertools
+import json
+import subprocess
+import sys
 import threading
 import time
 
@@ -208,3 +211,31 @@ def test_a_digest_refuses_what_it_cannot_see():
     for opaque in (object(), np.array(["a", None], dtype=object), {"f": len}):
         with pytest.raises(TypeError):
             cache.digest(opaque)
+
+
+# In a process of its own: freezing would keep this test process's objects out of collection.
+_FREEZE_RUNS = """
+import gc
+import json
+from app.data import cache
+counts = []
+for _ in range(3):  # three script runs
+    cache.freeze_long_lived()
+    counts.append(gc.get_freeze_count())
+garbage = []
+garbage.append(garbage)  # a reference cycle made after the freeze
+del garbage
+print(json.dumps({"counts": counts, "collected": gc.collect(2)}))
+"""
+
+
+def test_the_second_run_freezes_what_the_process_holds_once():
+    out = subprocess.run(
+        [sys.executable, "-c", _FREEZE_RUNS], capture_output=True, text=True, check=True
+    ).stdout.splitlines()[-1]
+    found = json.loads(out)
+    first, second, third = found["counts"]
+    assert first == 0  # the first run freezes nothing: its garbage is not collected yet
+    assert second > 10_000  # the second, the modules and everything alive
+    assert third == second  # once
+    assert found["collected"] >= 1  # cycles made since are still collected
