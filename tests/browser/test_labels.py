@@ -16,6 +16,7 @@ import numpy as np
 import pytest
 from browser_support import (
     assert_healthy,
+    next_tour_step,
     open_app,
     open_presenting,
     query,
@@ -137,9 +138,7 @@ def test_no_tour_step_draws_labels_over_each_other(page, app_url, present):
         assert_healthy(page)
         assert page.evaluate(_OVERLAPS) == [], step
         if step < len(tour.STEPS):
-            page.locator(".st-key-tour_next button").click()
-            page.wait_for_url(re.compile(rf"[?&]step={step + 1}\b"))
-            wait_settled(page)
+            next_tour_step(page, step)
 
 
 # Each chart's box, and the smallest type drawn in it.
@@ -183,9 +182,7 @@ def test_presentation_mode_fits_every_figure_on_the_screen_in_large_type(page, a
     for step in range(1, len(tour.STEPS) + 1):
         assert_figures_fit(page, f"tour step {step}")
         if step < len(tour.STEPS):
-            page.locator(".st-key-tour_next button").click()
-            page.wait_for_url(re.compile(rf"[?&]step={step + 1}\b"))
-            wait_settled(page)
+            next_tour_step(page, step)
 
 
 def choose(page, key, option):

@@ -14,6 +14,7 @@ from browser_support import (
     assert_healthy,
     chart,
     drag,
+    next_tour_step,
     open_app,
     query,
     slider,
@@ -36,9 +37,7 @@ def test_the_tour_can_be_followed_to_its_end(page, app_url):
         assert query(page)["step"] == str(step)
         assert_healthy(page)
         if step < len(tour.STEPS):
-            page.locator(".st-key-tour_next button").click()
-            page.wait_for_url(re.compile(rf"[?&]step={step + 1}\b"))
-            wait_settled(page)
+            next_tour_step(page, step)
     assert "End of the tour" in page.locator('[data-testid="stMain"]').inner_text()
 
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 import contextlib
 
 import pytest
-from browser_support import assert_healthy, open_app, wait_settled
+from browser_support import assert_healthy, next_tour_step, open_app
 from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
 from app.lecture import tour
@@ -152,6 +152,4 @@ def test_no_step_of_the_tour_is_cut_or_covered(page, app_url, size):
     for step in range(1, len(tour.STEPS) + 1):
         assert clipped(page) == [], f"step {step}"
         if step < len(tour.STEPS):
-            page.locator(".st-key-tour_next button").click()
-            page.wait_for_url(f"**step={step + 1}*")
-            wait_settled(page)
+            next_tour_step(page, step)

@@ -193,3 +193,23 @@ def drag(page, start, end, steps):
 def query(page):
     """The page's URL parameters, last value of each."""
     return {key: values[-1] for key, values in parse_qs(urlsplit(page.url).query).items()}
+
+
+#: The chart with key ``key`` has drawn its data (the chart component's ``data-pending`` gone).
+_CHART_DRAWN = """(key) => {
+    const chart = document.querySelector(`.st-key-${key} .ae-chart`);
+    return chart !== null && chart.querySelector('.main-svg') !== null
+        && chart.dataset.pending === undefined;
+}"""
+
+
+def next_tour_step(page, step):
+    """Click the tour's "Next" on step ``step`` and wait until step ``step + 1`` has drawn.
+
+    Its chart is a new element (``tour_step_{n}``): the run can be over, and the last
+    step's chart gone, before the new one is on the page, when no chart at all is drawn.
+    """
+    page.locator(".st-key-tour_next button").click()
+    page.wait_for_url(re.compile(rf"[?&]step={step + 1}\b"))
+    wait_settled(page)
+    page.wait_for_function(_CHART_DRAWN, arg=f"tour_step_{step + 1}", polling=100)
