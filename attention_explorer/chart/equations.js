@@ -54,6 +54,7 @@ export function watchEquations() {
   // Not on every change: reading a width after one forces the page's layout there and then,
   // which cost 30-50 ms a head switch, whose reruns change captions and charts, not equations.
   new MutationObserver((records) => {
+    if (column && !column.isConnected) watchColumn(); // Streamlit mounted another
     if (records.some(touchesEquation)) scheduleFit();
   }).observe(document.body, { childList: true, subtree: true, characterData: true });
   window.addEventListener("resize", scheduleFit);
@@ -70,16 +71,20 @@ export function watchEquations() {
 }
 
 // The main column's width, watched once it is on the page (Streamlit mounts it later).
+let column = null;
+let columnWidth = null;
+let columnResizes = null;
 function watchColumn() {
-  const column = document.querySelector('[data-testid="stMainBlockContainer"]');
+  columnResizes ??= new ResizeObserver(([entry]) => {
+    const now = Math.round(entry.contentRect.width);
+    if (columnWidth !== null && now !== columnWidth) scheduleFit();
+    columnWidth = now;
+  });
+  column = document.querySelector('[data-testid="stMainBlockContainer"]');
+  columnResizes.disconnect();
   if (!column) {
     setTimeout(watchColumn, 200);
     return;
   }
-  let width = null;
-  new ResizeObserver(([entry]) => {
-    const now = Math.round(entry.contentRect.width);
-    if (width !== null && now !== width) scheduleFit();
-    width = now;
-  }).observe(column);
+  columnResizes.observe(column);
 }

@@ -1,9 +1,9 @@
 // Narrow screens: a title that fits, a mode bar that covers nothing, a whole table.
 //
 // Each chart is fitted after it is drawn (fitNarrow). On a phone a chart is ~360 px wide:
-// a long title runs past the right edge (plotly.js does not wrap it), plotly.js's toolbar (the mode bar, over the figure's top right
-// corner) covers the title, and a table whose header wraps to two lines pushes its last
-// row out of its fixed height. After a draw, measured: a title wider than the chart is
+// a long title runs past the right edge (plotly.js does not wrap it), plotly.js's toolbar
+// (the mode bar, over the figure's top right corner) covers the title, and a table whose
+// header wraps to two lines pushes its last row out of its fixed height. After a draw, measured: a title wider than the chart is
 // wrapped at its spaces and the top margin grows by the lines added (remembered for the
 // same title at the same width, so the next draw is fitted at once); a mode bar that
 // covers a title moves into a strip of its own above the figure; a table grows to show
@@ -47,9 +47,9 @@ function titleOf(layout) {
 
 // `layout` at the chart's width, with what earlier draws at this width found it needs.
 // The width is given: plotly.js takes its element's width on a first draw only, and
-// Plotly.react keeps it after.
-// The title and margin are copies: fitNarrow's relayout writes into them, and the figure
-// must stay as Python sent it, to be drawn again at another width.
+// Plotly.react keeps it after. The title and margin are copies: fitNarrow's relayout
+// writes into them, and the figure must stay as Python sent it, to be drawn again at
+// another width.
 export function fitted(chart, layout) {
   const width = widthOf(chart);
   const out = { ...layout, margin: { ...(layout.margin || {}) } };

@@ -119,7 +119,6 @@ async function react(chart, figure) {
   chart.reacting = (chart.reacting || 0) + 1;
   chart.drawn = figure;
   chart.resized = false; // drawn now, at the element's width
-
   try {
     await Plotly.react(chart.div, figure.data, themed(fitted(chart, figure.layout), chart.host), chart.plotConfig);
     await fitNarrow(chart, figure);
