@@ -52,7 +52,7 @@ export function watchEquations() {
   if (window.__aeEquationsWatched) return;
   window.__aeEquationsWatched = true;
   // Not on every change: reading a width after one forces the page's layout there and then,
-  // which cost 30-50 ms a head switch, whose reruns change captions and charts, not equations.
+  // which cost 28-50 ms a head switch, whose reruns change captions and charts, not equations.
   new MutationObserver((records) => {
     if (column && !column.isConnected) watchColumn(); // Streamlit mounted another
     if (records.some(touchesEquation)) scheduleFit();

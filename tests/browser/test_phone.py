@@ -127,8 +127,8 @@ def test_equations_stay_readable_when_the_window_changes(page, app_url):
 
 
 def test_equations_fit_again_when_their_column_narrows_without_the_window(page, app_url):
-    # The sidebar opening or presentation mode changes the column's width, not the window's;
-    # a head switch changes captions and charts, not equations, and fits nothing again.
+    # The sidebar opening or presentation mode changes the column's width, not the window's:
+    # equations fit to the narrower column, and grow back when it widens again.
     page.set_viewport_size(DESKTOP)
     open_app(page, f"{app_url}/attention")
     assert clipped(page) == []
