@@ -112,10 +112,16 @@ class Browser:
             if e[0] == "react":
                 reacts[e[3]] += e[2]
         end = result["shown"] if first_shown else result["t1"]
+        # Runs the page asked for after the action's own (the scale's frames of every stop,
+        # chart/slider.js) draw nothing: "drawn" stops at the action's runs, "ms" after all.
+        asks = [s for s in sends if finished and s > finished[0]]
+        own = [f for f in finished if not asks or f < asks[0]]
+        drawn = max(end, own[-1]) if own and not first_shown else end
         if finished and not first_shown:
             end = max(end, finished[-1])
         return {
             "ms": end - t0,
+            "drawn": drawn - t0,
             "sent": sends[0] - t0 if sends else float("nan"),
             "first": recvs[0] - t0 if recvs else float("nan"),
             "finished": finished[-1] - t0 if finished else float("nan"),
@@ -186,7 +192,8 @@ def print_table(results, loads, load_avg):
     base = statistics.median(r["ms"] for r in results["trivial"])
     print(f"\nload average (1, 5, 15 min) at start: {load_avg}, at end: {os.getloadavg()}")
     header = (
-        f"{'action':<28} {'n':>3} {'ms':>6} {'ratio':>6} {'target':>6} {'sent':>5} "
+        f"{'action':<28} {'n':>3} {'ms':>6} {'ratio':>6} {'drawn':>6} {'ratio':>6} "
+        f"{'target':>6} {'sent':>5} "
         f"{'1st msg':>7} {'finished':>8} {'KB':>8} {'react ms':>8}"
     )
     print(header)
@@ -195,8 +202,10 @@ def print_table(results, loads, load_avg):
         ms = statistics.median(r["ms"] for r in rows)
         react = statistics.median(sum(r["react"].values()) for r in rows)
         target = TARGETS.get(name.split(":")[-1].strip().split()[0], float("nan"))
+        drawn = statistics.median(r.get("drawn", r["ms"]) for r in rows)
         print(
-            f"{name:<28} {len(rows):>3} {ms:>6.0f} {ms / base:>6.2f} {target:>6.1f} "
+            f"{name:<28} {len(rows):>3} {ms:>6.0f} {ms / base:>6.2f} {drawn:>6.0f} "
+            f"{drawn / base:>6.2f} {target:>6.1f} "
             f"{statistics.median(r['sent'] for r in rows):>5.0f} "
             f"{statistics.median(r['first'] for r in rows):>7.0f} "
             f"{statistics.median(r['finished'] for r in rows):>8.0f} "
@@ -210,7 +219,9 @@ def print_table(results, loads, load_avg):
         )
     print(
         "ms: median from the key press until the run is over and every chart has drawn (the "
-        "scale: until every chart it drives shows the new stop); ratio: to the trivial app's "
+        "scale: until every chart it drives shows the new stop), and the scale's frames of "
+        "every stop that the slider asks for after the run have arrived; drawn: the same "
+        "without that run, which draws nothing; ratio: to the trivial app's "
         "step in the same run. sent / 1st msg / finished: ms until the widget's value was "
         "sent, the first reply came, the script run was over. KB: WebSocket bytes received. "
         "react ms: plotly.js's Plotly.react, all charts summed."

@@ -7,9 +7,10 @@ charts' figures are drawn at a reference head (:data:`app.live.protocol.REFERENC
 and the default stop: the browser puts the numbers of the head and stop shown into them.
 The live head control (``heads.js``) then shows a new head on every chart in the next
 animation frame, and tells Python the head after: the run that follows stores it (the
-sidebar's "Head h", the presenter bar's selector and the link show it), sends the new
-head's frames of every stop for the scale slider, and resends the charts' data unchanged,
-which the browser does not redraw.
+sidebar's "Head h", the presenter bar's selector and the link show it) and resends the
+charts' data unchanged, which the browser does not redraw; the scale slider asks for the
+new head's frames of every stop once that run is over
+(:func:`app.live.slider.send_frames_when_asked`).
 """
 
 from __future__ import annotations
@@ -47,7 +48,7 @@ def head_section(settings, head, labels):
     live = protocol.drawn_in_browser(frames)
     if live:  # first: a switch from the sidebar is shown as soon as the control hears of it
         _head_control(settings, head)
-    if frames is not None:
+    if frames is not None and not live:  # else with the slider (app.live.section)
         slider.send_frames(frames)
     left, right = st.columns(2)
     scores = layers.layer(settings).attention.heads.scores  # [n_heads, n, n]
@@ -91,12 +92,18 @@ def _chosen():
         st.session_state["head"] = int(chosen)
 
 
+def holds_heads(settings):
+    """Whether the browser gets the layer's heads at the stop: not with one head."""
+    return settings.shape[1] > 1
+
+
 def send_head_frames(settings):
     """Send every head of the layer at the current stop (an element of height 0).
 
-    Not with one head, which has nothing to switch to: a scale step then sends nothing new.
+    Not with one head, which has nothing to switch to (:func:`holds_heads`): a scale step
+    then sends nothing new.
     """
-    if settings.shape[1] == 1:
+    if not holds_heads(settings):
         return
     at = settings.replace(scale=st.session_state["scale"])
     attention_explorer.chart(key=HEAD_FRAMES, data=sweeps.head_frames(at)[1], height=0)

@@ -65,8 +65,10 @@ def scale_section(settings, head, labels):
         frame_id, frames = sweeps.stop_frames(settings, head)
     in_browser = protocol.drawn_in_browser(frames)
     section = Section(settings, head, tuple(labels), frame_id, per_stop, in_browser)
-    if in_browser:
-        _slider(section, slider.scale_slider_data(with_labels=per_stop))
+    if in_browser:  # the labels with the slider: the frames of every stop may come after
+        later = not per_stop and live_heads.holds_heads(settings)
+        asks_for = (frame_id, head) if later else None
+        _slider(section, slider.scale_slider_data(with_labels=True, asks_for=asks_for))
     _charts(section)
 
 
@@ -88,8 +90,17 @@ def _slider(section, data):
     if section.per_stop:
         at = section.settings.replace(scale=st.session_state["scale"])
         slider.send_stop_frames(at, section.head)
-    else:  # a head switch is shown from these
-        live_heads.send_head_frames(section.settings)
+    else:  # the charts draw from the layer's heads at the stop, the scale from every stop's
+        settings, head = section.settings, section.head
+        live_heads.send_head_frames(settings)
+
+        def frames():
+            return sweeps.scale_frames(settings, head)[1]
+
+        if live_heads.holds_heads(settings):  # asked for once the run is over
+            slider.send_frames_when_asked(section.frame_id, head, frames)
+        else:  # one head: the charts draw from these
+            slider.send_frames(frames())
     session.write_url()
 
 

@@ -17,8 +17,8 @@ from app.live import protocol, sweeps
 from app.state import controls, session
 
 #: Session-state keys of the scale slider: the stop its thumb shows, the times Python moved
-#: the scale away from it, the holder of the current scale.
-_THUMB, _PLACED, _HELD = "_scale_thumb", "_scale_placed", "_scale_held"
+#: the scale away from it, the holder of the current scale, the frames the browser asked for.
+_THUMB, _PLACED, _HELD, _ASKED = "_scale_thumb", "_scale_placed", "_scale_held", "_scale_asked"
 
 
 def send_frames(frames):
@@ -29,6 +29,33 @@ def send_frames(frames):
     slider read them (:mod:`app.live.protocol`).
     """
     attention_explorer.chart(key=f"{protocol.SOURCE}_frames", data=frames, height=0)
+
+
+def send_frames_when_asked(frame_id, head, frames):
+    """Send a head's frames of every stop once the browser has asked for them, and after.
+
+    The charts are drawn from the layer's heads at the current stop, which the browser
+    holds already; only a move of the scale needs every stop's frames (2 MB at 45 tokens).
+    So a run that changes the head, the layer, the mask or the text sends none: the slider
+    asks for them once that run is over and its charts are drawn (``slider.js``), and
+    this fragment's run that follows sends them, as every later run does while they stay
+    the frames asked for (Streamlit resends them as a reference).
+
+    Parameters
+    ----------
+    frame_id : str, the layer's frames' name (:func:`app.live.sweeps.layer_id`)
+    head : int, the head shown
+    frames : callable returning the payload of :func:`app.live.sweeps.scale_frames`
+    """
+    if st.session_state.get(_ASKED) == {"id": frame_id, "head": head}:
+        send_frames(frames())
+
+
+def _asked():
+    """The slider asked for a head's frames of every stop: send them from now on."""
+    asked = (st.session_state.get(protocol.SOURCE) or {}).get("frames")
+    if asked is not None:
+        st.session_state[_ASKED] = asked
 
 
 #: Past :data:`app.live.protocol.MAX_TOKENS` tokens the browser holds the frames of the current
@@ -60,14 +87,16 @@ def send_stop_frames(settings, head):
                 )
 
 
-def scale_slider_data(with_labels):
+def scale_slider_data(with_labels, asks_for=None):
     """The scale slider's data at the current stop, for :func:`scale_slider`.
 
     ``placed`` counts the times Python moved the scale away from where the browser's
     thumb is (a new weights or d_model snapping it, say): the browser moves the thumb to
     ``stop`` only when that count changes (or the slider is new), so data that keep the
     stop of an earlier run never pull the thumb back. ``with_labels``: each stop's label
-    (else the frames carry them, and a step need not resend them).
+    (else the frames carry them, and a step need not resend them). ``asks_for``:
+    ``(frame_id, head)``, the frames of every stop the slider asks for once the run is
+    over (:func:`send_frames_when_asked`), if it must.
     """
     d_model, heads = controls.model_shape(session.current())
     options = controls.scale_options(d_model, heads)
@@ -83,6 +112,8 @@ def scale_slider_data(with_labels):
         "stop": stop,
         "placed": st.session_state.get(_PLACED, 0),
     }
+    if asks_for is not None:
+        data["frames"], data["head"] = asks_for
     if with_labels:
         data["labels"] = [controls.scale_label(value, d_model, heads) for value in options]
     return data
@@ -109,7 +140,9 @@ def scale_slider(data, on_release=None):
         if on_release is not None:
             on_release()
 
-    attention_explorer.chart(key=protocol.SOURCE, data=data, on_stop_change=released)
+    attention_explorer.chart(
+        key=protocol.SOURCE, data=data, on_stop_change=released, on_frames_change=_asked
+    )
 
 
 def held_scale():

@@ -4,9 +4,9 @@
 // head shown (frames.js). Moving this control shows the new head on every chart that follows
 // the frames in the next animation frame (preview.js, as the scale's slider does), then its
 // exact figures from the same frames (plot.js), and only then tells Python the head, whose
-// run keeps the charts' data (drawn from frames, they do not depend on the head) and sends
-// the new head's frames of every stop for the scale slider. The sidebar's "Head h" and the
-// link follow from that run.
+// run keeps the charts' data (drawn from frames, they do not depend on the head); the scale
+// slider asks for the new head's frames of every stop once that run is over (slider.js).
+// The sidebar's "Head h" and the link follow from that run.
 
 import { source } from "./frames.js";
 import { showFrame } from "./preview.js";

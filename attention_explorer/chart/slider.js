@@ -3,7 +3,10 @@
 // While the slider is dragged, the charts that follow it show the frame of the stop under
 // the pointer (preview.js); on release (pointer up, or a keyboard step) the stop goes back
 // to Python. Frames arrive as elements of height 0: every stop's in one, or (past 128
-// tokens) one stop's per element, a release sending the stop that came into reach.
+// tokens) one stop's per element, a release sending the stop that came into reach. Every
+// stop's frames of the head shown (2 MB at 45 tokens) are asked for once a run is over:
+// the run that changed the head, layer, mask or text drew its charts from the layer's
+// heads at the stop, and sent none.
 
 import { decodeFrames, frameFor, frameOf, framesAt, headerText, source } from "./frames.js";
 import { schedule, settled } from "./plot.js";
@@ -28,6 +31,7 @@ export function mountFrames(component) {
   src.held.set(parentElement, frames);
   parentElement.querySelector(".ae-frames").dataset.bytes = String(data.byteLength);
   if (src.head === null && frames.head !== undefined) src.head = frames.head;
+  if (src.slider) askForFrames(src, src.slider); // no longer pending when these are they
   if (src.slider && src.stop !== null) src.slider.describe(src.stop);
   // A neighbouring stop's frames (or another head's) wait for their turn; nothing to draw now.
   if (src.stop !== null && frameOf(frames, src.stop, src.head) < 0) return;
@@ -35,6 +39,62 @@ export function mountFrames(component) {
   // stop at once over the images Plotly drew, then draw the exact figures.
   if (frames.scales.length === 1 && frames.axis !== "head" && src.stop !== null) showFrame(src, src.stop);
   for (const chart of src.charts) if (!schedule(chart)) settled(chart);
+}
+
+// Whether `slider` plays frames of every stop it does not hold yet: those of the layer and
+// head Python drew (its data's `frames` and `head`), while the browser shows that head.
+function lacks(src, slider) {
+  const want = slider.wants;
+  if (!want || src.head !== want.head) return false;
+  for (const frames of src.held.values()) {
+    if (frames.id === want.id && frames.head === want.head && frames.axis !== "head") return false;
+  }
+  return true;
+}
+
+// Ask Python for the frames `slider` lacks once the run is over and the page idle (its
+// charts drawn first), again if they have not come 5 s after (a run that replaced the
+// one asked for), at most three times; the slider is pending until they come.
+const RETRY_MS = 5000;
+function askForFrames(src, slider) {
+  if (!lacks(src, slider)) {
+    slider.asking = null;
+    delete slider.wrap.dataset.pending;
+    return;
+  }
+  slider.wrap.dataset.pending = "1"; // until they arrive (the tests wait on it)
+  const want = slider.wants;
+  const key = `${want.id}:${want.head}`;
+  if (slider.asking === key) return;
+  slider.asking = key;
+  const ask = (tries) => whenRunOver(() => {
+    if (slider.asking !== key || !lacks(src, slider)) return;
+    slider.ask(want);
+    if (tries > 1) setTimeout(() => ask(tries - 1), RETRY_MS);
+  });
+  ask(3);
+}
+
+// `callback` once the app's script is not running (at once if it is not), when the page is idle.
+const afterRun = [];
+function whenRunOver(callback) {
+  afterRun.push(callback);
+  if (!whenRunOver.watching) {
+    whenRunOver.watching = true;
+    new MutationObserver(runOver).observe(document.body, {
+      subtree: true,
+      attributes: true,
+      attributeFilter: ["data-test-script-state"],
+    });
+  }
+  runOver();
+}
+
+function runOver() {
+  const state = document.querySelector('[data-testid="stApp"]')?.dataset.testScriptState;
+  if (state === "running" || state === "rerunRequested") return;
+  const idle = window.requestIdleCallback ?? ((f) => setTimeout(f, 50));
+  for (const callback of afterRun.splice(0)) idle(callback, { timeout: 500 });
 }
 
 // Release: the stop goes back to Python, which draws the exact figures. Back on the stop
@@ -90,9 +150,10 @@ function makeSlider(parentElement, src, name) {
   return slider;
 }
 
-// The slider's data arrived: {kind: "scale", source, label, stops, stop, placed, labels?}.
+// The slider's data arrived: {kind: "scale", source, label, stops, stop, placed, labels?,
+// frames?, head?}; `frames` names the frames of every stop of head `head` to ask for.
 export function mountSlider(component) {
-  const { data, parentElement, setStateValue } = component;
+  const { data, parentElement, setStateValue, setTriggerValue } = component;
   const src = source(data.source);
   let slider = sliders.get(parentElement);
   if (!slider) {
@@ -103,6 +164,7 @@ export function mountSlider(component) {
   // when the frames draw every chart, else the charts'), and the setter names the one
   // whose run a release starts.
   slider.send = (stop) => setStateValue("stop", stop);
+  slider.ask = (want) => setTriggerValue("frames", want);
   // The stops' labels come with the data, or with the frames (which may arrive after).
   slider.labels = data.labels || null;
   src.slider = slider;
@@ -125,5 +187,8 @@ export function mountSlider(component) {
   }
   slider.describe(src.stop);
   src.sent = data.stop; // the stop of the figures Python drew (those not drawn from frames)
+  if (src.head === null && data.head !== undefined) src.head = data.head;
+  slider.wants = data.frames === undefined ? null : { id: data.frames, head: data.head };
+  askForFrames(src, slider);
   for (const chart of src.charts) schedule(chart);
 }

@@ -1,8 +1,8 @@
 """The live head on /attention, through AppTest: what the browser holds to show a head at once.
 
-Every head of the layer at the current stop goes to the browser beside the scale's frames
-of the head shown; the charts are drawn at a reference head, so a head switch resends
-none of them, only the new head's frames. The numbers must be the engine's own.
+Every head of the layer at the current stop goes to the browser, and the scale's frames of
+the head shown once the slider asks for them; the charts are drawn at a reference head, so
+a head switch resends none of them. The numbers must be the engine's own.
 """
 
 import json
@@ -17,6 +17,8 @@ from apptest_support import (
     decode,
     open_app,
     scale_frames,
+    scale_slider,
+    sent_scale_frames,
     unpack,
 )
 
@@ -82,12 +84,16 @@ def test_the_held_heads_are_the_engines_at_the_stop_shown(model_run, scale):
         np.testing.assert_allclose(held["output"][head], output, rtol=1e-6, atol=1e-6)
 
 
-def test_a_head_switch_resends_no_chart_only_the_new_heads_frames(model_run):
+def test_a_head_switch_resends_no_chart_and_no_frames_until_the_slider_asks(model_run):
     at = open_app("attention")
+    assert sent_scale_frames(at) is None  # the first run draws from the layer's heads
     before = chart_payloads(at)
-    assert scale_frames(at)[0]["head"] == controls.DEFAULT_HEAD
+    assert scale_frames(at)[0]["head"] == controls.DEFAULT_HEAD  # asked for, then sent
+    assert sent_scale_frames(at) is not None  # and in every run while they are current
     at.sidebar.select_slider(key="head").set_value(4).run()
     assert not at.exception
+    assert sent_scale_frames(at) is None  # the switch's run: the old head's are gone
+    assert scale_slider(at)["head"] == 4  # the slider asks for the new head's
     after = chart_payloads(at)
     for key in LIVE_CHARTS:
         assert after[key] == before[key], key

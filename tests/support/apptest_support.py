@@ -279,12 +279,41 @@ def unpack(payload):
     return header, arrays
 
 
-def scale_frames(at):
-    """The scale's frames as the last run sent them: ``(header, arrays)``, see :func:`unpack`."""
+def sent_scale_frames(at):
+    """The scale's frames of every stop, if the last run sent them: ``(header, arrays)`` or None."""
     for element in at.get("bidi_component"):
         if element.proto.id.endswith("-att_scale_frames"):
             return unpack(element.proto.bytes)
-    raise LookupError("no scale frames on this page")
+    return None
+
+
+def ask_for_scale_frames(at):
+    """Ask for the frames of every stop as the browser's slider does after a run, and run.
+
+    The slider's data name the frames it plays (``frames``, ``head``) when a run sent none
+    (``chart/slider.js`` asks once the run is over); its trigger's callback stores what it
+    asked for, as this does. Returns whether the slider had frames to ask for.
+    """
+    data = scale_slider(at)
+    if "frames" not in data:
+        return False
+    at.session_state["_scale_asked"] = {"id": data["frames"], "head": data["head"]}
+    at.run()
+    return True
+
+
+def scale_frames(at):
+    """The scale's frames of every stop: ``(header, arrays)``, see :func:`unpack`.
+
+    Those the last run sent, else those a run sends once the slider has asked for them
+    (:func:`ask_for_scale_frames`, which runs the page again).
+    """
+    sent = sent_scale_frames(at)
+    if sent is None and ask_for_scale_frames(at):
+        sent = sent_scale_frames(at)
+    if sent is None:
+        raise LookupError("no scale frames on this page")
+    return sent
 
 
 def stop_frames(at):

@@ -57,12 +57,14 @@ CHARTS_DRAWN = """() => {
         || (c.querySelector('.ae-chart .main-svg') && !c.querySelector('.ae-chart[data-pending]')));
 }""".replace("NOT_CHARTS", NOT_CHARTS)
 
-#: True once the script has run and every chart on the page has drawn.
+#: True once the script has run, every chart on the page has drawn and the scale slider
+#: holds the frames it asks for after a run (chart/slider.js marks it ``data-pending``).
 SETTLED = (
     """() => {
     const app = document.querySelector('[data-testid="stApp"]');
     if (!app || app.dataset.testScriptState !== 'notRunning'
-        || app.dataset.testConnectionState !== 'CONNECTED') return false;
+        || app.dataset.testConnectionState !== 'CONNECTED'
+        || document.querySelector('.ae-scale[data-pending]')) return false;
     return ("""
     + CHARTS_DRAWN
     + """)();
