@@ -74,10 +74,12 @@ WRAP_REACT = """() => {
 class Browser:
     """One app in one instrumented page."""
 
-    def __init__(self, browser):
+    def __init__(self, browser, mbit=None):
         self.context = browser.new_context(viewport={"width": 1400, "height": 1000})
         self.context.add_init_script(INSTRUMENT)
         self.page = self.context.new_page()
+        if mbit:
+            throttle(self.page, mbit)
 
     def open(self, url):
         """Load ``url``, wait until it has settled, and wrap its plotly.js's react."""
@@ -129,6 +131,17 @@ class Browser:
             "react": dict(reacts),
             "changed": result["changed"],
         }
+
+
+def throttle(page, mbit):
+    """Chromium's network emulation on ``page``: ``mbit`` Mbit/s each way (WebSocket too)."""
+    cdp = page.context.new_cdp_session(page)
+    cdp.send("Network.enable")
+    rate = mbit * 1_000_000 / 8  # bytes per second
+    cdp.send(
+        "Network.emulateNetworkConditions",
+        {"offline": False, "latency": 0, "downloadThroughput": rate, "uploadThroughput": rate},
+    )
 
 
 def key_on(selector, key):
@@ -245,6 +258,9 @@ def main():
     parser.add_argument("--runs", type=int, default=5, help="timed runs per action")
     parser.add_argument("--loads", type=int, default=3, help="first loads of each (0: skip)")
     parser.add_argument("--no-pretrained", action="store_true", help="skip /pretrained")
+    parser.add_argument(
+        "--mbit", type=float, help="both apps over a network of this many Mbit/s (a classroom's)"
+    )
     args = parser.parse_args()
     load_avg = os.getloadavg()
     counter = [0]
@@ -253,7 +269,7 @@ def main():
         serve_app(ROOT / "benchmarks" / "trivial_app.py", cwd=ROOT) as (trivial_url, _),
         chromium() as browser,
     ):
-        app, trivial = Browser(browser), Browser(browser)
+        app, trivial = Browser(browser, args.mbit), Browser(browser, args.mbit)
         trivial.page.goto(trivial_url)
         trivial.settle(timeout=300)
         app.open(app_url + "/attention")
@@ -292,6 +308,8 @@ def main():
             ]
             measure(app, trivial, actions, args.runs, results)
         loads = first_loads(browser, app_url, trivial_url, args.loads) if args.loads else {}
+    if args.mbit:
+        print(f"network: {args.mbit:g} Mbit/s each way (Chromium's emulation), first loads not")
     print_table(results, loads, load_avg)
 
 

@@ -31,7 +31,7 @@ export function mountFrames(component) {
   src.held.set(parentElement, frames);
   parentElement.querySelector(".ae-frames").dataset.bytes = String(data.byteLength);
   if (src.head === null && frames.head !== undefined) src.head = frames.head;
-  if (src.slider) askForFrames(src, src.slider); // no longer pending when these are they
+  if (src.slider) askForFrames(src, src.slider); // perhaps the frames it asked for
   if (src.slider && src.stop !== null) src.slider.describe(src.stop);
   // A neighbouring stop's frames (or another head's) wait for their turn; nothing to draw now.
   if (src.stop !== null && frameOf(frames, src.stop, src.head) < 0) return;

@@ -5,6 +5,8 @@ Fixtures (the server, the browser, a fresh page) are in ``conftest.py``.
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 from browser_support import assert_healthy, open_app, query, wait_settled
@@ -50,11 +52,11 @@ RECORD_DRAWINGS = """() => {
 }"""
 
 
-def minilm_weights(head, layer=controls.DEFAULT_LAYER, causal=False):
-    """MiniLM's weights on the default passage at its default scale."""
+def minilm_weights(head, layer=controls.DEFAULT_LAYER, causal=False, scale=None):
+    """MiniLM's weights on the default passage, at its default scale unless ``scale``."""
     model = checkpoint.load_minilm()
     run = bert.run(model, controls.DEFAULT_TEXT)
-    return bert.layer_run(model, run, layer, None, causal).attention.weights[head]
+    return bert.layer_run(model, run, layer, scale, causal).attention.weights[head]
 
 
 def wait_for_weights(page, weights):
@@ -91,6 +93,43 @@ def test_a_head_switch_is_shown_from_held_heads_with_no_server(page, app_url):
     np.testing.assert_allclose(page.evaluate(WEIGHTS), expected, atol=1e-6)
     assert page.evaluate("window.__runs.finished") == runs  # no run: the server never heard
     assert query(page).get("head") is None  # the default head: the link waits for Python
+    page.evaluate(RECONNECT)
+    assert page.errors == []
+
+
+def test_the_new_heads_frames_of_every_stop_come_after_the_switch_and_play(page, app_url):
+    """A head switch's run sends nothing big; the slider asks for the new head's frames after.
+
+    Once they are in, a step of the scale with nothing reaching the server shows the new
+    head's weights at the new stop: drawn from those frames, to 1e-6.
+    """
+    traffic = []  # ("sent" | "received", bytes) in the order the socket saw them
+    page.on(
+        "websocket",
+        lambda ws: (
+            ws.on("framesent", lambda data: traffic.append(("sent", len(data)))),
+            ws.on("framereceived", lambda data: traffic.append(("received", len(data)))),
+        ),
+    )
+    open_app(page, app_url + "/attention")
+    traffic.clear()
+    page.locator(".st-key-head input").first.focus()  # the sidebar's head
+    page.keyboard.press("ArrowRight")
+    head = controls.DEFAULT_HEAD + 1
+    wait_for_weights(page, minilm_weights(head))
+    wait_settled(page)  # the slider's frames too: it is pending until they come
+    sends = [i for i, (kind, _) in enumerate(traffic) if kind == "sent"]
+    assert len(sends) >= 2  # the head, then the slider's ask
+    switch = [size for kind, size in traffic[: sends[1]] if kind == "received"]
+    after = [size for kind, size in traffic[sends[1] :] if kind == "received"]
+    assert max(switch) < 100_000  # no frames of every stop in the switch's run (2 MB before)
+    assert max(after) > 1_500_000  # the new head's, once asked for
+    options = controls.scale_options(384, 12)
+    stop = options.index(controls.default_scale(384, 12))
+    page.evaluate(UNPLUG)
+    page.get_by_role("slider", name=re.compile("Scale")).focus()
+    page.keyboard.press("ArrowRight")
+    wait_for_weights(page, minilm_weights(head, scale=options[stop + 1]))
     page.evaluate(RECONNECT)
     assert page.errors == []
 
