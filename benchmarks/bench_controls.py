@@ -126,7 +126,7 @@ class Browser:
             "drawn": drawn - t0,
             "sent": sends[0] - t0 if sends else float("nan"),
             "first": recvs[0] - t0 if recvs else float("nan"),
-            "finished": finished[-1] - t0 if finished else float("nan"),
+            "finished": own[-1] - t0 if own else float("nan"),  # the action's own runs
             "kb": sum(e[2] for e in after if e[0] == "recv") / 1024,
             "react": dict(reacts),
             "changed": result["changed"],
@@ -236,7 +236,7 @@ def print_table(results, loads, load_avg):
         "every stop that the slider asks for after the run have arrived; drawn: the same "
         "without that run, which draws nothing; ratio: to the trivial app's "
         "step in the same run. sent / 1st msg / finished: ms until the widget's value was "
-        "sent, the first reply came, the script run was over. KB: WebSocket bytes received. "
+        "sent, the first reply came, the action's run was over. KB: WebSocket bytes received. "
         "react ms: plotly.js's Plotly.react, all charts summed."
     )
     print("\nPlotly.react per chart, median ms over the runs that drew it:")
