@@ -28,6 +28,7 @@ MODEL_VARIABLE = "ATTENTION_EXPLORER_MODEL"
 #: ``server.headless``: the command opens a browser when there is a display.
 SERVER_OPTIONS = {
     "global.minCachedMessageSize": "256",
+    "global.maxCachedMessageAge": "4",
     "browser.gatherUsageStats": "false",
     "server.enableXsrfProtection": "true",
     "server.maxUploadSize": "10",
