@@ -17,8 +17,11 @@ from app.live import protocol, sweeps
 from app.state import controls, session
 
 #: Session-state keys of the scale slider: the stop its thumb shows, the times Python moved
-#: the scale away from it, the holder of the current scale, the frames the browser asked for.
-_THUMB, _PLACED, _HELD, _ASKED = "_scale_thumb", "_scale_placed", "_scale_held", "_scale_asked"
+#: the scale away from it, the holder of the current scale.
+_THUMB, _PLACED, _HELD = "_scale_thumb", "_scale_placed", "_scale_held"
+#: Session-state key of the frames of every stop the browser's slider last asked for,
+#: ``{"id": frame_id, "head": head}`` (its trigger's callback writes it; so do AppTests).
+ASKED = "_scale_asked"
 
 
 def send_frames(frames):
@@ -47,7 +50,7 @@ def send_frames_when_asked(frame_id, head, frames):
     head : int, the head shown
     frames : callable returning the payload of :func:`app.live.sweeps.scale_frames`
     """
-    if st.session_state.get(_ASKED) == {"id": frame_id, "head": head}:
+    if st.session_state.get(ASKED) == {"id": frame_id, "head": head}:
         send_frames(frames())
 
 
@@ -55,7 +58,7 @@ def _asked():
     """The slider asked for a head's frames of every stop: send them from now on."""
     asked = (st.session_state.get(protocol.SOURCE) or {}).get("frames")
     if asked is not None:
-        st.session_state[_ASKED] = asked
+        st.session_state[ASKED] = asked
 
 
 #: Past :data:`app.live.protocol.MAX_TOKENS` tokens the browser holds the frames of the current

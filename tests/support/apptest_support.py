@@ -294,10 +294,12 @@ def ask_for_scale_frames(at):
     (``chart/slider.js`` asks once the run is over); its trigger's callback stores what it
     asked for, as this does. Returns whether the slider had frames to ask for.
     """
+    from app.live import slider  # the key its trigger callback writes
+
     data = scale_slider(at)
     if "frames" not in data:
         return False
-    at.session_state["_scale_asked"] = {"id": data["frames"], "head": data["head"]}
+    at.session_state[slider.ASKED] = {"id": data["frames"], "head": data["head"]}
     at.run()
     return True
 
