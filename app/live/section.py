@@ -4,8 +4,9 @@ The engine computes the current head's attention at every stop of the scale slid
 once (:mod:`app.live.sweeps`), and the browser holds those frames: while the slider is
 dragged it only switches between them, and on release the stop comes back here. How
 much the browser holds is decided here, from the frames' size: every stop's frames, sent
-once per text or settings change (then the browser draws every chart at any stop from
-them, and a release reruns the slider's fragment alone); past
+once per text, settings or head change, after that change's run, when the slider asks
+(then the browser draws every chart at any stop from them and, until they come, from the
+layer's heads at the stop; a release reruns the slider's fragment alone); past
 :data:`app.live.protocol.MAX_TOKENS` tokens the frames of the current stop and its
 neighbours, one stop a message; past :data:`app.live.protocol.MAX_BYTES` none, and the
 server draws each stop's figures on release. The charts are drawn in a fragment of their
