@@ -8,7 +8,7 @@
 // the run that changed the head, layer, mask or text drew its charts from the layer's
 // heads at the stop, and sent none.
 
-import { decodeFrames, frameFor, frameOf, framesAt, headerText, source } from "./frames.js";
+import { allSources, decodeFrames, frameFor, frameOf, framesAt, headerText, source } from "./frames.js";
 import { schedule, settled } from "./plot.js";
 import { restorePlotly, showFrame } from "./preview.js";
 
@@ -68,7 +68,7 @@ function askForFrames(src, slider) {
   if (slider.asking === key) return;
   slider.asking = key;
   const ask = (tries) => whenRunOver(() => {
-    if (slider.asking !== key || !lacks(src, slider)) return;
+    if (slider.asking !== key || !lacks(src, slider) || !slider.wrap.isConnected) return;
     slider.ask(want);
     if (tries > 1) setTimeout(() => ask(tries - 1), RETRY_MS);
   });
@@ -95,6 +95,14 @@ function runOver() {
   if (state === "running" || state === "rerunRequested") return;
   const idle = window.requestIdleCallback ?? ((f) => setTimeout(f, 50));
   for (const callback of afterRun.splice(0)) idle(callback, { timeout: 500 });
+  idle(stillHeld, { timeout: 500 });
+}
+
+// After every run, each slider checks it still holds the frames it plays: a run that did
+// not send them again took them off the page (a new session, after a lost connection came
+// back through another replica, has asked for nothing yet).
+function stillHeld() {
+  for (const src of allSources()) if (src.slider?.wrap.isConnected) askForFrames(src, src.slider);
 }
 
 // Release: the stop goes back to Python, which draws the exact figures. Back on the stop

@@ -6,10 +6,12 @@ Fixtures (the server, the browser, a fresh page) are in ``conftest.py``.
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 import numpy as np
 import pytest
 from browser_support import assert_healthy, open_app, query, wait_settled
+from harness import free_port, serve_app
 
 from app.state import controls
 from engine import bert, checkpoint
@@ -131,6 +133,46 @@ def test_the_new_heads_frames_of_every_stop_come_after_the_switch_and_play(page,
     page.keyboard.press("ArrowRight")
     wait_for_weights(page, minilm_weights(head, scale=options[stop + 1]))
     page.evaluate(RECONNECT)
+    assert page.errors == []
+
+
+#: Whether the page is connected to a server.
+CONNECTED = """() => document.querySelector('[data-testid="stApp"]')
+    ?.dataset.testConnectionState === 'CONNECTED'"""
+
+#: Whether frames.js holds the scale's frames of every stop of the head shown.
+SCALE_FRAMES = """async () => {
+    const frames = await import('/_stcore/bidi-components/attention-explorer.chart/frames.js');
+    const src = frames.source('att_scale');
+    return [...src.held.values()].some(
+        (held) => held.axis !== 'head' && held.head === src.head && held.scales.length > 1);
+}"""
+
+
+def test_a_page_that_comes_back_on_a_new_server_gets_its_frames_of_every_stop(page):
+    """A lost connection that comes back to a new session: the slider asks again.
+
+    As when a replica dies behind the proxy: the page reconnects to a server that never
+    heard of it, runs once from its address bar (connection.js), and that run sends no
+    frames of every stop (the new session was never asked for them), so they leave the
+    page; once the run is over the slider asks for them again.
+    """
+    port = free_port()
+    main = Path(__file__).resolve().parents[2] / "app" / "main.py"
+    with serve_app(main, port=port) as (url, _):
+        open_app(page, url + "/attention")
+        assert page.evaluate(SCALE_FRAMES)
+    page.wait_for_function(f"() => !({CONNECTED})()", timeout=60_000)  # it saw the loss
+    runs = page.evaluate("window.__runs.finished")
+    with serve_app(main, port=port):
+        page.wait_for_function(CONNECTED, timeout=60_000)
+        # The run from the link, then the slider's, once it found its frames gone.
+        page.wait_for_function("(n) => window.__runs.finished >= n + 2", arg=runs)
+        page.wait_for_function(SCALE_FRAMES, polling=100)
+        wait_settled(page)
+        np.testing.assert_allclose(
+            page.evaluate(WEIGHTS), minilm_weights(controls.DEFAULT_HEAD), atol=1e-6
+        )
     assert page.errors == []
 
 

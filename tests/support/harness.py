@@ -214,7 +214,7 @@ def stop(process, timeout=20, group=False):
 
 
 @contextlib.contextmanager
-def serve_app(script, *options, cwd=None):
+def serve_app(script, *options, cwd=None, port=None):
     """Run ``streamlit run script`` on a free port until the block ends.
 
     Parameters
@@ -227,6 +227,9 @@ def serve_app(script, *options, cwd=None):
     cwd : str or Path, optional
         Where the server starts, which decides the ``.streamlit/config.toml`` it reads;
         by default the project root for ``app/main.py``, else the script's folder.
+    port : int, optional
+        The port, by default a free one; the same again serves a page whose server was
+        stopped, as another replica behind a proxy would.
 
     Yields
     ------
@@ -234,7 +237,7 @@ def serve_app(script, *options, cwd=None):
     pid : int, the server's process id
     """
     script = Path(script)
-    port = free_port()
+    port = port or free_port()
     command = [
         sys.executable, "-m", "streamlit", "run", str(script),
         "--server.headless", "true",
