@@ -98,9 +98,9 @@ def _slider(section, data):
         def frames():
             return sweeps.scale_frames(settings, head)[1]
 
-        if live_heads.holds_heads(settings):  # asked for once the run is over
-            slider.send_frames_when_asked(section.frame_id, head, frames)
-        else:  # one head: the charts draw from these
+        if "frames" in data:  # the slider asks for them once the run is over
+            slider.send_frames_when_asked(data["frames"], data["head"], frames)
+        else:  # one head: no heads to draw from, so the charts draw from these
             slider.send_frames(frames())
     session.write_url()
 

@@ -3,14 +3,15 @@
 // Each chart is fitted after it is drawn (fitNarrow). On a phone a chart is ~360 px wide:
 // a long title runs past the right edge (plotly.js does not wrap it), plotly.js's toolbar
 // (the mode bar, over the figure's top right corner) covers the title, and a table whose
-// header wraps to two lines pushes its last row out of its fixed height. After a draw, measured: a title wider than the chart is
-// wrapped at its spaces and the top margin grows by the lines added (remembered for the
-// same title at the same width, so the next draw is fitted at once); a mode bar that
-// covers a title moves into a strip of its own above the figure; a table grows to show
-// every row, up to TABLE_MAX px (past it the rows scroll, as intended). A chart is
-// measured once per width and layout: a redraw with new numbers only (another stop or
-// head) is not measured again, since reading a size after Plotly.react forces the page's
-// layout, which cost as much as plotly.js's own drawing on a head switch.
+// header wraps to two lines pushes its last row out of its fixed height. After a draw,
+// measured: a title wider than the chart is wrapped at its spaces and the top margin
+// grows by the lines added (remembered for the same title at the same width, so the next
+// draw is fitted at once); a mode bar that covers a title moves into a strip of its own
+// above the figure; a table grows to show every row, up to TABLE_MAX px (past it the rows
+// scroll, as intended). A chart is measured once per width and layout: a redraw with new
+// numbers only (another stop or head) is not measured again, since reading a size after
+// Plotly.react forces the page's layout, which cost as much as plotly.js's own drawing on
+// a head switch.
 const TABLE_MAX = 700;
 
 // The chart's width, as a ResizeObserver last saw it (read without forcing a layout).
