@@ -14,6 +14,7 @@ import numpy as np
 import pandas as pd
 import pytest
 from browser_support import assert_healthy, drag, open_app, query, slider, wait_settled
+from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
 from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
 
 import engine
@@ -444,10 +445,25 @@ def click_largest_weight(page, query_token):
         }""",
         query_token,
     )
+    page.evaluate(CLICK_SEEN)
     page.mouse.click(cell["x"], cell["y"])
-    page.wait_for_function("(n) => window.__runs.finished > n", arg=runs)
+    try:
+        page.wait_for_function("(n) => window.__runs.finished > n", arg=runs, timeout=20_000)
+    except PlaywrightTimeoutError as error:
+        seen = page.evaluate("window.__clicked")
+        raise AssertionError(f"no run after a click at {cell}; plotly.js saw {seen}") from error
     wait_settled(page)
+    assert page.evaluate("window.__clicked") == [cell["i"], cell["j"]], "the click's cell"
     return cell
+
+
+#: Records the cell plotly.js saw clicked in the weights heatmap (``window.__clicked``), so a
+#: click that missed says so rather than leaving the page without its arithmetic.
+CLICK_SEEN = """() => {
+    window.__clicked = null;
+    document.querySelector('.st-key-att_weights .js-plotly-plot')
+        .once('plotly_click', (event) => { window.__clicked = event.points[0].pointIndex; });
+}"""
 
 
 def worked_weight(page):
