@@ -55,6 +55,47 @@ export function schedule(chart) {
   return true;
 }
 
+// A chart far from the window is not drawn again at a new head, stop or width until it
+// comes near: what it shows at the new head or stop the preview already paints (colours,
+// titles, colour bar, tables), and plotly.js replots a whole figure, axes and all, for
+// new numbers (20-40 ms a chart, docs/benchmarks.md). Near: within a window's height above
+// or below it. New data (a layer, the mask, a text) are drawn at once wherever the chart is.
+const watchers = new Map(); // the element that scrolls -> its IntersectionObserver
+
+// The element whose scrolling moves `element` (Streamlit's main area scrolls, not the
+// page): a margin only reaches as far as the box it is measured in.
+function scroller(element) {
+  for (let node = element.parentElement; node; node = node.parentElement) {
+    if (/auto|scroll/.test(getComputedStyle(node).overflowY)) return node;
+  }
+  return null;
+}
+
+function watch(chart) {
+  const root = scroller(chart.host);
+  if (!watchers.has(root)) {
+    const seen = (entries) => {
+      for (const entry of entries) {
+        const near = entry.target.aeChart;
+        near.near = entry.isIntersecting;
+        if (near.near && near.div.dataset.away && !schedule(near)) delete near.div.dataset.away;
+      }
+    };
+    watchers.set(root, new IntersectionObserver(seen, { root, rootMargin: "100% 0px" }));
+  }
+  chart.div.aeChart = chart;
+  watchers.get(root).observe(chart.div);
+}
+
+// Whether `chart`, owed a redraw of the figure it shows, waits until it comes near
+// (marked `data-away` until then).
+function away(chart) {
+  if (chart.near !== false || chart.drawnSpec !== chart.spec) return false;
+  if (wanted(chart) === chart.shows && !chart.resized) return false; // nothing to draw
+  chart.div.dataset.away = "1";
+  return true;
+}
+
 // A chart in a closed expander waits until it is opened (a Plotly table of 43 rows costs
 // 60-150 ms to redraw, as much as all the heatmaps together).
 function folded(chart) {
@@ -77,7 +118,7 @@ async function pump() {
     while (queue.size) {
       const chart = queue.values().next().value;
       queue.delete(chart);
-      const drawing = chart.div.isConnected && !folded(chart) ? redraw(chart) : null;
+      const drawing = chart.div.isConnected && !folded(chart) && !away(chart) ? redraw(chart) : null;
       if (drawing === null) {
         if (!chart.reacting) delete chart.div.dataset.pending;
         continue;
@@ -118,6 +159,8 @@ async function react(chart, figure) {
   // Bars and shapes restyled during a drag differ from the figure, so react redraws them.
   chart.reacting = (chart.reacting || 0) + 1;
   chart.drawn = figure;
+  chart.drawnSpec = chart.spec;
+  delete chart.div.dataset.away;
   chart.resized = false; // drawn now, at the element's width
   try {
     await Plotly.react(chart.div, figure.data, themed(fitted(chart, figure.layout), chart.host), chart.plotConfig);
@@ -158,6 +201,7 @@ export function mountChart(component) {
     chart = { div, host: parentElement, key, version: 0, listening: false };
     chart.followWidth = () => followWidth(chart); // the ResizeObserver's (narrow.js)
     charts.set(parentElement, chart);
+    watch(chart);
   }
   chart.config = data.config; // the export options, for the camera (download.js)
   chart.print = data.print || null;
@@ -191,5 +235,7 @@ export function mountChart(component) {
 // The chart in `element`, which has left the page: free its plot.
 export function forget(element) {
   const chart = charts.get(element);
-  if (chart && window.Plotly) window.Plotly.purge(chart.div);
+  if (!chart) return;
+  for (const watcher of watchers.values()) watcher.unobserve(chart.div);
+  if (window.Plotly) window.Plotly.purge(chart.div);
 }

@@ -16,6 +16,7 @@ import numpy as np
 import pytest
 from browser_support import (
     assert_healthy,
+    look_at,
     next_tour_step,
     open_app,
     open_presenting,
@@ -257,6 +258,7 @@ def test_a_chart_drawn_narrow_is_drawn_again_at_its_new_width(page, app_url):
     # the presenter bar).
     page.set_viewport_size({"width": 1400, "height": 1000})
     open_app(page, app_url + "/multi-head")
+    look_at(page, "mh_lines")  # a chart far from the window follows its width when near
     wide = page.evaluate(_LINES_CHART)
     page.evaluate("document.querySelector('.st-key-mh_lines').style.maxWidth = '360px'")
     page.wait_for_function(_FOLLOWED)  # drawn again, narrow, with no run

@@ -13,7 +13,15 @@ from urllib.parse import quote
 import numpy as np
 import pandas as pd
 import pytest
-from browser_support import assert_healthy, drag, open_app, query, slider, wait_settled
+from browser_support import (
+    assert_healthy,
+    drag,
+    look_at,
+    open_app,
+    query,
+    slider,
+    wait_settled,
+)
 from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
 from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
 
@@ -414,10 +422,7 @@ def test_the_saturation_tables_follow_the_scale(page, app_url):
     page.wait_for_url(re.compile(r"[?&]scale="))
     wait_settled(page)
     page.get_by_text("Per query row").click()  # a closed expander's table is drawn on opening
-    page.wait_for_function(
-        """() => document.querySelector('.st-key-att_saturation_rows .ae-chart .main-svg')
-            && !document.querySelector('.st-key-att_saturation_rows .ae-chart[data-pending]')"""
-    )
+    look_at(page, "att_saturation_rows")
     columns = page.evaluate(
         """() => document.querySelector('.st-key-att_saturation_rows .js-plotly-plot')
             .data[0].cells.values.slice(1).map(c => Array.from(c))"""
@@ -732,10 +737,7 @@ def test_a_closed_tables_numbers_after_a_head_switch_are_the_new_heads_when_open
     wait_for_weights(page, minilm_weights(controls.DEFAULT_LAYER, controls.DEFAULT_HEAD + 1))
     wait_settled(page)
     page.get_by_text("Per query row").click()
-    page.wait_for_function(
-        """() => document.querySelector('.st-key-att_saturation_rows .ae-chart .main-svg')
-            && !document.querySelector('.st-key-att_saturation_rows .ae-chart[data-pending]')"""
-    )
+    look_at(page, "att_saturation_rows")
     columns = page.evaluate(
         """() => document.querySelector('.st-key-att_saturation_rows .js-plotly-plot')
             .data[0].cells.values.slice(1).map(c => Array.from(c))"""

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from browser_support import assert_healthy, open_app, query, wait_settled
+from browser_support import assert_healthy, look_at, open_app, query, wait_settled
 from harness import free_port, serve_app
 
 from app.state import controls
@@ -97,6 +97,33 @@ def test_a_head_switch_is_shown_from_held_heads_with_no_server(page, app_url):
     assert query(page).get("head") is None  # the default head: the link waits for Python
     page.evaluate(RECONNECT)
     assert page.errors == []
+
+
+#: The head's output as the output heatmap draws it, as numbers.
+OUTPUT = """() => {
+    const plot = document.querySelector('.st-key-att_output .js-plotly-plot');
+    return Array.from(plot._fullData[0].z, row => Array.from(row));
+}"""
+
+
+def test_a_chart_far_below_is_redrawn_at_the_new_head_when_it_comes_near(page, app_url):
+    """Only the charts near the window are replotted at once; one far below, when scrolled to."""
+    open_app(page, app_url + "/attention")  # at the top: the output heatmap is 2 windows down
+    before = page.evaluate(OUTPUT)
+    page.evaluate("window.__aeFrames = []")
+    step_head(page)
+    head = controls.DEFAULT_HEAD + 1
+    wait_for_weights(page, minilm_weights(head))  # near the window: replotted at once
+    wait_settled(page)
+    assert "att_output" in page.evaluate("window.__aeFrames")[0]["parts"]  # previewed, though
+    assert page.locator(".st-key-att_output .ae-chart[data-away]").count() == 1
+    assert page.evaluate(OUTPUT) == before  # not replotted
+    look_at(page, "att_output")
+    model = checkpoint.load_minilm()
+    run = bert.run(model, controls.DEFAULT_TEXT)
+    expected = bert.layer_run(model, run, controls.DEFAULT_LAYER).attention.heads.output[head]
+    np.testing.assert_allclose(page.evaluate(OUTPUT), expected, atol=1e-6)
+    assert_healthy(page)
 
 
 def test_the_new_heads_frames_of_every_stop_come_after_the_switch_and_play(page, app_url):

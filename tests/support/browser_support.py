@@ -203,6 +203,26 @@ _CHART_DRAWN = """(key) => {
 }"""
 
 
+#: The chart with key ``key`` is drawn and owes no redraw: none queued or under way, and
+#: none waiting for it to come near the window (``data-away``, chart/plot.js).
+_CHART_CURRENT = """(key) => {
+    const chart = document.querySelector(`.st-key-${key} .ae-chart`);
+    return chart !== null && chart.querySelector('.main-svg') !== null
+        && chart.dataset.pending === undefined && chart.dataset.away === undefined;
+}"""
+
+
+def look_at(page, key):
+    """Scroll chart ``key`` into the window, as a reader does, and wait until it is current.
+
+    A chart far from the window is redrawn at a new head, stop or width only when it comes
+    near (its preview shows the change meanwhile); what plotly.js holds is then the new
+    figure.
+    """
+    page.locator(f".st-key-{key}").scroll_into_view_if_needed()
+    page.wait_for_function(_CHART_CURRENT, arg=key, polling=100)
+
+
 def next_tour_step(page, step):
     """Click the tour's "Next" on step ``step`` and wait until step ``step + 1`` has drawn.
 
