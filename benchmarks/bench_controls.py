@@ -261,6 +261,9 @@ def main():
     parser.add_argument(
         "--mbit", type=float, help="both apps over a network of this many Mbit/s (a classroom's)"
     )
+    parser.add_argument(
+        "--at", help="scroll /attention to the chart with this key first (default: the top)"
+    )
     args = parser.parse_args()
     load_avg = os.getloadavg()
     counter = [0]
@@ -273,6 +276,9 @@ def main():
         trivial.page.goto(trivial_url)
         trivial.settle(timeout=300)
         app.open(app_url + "/attention")
+        if args.at:  # a reader looking at that chart: the page scrolled to it
+            app.page.locator(f".st-key-{args.at}").scroll_into_view_if_needed()
+            app.settle()
 
         def walk(widget, key):  # one way to its end (new heads or layers), then back
             keys[widget] = key
@@ -310,6 +316,8 @@ def main():
         loads = first_loads(browser, app_url, trivial_url, args.loads) if args.loads else {}
     if args.mbit:
         print(f"network: {args.mbit:g} Mbit/s each way (Chromium's emulation), first loads not")
+    if args.at:
+        print(f"/attention scrolled to {args.at} before its actions")
     print_table(results, loads, load_avg)
 
 
