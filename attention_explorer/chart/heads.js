@@ -6,7 +6,8 @@
 // exact figures from the same frames (plot.js), and only then tells Python the head, whose
 // run keeps the charts' data (drawn from frames, they do not depend on the head); the scale
 // slider asks for the new head's frames of every stop once that run is over (slider.js).
-// The sidebar's "Head h" and the link follow from that run.
+// The sidebar's "Head h" and the link follow from that run. A move of the sidebar's own
+// "Head h" is shown the same way as it happens (followSidebar), before its run.
 
 import { source } from "./frames.js";
 import { showFrame } from "./preview.js";
@@ -25,18 +26,21 @@ function makeControl(parentElement, src, name) {
       style="width: 100%; accent-color: var(--st-primary-color)">`;
   parentElement.appendChild(wrap);
   const input = wrap.querySelector("input");
-  const control = { wrap, input, pending: [], frame: null };
+  const control = { wrap, input, pending: [], frame: null, sidebar: null, watching: null };
+  control.touched = -Infinity; // when the sidebar's "Head h" last had a key or the pointer
+  control.src = src;
   const paint = () => {
     control.frame = null;
     showFrame(src, src.stop);
   };
-  input.addEventListener("input", () => {
-    const head = Number(input.value);
+  control.show = (head) => { // the new head on every chart, in the next animation frame
     control.describe(head);
-    if (src.head === head) return;
+    if (src.head === head) return false;
     src.head = head;
     if (control.frame === null) control.frame = requestAnimationFrame(paint);
-  });
+    return true;
+  };
+  input.addEventListener("input", () => control.show(Number(input.value)));
   input.addEventListener("change", () => {
     const head = Number(input.value);
     if (control.pending.at(-1) !== head) {
@@ -46,6 +50,44 @@ function makeControl(parentElement, src, name) {
     redrawExact(src, src.stop);
   });
   return control;
+}
+
+// How long after a key or the pointer on the sidebar's "Head h" its moves are the user's:
+// a move later than that is Python's (a link, a new model), whose run brings the head.
+const TOUCH_MS = 2000;
+
+// The sidebar's "Head h" (Streamlit's slider, key "head": its range input's aria-valuetext
+// is the head) shown on every chart as the user moves it, from the held heads, as this
+// control's own moves are; Streamlit sends it to Python as ever. Without that slider (one
+// head; presentation mode's selector) nothing changes: the run's data bring the head.
+function followSidebar(control, src) {
+  const slider = document.querySelector(".st-key-head input[type='range']");
+  if (!slider || slider === control.sidebar) return;
+  control.sidebar = slider;
+  control.watching?.disconnect(); // a slider Streamlit has replaced
+  const holder = slider.closest(".st-key-head");
+  if (!holder.aeTouch) { // once per element: Streamlit may replace the input alone
+    holder.aeTouch = () => (control.touched = performance.now());
+    holder.addEventListener("keydown", holder.aeTouch, true);
+    holder.addEventListener("pointerdown", holder.aeTouch, true);
+    holder.addEventListener("pointermove", (event) => event.buttons && holder.aeTouch(), true);
+  }
+  control.watching = new MutationObserver(() => {
+    if (performance.now() - control.touched > TOUCH_MS) return;
+    const head = Number(slider.getAttribute("aria-valuetext"));
+    if (!Number.isInteger(head) || head < 0 || head > Number(control.input.max)) return;
+    control.input.value = String(head);
+    if (control.show(head)) redrawExact(src, src.stop);
+  });
+  control.watching.observe(slider, { attributes: true, attributeFilter: ["aria-valuetext"] });
+}
+
+// Whether the sidebar's "Head h", lately moved by the user, shows the head shown: one
+// Python is still catching up with (a run per key press, the last one's on its way).
+function sidebarAhead(control) {
+  const slider = control.sidebar;
+  return Boolean(slider?.isConnected) && performance.now() - control.touched <= TOUCH_MS
+    && Number(slider.getAttribute("aria-valuetext")) === control.src.head;
 }
 
 // The control's data arrived: {kind: "head", source, label, heads, head, stop, hidden?}.
@@ -71,7 +113,7 @@ export function mountHead(component) {
   const sent = control.pending.indexOf(data.head);
   if (sent >= 0) {
     control.pending.splice(0, sent + 1);
-  } else if (control.pending.length === 0 && src.head !== data.head) {
+  } else if (!control.pending.length && src.head !== data.head && !sidebarAhead(control)) {
     src.head = data.head; // the sidebar, the presenter bar or a link chose it
     control.input.value = String(data.head);
     showFrame(src, src.stop);
@@ -80,4 +122,5 @@ export function mountHead(component) {
   if (src.head === null) src.head = data.head;
   control.input.value = String(src.head);
   control.describe(src.head);
+  followSidebar(control, src);
 }

@@ -118,7 +118,8 @@ async function pump() {
     while (queue.size) {
       const chart = queue.values().next().value;
       queue.delete(chart);
-      const drawing = chart.div.isConnected && !folded(chart) && !away(chart) ? redraw(chart) : null;
+      const due = chart.div.isConnected && !folded(chart) && !away(chart);
+      const drawing = due ? redraw(chart) : null;
       if (drawing === null) {
         if (!chart.reacting) delete chart.div.dataset.pending;
         continue;

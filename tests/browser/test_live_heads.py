@@ -99,6 +99,40 @@ def test_a_head_switch_is_shown_from_held_heads_with_no_server(page, app_url):
     assert page.errors == []
 
 
+def test_the_sidebars_head_is_shown_from_held_heads_before_its_run(page, app_url):
+    """A key on the sidebar's "Head h" shows the new head with nothing reaching the server."""
+    open_app(page, app_url + "/attention")
+    runs = page.evaluate("window.__runs.finished")
+    page.evaluate("window.__aeFrames = []")
+    page.evaluate(UNPLUG)  # Streamlit's own message with the slider's value is lost too
+    page.locator(".st-key-head input[type=range]").first.focus()
+    page.keyboard.press("ArrowRight")
+    expected = minilm_weights(controls.DEFAULT_HEAD + 1)
+    wait_for_weights(page, expected)
+    assert page.evaluate("window.__aeFrames")[0]["head"] == controls.DEFAULT_HEAD + 1
+    assert page.locator(".st-key-att_head input").input_value() == str(controls.DEFAULT_HEAD + 1)
+    assert page.evaluate("window.__runs.finished") == runs  # no run: the server never heard
+    page.evaluate(RECONNECT)
+    assert page.errors == []
+
+
+def test_the_sidebar_and_the_live_control_take_turns_on_the_head(page, app_url):
+    """From a link's head, a live step and a sidebar step back: each shown, the link follows."""
+    open_app(page, app_url + "/attention?head=3")
+    np.testing.assert_allclose(page.evaluate(WEIGHTS), minilm_weights(3), atol=1e-6)
+    page.locator(".st-key-att_head input").focus()  # the live control, then the sidebar
+    page.keyboard.press("ArrowRight")
+    wait_for_weights(page, minilm_weights(4))
+    wait_settled(page)
+    page.locator(".st-key-head input[type=range]").first.focus()
+    page.keyboard.press("ArrowLeft")
+    wait_for_weights(page, minilm_weights(3))
+    wait_settled(page)
+    assert query(page)["head"] == "3"
+    assert page.locator(".st-key-att_head input").input_value() == "3"
+    assert_healthy(page)
+
+
 #: The head's output as the output heatmap draws it, as numbers.
 OUTPUT = """() => {
     const plot = document.querySelector('.st-key-att_output .js-plotly-plot');
