@@ -293,9 +293,10 @@ def main():
             return perform
 
         keys = {}
-        live_head = walk("att_head", "ArrowRight")
+        live_head, sidebar_head = walk("att_head", "ArrowRight"), walk("head", "ArrowRight")
         actions = [
-            ("/attention: head switch", walk("head", "ArrowRight"), False),
+            ("/attention: head switch", sidebar_head, False),
+            ("/attention: head switch, shown", sidebar_head, True),
             ("/attention: head switch, live", live_head, False),
             ("/attention: head switch, live, shown", live_head, True),
             ("/attention: layer switch", walk("layer", "ArrowLeft"), False),

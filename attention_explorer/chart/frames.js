@@ -144,7 +144,7 @@ export function wanted(chart) {
 // layer, the mask, a text): its own new data come in the same run, after the frames. Until
 // then it keeps what it shows; its reference figure (the reference head at the default
 // stop) would show another head and stop for a moment, and cost a redraw.
-function replaced(chart) {
+export function replaced(chart) {
   const live = chart.live;
   if (!live || live.drawn === undefined || chart.shows === null || chart.shows === undefined) return false;
   const src = source(live.source);

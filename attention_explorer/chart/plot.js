@@ -10,7 +10,7 @@
 
 import { download } from "./download.js";
 import { figureAt } from "./exact.js";
-import { allSources, follow, shownFrames, wanted } from "./frames.js";
+import { allSources, follow, replaced, shownFrames, wanted } from "./frames.js";
 import { hoverLines } from "./hover_lines.js";
 import { drawnAtAnotherWidth, fitNarrow, fitted } from "./narrow.js";
 import { plotlyReady } from "./plotly_loader.js";
@@ -226,7 +226,10 @@ export function mountChart(component) {
   chart.liveText = JSON.stringify(chart.live);
   chart.figure = JSON.parse(data.spec);
   chart.cells = null; // the reference figure's customdata, decoded when first needed
-  chart.shows = undefined; // new data: draw them (at the current stop, from frames)
+  // New data: draw them (at the current stop, from frames), unless their frames (new
+  // settings: a layer, the mask, a text) are still to come in this run: until then the
+  // chart keeps what it shows (wanted), not its reference figure's other head for a moment.
+  if (!replaced(chart)) chart.shows = undefined;
   // A live chart drawn once, now in a closed expander, draws again when it is opened
   // (folded): a head or layer switch need not wait for a table no one sees.
   if (chart.live && chart.div._fullLayout && folded(chart)) return schedule(chart);

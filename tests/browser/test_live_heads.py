@@ -35,20 +35,22 @@ UNPLUG = """() => {
 RECONNECT = "() => { WebSocket.prototype.send = window.__sent; }"
 
 
-#: Record every weights figure plotly.js draws (its numbers, once drawn) and how many times
-#: a redraw rebuilt a plot from scratch (its SVG replaced) instead of updating it.
+#: Record every weights and raw scores figure plotly.js draws (their numbers, once drawn,
+#: in ``__drawn`` and ``__drawnRaw``) and how many times a redraw rebuilt a plot from
+#: scratch (its SVG replaced) instead of updating it.
 RECORD_DRAWINGS = """() => {
     const P = window.Plotly;
     window.__drawn = [];
+    window.__drawnRaw = [];
     window.__rebuilt = 0;
     const react = P.react;
     P.react = async function (div, ...rest) {
         const svg = div.querySelector('.main-svg');
         const result = await react.call(this, div, ...rest);
         if (svg && !svg.isConnected) window.__rebuilt += 1;
-        if (div.closest('.st-key-att_weights')) {
-            window.__drawn.push(Array.from(div._fullData[0].z, row => Array.from(row)));
-        }
+        const z = () => Array.from(div._fullData[0].z, row => Array.from(row));
+        if (div.closest('.st-key-att_weights')) window.__drawn.push(z());
+        if (div.closest('.st-key-att_raw')) window.__drawnRaw.push(z());
         return result;
     };
 }"""
@@ -274,30 +276,37 @@ def test_the_sidebars_head_moves_the_live_control(page, app_url):
 
 @pytest.mark.parametrize("control", ["mask", "layer"])
 def test_a_new_layer_or_mask_never_draws_another_head_on_the_way(page, app_url, control):
-    """Every weights figure drawn on the way to a new mask or layer is the head shown's.
+    """Every weights and raw scores figure drawn on the way to a new mask or layer is the
+    head shown's, drawn once.
 
     The charts are drawn at a reference head (head 0) and the browser puts the head shown
-    in; when new frames replace a chart's, the chart waits for its own new data in the same
-    run instead of showing its reference figure (head 0) meanwhile. And no redraw rebuilds
-    a plot from scratch.
+    in; when new frames replace a chart's, the chart waits for them or its own new data in
+    the same run, whichever comes last, instead of showing its reference figure (head 0)
+    meanwhile. And no redraw rebuilds a plot from scratch.
     """
     assert controls.DEFAULT_HEAD != 0  # else the reference head would be the head shown
     open_app(page, app_url + "/attention")
     page.evaluate(RECORD_DRAWINGS)
-    if control == "mask":
+    causal = control == "mask"
+    layer = controls.DEFAULT_LAYER - (control == "layer")
+    if causal:
         page.locator(".st-key-causal input").focus()
         page.keyboard.press("Space")
-        expected = minilm_weights(controls.DEFAULT_HEAD, causal=True)
     else:
         page.locator(".st-key-layer input[type=range]").first.focus()
         page.keyboard.press("ArrowLeft")
-        expected = minilm_weights(controls.DEFAULT_HEAD, layer=controls.DEFAULT_LAYER - 1)
+    expected = minilm_weights(controls.DEFAULT_HEAD, layer=layer, causal=causal)
     wait_for_weights(page, expected)
     wait_settled(page)
     drawn = page.evaluate("window.__drawn")
-    assert drawn  # the new figure, drawn
-    for weights in drawn:
-        np.testing.assert_allclose(weights, expected, atol=1e-6)
+    assert len(drawn) == 1  # the new figure, drawn once
+    np.testing.assert_allclose(drawn[0], expected, atol=1e-6)
+    model = checkpoint.load_minilm()
+    run = bert.run(model, controls.DEFAULT_TEXT)
+    scores = bert.layer_run(model, run, layer, None, causal).attention.heads.scores
+    drawn_raw = page.evaluate("window.__drawnRaw")
+    assert len(drawn_raw) == 1  # not its reference figure (head 0) first
+    np.testing.assert_allclose(drawn_raw[0], scores[controls.DEFAULT_HEAD], atol=1e-4)
     assert page.evaluate("window.__rebuilt") == 0
     assert_healthy(page)
 
