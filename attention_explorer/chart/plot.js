@@ -163,6 +163,9 @@ async function react(chart, figure) {
   chart.drawnSpec = chart.spec;
   delete chart.div.dataset.away;
   chart.resized = false; // drawn now, at the element's width
+  // What plotly.js writes of what the preview touched is its own again, even when it wrote
+  // the same value (a bar the preview moved where the new figure has it).
+  const writes = chart.touched?.size ? watchWrites(chart.div) : null;
   try {
     await Plotly.react(chart.div, figure.data, themed(fitted(chart, figure.layout), chart.host), chart.plotConfig);
     await fitNarrow(chart, figure);
@@ -170,7 +173,7 @@ async function react(chart, figure) {
     chart.reacting -= 1;
   }
   followWidth(chart); // its element changed width while it was drawn
-  restorePlotly(chart);
+  restorePlotly(chart, writes?.stop());
   if (!chart.listening) {
     chart.listening = true;
     chart.div.on("plotly_click", (event) => chart.onClick(event));
@@ -178,6 +181,26 @@ async function react(chart, figure) {
     chart.div.on("plotly_unhover", () => hoverLines(chart, null));
   }
   if (version === chart.version && !queue.has(chart)) delete chart.div.dataset.pending;
+}
+
+// Watch the attributes written in `element`'s subtree; stop() gives them, by element.
+function watchWrites(element) {
+  const seen = new Map();
+  const note = (records) => {
+    for (const record of records) {
+      if (!seen.has(record.target)) seen.set(record.target, new Set());
+      seen.get(record.target).add(record.attributeName);
+    }
+  };
+  const observer = new MutationObserver(note);
+  observer.observe(element, { subtree: true, attributes: true });
+  return {
+    stop() {
+      note(observer.takeRecords()); // those not yet delivered
+      observer.disconnect();
+      return seen;
+    },
+  };
 }
 
 // `chart`'s element changed width since it was drawn: the same figure, drawn again in

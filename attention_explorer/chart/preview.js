@@ -124,8 +124,10 @@ function removePreview(chart) {
 }
 
 // Give Plotly back its own drawing: after a drag ends on the stop already drawn, or after
-// Plotly.react (which leaves an image alone when the figure did not change).
-export function restorePlotly(chart) {
+// Plotly.react (which leaves an image alone when the figure did not change). `written`:
+// the attributes Plotly.react wrote, by element, whatever their value; without it, an
+// attribute that still holds the preview's value is taken as one Plotly left alone.
+export function restorePlotly(chart, written = null) {
   removePreview(chart);
   chart.colourBarTicks?.remove();
   chart.colourBarTicks = null;
@@ -137,6 +139,7 @@ export function restorePlotly(chart) {
   for (const [element, record] of chart.touched || []) {
     for (const [attr, { original, ours }] of Object.entries(record)) {
       if (read(element, attr) !== ours) continue; // Plotly has drawn it again
+      if (written?.get(element)?.has(attr)) continue; // the same, and Plotly's own now
       if (attr === TEXT && redrawn(element)) continue; // the same text, Plotly's own now
       if (attr === TEXT) setText(element, original);
       else if (original === null) element.removeAttribute(attr);

@@ -135,6 +135,40 @@ def test_the_sidebar_and_the_live_control_take_turns_on_the_head(page, app_url):
     assert_healthy(page)
 
 
+#: The bars' heights as drawn (each path's top, back in the axis's units).
+BARS_DRAWN = r"""() => {
+    const gd = document.querySelector('.st-key-att_bar .js-plotly-plot');
+    const axis = gd._fullLayout.yaxis;
+    return [...gd.querySelectorAll('.barlayer .trace:first-child .point path')]
+        .map(path => axis.p2c(Number(path.getAttribute('d').match(/V(-?[\d.]+)/)[1])));
+}"""
+
+
+@pytest.mark.parametrize("control", ["sidebar", "live"])
+def test_the_bars_drawn_after_a_head_switch_are_the_new_heads(page, app_url, control):
+    """The bars the preview moved are plotly.js's own after the exact figure, at the new head.
+
+    plotly.js redraws a bar where the preview had put it, the same path: that is its
+    drawing now, not one to put back (a bar chart once showed the head before).
+    """
+    open_app(page, app_url + "/attention")
+    look_at(page, "att_bar")
+    if control == "sidebar":
+        page.locator(".st-key-head input[type=range]").first.focus()
+        page.keyboard.press("ArrowRight")
+    else:
+        step_head(page)
+    head = controls.DEFAULT_HEAD + 1
+    weights = minilm_weights(head)
+    wait_for_weights(page, weights)
+    wait_settled(page)
+    look_at(page, "att_bar")
+    row = bert.run(checkpoint.load_minilm(), controls.DEFAULT_TEXT).labels.index("it")
+    assert np.abs(weights[row] - minilm_weights(controls.DEFAULT_HEAD)[row]).max() > 0.1
+    np.testing.assert_allclose(page.evaluate(BARS_DRAWN), weights[row], atol=0.01)  # 2 px
+    assert_healthy(page)
+
+
 #: The head's output as the output heatmap draws it, as numbers.
 OUTPUT = """() => {
     const plot = document.querySelector('.st-key-att_output .js-plotly-plot');
