@@ -26,7 +26,7 @@ function makeControl(parentElement, src, name) {
       style="width: 100%; accent-color: var(--st-primary-color)">`;
   parentElement.appendChild(wrap);
   const input = wrap.querySelector("input");
-  const control = { wrap, input, pending: [], frame: null, sidebar: null, watching: null };
+  const control = { wrap, input, pending: [], frame: null, sidebar: null };
   control.touched = -Infinity; // when the sidebar's "Head h" last had a key or the pointer
   control.src = src;
   const paint = () => {
@@ -60,26 +60,28 @@ const TOUCH_MS = 2000;
 // is the head) shown on every chart as the user moves it, from the held heads, as this
 // control's own moves are; Streamlit sends it to Python as ever. Without that slider (one
 // head; presentation mode's selector) nothing changes: the run's data bring the head.
-function followSidebar(control, src) {
+function followSidebar(control) {
   const slider = document.querySelector(".st-key-head input[type='range']");
-  if (!slider || slider === control.sidebar) return;
-  control.sidebar = slider;
-  control.watching?.disconnect(); // a slider Streamlit has replaced
+  if (!slider) return;
   const holder = slider.closest(".st-key-head");
+  holder.aeControl = control; // the control on the page now (a page may mount another)
+  control.sidebar = slider;
   if (!holder.aeTouch) { // once per element: Streamlit may replace the input alone
-    holder.aeTouch = () => (control.touched = performance.now());
+    holder.aeTouch = () => (holder.aeControl.touched = performance.now());
     holder.addEventListener("keydown", holder.aeTouch, true);
     holder.addEventListener("pointerdown", holder.aeTouch, true);
     holder.addEventListener("pointermove", (event) => event.buttons && holder.aeTouch(), true);
   }
-  control.watching = new MutationObserver(() => {
-    if (performance.now() - control.touched > TOUCH_MS) return;
+  if (slider.aeWatched) return;
+  slider.aeWatched = true; // one watch per input, gone with it
+  new MutationObserver(() => {
+    const shown = holder.aeControl;
+    if (performance.now() - shown.touched > TOUCH_MS) return;
     const head = Number(slider.getAttribute("aria-valuetext"));
-    if (!Number.isInteger(head) || head < 0 || head > Number(control.input.max)) return;
-    control.input.value = String(head);
-    if (control.show(head)) redrawExact(src, src.stop);
-  });
-  control.watching.observe(slider, { attributes: true, attributeFilter: ["aria-valuetext"] });
+    if (!Number.isInteger(head) || head < 0 || head > Number(shown.input.max)) return;
+    shown.input.value = String(head);
+    if (shown.show(head)) redrawExact(shown.src, shown.src.stop);
+  }).observe(slider, { attributes: true, attributeFilter: ["aria-valuetext"] });
 }
 
 // Whether the sidebar's "Head h", lately moved by the user, shows the head shown: one
@@ -122,5 +124,5 @@ export function mountHead(component) {
   if (src.head === null) src.head = data.head;
   control.input.value = String(src.head);
   control.describe(src.head);
-  followSidebar(control, src);
+  followSidebar(control);
 }

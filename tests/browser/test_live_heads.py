@@ -118,6 +118,25 @@ def test_the_sidebars_head_is_shown_from_held_heads_before_its_run(page, app_url
     assert page.errors == []
 
 
+def test_the_sidebars_head_is_shown_at_once_after_a_visit_to_another_page(page, app_url):
+    """Back on /attention from another page, its new head control follows the sidebar."""
+    open_app(page, app_url + "/attention")
+    page.locator('[data-testid="stSidebarNavLink"][href$="/multi-head"]').click()
+    page.wait_for_url(re.compile(r"/multi-head"))
+    wait_settled(page)
+    page.locator('[data-testid="stSidebarNavLink"][href$="/attention"]').click()
+    page.wait_for_url(re.compile(r"/attention"))
+    wait_settled(page)
+    runs = page.evaluate("window.__runs.finished")
+    page.evaluate(UNPLUG)
+    page.locator(".st-key-head input[type=range]").first.focus()
+    page.keyboard.press("ArrowRight")
+    wait_for_weights(page, minilm_weights(controls.DEFAULT_HEAD + 1))
+    assert page.evaluate("window.__runs.finished") == runs  # shown before any run
+    page.evaluate(RECONNECT)
+    assert page.errors == []
+
+
 def test_the_sidebar_and_the_live_control_take_turns_on_the_head(page, app_url):
     """From a link's head, a live step and a sidebar step back: each shown, the link follows."""
     open_app(page, app_url + "/attention?head=3")
