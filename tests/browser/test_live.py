@@ -484,6 +484,17 @@ def click_largest_weight(page, query_token):
         raise AssertionError(f"no run after a click at {cell}; plotly.js saw {seen}") from error
     wait_settled(page)
     assert page.evaluate("window.__clicked") == [cell["i"], cell["j"]], "the click's cell"
+    # The click's run may wait for one under way (the page settles between the two): wait
+    # for its heading, and say what the page shows if it never comes.
+    heading = page.get_by_text(f"Cell ({cell['i']}, {cell['j']}): query")
+    try:
+        heading.first.wait_for(timeout=15_000)
+    except PlaywrightTimeoutError as error:
+        shown = page.get_by_text("Cell (").all_inner_texts()
+        finished = page.evaluate("window.__runs.finished")
+        raise AssertionError(
+            f"no arithmetic for {cell}: runs {runs} -> {finished}, headings {shown}, {page.url}"
+        ) from error
     return cell
 
 
