@@ -145,12 +145,17 @@ window.addEventListener('ae-frame', (event) => {
 });
 """
 
+#: ms after a run's end message before a page counts as settled: the components get the
+#: run's last data a frame or more after it (a chart marks itself pending, the slider asks
+#: for its frames, only then). Without it a page whose charts were already drawn (a head
+#: shown before its run) could count as settled in that frame.
+AFTER_RUN_MS = 100
+
 #: With :data:`RUN_COUNTER` installed: true once more than ``before`` runs have finished,
-#: no run is going on, and every chart has drawn.
+#: the last :data:`AFTER_RUN_MS` ago, no run is going on, and every chart has drawn.
 SETTLED_AFTER = (
-    "(before) => window.__runs !== undefined && window.__runs.finished > before && ("
-    + SETTLED
-    + ")()"
+    "(before) => window.__runs !== undefined && window.__runs.finished > before"
+    f" && performance.now() - window.__runs.finishedAt >= {AFTER_RUN_MS} && (" + SETTLED + ")()"
 )
 
 
