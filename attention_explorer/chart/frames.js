@@ -140,10 +140,11 @@ export function wanted(chart) {
   return shownKey(chart, src.head, stop);
 }
 
-// Whether the frames `chart` was drawn from gave way to other frames (new settings: a
-// layer, the mask, a text): its own new data come in the same run, after the frames. Until
-// then it keeps what it shows; its reference figure (the reference head at the default
-// stop) would show another head and stop for a moment, and cost a redraw.
+// Whether `chart`, which shows frames, and the frames its data name are apart: new
+// settings (a layer, the mask, a text) whose frames or whose data for this chart are still
+// to come in the same run, in either order. Until both are in it keeps what it shows; its
+// reference figure (the reference head at the default stop) would show another head and
+// stop for a moment, and cost a redraw.
 export function replaced(chart) {
   const live = chart.live;
   if (!live || live.drawn === undefined || chart.shows === null || chart.shows === undefined) return false;

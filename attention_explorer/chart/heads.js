@@ -26,9 +26,8 @@ function makeControl(parentElement, src, name) {
       style="width: 100%; accent-color: var(--st-primary-color)">`;
   parentElement.appendChild(wrap);
   const input = wrap.querySelector("input");
-  const control = { wrap, input, pending: [], frame: null, sidebar: null };
-  control.touched = -Infinity; // when the sidebar's "Head h" last had a key or the pointer
-  control.src = src;
+  // touched: when the sidebar's "Head h" last had a key or the pointer (followSidebar)
+  const control = { wrap, input, src, pending: [], frame: null, sidebar: null, touched: -Infinity };
   const paint = () => {
     control.frame = null;
     showFrame(src, src.stop);

@@ -76,9 +76,9 @@ function watch(chart) {
   if (!watchers.has(root)) {
     const seen = (entries) => {
       for (const entry of entries) {
-        const near = entry.target.aeChart;
-        near.near = entry.isIntersecting;
-        if (near.near && near.div.dataset.away && !schedule(near)) delete near.div.dataset.away;
+        const chart = entry.target.aeChart;
+        chart.near = entry.isIntersecting;
+        if (chart.near && chart.div.dataset.away && !schedule(chart)) delete chart.div.dataset.away;
       }
     };
     watchers.set(root, new IntersectionObserver(seen, { root, rootMargin: "100% 0px" }));

@@ -15,6 +15,7 @@ import pandas as pd
 import pytest
 from browser_support import (
     assert_healthy,
+    bars,
     drag,
     look_at,
     open_app,
@@ -401,24 +402,14 @@ def test_the_slider_steps_on_after_the_text_passes_128_tokens(page, app_url):
     assert_healthy(page)
 
 
-#: The bars as drawn (each path's top, back in the axis's units) and as plotly.js holds them.
-BARS = r"""() => {
-    const gd = document.querySelector('.st-key-att_bar .js-plotly-plot');
-    const axis = gd._fullLayout.yaxis;
-    const drawn = [...gd.querySelectorAll('.barlayer .trace:first-child .point path')]
-        .map(path => axis.p2c(Number(path.getAttribute('d').match(/V(-?[\d.]+)/)[1])));
-    return [drawn, Array.from(gd._fullData[0].y)];
-}"""
-
-
 def test_the_bars_drawn_after_a_step_are_the_new_stops(page, app_url):
     """After a step the bars are drawn where the new stop's weights put them, not put back."""
     open_app(page, app_url + "/attention?weights=random")
     look_at(page, "att_bar")
-    _, before = page.evaluate(BARS)
+    _, before = bars(page, "att_bar")
     step(page, "ArrowRight")
     look_at(page, "att_bar")
-    drawn, held = page.evaluate(BARS)
+    drawn, held = bars(page, "att_bar")
     assert np.abs(np.subtract(held, before)).max() > 0.01  # the step moved the bars
     weights = engine_weights("random", float(query(page)["scale"]))
     assert np.isclose(weights, held, atol=1e-6).all(axis=1).any()  # a row of the new stop

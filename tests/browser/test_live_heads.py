@@ -10,7 +10,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from browser_support import assert_healthy, look_at, open_app, query, wait_settled
+from browser_support import assert_healthy, bars, look_at, open_app, query, wait_settled
 from harness import free_port, serve_app
 
 from app.state import controls
@@ -154,15 +154,6 @@ def test_the_sidebar_and_the_live_control_take_turns_on_the_head(page, app_url):
     assert_healthy(page)
 
 
-#: The bars' heights as drawn (each path's top, back in the axis's units).
-BARS_DRAWN = r"""() => {
-    const gd = document.querySelector('.st-key-att_bar .js-plotly-plot');
-    const axis = gd._fullLayout.yaxis;
-    return [...gd.querySelectorAll('.barlayer .trace:first-child .point path')]
-        .map(path => axis.p2c(Number(path.getAttribute('d').match(/V(-?[\d.]+)/)[1])));
-}"""
-
-
 @pytest.mark.parametrize("control", ["sidebar", "live"])
 def test_the_bars_drawn_after_a_head_switch_are_the_new_heads(page, app_url, control):
     """The bars the preview moved are plotly.js's own after the exact figure, at the new head.
@@ -184,7 +175,7 @@ def test_the_bars_drawn_after_a_head_switch_are_the_new_heads(page, app_url, con
     look_at(page, "att_bar")
     row = bert.run(checkpoint.load_minilm(), controls.DEFAULT_TEXT).labels.index("it")
     assert np.abs(weights[row] - minilm_weights(controls.DEFAULT_HEAD)[row]).max() > 0.1
-    np.testing.assert_allclose(page.evaluate(BARS_DRAWN), weights[row], atol=0.01)  # 2 px
+    np.testing.assert_allclose(bars(page, "att_bar")[0], weights[row], atol=0.01)  # 2 px
     assert_healthy(page)
 
 

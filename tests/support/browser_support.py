@@ -14,6 +14,7 @@ import contextlib
 import re
 from urllib.parse import parse_qs, urlsplit
 
+import numpy as np
 from harness import FRAME_LOG, NOT_CHARTS, RUN_COUNTER, SETTLED, SETTLED_AFTER
 from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
 
@@ -195,17 +196,9 @@ def query(page):
     return {key: values[-1] for key, values in parse_qs(urlsplit(page.url).query).items()}
 
 
-#: The chart with key ``key`` has drawn its data (the chart component's ``data-pending`` gone).
+#: The chart with key ``key`` has drawn its data and owes no redraw: none queued or under
+#: way (``data-pending``), none waiting for it to come near the window (``data-away``).
 _CHART_DRAWN = """(key) => {
-    const chart = document.querySelector(`.st-key-${key} .ae-chart`);
-    return chart !== null && chart.querySelector('.main-svg') !== null
-        && chart.dataset.pending === undefined;
-}"""
-
-
-#: The chart with key ``key`` is drawn and owes no redraw: none queued or under way, and
-#: none waiting for it to come near the window (``data-away``, chart/plot.js).
-_CHART_CURRENT = """(key) => {
     const chart = document.querySelector(`.st-key-${key} .ae-chart`);
     return chart !== null && chart.querySelector('.main-svg') !== null
         && chart.dataset.pending === undefined && chart.dataset.away === undefined;
@@ -220,7 +213,24 @@ def look_at(page, key):
     figure.
     """
     page.locator(f".st-key-{key}").scroll_into_view_if_needed()
-    page.wait_for_function(_CHART_CURRENT, arg=key, polling=100)
+    page.wait_for_function(_CHART_DRAWN, arg=key, polling=100)
+
+
+#: The bar chart ``key``'s bars: their heights as drawn (each path's top, back in the
+#: axis's units) and as plotly.js holds them.
+_BARS = r"""(key) => {
+    const gd = document.querySelector(`.st-key-${key} .js-plotly-plot`);
+    const axis = gd._fullLayout.yaxis;
+    const drawn = [...gd.querySelectorAll('.barlayer .trace:first-child .point path')]
+        .map(path => axis.p2c(Number(path.getAttribute('d').match(/V(-?[\d.]+)/)[1])));
+    return [drawn, Array.from(gd._fullData[0].y)];
+}"""
+
+
+def bars(page, key):
+    """The bars of chart ``key``: (heights as drawn, heights in plotly.js's data)."""
+    drawn, held = page.evaluate(_BARS, key)
+    return np.array(drawn), np.array(held)
 
 
 def next_tour_step(page, step):
