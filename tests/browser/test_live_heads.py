@@ -6,6 +6,7 @@ Fixtures (the server, the browser, a fresh page) are in ``conftest.py``.
 from __future__ import annotations
 
 import re
+import time
 from pathlib import Path
 
 import numpy as np
@@ -229,7 +230,10 @@ def test_the_new_heads_frames_of_every_stop_come_after_the_switch_and_play(page,
     wait_settled(page)
     # The slider asks once the run is over and it has its data, which can come a frame after
     # the run's end: wait for the frames it asked for, not only for a settled page.
-    page.wait_for_function(SCALE_FRAMES, polling=100)
+    page.wait_for_function(SCALE_FRAMES, arg=head, polling=100)
+    # On CI the 2 MB frame was once not yet in `traffic` (Playwright's report of the socket)
+    # when the page held the frames: wait for the report rather than read the list at once.
+    wait_for_traffic(page, traffic, lambda kind, size: kind == "received" and size > 1_500_000)
     sends = [i for i, (kind, _) in enumerate(traffic) if kind == "sent"]
     assert len(sends) >= 2  # the head, then the slider's ask
     switch = [size for kind, size in traffic[: sends[1]] if kind == "received"]
@@ -246,14 +250,24 @@ def test_the_new_heads_frames_of_every_stop_come_after_the_switch_and_play(page,
     assert page.errors == []
 
 
+def wait_for_traffic(page, traffic, seen, timeout_s=15):
+    """Let Playwright report socket frames until one ``seen(kind, size)`` is in ``traffic``."""
+    deadline = time.monotonic() + timeout_s
+    while not any(seen(kind, size) for kind, size in traffic):
+        assert time.monotonic() < deadline, f"no such frame in {timeout_s} s: {traffic}"
+        page.wait_for_timeout(50)
+
+
 #: Whether the page is connected to a server.
 CONNECTED = """() => document.querySelector('[data-testid="stApp"]')
     ?.dataset.testConnectionState === 'CONNECTED'"""
 
-#: Whether frames.js holds the scale's frames of every stop of the head shown.
-SCALE_FRAMES = """async () => {
+#: Whether frames.js holds the scale's frames of every stop of the head shown (of that
+#: head, when given one, and showing it).
+SCALE_FRAMES = """async (head) => {
     const frames = await import('/_stcore/bidi-components/attention-explorer.chart/frames.js');
     const src = frames.source('att_scale');
+    if (head !== undefined && head !== null && src.head !== head) return false;
     return [...src.held.values()].some(
         (held) => held.axis !== 'head' && held.head === src.head && held.scales.length > 1);
 }"""
