@@ -55,11 +55,11 @@ export function schedule(chart) {
   return true;
 }
 
-// A chart far from the window is not drawn again at a new head, stop or width until it
-// comes near: what it shows at the new head or stop the preview already paints (colours,
-// titles, colour bar, tables), and plotly.js replots a whole figure, axes and all, for
-// new numbers (20-40 ms a chart, docs/benchmarks.md). Near: within a window's height above
-// or below it. New data (a layer, the mask, a text) are drawn at once wherever the chart is.
+// A chart far from the window is not drawn again until it comes near, whatever changed
+// (a head, a stop, a width, new data: a layer, the mask, a text): plotly.js replots a whole
+// figure, axes and all, for new numbers (20-40 ms a chart, docs/benchmarks.md), and no one
+// sees a chart that far. Near: within a window's height above or below it, so a chart is
+// drawn a window before it scrolls into view; a page about to print draws them all.
 const watchers = new Map(); // the element that scrolls -> its IntersectionObserver
 
 // The element whose scrolling moves `element` (Streamlit's main area scrolls, not the
@@ -83,14 +83,20 @@ function watch(chart) {
     };
     watchers.set(root, new IntersectionObserver(seen, { root, rootMargin: "100% 0px" }));
   }
+  if (!watch.printing) {
+    watch.printing = true;
+    window.addEventListener("beforeprint", () => {
+      for (const div of document.querySelectorAll(".ae-chart[data-away]")) redraw(div.aeChart);
+    });
+  }
   chart.div.aeChart = chart;
   watchers.get(root).observe(chart.div);
 }
 
-// Whether `chart`, owed a redraw of the figure it shows, waits until it comes near
-// (marked `data-away` until then).
+// Whether `chart`, drawn once and owed a redraw, waits until it comes near (marked
+// `data-away` until then).
 function away(chart) {
-  if (chart.near !== false || chart.drawnSpec !== chart.spec) return false;
+  if (chart.near !== false || !chart.drawn) return false;
   if (wanted(chart) === chart.shows && !chart.resized) return false; // nothing to draw
   chart.div.dataset.away = "1";
   return true;
@@ -160,7 +166,6 @@ async function react(chart, figure) {
   // Bars and shapes restyled during a drag differ from the figure, so react redraws them.
   chart.reacting = (chart.reacting || 0) + 1;
   chart.drawn = figure;
-  chart.drawnSpec = chart.spec;
   delete chart.div.dataset.away;
   chart.resized = false; // drawn now, at the element's width
   // What plotly.js writes of what the preview touched is its own again, even when it wrote
@@ -256,7 +261,7 @@ export function mountChart(component) {
   // A live chart drawn once, now in a closed expander, draws again when it is opened
   // (folded): a head or layer switch need not wait for a table no one sees.
   if (chart.live && chart.div._fullLayout && folded(chart)) return schedule(chart);
-  return redraw(chart);
+  return away(chart) ? null : redraw(chart);
 }
 
 // The chart in `element`, which has left the page: free its plot.

@@ -213,6 +213,7 @@ def test_the_presenter_bar_changes_head_layer_and_query_and_the_link_follows(pag
     wait_settled(page)
     assert_healthy(page)
     assert "MiniLM's layer 4, head 7" in page.locator('[data-testid="stMain"]').inner_text()
+    look_at(page, "att_bar")  # a chart far from the window is drawn when it comes near
     assert page.locator(".st-key-att_bar .gtitle").text_content() == "What “restaurant” attends to"
     assert query(page)["present"] == "1"
     assert not page.locator('[data-testid="stSidebar"]').is_visible()

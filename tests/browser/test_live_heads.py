@@ -207,6 +207,52 @@ def test_a_chart_far_below_is_redrawn_at_the_new_head_when_it_comes_near(page, a
     assert_healthy(page)
 
 
+@pytest.mark.parametrize("control", ["layer", "mask"])
+def test_a_chart_far_below_gets_a_new_layers_or_masks_data_when_it_comes_near(
+    page, app_url, control
+):
+    """New data, too, are drawn near the window at once and far below only when scrolled to."""
+    open_app(page, app_url + "/attention")  # at the top: the output heatmap is 2 windows down
+    before = page.evaluate(OUTPUT)
+    causal = control == "mask"
+    layer = controls.DEFAULT_LAYER - (control == "layer")
+    if causal:
+        page.locator(".st-key-causal input").focus()
+        page.keyboard.press("Space")
+    else:
+        page.locator(".st-key-layer input[type=range]").first.focus()
+        page.keyboard.press("ArrowLeft")
+    head = controls.DEFAULT_HEAD
+    wait_for_weights(page, minilm_weights(head, layer=layer, causal=causal))  # near: at once
+    wait_settled(page)
+    assert page.locator(".st-key-att_output .ae-chart[data-away]").count() == 1
+    assert page.evaluate(OUTPUT) == before  # not drawn yet
+    look_at(page, "att_output")
+    model = checkpoint.load_minilm()
+    run = bert.run(model, controls.DEFAULT_TEXT)
+    expected = bert.layer_run(model, run, layer, None, causal).attention.heads.output[head]
+    assert np.abs(np.array(before) - expected).max() > 0.01  # the change is one to see
+    np.testing.assert_allclose(page.evaluate(OUTPUT), expected, atol=1e-6)
+    assert_healthy(page)
+
+
+def test_a_page_about_to_print_draws_the_charts_far_from_the_window(page, app_url):
+    """Printing (here, to PDF) draws every chart that waited to come near: none prints stale."""
+    open_app(page, app_url + "/attention")
+    page.locator(".st-key-layer input[type=range]").first.focus()
+    page.keyboard.press("ArrowLeft")
+    layer, head = controls.DEFAULT_LAYER - 1, controls.DEFAULT_HEAD
+    wait_for_weights(page, minilm_weights(head, layer=layer))
+    wait_settled(page)
+    assert page.locator(".st-key-att_output .ae-chart[data-away]").count() == 1
+    page.pdf()
+    assert page.locator(".ae-chart[data-away]").count() == 0
+    model = checkpoint.load_minilm()
+    run = bert.run(model, controls.DEFAULT_TEXT)
+    expected = bert.layer_run(model, run, layer).attention.heads.output[head]
+    np.testing.assert_allclose(page.evaluate(OUTPUT), expected, atol=1e-6)
+
+
 def test_the_new_heads_frames_of_every_stop_come_after_the_switch_and_play(page, app_url):
     """A head switch's run sends nothing big; the slider asks for the new head's frames after.
 

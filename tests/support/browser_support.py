@@ -208,9 +208,8 @@ _CHART_DRAWN = """(key) => {
 def look_at(page, key):
     """Scroll chart ``key`` into the window, as a reader does, and wait until it is current.
 
-    A chart far from the window is redrawn at a new head, stop or width only when it comes
-    near (its preview shows the change meanwhile); what plotly.js holds is then the new
-    figure.
+    A chart far from the window is redrawn only when it comes near, whatever changed (a
+    head, a stop, a width, new data); what plotly.js holds is then the new figure.
     """
     page.locator(f".st-key-{key}").scroll_into_view_if_needed()
     page.wait_for_function(_CHART_DRAWN, arg=key, polling=100)
