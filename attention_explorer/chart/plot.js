@@ -94,11 +94,13 @@ function watch(chart) {
 }
 
 // Whether `chart`, drawn once and owed a redraw, waits until it comes near (marked
-// `data-away` until then).
+// `data-away` until then). One owed new data is hidden meanwhile: a jump to it (the End
+// key) shows nothing for a redraw's time rather than the layer or text before.
 function away(chart) {
   if (chart.near !== false || !chart.drawn) return false;
   if (wanted(chart) === chart.shows && !chart.resized) return false; // nothing to draw
   chart.div.dataset.away = "1";
+  chart.div.style.visibility = chart.drawnSpec === chart.spec ? "" : "hidden";
   return true;
 }
 
@@ -166,7 +168,9 @@ async function react(chart, figure) {
   // Bars and shapes restyled during a drag differ from the figure, so react redraws them.
   chart.reacting = (chart.reacting || 0) + 1;
   chart.drawn = figure;
+  chart.drawnSpec = chart.spec;
   delete chart.div.dataset.away;
+  chart.div.style.visibility = "";
   chart.resized = false; // drawn now, at the element's width
   // What plotly.js writes of what the preview touched is its own again, even when it wrote
   // the same value (a bar the preview moved where the new figure has it).

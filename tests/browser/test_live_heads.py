@@ -199,6 +199,7 @@ def test_a_chart_far_below_is_redrawn_at_the_new_head_when_it_comes_near(page, a
     assert "att_output" in page.evaluate("window.__aeFrames")[0]["parts"]  # previewed, though
     assert page.locator(".st-key-att_output .ae-chart[data-away]").count() == 1
     assert page.evaluate(OUTPUT) == before  # not replotted
+    assert page.locator(".st-key-att_output .ae-chart").is_visible()  # its preview shows it
     look_at(page, "att_output")
     model = checkpoint.load_minilm()
     run = bert.run(model, controls.DEFAULT_TEXT)
@@ -226,8 +227,11 @@ def test_a_chart_far_below_gets_a_new_layers_or_masks_data_when_it_comes_near(
     wait_for_weights(page, minilm_weights(head, layer=layer, causal=causal))  # near: at once
     wait_settled(page)
     assert page.locator(".st-key-att_output .ae-chart[data-away]").count() == 1
-    assert page.evaluate(OUTPUT) == before  # not drawn yet
+    assert page.evaluate(OUTPUT) == before  # not drawn yet, and hidden: never seen stale
+    output = page.locator(".st-key-att_output .ae-chart")
+    assert output.evaluate("d => d.style.visibility") == "hidden"
     look_at(page, "att_output")
+    assert output.is_visible()
     model = checkpoint.load_minilm()
     run = bert.run(model, controls.DEFAULT_TEXT)
     expected = bert.layer_run(model, run, layer, None, causal).attention.heads.output[head]
