@@ -110,7 +110,7 @@ def weights_figure(weights, labels, title="Attention weights", *, scores=None, s
         colorbar=style.COLORBAR,
         **heatmap.cell_text(z.shape),
     )
-    return heatmap.token_layout(go.Figure(trace), title, *z.shape, "key", "query")
+    return heatmap.token_figure(trace, title, *z.shape, "key", "query")
 
 
 def _score_hover(scores, scaled):

@@ -27,20 +27,19 @@ def figure(row, labels, query_label):
     query_label : str
     """
     row = np.asarray(row, dtype=np.float32)
-    fig = go.Figure(
-        go.Bar(
-            x=axes.axis_labels(labels),
-            y=row,
-            marker={"color": style.weight_colors(row)},
-            hovertemplate="key %{x}<br>weight %{y:.4f}<extra></extra>",
-        )
+    axis = axes.axis_labels(labels)
+    bar = go.Bar(
+        x=axis,
+        y=row,
+        marker={"color": style.weight_colors(row)},
+        hovertemplate="key %{x}<br>weight %{y:.4f}<extra></extra>",
     )
-    return style.frame(
-        fig,
+    return style.framed(
+        bar,
         _attends_to(query_label),
         340,
         yaxis={"range": [0, 1], "title": "weight"},
-        xaxis=axes.token_axis(fig.data[0].x, "key") | {"autotickangles": axes.TICK_ANGLES},
+        xaxis=axes.token_axis(axis, "key") | {"autotickangles": axes.TICK_ANGLES},
     )
 
 
@@ -71,7 +70,7 @@ def compared_figure(rows, labels, query_label):
     query_label : str
     """
     axis = axes.axis_labels(labels)
-    fig = go.Figure(
+    return style.framed(
         [
             go.Bar(
                 x=axis,
@@ -81,10 +80,7 @@ def compared_figure(rows, labels, query_label):
                 hovertemplate=f"{name}<br>key %{{x}}<br>weight %{{y:.4f}}<extra></extra>",
             )
             for (name, row), color in zip(rows.items(), style.COMPARE_COLORS, strict=False)
-        ]
-    )
-    return style.frame(
-        fig,
+        ],
         _attends_to(query_label),
         380,
         top=70,

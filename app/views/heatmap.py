@@ -39,22 +39,37 @@ AXIS_MARGIN = 130
 ROW_PITCH = 14
 
 
-def token_layout(fig, title, n_rows, n_cols, x_title, y_title, top=50):
-    """A single heatmap's title, size and token axes (:func:`app.views.axes.token_axis`)."""
+def token_figure(trace, title, n_rows, n_cols, x_title, y_title, top=50, shapes=None):
+    """A figure of one heatmap ``trace`` with its title, size and token axes.
+
+    Built at once (:func:`app.views.style.framed`): plotly.py's ``update_xaxes`` and the
+    like cost 4-5 ms a call, and a page's run draws dozens of heatmaps.
+
+    Parameters
+    ----------
+    trace : plotly Heatmap with its ``x`` and ``y`` token categories
+    title : str
+    n_rows, n_cols : int, the matrix's shape
+    x_title, y_title : str, the axes' titles (:func:`app.views.axes.token_axis`)
+    top : int, the top margin (:data:`app.views.style.NOTE_TOP` for a two-line title)
+    shapes : list of dict, optional, lines to draw over the heatmap
+    """
     side = 28 + 14 * max(n_rows, n_cols)
     # Rows ROW_PITCH px apart below the title and the column labels, so that every row is
     # labelled up to 64 tokens (a text's "it" must be findable by name).
     labelled = AXIS_MARGIN + ROW_PITCH * min(n_rows, axes.FULL_LABELS_MAX)
     height = int(min(max(side, labelled, 320), 900))
-    style.frame(fig, title, height, top=top)
-    trace = fig.data[0]
     # Columns are as narrow as the chart's share of the page, which the server does not
     # know; rows are as tall as the figure says, less its title and the column labels.
-    fig.update_xaxes(axes.token_axis(trace.x, x_title), autotickangles=axes.TICK_ANGLES)
-    fig.update_yaxes(
-        axes.token_axis(trace.y, y_title, room=height - AXIS_MARGIN), autorange="reversed"
+    x_axis = axes.token_axis(trace.x, x_title) | {"autotickangles": axes.TICK_ANGLES}
+    y_axis = axes.token_axis(trace.y, y_title, room=height - AXIS_MARGIN)
+    more = {"shapes": shapes} if shapes else {}
+    return style.framed(
+        trace, title, height, top=top, xaxis=x_axis, yaxis=y_axis | _REVERSED, **more
     )
-    return fig
+
+
+_REVERSED = {"autorange": "reversed"}
 
 
 def feature_labels(n):
@@ -123,11 +138,12 @@ def figure(
         **colour,
     )
     top = style.NOTE_TOP if limit < largest else 50
-    fig = token_layout(go.Figure(trace), title, *z.shape, x_title, y_title, top)
-    for g in range(1, column_groups):
-        if g * width < z.shape[1]:
-            fig.add_vline(x=g * width - 0.5, line={"color": "black", "width": 2})
-    return fig
+    dividers = [  # as add_vline draws them, in one layout
+        {"type": "line", "x0": g * width - 0.5, "x1": g * width - 0.5, "xref": "x",
+         "y0": 0, "y1": 1, "yref": "y domain", "line": {"color": "black", "width": 2}}
+        for g in range(1, column_groups) if g * width < z.shape[1]
+    ]  # fmt: skip
+    return token_figure(trace, title, *z.shape, x_title, y_title, top, dividers)
 
 
 def _cropped_note(shape, max_rows, max_cols, transpose=False):
@@ -242,7 +258,7 @@ def mask_figure(mask, labels, title="Causal mask"):
         xgap=1,
         ygap=1,
     )
-    return token_layout(go.Figure(trace), title, *z.shape, "key", "query")
+    return token_figure(trace, title, *z.shape, "key", "query")
 
 
 def show_mask(container, key, mask, labels, title="Causal mask"):

@@ -50,27 +50,24 @@ def columns_figure(names, values, height=None):
         column.tolist() if is_number else axes.axis_labels(column)
         for column, is_number in zip(values, numeric, strict=True)
     ]
-    fig = go.Figure(
-        go.Table(
-            header={
-                "values": [html.escape(name) for name in names],
-                "align": "left",
-                "height": TABLE_HEADER,
-            },
-            cells={
-                "values": cells,
-                "format": [NUMBER_FORMAT if is_number else None for is_number in numeric],
-                "align": "left",
-                "height": TABLE_ROW,
-            },
-        )
+    table = go.Table(
+        header={
+            "values": [html.escape(name) for name in names],
+            "align": "left",
+            "height": TABLE_HEADER,
+        },
+        cells={
+            "values": cells,
+            "format": [NUMBER_FORMAT if is_number else None for is_number in numeric],
+            "align": "left",
+            "height": TABLE_ROW,
+        },
     )
     rows = len(values[0]) if values else 0
     # 1 px either side: the outer borders are drawn on the figure's edge, not cut by it.
     margin = {"l": 1, "r": 1, "t": 4, "b": 2}
     fitted = margin["t"] + TABLE_HEADER + TABLE_ROW * rows + margin["b"] + 2
-    fig.update_layout(height=height or min(fitted, 700), margin=margin)
-    return fig
+    return go.Figure(table, {"height": height or min(fitted, 700), "margin": margin})
 
 
 def show(container, key, frame, *, height=None, csv=None, live=None):

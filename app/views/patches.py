@@ -122,8 +122,8 @@ def attention_figure(weights, grid, selected=None, title="Attention between patc
         hovertemplate="query patch %{y}<br>key patch %{x}<br>weight %{z:.4f}<extra></extra>",
     )
     top_margin = style.NOTE_TOP if top < 1.0 else 50
-    fig = heatmap.token_layout(
-        go.Figure(trace), title, *z.shape, "key patch (row,col)", "query patch", top_margin
+    fig = heatmap.token_figure(
+        trace, title, *z.shape, "key patch (row,col)", "query patch", top_margin
     )
     if selected is not None:
         fig.add_hline(y=selected, line={"color": "#ff00ff", "width": 1})

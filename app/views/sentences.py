@@ -49,7 +49,7 @@ def figure(matrix, labels, title, *, value_name, x_title="sentence", y_title="se
         **heatmap.cell_text(z.shape, digits),
     )
     top_margin = style.NOTE_TOP if top < 1.0 else 50
-    return heatmap.token_layout(go.Figure(trace), title, *z.shape, x_title, y_title, top_margin)
+    return heatmap.token_figure(trace, title, *z.shape, x_title, y_title, top_margin)
 
 
 def show(container, key, matrix, labels, title, **options):

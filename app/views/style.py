@@ -9,6 +9,7 @@ title is (a second title line, in ``<sup>``, needs :data:`NOTE_TOP`).
 from __future__ import annotations
 
 import numpy as np
+import plotly.graph_objects as go
 from plotly.colors import get_colorscale, hex_to_rgb
 
 WEIGHTS_SCALE = "Viridis"
@@ -39,6 +40,15 @@ def frame(fig, title=None, height=None, **options):
     """Lay ``fig`` out in place with :func:`layout`'s title, height and margins; return it."""
     fig.update_layout(**layout(title, height, **options))
     return fig
+
+
+def framed(data, title=None, height=None, **options):
+    """A figure of ``data`` (traces) laid out as :func:`frame` lays one out, built at once.
+
+    plotly.py's ``update_layout`` costs 4-5 ms a call (its property paths, validated one
+    by one); a layout given to the figure when it is made, about a fifth of that.
+    """
+    return go.Figure(data, layout(title, height, **options))
 
 
 def with_note(title, note):
