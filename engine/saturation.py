@@ -85,7 +85,8 @@ class SaturationStats(NamedTuple):
     max_weight : the largest weight in the row
     effective_tokens : ``2^entropy``, the number of keys a uniform row with that
         entropy would spread over
-    jacobian_norm : Frobenius norm of ``diag(p) − p pᵀ``
+    jacobian_norm : Frobenius norm of ``diag(p) − p pᵀ``; None when not asked for (it
+        costs as much as the three others together)
     """
 
     entropy: np.ndarray
@@ -94,12 +95,13 @@ class SaturationStats(NamedTuple):
     jacobian_norm: np.ndarray
 
 
-def saturation(weights):
+def saturation(weights, jacobian=True):
     """Saturation statistics of each row of ``weights``.
 
     Parameters
     ----------
     weights : ndarray of shape (..., n_q, n_k)
+    jacobian : bool, whether to compute ``jacobian_norm`` (else None)
 
     Returns
     -------
@@ -111,11 +113,11 @@ def saturation(weights):
         entropy=entropy,
         max_weight=np.max(weights, axis=-1),
         effective_tokens=np.exp2(entropy),
-        jacobian_norm=softmax_jacobian_norm(weights),
+        jacobian_norm=softmax_jacobian_norm(weights) if jacobian else None,
     )
 
 
-def saturation_sweep(scores, scales, mask=None):
+def saturation_sweep(scores, scales, mask=None, jacobian=True):
     """Mean saturation over the query rows of ``softmax(scale · scores)`` for each scale.
 
     Rows that the mask leaves with no key are left out of the means.
@@ -126,6 +128,7 @@ def saturation_sweep(scores, scales, mask=None):
         Raw dot products ``q · kᵀ``.
     scales : ndarray of shape (n_s,)
     mask : bool ndarray of shape (n_q, n_k), optional
+    jacobian : bool, whether to compute ``jacobian_norm`` (else None)
 
     Returns
     -------
@@ -139,5 +142,5 @@ def saturation_sweep(scores, scales, mask=None):
         live = np.any(mask, axis=-1)
     else:
         live = np.ones(scores.shape[0], dtype=bool)
-    stats = saturation(softmax(scaled)[:, live])  # -> fields of shape [n_s, n_live]
-    return SaturationStats(*(field.mean(axis=-1) for field in stats))
+    stats = saturation(softmax(scaled)[:, live], jacobian)  # -> fields of shape [n_s, n_live]
+    return SaturationStats(*(None if field is None else field.mean(axis=-1) for field in stats))

@@ -147,7 +147,7 @@ def _saturation_curve(settings, head, n_points=61):
     rows = np.unique(np.linspace(0, scores.shape[0] - 1, SWEEP_ROWS).round().astype(int))
     mask = None if run.mask is None else run.mask[rows]
     scales = np.geomspace(1e-3, 1e3, n_points)
-    stats = engine.saturation_sweep(scores[rows], scales, mask)
+    stats = engine.saturation_sweep(scores[rows], scales, mask, jacobian=False)  # not drawn
     return (scales, stats, len(rows))
 
 

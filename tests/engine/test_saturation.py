@@ -156,3 +156,15 @@ def test_sweep_runs_from_uniform_to_one_hot():
     assert stats.entropy[1] == 0.0
     assert stats.max_weight[1] == 1.0
     assert stats.jacobian_norm[1] == 0.0
+
+
+@SETTINGS
+@given(score_matrices, st.booleans())
+def test_a_sweep_without_the_jacobian_gives_the_same_other_numbers(scores, masked):
+    """The Jacobian is left out (None), and nothing else changes by a bit."""
+    mask = np.tril(np.ones(scores.shape, dtype=bool)) if masked else None
+    full = saturation_sweep(scores, SCALES, mask=mask)
+    light = saturation_sweep(scores, SCALES, mask=mask, jacobian=False)
+    assert light.jacobian_norm is None
+    for name in ("entropy", "max_weight", "effective_tokens"):
+        np.testing.assert_array_equal(getattr(light, name), getattr(full, name))
