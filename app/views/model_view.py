@@ -62,42 +62,52 @@ def figure(attentions, selected=None):
     colorscale = [[top * i / 10, colour] for i, colour in enumerate(viridis)]
     colorscale += [[top + 1e-6, "#ffffff"], [1.0, "#ffffff"]]
     centres = np.arange(n_heads) * step + (side - 1) / 2
-    fig = go.Figure(
-        go.Heatmap(
-            z=tiles.astype(np.uint8),
-            colorscale=colorscale,
-            zmin=0,
-            zmax=_GAP,
-            showscale=False,
-            hoverinfo="skip",
-        )
+    grid = go.Heatmap(
+        z=tiles.astype(np.uint8),
+        colorscale=colorscale,
+        zmin=0,
+        zmax=_GAP,
+        showscale=False,
+        hoverinfo="skip",
     )
-    fig.update_xaxes(
-        tickvals=centres,
-        ticktext=[f"H{head}" for head in range(n_heads)],
-        side="top",
-        showgrid=False,
-        zeroline=False,
-    )
-    fig.update_yaxes(
-        tickvals=np.arange(n_layers) * step + (side - 1) / 2,
-        ticktext=[f"L{layer}" for layer in range(n_layers)],
-        autorange="reversed",
-        showgrid=False,
-        zeroline=False,
-        scaleanchor="x",
-    )
+    x_axis = {
+        "tickvals": centres,
+        "ticktext": [f"H{head}" for head in range(n_heads)],
+        "side": "top",
+        "showgrid": False,
+        "zeroline": False,
+    }
+    y_axis = {
+        "tickvals": np.arange(n_layers) * step + (side - 1) / 2,
+        "ticktext": [f"L{layer}" for layer in range(n_layers)],
+        "autorange": "reversed",
+        "showgrid": False,
+        "zeroline": False,
+        "scaleanchor": "x",
+    }
+    outline = []
     if selected is not None:
         layer, head = selected
-        fig.add_shape(
-            type="rect",
-            x0=head * step - 1.5,
-            x1=head * step + side + 0.5,
-            y0=layer * step - 1.5,
-            y1=layer * step + side + 0.5,
-            line={"color": "#d62728", "width": 3},
+        outline.append(
+            {
+                "type": "rect",
+                "x0": head * step - 1.5,
+                "x1": head * step + side + 0.5,
+                "y0": layer * step - 1.5,
+                "y1": layer * step + side + 0.5,
+                "line": {"color": "#d62728", "width": 3},
+            }
         )
-    return style.frame(fig, height=90 * n_layers + 60, top=40, left=30, plot_bgcolor="white")
+    return style.framed(
+        grid,
+        height=90 * n_layers + 60,
+        top=40,
+        left=30,
+        plot_bgcolor="white",
+        xaxis=x_axis,
+        yaxis=y_axis,
+        shapes=outline,
+    )
 
 
 def show(container, key, attentions, selected=None):

@@ -7,6 +7,8 @@ how one row of weights is made (Vig 2019, section 3.3). The numbers are
 
 from __future__ import annotations
 
+import copy
+import functools
 import re
 
 import numpy as np
@@ -18,6 +20,23 @@ from app.views import axes, chart, style
 
 #: The neuron view's two score bars: q·k grey, scaled q·k red.
 NEURON_BAR_COLOURS = ("#8c8c8c", "#d6604d")
+
+
+@functools.cache
+def _four_panels():
+    """The layout of the four panels, sharing their token axis, made once.
+
+    ``make_subplots`` costs about 25 ms a call, and ``add_trace`` with a row and a column
+    a layout pass each: the neuron view is drawn again at every head.
+    """
+    return make_subplots(
+        rows=1,
+        cols=4,
+        shared_yaxes=True,
+        column_widths=[0.32, 0.32, 0.18, 0.18],
+        horizontal_spacing=0.015,
+        subplot_titles=["keys k", "q ⊙ k", "q · k and scaled", "softmax"],
+    ).layout.to_plotly_json()
 
 
 def figure(stages, k, labels, query_label):
@@ -33,58 +52,48 @@ def figure(stages, k, labels, query_label):
     k, product = np.asarray(k), np.asarray(stages.product)
     dots, scaled, weights, scale = stages.scores, stages.scaled, stages.weights, stages.scale
     axis = axes.axis_labels(labels)
-    fig = make_subplots(
-        rows=1,
-        cols=4,
-        shared_yaxes=True,
-        column_widths=[0.32, 0.32, 0.18, 0.18],
-        horizontal_spacing=0.015,
-        subplot_titles=["keys k", "q ⊙ k", "q · k and scaled", "softmax"],
-    )
     limit = float(max(np.abs(k).max(), np.abs(product).max(), 1e-12))
-    for col, z in ((1, k), (2, product)):
-        fig.add_trace(
-            go.Heatmap(
-                z=z.astype(np.float32),
-                y=axis,
-                colorscale=style.DIVERGING_SCALE,
-                zmid=0.0,
-                zmin=-limit,
-                zmax=limit,
-                showscale=col == 1,
-                # Under the two heatmaps it explains, clear of the bars beside them.
-                colorbar={
-                    "orientation": "h",
-                    "x": 0.32,
-                    "xanchor": "center",
-                    "len": 0.5,
-                    "y": -0.1,
-                    "yanchor": "top",
-                    "thickness": 10,
-                    "title": {"text": "k, q⊙k", "side": "right"},
-                },
-                hovertemplate="key %{y}<br>feature %{x}<br>%{z:.3f}<extra></extra>",
-            ),
-            row=1,
-            col=col,
+    traces = [
+        go.Heatmap(
+            z=z.astype(np.float32),
+            y=axis,
+            colorscale=style.DIVERGING_SCALE,
+            zmid=0.0,
+            zmin=-limit,
+            zmax=limit,
+            showscale=panel == 1,
+            # Under the two heatmaps it explains, clear of the bars beside them.
+            colorbar={
+                "orientation": "h",
+                "x": 0.32,
+                "xanchor": "center",
+                "len": 0.5,
+                "y": -0.1,
+                "yanchor": "top",
+                "thickness": 10,
+                "title": {"text": "k, q⊙k", "side": "right"},
+            },
+            hovertemplate="key %{y}<br>feature %{x}<br>%{z:.3f}<extra></extra>",
+            **_panel(panel),
         )
-    for name, values, colour in (
-        ("q·k", dots, NEURON_BAR_COLOURS[0]),
-        (f"scaled, × {scale:.3g}", scaled, NEURON_BAR_COLOURS[1]),
-    ):
-        fig.add_trace(
-            go.Bar(
-                x=values.astype(np.float32),
-                y=axis,
-                orientation="h",
-                name=name,
-                marker={"color": colour},
-                showlegend=True,
-            ),
-            row=1,
-            col=3,
+        for panel, z in ((1, k), (2, product))
+    ]
+    traces += [
+        go.Bar(
+            x=values.astype(np.float32),
+            y=axis,
+            orientation="h",
+            name=name,
+            marker={"color": colour},
+            showlegend=True,
+            **_panel(3),
         )
-    fig.add_trace(
+        for name, values, colour in (
+            ("q·k", dots, NEURON_BAR_COLOURS[0]),
+            (f"scaled, × {scale:.3g}", scaled, NEURON_BAR_COLOURS[1]),
+        )
+    ]
+    traces.append(
         go.Bar(
             x=weights.astype(np.float32),
             y=axis,
@@ -92,15 +101,16 @@ def figure(stages, k, labels, query_label):
             name="weight",
             marker={"color": style.weight_colors(weights)},
             showlegend=False,
-        ),
-        row=1,
-        col=4,
+            **_panel(4),
+        )
     )
     height = max(360, 16 * len(labels) + 120) + 60
-    fig.update_yaxes(axes.token_axis(axis, "key", room=height - 210), autorange="reversed")
-    _title_labelled_axes_only(fig)
-    return style.frame(
-        fig,
+    layout = copy.deepcopy(_four_panels())
+    token_axis = axes.token_axis(axis, "key", room=height - 210) | {"autorange": "reversed"}
+    for name in [name for name in layout if re.fullmatch(r"yaxis\d*", name)]:
+        layout[name] = _merged(layout[name], token_axis)
+    _title_labelled_axes_only(layout)
+    layout |= style.layout(
         f"Neuron view: query “{axes.axis_labels([query_label])[0]}”",
         height,
         top=70,
@@ -110,13 +120,31 @@ def figure(stages, k, labels, query_label):
         # Under the q·k bars, beside the colour bar.
         legend={"orientation": "h", "x": 0.66, "y": -0.1, "yanchor": "top"},
     )
+    return go.Figure(traces, layout)
 
 
-def _title_labelled_axes_only(fig):
+def _panel(panel):
+    """A trace's axes in panel ``panel`` (1 to 4), as ``make_subplots`` names them."""
+    suffix = "" if panel == 1 else str(panel)
+    return {"xaxis": f"x{suffix}", "yaxis": f"y{suffix}"}
+
+
+def _merged(base, more):
+    """``base`` with ``more`` written over it, nested dicts merged (as update_yaxes does)."""
+    out = dict(base)
+    for key, value in more.items():
+        if isinstance(value, dict) and isinstance(out.get(key), dict):
+            out[key] = _merged(out[key], value)
+        else:
+            out[key] = value
+    return out
+
+
+def _title_labelled_axes_only(layout):
     """Leave the axes of shared subplots that draw no labels without a title too."""
-    for name in fig.layout:
-        if re.fullmatch(r"[xy]axis\d*", name) and fig.layout[name].showticklabels is False:
-            fig.layout[name].title.text = None
+    for name, axis in layout.items():
+        if re.fullmatch(r"[xy]axis\d*", name) and axis.get("showticklabels") is False:
+            axis["title"] = {**axis.get("title", {}), "text": None}
 
 
 def table(stages, k, labels):
