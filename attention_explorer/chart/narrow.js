@@ -46,12 +46,13 @@ function titleOf(layout) {
   return typeof layout.title === "string" ? layout.title : layout.title?.text;
 }
 
-// `layout` at the chart's width, with what earlier draws at this width found it needs.
+// `figure`'s layout at the chart's width, with what earlier draws at this width found it needs.
 // The width is given: plotly.js takes its element's width on a first draw only, and
 // Plotly.react keeps it after. The title and margin are copies: fitNarrow's relayout
 // writes into them, and the figure must stay as Python sent it, to be drawn again at
 // another width.
-export function fitted(chart, layout) {
+export function fitted(chart, figure) {
+  const layout = figure.layout;
   const width = widthOf(chart);
   const out = { ...layout, margin: { ...(layout.margin || {}) } };
   if (typeof layout.title === "object") out.title = structuredClone(layout.title);
@@ -62,8 +63,10 @@ export function fitted(chart, layout) {
     out.margin = { ...(layout.margin || {}), t: (layout.margin?.t ?? 100) + fit.extra };
     out.height = (layout.height ?? 450) + fit.extra;
   }
+  // The height a table's header took at this width and layout, whatever its numbers: a
+  // redraw with new data (a mask, a layer) is not measured again (fitNarrow).
   const table = chart.tableFit;
-  if (table && table.width === width && table.spec === chart.spec) out.height = Math.max(out.height ?? 0, table.height);
+  if (table && table.fit === fitKey(chart, figure)) out.height = Math.max(out.height ?? 0, table.height);
   return out;
 }
 
@@ -155,7 +158,7 @@ export async function fitNarrow(chart, figure) {
     const height = update.height ?? layout.height;
     if (needed > height && needed <= TABLE_MAX) {
       update.height = needed;
-      chart.tableFit = { width, spec: chart.spec, height: needed };
+      chart.tableFit = { fit, height: needed };
     }
   }
   if (Object.keys(update).length) await window.Plotly.relayout(gd, update);

@@ -176,7 +176,7 @@ async function react(chart, figure) {
   // the same value (a bar the preview moved where the new figure has it).
   const writes = chart.touched?.size ? watchWrites(chart.div) : null;
   try {
-    await Plotly.react(chart.div, figure.data, themed(fitted(chart, figure.layout), chart.host), chart.plotConfig);
+    await Plotly.react(chart.div, figure.data, themed(fitted(chart, figure), chart.host), chart.plotConfig);
     await fitNarrow(chart, figure);
   } finally {
     chart.reacting -= 1;

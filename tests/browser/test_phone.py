@@ -12,7 +12,7 @@ from __future__ import annotations
 import contextlib
 
 import pytest
-from browser_support import assert_healthy, next_tour_step, open_app
+from browser_support import assert_healthy, look_at, next_tour_step, open_app, wait_settled
 from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
 from app.lecture import tour
@@ -104,6 +104,24 @@ def test_nothing_is_cut_or_covered(page, app_url, path, size):
     open_app(page, f"{app_url}/{path}")
     assert_healthy(page)
     assert clipped(page) == []
+
+
+def test_a_tables_fitted_height_holds_when_its_numbers_change(page, app_url):
+    """A phone wraps the means table's header; new numbers (the mask) keep every row shown.
+
+    The fit is measured once per width, layout and header: a redraw with new data is not
+    measured again, so the height it found must outlive the data it was found with.
+    """
+    page.set_viewport_size(PHONE)
+    open_app(page, f"{app_url}/attention")
+    look_at(page, "att_saturation_mean")
+    assert not [found for found in clipped(page) if "att_saturation_mean" in found]
+    page.locator(".st-key-causal input").focus()
+    page.keyboard.press("Space")
+    wait_settled(page)
+    look_at(page, "att_saturation_mean")
+    assert [found for found in clipped(page) if "att_saturation_mean" in found] == []
+    assert_healthy(page)
 
 
 #: The smallest type an equation fitted to a narrow screen may be scaled down to, in px.
