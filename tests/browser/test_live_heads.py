@@ -77,6 +77,17 @@ def wait_for_weights(page, weights):
     )
 
 
+def switch_layer_or_mask(page, control):
+    """From the defaults, a step down the sidebar's layer or the mask turned on: (layer, causal)."""
+    if control == "mask":
+        page.locator(".st-key-causal input").focus()
+        page.keyboard.press("Space")
+        return controls.DEFAULT_LAYER, True
+    page.locator(".st-key-layer input[type=range]").first.focus()
+    page.keyboard.press("ArrowLeft")
+    return controls.DEFAULT_LAYER - 1, False
+
+
 def step_head(page, key="ArrowRight"):
     page.locator(".st-key-att_head input").focus()
     page.keyboard.press(key)
@@ -215,14 +226,7 @@ def test_a_chart_far_below_gets_a_new_layers_or_masks_data_when_it_comes_near(
     """New data, too, are drawn near the window at once and far below only when scrolled to."""
     open_app(page, app_url + "/attention")  # at the top: the output heatmap is 2 windows down
     before = page.evaluate(OUTPUT)
-    causal = control == "mask"
-    layer = controls.DEFAULT_LAYER - (control == "layer")
-    if causal:
-        page.locator(".st-key-causal input").focus()
-        page.keyboard.press("Space")
-    else:
-        page.locator(".st-key-layer input[type=range]").first.focus()
-        page.keyboard.press("ArrowLeft")
+    layer, causal = switch_layer_or_mask(page, control)
     head = controls.DEFAULT_HEAD
     wait_for_weights(page, minilm_weights(head, layer=layer, causal=causal))  # near: at once
     wait_settled(page)
@@ -243,9 +247,8 @@ def test_a_chart_far_below_gets_a_new_layers_or_masks_data_when_it_comes_near(
 def test_a_page_about_to_print_draws_the_charts_far_from_the_window(page, app_url):
     """Printing (here, to PDF) draws every chart that waited to come near: none prints stale."""
     open_app(page, app_url + "/attention")
-    page.locator(".st-key-layer input[type=range]").first.focus()
-    page.keyboard.press("ArrowLeft")
-    layer, head = controls.DEFAULT_LAYER - 1, controls.DEFAULT_HEAD
+    layer, _ = switch_layer_or_mask(page, "layer")
+    head = controls.DEFAULT_HEAD
     wait_for_weights(page, minilm_weights(head, layer=layer))
     wait_settled(page)
     assert page.locator(".st-key-att_output .ae-chart[data-away]").count() == 1
@@ -398,14 +401,7 @@ def test_a_new_layer_or_mask_never_draws_another_head_on_the_way(page, app_url, 
     assert controls.DEFAULT_HEAD != 0  # else the reference head would be the head shown
     open_app(page, app_url + "/attention")
     page.evaluate(RECORD_DRAWINGS)
-    causal = control == "mask"
-    layer = controls.DEFAULT_LAYER - (control == "layer")
-    if causal:
-        page.locator(".st-key-causal input").focus()
-        page.keyboard.press("Space")
-    else:
-        page.locator(".st-key-layer input[type=range]").first.focus()
-        page.keyboard.press("ArrowLeft")
+    layer, causal = switch_layer_or_mask(page, control)
     expected = minilm_weights(controls.DEFAULT_HEAD, layer=layer, causal=causal)
     wait_for_weights(page, expected)
     wait_settled(page)
