@@ -44,12 +44,13 @@ def head_section(settings, head, labels):
     -------
     the right-hand column, beside the raw scores
     """
-    frame_id, frames = sweeps.scale_frames(settings, head)
-    live = protocol.drawn_in_browser(frames)
+    per_stop, in_browser = sweeps.frames_mode(settings, head)
+    live = in_browser and not per_stop
     if live:  # first: a switch from the sidebar is shown as soon as the control hears of it
         _head_control(settings, head)
-    if frames is not None and not live:  # else with the slider (app.live.section)
-        slider.send_frames(frames)
+    elif not per_stop:  # 16-bit frames, drawn over by the server; else with the slider
+        slider.send_frames(sweeps.scale_frames(settings, head)[1])
+    frame_id = sweeps.layer_id(settings)
     left, right = st.columns(2)
     scores = layers.layer(settings).attention.heads.scores  # [n_heads, n, n]
     binding = {"drawn": 0, "heatmap": "scores", "limits": "scores", "stopless": True}

@@ -72,8 +72,8 @@ def pack(
 
     Layout: a little-endian uint32 header length, the header as UTF-8 JSON, zero padding
     to a multiple of 8, then each array in C order. Arrays are float32 when all of them
-    fit in :data:`MAX_BYTES` so, else 16-bit fixed point (``"u2"``, with ``lo`` and
-    ``hi`` in the header).
+    fit in :data:`MAX_BYTES`, less the header's room (:data:`_HEADER_ROOM`), so, else
+    16-bit fixed point (``"u2"``, with ``lo`` and ``hi`` in the header).
 
     Parameters
     ----------
@@ -96,9 +96,14 @@ def pack(
     -------
     frame_id : str, the frames' name (charts name it to follow them)
     payload : bytes
-        Both None when even 16 bits exceed :data:`MAX_BYTES`.
+        Both None when even 16 bits exceed :data:`MAX_BYTES` less the header's room.
     """
-    wide = sum(a.size for a in arrays.values()) * 4 <= MAX_BYTES
+    # Sizes alone decide, with the header's room kept: every head of a layer, whose arrays
+    # have the same shapes, is packed the same way (app.live.sweeps.frames_mode).
+    values = sum(a.size for a in arrays.values())
+    wide = values * 4 <= MAX_BYTES - _HEADER_ROOM
+    if not wide and values * 2 > MAX_BYTES - _HEADER_ROOM:
+        return None, None
     blobs, described, offset = [], {}, 0
     for name, array in arrays.items():
         if wide:
@@ -204,7 +209,7 @@ def _attention_arrays(weights, scaled, output, constant=None):
         "saturation_mean": per_row.mean(axis=1, keepdims=True),  # [n_f, 1, 4]
     }
     arrays |= {name: np.asarray(a)[None] for name, a in (constant or {}).items()}
-    if sum(a.size for a in arrays.values()) * 4 > MAX_BYTES:
+    if sum(a.size for a in arrays.values()) * 4 > MAX_BYTES - _HEADER_ROOM:  # as pack decides
         for name in ("scaled", "saturation", "saturation_mean", *(constant or {})):
             del arrays[name]
     tables = [name for name in ("saturation", "saturation_mean") if name in arrays]

@@ -60,11 +60,11 @@ def scale_section(settings, head, labels):
     head : int, the head the charts show
     labels : sequence of str, the layer's tokens
     """
-    frame_id, frames = sweeps.scale_frames(settings, head)  # sent by the head's section
-    per_stop = frames is None  # past MAX_TOKENS: each release sends its own stop's frames
-    if per_stop:
+    per_stop, in_browser = sweeps.frames_mode(settings, head)  # sent after, when asked
+    frame_id = sweeps.layer_id(settings)
+    if per_stop:  # past MAX_TOKENS: each release sends its own stop's frames
         frame_id, frames = sweeps.stop_frames(settings, head)
-    in_browser = protocol.drawn_in_browser(frames)
+        in_browser = protocol.drawn_in_browser(frames)
     section = Section(settings, head, tuple(labels), frame_id, per_stop, in_browser)
     if in_browser:  # the labels with the slider: the frames of every stop may come after
         later = not per_stop and live_heads.holds_heads(settings)

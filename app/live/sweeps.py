@@ -48,6 +48,25 @@ def _scale_frames(settings, head):
     )
 
 
+def frames_mode(settings, head):
+    """How the scale's frames of every stop reach the browser: (per_stop, in_browser).
+
+    ``per_stop``: past :data:`app.live.protocol.MAX_TOKENS` tokens (or past its size
+    limit even in 16 bits) there are none (:func:`stop_frames` instead); ``in_browser``:
+    they are float32 with the scaled scores (:func:`app.live.protocol.drawn_in_browser`).
+    Sizes alone decide, and every head of a layer packs arrays of the same shapes, so
+    the first head asked for decides for all: a head switch's run computes no frames (the
+    slider asks for the new head's once it is over).
+    """
+    return _frames_mode(settings.replace(scale=None), head)
+
+
+@cache.bounded
+def _frames_mode(settings, _head):
+    payload = _scale_frames(settings, _head)[1]
+    return payload is None, protocol.drawn_in_browser(payload)
+
+
 def layer_id(settings):
     """The name the charts of a layer follow, whatever its head and scale: its frames' id.
 

@@ -112,6 +112,35 @@ def test_large_frames_are_16_bit_and_within_budget():
     np.testing.assert_allclose(arrays["weights"][finite], sweep.weights[finite], atol=1 / 65534)
 
 
+@pytest.mark.parametrize(("per_value", "past", "dtype"), [
+    (4, 0, "f4"), (4, 1, "u2"), (2, 0, "u2"), (2, 1, None),
+])  # fmt: skip
+def test_sizes_alone_decide_how_frames_are_packed(per_value, past, dtype):
+    """Frames of the same shapes are packed alike, whatever their numbers, and fit.
+
+    At the last size that fits float32 (or 16 bits) and one value past it, with MiniLM's
+    81 stops: two heads with numbers 1 and 1e6 apart (longer colour-bar labels, a longer
+    header) go the same way, so one head's frames decide for every head of a layer
+    (app.live.sweeps.frames_mode).
+    """
+    scales = np.array(controls.scale_options(384, 12))
+    room = protocol.MAX_BYTES - protocol._HEADER_ROOM
+    width = room // per_value // len(scales) + past  # values per frame
+    rng = np.random.default_rng(0)
+    packed = []
+    for size in (1.0, 1e6):
+        shapes = {"a": width // 3 + width % 3, "b": width // 3, "c": width // 3}
+        arrays = {name: size * rng.normal(size=(len(scales), n)) for name, n in shapes.items()}
+        limits = {name: np.abs(a).max(axis=1) for name, a in arrays.items()}
+        titles = [protocol.scale_title(s) for s in scales]
+        labels = [controls.scale_label(s, 384, 12) for s in scales]
+        _, payload = protocol.pack("s", arrays, scales, titles, limits, labels)
+        packed.append(None if payload is None else unpack(payload)[0]["arrays"]["a"]["dtype"])
+        if payload is not None:
+            assert len(payload) <= protocol.MAX_BYTES
+    assert packed == [dtype, dtype]
+
+
 @given(st.floats(min_value=1e-6, max_value=1e7, allow_nan=False))
 def test_colour_bar_ticks_are_round_symmetric_and_span_half_the_range(limit):
     values, labels = protocol.colorbar_ticks(limit)

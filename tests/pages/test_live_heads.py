@@ -25,6 +25,7 @@ from apptest_support import (
 import engine
 from app.data import layers
 from app.live import heads as live_heads
+from app.live import sweeps
 from app.state import controls
 from app.views import heatmap
 from engine import bert, checkpoint
@@ -103,6 +104,25 @@ def test_a_head_switch_resends_no_chart_and_no_frames_until_the_slider_asks(mode
     np.testing.assert_allclose(chart_z(at, "att_weights"), heads.weights[4], atol=1e-6)
     np.testing.assert_allclose(frames["scores"][0], heads.scores[4], rtol=1e-6, atol=1e-5)
     assert at.query_params["head"] == "4"
+
+
+def test_a_head_switchs_run_makes_no_frames_of_every_stop(monkeypatch):
+    """The new head's frames of every stop are made when the slider asks, after the run.
+
+    How they reach the browser was decided by the layer's first head (the same shapes).
+    """
+    at = open_app("attention")
+    asked = []
+    make = sweeps._scale_frames
+    monkeypatch.setattr(
+        sweeps, "_scale_frames", lambda settings, head: asked.append(head) or make(settings, head)
+    )
+    at.sidebar.select_slider(key="head").set_value(5).run()
+    assert not at.exception
+    assert scale_slider(at)["head"] == 5  # the slider will ask for them
+    assert asked == []
+    scale_frames(at)  # asked for: made now
+    assert asked == [5]
 
 
 def test_the_live_control_says_the_head_python_holds():
