@@ -46,7 +46,7 @@ def framed(data, title=None, height=None, **options):
     """A figure of ``data`` (traces) laid out as :func:`frame` lays one out, built at once.
 
     plotly.py's ``update_layout`` costs 4-5 ms a call (its property paths, validated one
-    by one); a layout given to the figure when it is made, about a fifth of that.
+    by one); a layout given to the figure when it is made, about a quarter of that.
     """
     return go.Figure(data, layout(title, height, **options))
 
