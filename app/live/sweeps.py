@@ -54,16 +54,18 @@ def frames_mode(settings, head):
     ``per_stop``: past :data:`app.live.protocol.MAX_TOKENS` tokens (or past its size
     limit even in 16 bits) there are none (:func:`stop_frames` instead); ``in_browser``:
     they are float32 with the scaled scores (:func:`app.live.protocol.drawn_in_browser`).
-    Sizes alone decide, and every head of a layer packs arrays of the same shapes, so
-    the first head asked for decides for all: a head switch's run computes no frames (the
-    slider asks for the new head's once it is over).
+    Sizes alone decide, and the sizes follow the text and the model's sizes only: every
+    head, layer and mask packs arrays of the same shapes, so the first asked for decides
+    for all, and a run that switches one of them makes no frames (the slider asks for
+    them once it is over).
     """
-    return _frames_mode(settings.replace(scale=None), head)
+    shapes = settings.replace(scale=None, layer=0, causal=False, seed=0, pe="none")
+    return _frames_mode(shapes, settings.replace(scale=None), head)
 
 
 @cache.bounded
-def _frames_mode(settings, _head):
-    payload = _scale_frames(settings, _head)[1]
+def _frames_mode(shapes, _settings, _head):  # the key is the shapes alone
+    payload = _scale_frames(_settings, _head)[1]
     return payload is None, protocol.drawn_in_browser(payload)
 
 

@@ -106,23 +106,38 @@ def test_a_head_switch_resends_no_chart_and_no_frames_until_the_slider_asks(mode
     assert at.query_params["head"] == "4"
 
 
-def test_a_head_switchs_run_makes_no_frames_of_every_stop(monkeypatch):
-    """The new head's frames of every stop are made when the slider asks, after the run.
+@pytest.mark.parametrize("control", ["head", "layer", "mask"])
+def test_a_switchs_run_makes_no_frames_of_every_stop(monkeypatch, control):
+    """The frames of every stop are made when the slider asks, after the switch's run.
 
-    How they reach the browser was decided by the layer's first head (the same shapes).
+    How they reach the browser was decided by the first head, layer and mask shown: every
+    one packs arrays of the same shapes.
     """
     at = open_app("attention")
-    asked = []
+    made = []
     make = sweeps._scale_frames
     monkeypatch.setattr(
-        sweeps, "_scale_frames", lambda settings, head: asked.append(head) or make(settings, head)
+        sweeps,
+        "_scale_frames",
+        lambda settings, head: (
+            made.append((settings.layer, settings.causal, head)) or make(settings, head)
+        ),
     )
-    at.sidebar.select_slider(key="head").set_value(5).run()
+    shown = (controls.DEFAULT_LAYER, False, controls.DEFAULT_HEAD)
+    if control == "head":
+        at.sidebar.select_slider(key="head").set_value(5).run()
+        shown = (controls.DEFAULT_LAYER, False, 5)
+    elif control == "layer":
+        at.sidebar.select_slider(key="layer").set_value(1).run()
+        shown = (1, False, controls.DEFAULT_HEAD)
+    else:
+        at.sidebar.toggle(key="causal").set_value(True).run()
+        shown = (controls.DEFAULT_LAYER, True, controls.DEFAULT_HEAD)
     assert not at.exception
-    assert scale_slider(at)["head"] == 5  # the slider will ask for them
-    assert asked == []
+    assert scale_slider(at)["head"] == shown[2]  # the slider will ask for them
+    assert made == []
     scale_frames(at)  # asked for: made now
-    assert asked == [5]
+    assert made == [shown]
 
 
 def test_the_live_control_says_the_head_python_holds():
