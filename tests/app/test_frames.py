@@ -120,8 +120,8 @@ def test_sizes_alone_decide_how_frames_are_packed(per_value, past, dtype):
 
     At the last size that fits float32 (or 16 bits) and one value past it, with MiniLM's
     81 stops: two heads with numbers 1 and 1e6 apart (longer colour-bar labels, a longer
-    header) go the same way, so one head's frames decide for every head of a layer
-    (app.live.sweeps.frames_mode).
+    header) go the same way, so the first frames made decide for every head, layer and
+    mask of a text (app.live.sweeps.frames_mode).
     """
     scales = np.array(controls.scale_options(384, 12))
     room = protocol.MAX_BYTES - protocol._HEADER_ROOM

@@ -123,7 +123,6 @@ def test_a_switchs_run_makes_no_frames_of_every_stop(monkeypatch, control):
             made.append((settings.layer, settings.causal, head)) or make(settings, head)
         ),
     )
-    shown = (controls.DEFAULT_LAYER, False, controls.DEFAULT_HEAD)
     if control == "head":
         at.sidebar.select_slider(key="head").set_value(5).run()
         shown = (controls.DEFAULT_LAYER, False, 5)
