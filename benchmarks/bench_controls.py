@@ -26,7 +26,8 @@ script time plus its sending), the bytes received, and plotly.js's ``Plotly.reac
 per chart (the chart component's calls, wrapped in the page), so what the browser waits
 on is: the server (sent → finished) or drawing (finished → drawn, and the reacts).
 
-Run: ``python benchmarks/bench_controls.py [--runs 5] [--loads 3]``.
+Run: ``python benchmarks/bench_controls.py [--runs 5] [--loads 3]``; ``--runs 0`` times the
+first loads alone.
 """
 
 from __future__ import annotations
@@ -202,8 +203,19 @@ def measure(app, trivial, actions, runs, results):
 
 
 def print_table(results, loads, load_avg):
-    base = statistics.median(r["ms"] for r in results["trivial"])
     print(f"\nload average (1, 5, 15 min) at start: {load_avg}, at end: {os.getloadavg()}")
+    if results:
+        print_actions(results)
+    if loads:
+        ratio = loads["attention"] / loads["trivial"]
+        print(
+            f"first load, /attention with a new text: {loads['attention']:.0f} ms; trivial "
+            f"app: {loads['trivial']:.0f} ms; ratio {ratio:.2f} (target {TARGETS['load']})"
+        )
+
+
+def print_actions(results):
+    base = statistics.median(r["ms"] for r in results["trivial"])
     header = (
         f"{'action':<28} {'n':>3} {'ms':>6} {'ratio':>6} {'drawn':>6} {'ratio':>6} "
         f"{'target':>6} {'sent':>5} "
@@ -223,12 +235,6 @@ def print_table(results, loads, load_avg):
             f"{statistics.median(r['first'] for r in rows):>7.0f} "
             f"{statistics.median(r['finished'] for r in rows):>8.0f} "
             f"{statistics.median(r['kb'] for r in rows):>8.1f} {react:>8.0f}"
-        )
-    if loads:
-        ratio = loads["attention"] / loads["trivial"]
-        print(
-            f"first load, /attention with a new text: {loads['attention']:.0f} ms; trivial "
-            f"app: {loads['trivial']:.0f} ms; ratio {ratio:.2f} (target {TARGETS['load']})"
         )
     print(
         "ms: median from the key press until the run is over and every chart has drawn (the "
@@ -255,7 +261,7 @@ def print_table(results, loads, load_avg):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--runs", type=int, default=5, help="timed runs per action")
+    parser.add_argument("--runs", type=int, default=5, help="timed runs per action (0: none)")
     parser.add_argument("--loads", type=int, default=3, help="first loads of each (0: skip)")
     parser.add_argument("--no-pretrained", action="store_true", help="skip /pretrained")
     parser.add_argument(
@@ -305,8 +311,9 @@ def main():
             ("/attention: scale step, every chart", key_on(thumb("att_scale"), "ArrowRight"), True),
         ]
         results = {}
-        measure(app, trivial, actions, args.runs, results)
-        if not args.no_pretrained:
+        if args.runs:
+            measure(app, trivial, actions, args.runs, results)
+        if args.runs and not args.no_pretrained:
             app.open(app_url + "/pretrained")
             actions = [
                 ("/pretrained: head switch", walk("pretrained_head", "ArrowRight"), False),

@@ -12,26 +12,24 @@
 // decodes them, preview.js shows a stop or a head while a control moves, exact.js builds
 // a stop's exact figure from them,
 // narrow.js fits a chart to a phone, download.js exports it, hover_lines.js keeps a hovered
-// token's lines, theme.js applies Streamlit's theme; plotly_loader.js loads plotly.js.
+// token's lines, theme.js applies Streamlit's theme; plotly_loader.js loads plotly.js, mount.js
+// hands each kind of data to its module.
+//
+// This entry imports nothing statically: a module runs only once every module it imports,
+// however deep, has arrived, and plotly.js (the largest file, and most of a first load's
+// scripting) was asked for only after the deepest of them. So plotly.js is asked for first
+// and the modules that draw with it beside it; a chart mounted before they are in is
+// mounted when they are, in the order Streamlit called (docs/benchmarks.md, "The first load").
 
-import { forget as forgetFrames } from "./frames.js";
-import { mountHead } from "./heads.js";
-import { forget as forgetChart, mountChart } from "./plot.js";
-import "./plotly_loader.js"; // starts plotly.js's download with the first chart's script
-import { mountFrames, mountSlider } from "./slider.js";
+import("./plotly.min.js").catch(() => {}); // the module plotly_loader.js waits for (and reports)
+let mount = null;
+const loaded = import("./mount.js").then((module) => (mount = module.default));
 
 export default function (component) {
-  const { data, parentElement } = component;
-  if (data instanceof Uint8Array) mountFrames(component);
-  else if (data.kind === "scale") mountSlider(component);
-  else if (data.kind === "head") mountHead(component);
-  else mountChart(component);
-  // Called when the data change as well as on unmount: free a plot only once its element
-  // has really left the page.
-  return () =>
-    setTimeout(() => {
-      if (parentElement.isConnected) return;
-      forgetChart(parentElement);
-      forgetFrames(parentElement); // its frames too
-    }, 0);
+  if (mount) return mount(component);
+  let cleanup = null;
+  loaded.then(() => {
+    if (component.parentElement.isConnected) cleanup = mount(component);
+  });
+  return () => cleanup?.();
 }
