@@ -17,8 +17,9 @@ key press (a capturing keydown listener) to the frame after the last change of a
 run is over and the socket has been quiet for 400 ms: "every chart has drawn". For the
 scale the figure is the frame after the *first* change of the last chart to change: when
 every chart it drives shows the new stop (the exact figures follow from the same frames).
-The live head control (an arrow key on it) is timed both ways: until every chart has
-drawn and the run is over, and ("shown") until every chart shows the new head.
+The head switches (an arrow key on the live head control, or on the sidebar's slider) and
+the layer switch are timed both ways: until every chart has drawn and the run is over, and
+("shown") until every chart shows the new head or layer.
 
 The breakdown of each action (medians): when the widget's value was sent, when the first
 reply came, when the script run was over (the ``script_finished`` message: the server's
@@ -300,12 +301,14 @@ def main():
 
         keys = {}
         live_head, sidebar_head = walk("att_head", "ArrowRight"), walk("head", "ArrowRight")
+        layer = walk("layer", "ArrowLeft")
         actions = [
             ("/attention: head switch", sidebar_head, False),
             ("/attention: head switch, shown", sidebar_head, True),
             ("/attention: head switch, live", live_head, False),
             ("/attention: head switch, live, shown", live_head, True),
-            ("/attention: layer switch", walk("layer", "ArrowLeft"), False),
+            ("/attention: layer switch", layer, False),
+            ("/attention: layer switch, shown", layer, True),
             ("/attention: mask toggle", key_on(".st-key-causal input", "Space"), False),
             ("/attention: sentence (Ctrl+Enter)", new_sentence(counter), False),
             ("/attention: scale step, every chart", key_on(thumb("att_scale"), "ArrowRight"), True),

@@ -10,7 +10,9 @@ animation frame, and tells Python the head after: the run that follows stores it
 sidebar's "Head h", the presenter bar's selector and the link show it) and resends the
 charts' data unchanged, which the browser does not redraw; the scale slider asks for the
 new head's frames of every stop once that run is over
-(:func:`app.live.slider.send_frames_when_asked`).
+(:func:`app.live.slider.send_frames_when_asked`). With MiniLM the browser also holds the
+head shown in every layer at the stop (:func:`send_layer_frames`): a move of the sidebar's
+"Layer ℓ" is shown from them before its run, which then draws the layer as ever.
 """
 
 from __future__ import annotations
@@ -25,6 +27,9 @@ from app.views import attention_maps, heatmap
 
 #: The live head control's key, and the key of the layer's heads at the current stop.
 HEAD, HEAD_FRAMES = "att_head", "att_head_frames"
+#: The key of the head shown in every layer at the current stop, and the session-state key
+#: of what it was last sent for.
+LAYER_FRAMES, _LAYERS_SENT = "att_layer_frames", "_att_layers_sent"
 #: The control's label: the sidebar's.
 LABEL = "Head h"
 
@@ -81,6 +86,7 @@ def _head_control(settings, head):
         "heads": n_heads,
         "head": head,
         "stop": stop,
+        "layer": settings.layer,
         "hidden": n_heads == 1 or session.presenting(),
     }
     attention_explorer.chart(key=HEAD, data=data, on_chosen_change=_chosen)
@@ -108,3 +114,23 @@ def send_head_frames(settings):
         return
     at = settings.replace(scale=st.session_state["scale"])
     attention_explorer.chart(key=HEAD_FRAMES, data=sweeps.head_frames(at)[1], height=0)
+
+
+def send_layer_frames(settings, head, asked):
+    """Send head ``head`` in every layer at the current stop (an element of height 0).
+
+    A move of the sidebar's layer is shown from these as it happens (``heads.js``), before
+    its run. MiniLM only (the seeded model has one layer). Made in the run that sends the
+    scale's frames of every stop (``asked``: after a switch's run, not in it, which they
+    would slow) and sent in every run after while the text, settings, head and stop are
+    the same: a layer switch keeps them, so walking through the layers shows each at once.
+    """
+    if not settings.trained:
+        return
+    at = settings.replace(scale=st.session_state["scale"], layer=0)
+    if not asked and st.session_state.get(_LAYERS_SENT) != (at, head):
+        return
+    payload = sweeps.layer_frames(at, head)[1]
+    if payload is not None:
+        st.session_state[_LAYERS_SENT] = (at, head)
+        attention_explorer.chart(key=LAYER_FRAMES, data=payload, height=0)

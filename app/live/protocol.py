@@ -269,35 +269,40 @@ def sweep_frames(source, sweep, labels=None, first=0, frame_id=None, head=None, 
     )
 
 
-def head_frames(source, heads, scale, stop, frame_id, curves):
+def head_frames(source, heads, scale, stop, frame_id, curves, axis="head", head=None):
     """Pack every head of a layer at one stop: the frames a head switch is painted from.
 
     Frame ``h`` is head ``h`` (the header says ``axis: "head"`` and the slider's ``stop``
     they are at): its weights, scaled scores, output, saturation and, as the scale's frames
-    hold them once, its raw scores and saturation curves.
+    hold them once, its raw scores and saturation curves. With ``axis="layer"``, frame
+    ``l`` is head ``head`` in layer ``l`` instead: what a layer switch is painted from.
 
     Parameters
     ----------
     source : str
     heads : engine.ScaleSweep whose leading axis is the head (scores of shape
-        (n_heads, n_q, n_k) too), at ``scale``
+        (n_heads, n_q, n_k) too), at ``scale``; or the layer, with ``axis="layer"``
     scale : float, stop : int, the slider's stop
-    frame_id : str, the layer's name, the same as its scale frames'
-    curves : ndarray of shape (n_heads, 3, n_points), each head's saturation curves
+    frame_id : str, the layer's name, the same as its scale frames'; with
+        ``axis="layer"``, the text's and settings' without the layer
+    curves : ndarray of shape (n_frames, 3, n_points), each frame's saturation curves
+    axis : "head" or "layer", what the frames' leading axis runs over
+    head : int, with ``axis="layer"``: the head the frames are of
     """
     arrays, texts, limits = _attention_arrays(heads.weights, heads.scaled, heads.output)
     arrays |= {"scores": heads.scores, "curves": curves}
     limits["scores"] = _largest(heads.scores)
-    n_heads = len(heads.weights)
+    n_frames = len(heads.weights)
+    extra = {"axis": axis, "stop": stop} | ({} if head is None else {"head": head})
     return pack(
         source,
         arrays,
-        [scale] * n_heads,
-        [scale_title(scale)] * n_heads,
+        [scale] * n_frames,
+        [scale_title(scale)] * n_frames,
         limits,
         frame_id=frame_id,
         texts=texts,
-        extra={"axis": "head", "stop": stop},
+        extra=extra,
     )
 
 

@@ -49,9 +49,15 @@ def send_frames_when_asked(frame_id, head, frames):
     frame_id : str, the layer's frames' name (:func:`app.live.sweeps.layer_id`)
     head : int, the head shown
     frames : callable returning the payload of :func:`app.live.sweeps.scale_frames`
+
+    Returns
+    -------
+    bool : whether they were sent (asked for)
     """
-    if st.session_state.get(ASKED) == {"id": frame_id, "head": head}:
+    asked = st.session_state.get(ASKED) == {"id": frame_id, "head": head}
+    if asked:
         send_frames(frames())
+    return asked
 
 
 def _asked():

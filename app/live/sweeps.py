@@ -102,22 +102,8 @@ def head_frames(settings):
 
 @cache.bounded
 def _head_frames(settings):
-    run = layers.layer(settings.replace(scale=None))  # q, k, v and the mask: any scale's
-    attention = run.attention
-    n_heads = attention.q.shape[0]
-    # Each head swept over this stop alone: the same bits as its scale frames at the stop,
-    # whichever of the two the browser draws a chart from.
-    one = [
-        engine.attention_over_scales(
-            attention.q[h], attention.k[h], attention.v[h], np.array([settings.scale]), run.mask
-        )
-        for h in range(n_heads)
-    ]
-    heads = ScaleSweep(
-        np.full(n_heads, settings.scale),
-        np.stack([sweep.scores for sweep in one]),
-        *(np.concatenate([getattr(sweep, name) for sweep in one]) for name in _SWEPT),
-    )
+    n_heads = settings.shape[1]
+    heads = _along([_at_stop(settings, head) for head in range(n_heads)], settings.scale)
     curves = np.stack([_curves(settings, head) for head in range(n_heads)])
     stop = controls.scale_options(*settings.shape).index(settings.scale)
     return protocol.head_frames(
@@ -125,7 +111,54 @@ def _head_frames(settings):
     )
 
 
+def _at_stop(settings, head):
+    """One head swept over the current stop alone.
+
+    The same bits as its scale frames at the stop, whichever of the two the browser draws
+    a chart from.
+    """
+    run = layers.layer(settings.replace(scale=None))  # q, k, v and the mask: any scale's
+    q, k, v = (getattr(run.attention, name)[head] for name in "qkv")
+    return engine.attention_over_scales(q, k, v, np.array([settings.scale]), run.mask)
+
+
+def _along(one, scale):
+    """One-stop sweeps (of heads, or of layers) as one sweep whose leading axis is theirs."""
+    return ScaleSweep(
+        np.full(len(one), scale),
+        np.stack([sweep.scores for sweep in one]),
+        *(np.concatenate([getattr(sweep, name) for sweep in one]) for name in _SWEPT),
+    )
+
+
 _SWEPT = ("scaled", "weights", "output")  # a sweep's fields with a leading stop axis
+
+
+def layer_frames(settings, head):
+    """Head ``head`` in every layer at the current stop, packed: what a layer switch paints from.
+
+    Sent beside the layer's heads (:func:`head_frames`): a move of the sidebar's layer is
+    shown from these at once, before its run. Each layer's numbers are computed as its
+    head frames compute them, the same bits.
+
+    Returns
+    -------
+    frame_id, payload : as :func:`app.live.protocol.pack` returns them
+    """
+    return _layer_frames(settings.replace(layer=0), head)
+
+
+@cache.bounded
+def _layer_frames(settings, head):  # settings at layer 0: one entry for every layer shown
+    every = [settings.replace(layer=layer) for layer in range(controls.MINILM.n_layers)]
+    along = _along([_at_stop(at, head) for at in every], settings.scale)
+    curves = np.stack([_curves(at, head) for at in every])
+    stop = controls.scale_options(*settings.shape).index(settings.scale)
+    name = repr(("layers", settings.replace(scale=None))).encode()  # no layer's own id
+    frame_id = hashlib.blake2b(name, digest_size=8).hexdigest()
+    return protocol.head_frames(
+        protocol.SOURCE, along, settings.scale, stop, frame_id, curves, "layer", head
+    )
 
 
 def stop_frames(settings, head):

@@ -5,7 +5,7 @@
 // Four kinds of data arrive from Python (app/views/chart.py, app/live/slider.py, heads.py):
 //   chart   {spec: figure JSON string, config, print, clicks: bool, live?: {...}}  plot.js
 //   scale   {kind: "scale", source, label, stops, stop, placed, labels?}          slider.js
-//   head    {kind: "head", source, label, heads, head, stop, hidden?}             heads.js
+//   head    {kind: "head", source, label, heads, head, stop, layer, hidden?}      heads.js
 //   frames  bytes: [uint32 header length][header JSON][pad to 8][arrays]          frames.js
 // The modules beside this one each do one job: plot.js mounts and redraws a chart,
 // slider.js the slider and its frames, heads.js the live head control, frames.js holds and

@@ -7,7 +7,9 @@
 // run keeps the charts' data (drawn from frames, they do not depend on the head); the scale
 // slider asks for the new head's frames of every stop once that run is over (slider.js).
 // The sidebar's "Head h" and the link follow from that run. A move of the sidebar's own
-// "Head h" is shown the same way as it happens (followSidebar), before its run.
+// "Head h" is shown the same way as it happens (followSidebar), before its run; a move of
+// its "Layer ℓ" is shown from the head shown in every layer at the stop, which Python sends
+// too, and the layer's run then draws the exact figures as ever.
 
 import { source } from "./frames.js";
 import { showFrame } from "./preview.js";
@@ -26,8 +28,8 @@ function makeControl(parentElement, src, name) {
       style="width: 100%; accent-color: var(--st-primary-color)">`;
   parentElement.appendChild(wrap);
   const input = wrap.querySelector("input");
-  // touched: when the sidebar's "Head h" last had a key or the pointer (followSidebar)
-  const control = { wrap, input, src, pending: [], frame: null, sidebar: null, touched: -Infinity };
+  // layer: the one the page's data are of; previewed: the other one shown (followSidebar)
+  const control = { wrap, input, src, pending: [], frame: null, sidebar: null, layer: null, previewed: null };
   const paint = () => {
     control.frame = null;
     showFrame(src, src.stop);
@@ -51,47 +53,71 @@ function makeControl(parentElement, src, name) {
   return control;
 }
 
-// How long after a key or the pointer on the sidebar's "Head h" its moves are the user's:
-// a move later than that is Python's (a link, a new model), whose run brings the head.
+// How long after a key or the pointer on a sidebar slider its moves are the user's: a move
+// later than that is Python's (a link, a new model), whose run brings the value.
 const TOUCH_MS = 2000;
 
-// The sidebar's "Head h" (Streamlit's slider, key "head": its range input's aria-valuetext
-// is the head) shown on every chart as the user moves it, from the held heads, as this
-// control's own moves are; Streamlit sends it to Python as ever. Without that slider (one
-// head; presentation mode's selector) nothing changes: the run's data bring the head.
-function followSidebar(control) {
-  const slider = document.querySelector(".st-key-head input[type='range']");
-  if (!slider) return;
-  const holder = slider.closest(".st-key-head");
-  holder.aeControl = control; // the control on the page now (a page may mount another)
-  control.sidebar = slider;
+// Streamlit's slider `key` in the sidebar (its range input's aria-valuetext is the value),
+// each of the user's moves handed to `move(control, value)` as it happens, `control` being
+// the head control on the page now (a page may mount another); Streamlit sends the value
+// to Python as ever. Returns the input, or null without that slider.
+function watchSidebar(key, control, move) {
+  const slider = document.querySelector(`.st-key-${key} input[type='range']`);
+  if (!slider) return null;
+  const holder = slider.closest(`.st-key-${key}`);
+  holder.aeControl = control;
+  slider.aeHolder = holder;
   if (!holder.aeTouch) { // once per element: Streamlit may replace the input alone
-    holder.aeTouch = () => (holder.aeControl.touched = performance.now());
+    holder.aeTouch = () => (holder.aeTouched = performance.now());
     holder.addEventListener("keydown", holder.aeTouch, true);
     holder.addEventListener("pointerdown", holder.aeTouch, true);
     holder.addEventListener("pointermove", (event) => event.buttons && holder.aeTouch(), true);
   }
-  if (slider.aeWatched) return;
-  slider.aeWatched = true; // one watch per input, gone with it
-  new MutationObserver(() => {
-    const shown = holder.aeControl;
-    if (performance.now() - shown.touched > TOUCH_MS) return;
-    const head = Number(slider.getAttribute("aria-valuetext"));
-    if (!Number.isInteger(head) || head < 0 || head > Number(shown.input.max)) return;
+  if (!slider.aeWatched) {
+    slider.aeWatched = true; // one watch per input, gone with it
+    new MutationObserver(() => {
+      if (!touchedLately(slider)) return;
+      const value = Number(slider.getAttribute("aria-valuetext"));
+      if (Number.isInteger(value)) move(holder.aeControl, value);
+    }).observe(slider, { attributes: true, attributeFilter: ["aria-valuetext"] });
+  }
+  return slider;
+}
+
+// Whether the user had a key or the pointer on `slider` within TOUCH_MS.
+function touchedLately(slider) {
+  const holder = slider?.isConnected ? slider.aeHolder : null;
+  return Boolean(holder) && performance.now() - (holder.aeTouched ?? -Infinity) <= TOUCH_MS;
+}
+
+// The sidebar's "Head h" shown on every chart as the user moves it, from the held heads,
+// as this control's own moves are; its "Layer ℓ" too, from the head shown in every layer
+// (a preview until the layer's run draws it). Without those sliders (one head, the seeded
+// model's one layer; presentation mode's selectors) the run's data bring the change.
+function followSidebar(control) {
+  control.sidebar = watchSidebar("head", control, (shown, head) => {
+    if (head < 0 || head > Number(shown.input.max)) return;
     shown.input.value = String(head);
     if (shown.show(head)) redrawExact(shown.src, shown.src.stop);
-  }).observe(slider, { attributes: true, attributeFilter: ["aria-valuetext"] });
+  });
+  watchSidebar("layer", control, (shown, layer) => {
+    const preview = layer === shown.layer ? null : layer; // null: the layer drawn, Plotly's
+    if (preview === shown.previewed) return; // Streamlit writes the slider's value twice
+    shown.previewed = preview;
+    cancelAnimationFrame(shown.layerFrame); // in the next animation frame, as a head: after
+    shown.layerFrame = requestAnimationFrame(() => // Streamlit has sent the layer to Python
+      showFrame(shown.src, shown.src.stop, preview));
+  });
 }
 
 // Whether the sidebar's "Head h", lately moved by the user, shows the head shown: one
 // Python is still catching up with (a run per key press, the last one's on its way).
 function sidebarAhead(control) {
   const slider = control.sidebar;
-  return Boolean(slider?.isConnected) && performance.now() - control.touched <= TOUCH_MS
-    && Number(slider.getAttribute("aria-valuetext")) === control.src.head;
+  return touchedLately(slider) && Number(slider.getAttribute("aria-valuetext")) === control.src.head;
 }
 
-// The control's data arrived: {kind: "head", source, label, heads, head, stop, hidden?}.
+// The control's data arrived: {kind: "head", source, label, heads, head, stop, layer, hidden?}.
 // `head` is the one Python holds: the control moves to it unless it is one this control
 // sent and Python is catching up with (a run per step, the last step still on its way).
 export function mountHead(component) {
@@ -107,6 +133,8 @@ export function mountHead(component) {
     control.wrap.querySelector(".ae-head-value").textContent = String(head);
     control.input.setAttribute("aria-valuetext", `${data.label} ${head}`);
   };
+  if (control.layer !== data.layer) control.previewed = null;
+  control.layer = data.layer; // the layer the page's data are of
   control.wrap.querySelector("label").textContent = data.label;
   control.wrap.style.display = data.hidden ? "none" : "";
   control.input.max = String(data.heads - 1);

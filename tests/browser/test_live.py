@@ -14,8 +14,10 @@ import numpy as np
 import pandas as pd
 import pytest
 from browser_support import (
+    PLOTLYS_PIXELS,
     assert_healthy,
     bars,
+    cells,
     drag,
     look_at,
     open_app,
@@ -211,30 +213,6 @@ WATCH_PREVIEW = """(stop) => {
         requestAnimationFrame(look);
     });
 }"""
-
-#: The weights heatmap's image as Plotly drew it: its pixels and size.
-PLOTLYS_PIXELS = """async () => {
-    const plot = document.querySelector('.st-key-att_weights .js-plotly-plot');
-    const image = new Image();
-    image.src = plot.querySelector('.heatmaplayer image')
-        .getAttributeNS('http://www.w3.org/1999/xlink', 'href');
-    await image.decode();
-    const canvas = document.createElement('canvas');
-    [canvas.width, canvas.height] = [image.naturalWidth, image.naturalHeight];
-    const ctx = canvas.getContext('2d');
-    ctx.drawImage(image, 0, 0);
-    const data = ctx.getImageData(0, 0, canvas.width, canvas.height).data;
-    return {pixels: Array.from(data), width: canvas.width, height: canvas.height};
-}"""
-
-
-def cells(picture, rows, cols):
-    """An RGBA picture sampled at the centres of ``rows`` × ``cols`` cells."""
-    pixels = np.array(picture["pixels"]).reshape(picture["height"], picture["width"], 4)
-    i = ((np.arange(rows) + 0.5) * picture["height"] / rows).astype(int)
-    j = ((np.arange(cols) + 0.5) * picture["width"] / cols).astype(int)
-    return pixels[i][:, j]
-
 
 #: Past 128 tokens, and no sentence twice: a step of the scale moves weights by up to 0.12
 #: (repeated sentences share each row's weight between their copies, and barely move).
@@ -667,8 +645,8 @@ def assert_saturation_shows_the_heatmaps_stop(seen, options):
         for at in look["markers"]:  # the marker stands at the heatmaps' stop
             assert options[np.argmin(np.abs(logs - np.log(at)))] == scale, look["when"]
         assert len(look["means"]) == 5  # the uniform count, then four means
-        for cells, expected in ((look["means"], means[None]), (look["rows"], per_row)):
-            for row, column, text, value in cells:
+        for written, expected in ((look["means"], means[None]), (look["rows"], per_row)):
+            for row, column, text, value in written:
                 if column == 0:
                     continue  # the labels' column
                 engine_value = expected[row, column - 1]

@@ -11,7 +11,16 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from browser_support import assert_healthy, bars, look_at, open_app, query, wait_settled
+from browser_support import (
+    PLOTLYS_PIXELS,
+    assert_healthy,
+    bars,
+    cells,
+    look_at,
+    open_app,
+    query,
+    wait_settled,
+)
 from harness import free_port, serve_app
 
 from app.state import controls
@@ -127,6 +136,50 @@ def test_the_sidebars_head_is_shown_from_held_heads_before_its_run(page, app_url
     assert page.locator(".st-key-att_head input").input_value() == str(controls.DEFAULT_HEAD + 1)
     assert page.evaluate("window.__runs.finished") == runs  # no run: the server never heard
     page.evaluate(RECONNECT)
+    assert page.errors == []
+
+
+#: From the next animation frame on, wait for the weights heatmap's preview canvas to show
+#: layer ``layer`` and keep its pixels, and how many runs had finished then, in
+#: ``window.__preview`` (null if none shows it within 10 s).
+WATCH_LAYER_PREVIEW = """(layer) => {
+    const plot = document.querySelector('.st-key-att_weights .js-plotly-plot');
+    window.__preview = new Promise((resolve) => {
+        setTimeout(() => resolve(null), 10000);
+        const look = () => {
+            const canvas = plot.querySelector('canvas.ae-preview');
+            if (!canvas || !canvas.dataset.shows.startsWith(`layer ${layer}:`)) {
+                requestAnimationFrame(look);
+                return;
+            }
+            const {width, height} = canvas;
+            const data = canvas.getContext('2d').getImageData(0, 0, width, height).data;
+            resolve({pixels: Array.from(data), width, height, runs: window.__runs.finished});
+        };
+        requestAnimationFrame(look);
+    });
+}"""
+
+
+def test_the_sidebars_layer_is_shown_from_held_layers_before_its_run(page, app_url):
+    """A key on the sidebar's "Layer ℓ" shows the head in the new layer before its run is
+    over, in the colours of the engine's weights there (those Plotly draws once it is)."""
+    open_app(page, app_url + "/attention")
+    page.wait_for_selector(".st-key-att_layer_frames .ae-frames", state="attached")
+    expected = minilm_weights(controls.DEFAULT_HEAD, controls.DEFAULT_LAYER - 1)
+    n = len(expected)
+    before = cells(page.evaluate(PLOTLYS_PIXELS), n, n).astype(int)
+    runs = page.evaluate("window.__runs.finished")
+    page.evaluate(WATCH_LAYER_PREVIEW, controls.DEFAULT_LAYER - 1)
+    switch_layer_or_mask(page, "layer")
+    preview = page.evaluate("window.__preview")
+    assert preview is not None
+    assert preview["runs"] == runs  # shown before the layer's run was over
+    wait_for_weights(page, expected)  # then drawn by the run, exactly
+    shown = cells(preview, n, n).astype(int)
+    plotlys = cells(page.evaluate(PLOTLYS_PIXELS), n, n).astype(int)
+    assert np.abs(shown - plotlys).max() <= 4  # the colours of the engine's numbers there
+    assert np.abs(shown - before).max() > 16  # not those of the layer before
     assert page.errors == []
 
 

@@ -139,6 +139,51 @@ def test_a_switchs_run_makes_no_frames_of_every_stop(monkeypatch, control):
     assert made == [shown]
 
 
+def sent_layer_frames(at):
+    """The head shown in every layer, if the last run sent it: ``(header, arrays)`` or None."""
+    try:
+        return unpack(element(at, live_heads.LAYER_FRAMES).proto.bytes)
+    except LookupError:
+        return None
+
+
+def test_the_layers_of_the_head_shown_are_the_engines_and_come_with_the_frames(model_run):
+    """Head h in every layer at the stop: sent with the frames of every stop (not in a
+    switch's run, which they would slow), kept while a layer switch leaves them the same,
+    and the same bits as each layer's own held heads."""
+    at = open_app("attention", {"head": "7", "scale": "0.5"})
+    assert sent_layer_frames(at) is None  # the first run: not made yet
+    scale_frames(at)  # the slider asks; that run sends them
+    header, along = sent_layer_frames(at)
+    options = controls.scale_options(384, 12)
+    assert (header["axis"], header["head"], header["stop"]) == ("layer", 7, options.index(0.5))
+    n_layers = controls.MINILM.n_layers
+    assert along["weights"].shape == (n_layers, *along["weights"].shape[1:])
+    for layer in range(n_layers):
+        heads = engine_heads(model_run, layer, 0.5)
+        np.testing.assert_allclose(along["weights"][layer], heads.weights[7], rtol=1e-6, atol=1e-7)
+        np.testing.assert_allclose(along["scores"][layer], heads.scores[7], rtol=1e-6, atol=1e-5)
+    at.sidebar.select_slider(key="layer").set_value(2).run()  # the same text, head and stop
+    assert not at.exception
+    kept = sent_layer_frames(at)
+    assert kept is not None
+    assert kept[0] == header
+    held_header, held = head_frames(at)  # layer 2's heads, as a head switch paints them
+    assert held_header["id"] != header["id"]  # no chart follows the layers' frames
+    for name, array in along.items():
+        np.testing.assert_array_equal(array[2], held[name][7], name)
+    at.sidebar.select_slider(key="head").set_value(3).run()  # another head: made again later
+    assert sent_layer_frames(at) is None
+    scale_frames(at)
+    assert sent_layer_frames(at)[0]["head"] == 3
+
+
+def test_the_seeded_model_sends_no_layers():
+    at = open_app("attention", {"weights": "random", "heads": "4"})
+    scale_frames(at)
+    assert sent_layer_frames(at) is None  # one layer: nothing to switch to
+
+
 def test_the_live_control_says_the_head_python_holds():
     at = open_app("attention", {"head": "7"})
     data = json_data(element(at, live_heads.HEAD))

@@ -242,3 +242,27 @@ def next_tour_step(page, step):
     page.wait_for_url(re.compile(rf"[?&]step={step + 1}\b"))
     wait_settled(page)
     page.wait_for_function(_CHART_DRAWN, arg=f"tour_step_{step + 1}", polling=100)
+
+
+#: A heatmap's image as Plotly drew it (the weights' unless a key is given): pixels and size.
+PLOTLYS_PIXELS = """async (key) => {
+    const plot = document.querySelector(`.st-key-${key || 'att_weights'} .js-plotly-plot`);
+    const image = new Image();
+    image.src = plot.querySelector('.heatmaplayer image')
+        .getAttributeNS('http://www.w3.org/1999/xlink', 'href');
+    await image.decode();
+    const canvas = document.createElement('canvas');
+    [canvas.width, canvas.height] = [image.naturalWidth, image.naturalHeight];
+    const ctx = canvas.getContext('2d');
+    ctx.drawImage(image, 0, 0);
+    const data = ctx.getImageData(0, 0, canvas.width, canvas.height).data;
+    return {pixels: Array.from(data), width: canvas.width, height: canvas.height};
+}"""
+
+
+def cells(picture, rows, cols):
+    """An RGBA picture sampled at the centres of ``rows`` × ``cols`` cells."""
+    pixels = np.array(picture["pixels"]).reshape(picture["height"], picture["width"], 4)
+    i = ((np.arange(rows) + 0.5) * picture["height"] / rows).astype(int)
+    j = ((np.arange(cols) + 0.5) * picture["width"] / cols).astype(int)
+    return pixels[i][:, j]
