@@ -102,8 +102,9 @@ def head_frames(settings):
 
 @cache.bounded
 def _head_frames(settings):
-    n_heads = settings.shape[1]
-    heads = _along([_at_stop(settings, head) for head in range(n_heads)], settings.scale)
+    run = layers.layer(settings.replace(scale=None))  # q, k, v and the mask: any scale's
+    n_heads = run.attention.q.shape[0]
+    heads = _along([_at_stop(run, head, settings.scale) for head in range(n_heads)], settings.scale)
     curves = np.stack([_curves(settings, head) for head in range(n_heads)])
     stop = controls.scale_options(*settings.shape).index(settings.scale)
     return protocol.head_frames(
@@ -111,15 +112,14 @@ def _head_frames(settings):
     )
 
 
-def _at_stop(settings, head):
-    """One head swept over the current stop alone.
+def _at_stop(run, head, scale):
+    """One head of a layer's ``run`` swept over the stop ``scale`` alone.
 
     The same bits as its scale frames at the stop, whichever of the two the browser draws
     a chart from.
     """
-    run = layers.layer(settings.replace(scale=None))  # q, k, v and the mask: any scale's
     q, k, v = (getattr(run.attention, name)[head] for name in "qkv")
-    return engine.attention_over_scales(q, k, v, np.array([settings.scale]), run.mask)
+    return engine.attention_over_scales(q, k, v, np.array([scale]), run.mask)
 
 
 def _along(one, scale):
@@ -151,7 +151,8 @@ def layer_frames(settings, head):
 @cache.bounded
 def _layer_frames(settings, head):  # settings at layer 0: one entry for every layer shown
     every = [settings.replace(layer=layer) for layer in range(controls.MINILM.n_layers)]
-    along = _along([_at_stop(at, head) for at in every], settings.scale)
+    runs = [layers.layer(at.replace(scale=None)) for at in every]  # any scale's
+    along = _along([_at_stop(run, head, settings.scale) for run in runs], settings.scale)
     curves = np.stack([_curves(at, head) for at in every])
     stop = controls.scale_options(*settings.shape).index(settings.scale)
     name = repr(("layers", settings.replace(scale=None))).encode()  # no layer's own id
