@@ -158,7 +158,7 @@ def test_the_layers_of_the_head_shown_are_the_engines_and_come_with_the_frames(m
     options = controls.scale_options(384, 12)
     assert (header["axis"], header["head"], header["stop"]) == ("layer", 7, options.index(0.5))
     n_layers = controls.MINILM.n_layers
-    assert along["weights"].shape == (n_layers, *along["weights"].shape[1:])
+    assert len(along["weights"]) == n_layers
     for layer in range(n_layers):
         heads = engine_heads(model_run, layer, 0.5)
         np.testing.assert_allclose(along["weights"][layer], heads.weights[7], rtol=1e-6, atol=1e-7)
