@@ -17,8 +17,8 @@ from app.data import cache, minilm
 from engine.layers import encoder_layer, toy_encoder_weights
 from engine.tokenize import Tokenization, TokenizerUnavailableError
 
-#: Query rows the saturation sweep averages at most.
-SWEEP_ROWS = 64
+#: Query rows the saturation sweep averages at most, and the scales it is drawn at.
+SWEEP_ROWS, CURVE_POINTS = 64, 61
 
 
 @st.cache_data(max_entries=256, ttl=cache.TTL, show_spinner=False)
@@ -141,7 +141,7 @@ def saturation_curve(settings, head):
 
 
 @cache.bounded
-def _saturation_curve(settings, head, n_points=61):
+def _saturation_curve(settings, head, n_points=CURVE_POINTS):
     run = layer(settings)
     scores = run.attention.heads.scores[head]
     rows = np.unique(np.linspace(0, scores.shape[0] - 1, SWEEP_ROWS).round().astype(int))

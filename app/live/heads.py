@@ -49,7 +49,7 @@ def head_section(settings, head, labels):
     -------
     the right-hand column, beside the raw scores
     """
-    per_stop, in_browser = sweeps.frames_mode(settings, head)
+    per_stop, in_browser = sweeps.frames_mode(settings)
     live = in_browser and not per_stop
     if live:  # first: a switch from the sidebar is shown as soon as the control hears of it
         _head_control(settings, head)

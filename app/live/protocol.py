@@ -99,10 +99,10 @@ def pack(
         Both None when even 16 bits exceed :data:`MAX_BYTES` less the header's room.
     """
     # Sizes alone decide, with the header's room kept: every head of a layer, whose arrays
-    # have the same shapes, is packed the same way (app.live.sweeps.frames_mode).
+    # have the same shapes, is packed the same way (sweep_mode says how beforehand).
     values = sum(a.size for a in arrays.values())
-    wide = values * 4 <= MAX_BYTES - _HEADER_ROOM
-    if not wide and values * 2 > MAX_BYTES - _HEADER_ROOM:
+    wide = _fits(values, 4)
+    if not wide and not _fits(values, 2):
         return None, None
     blobs, described, offset = [], {}, 0
     for name, array in arrays.items():
@@ -191,6 +191,33 @@ def table_texts(array):
 _HEADER_ROOM = 64 * 1024
 
 
+def _fits(values, itemsize):
+    """Whether ``values`` numbers of ``itemsize`` bytes fit beside the header's room."""
+    return values * itemsize <= MAX_BYTES - _HEADER_ROOM
+
+
+def sweep_mode(n_stops, n_q, n_k, n_out, constants=()):
+    """How :func:`sweep_frames` packs a sweep of these sizes: ``(per_stop, in_browser)``.
+
+    Sizes alone decide, so a page knows how its frames will travel before it makes any:
+    ``in_browser`` when float32 frames with the scaled scores and saturation fit
+    (:func:`drawn_in_browser`), ``per_stop`` when not even 16 bits of the weights and
+    output do (:func:`pack` returns None). The arrays counted are
+    :func:`_attention_arrays`'.
+
+    Parameters
+    ----------
+    n_stops, n_q, n_k : int, the stops and each frame's queries and keys
+    n_out : int, the output's columns (before the cut to the heatmap's feature limit)
+    constants : sizes of the arrays sent once (a head's raw scores, its curves)
+    """
+    kept = n_q * n_k + n_q * min(n_out, heatmap.FEATURE_LIMIT)  # weights, output
+    full = n_stops * (kept + n_q * n_k + 4 * n_q + 4) + sum(constants)  # scaled, saturation
+    if _fits(full, 4):
+        return False, True
+    return not _fits(n_stops * kept, 2), False
+
+
 def _attention_arrays(weights, scaled, output, constant=None):
     """The arrays the attention page's charts follow, by name, each with a leading frame axis.
 
@@ -209,7 +236,7 @@ def _attention_arrays(weights, scaled, output, constant=None):
         "saturation_mean": per_row.mean(axis=1, keepdims=True),  # [n_f, 1, 4]
     }
     arrays |= {name: np.asarray(a)[None] for name, a in (constant or {}).items()}
-    if sum(a.size for a in arrays.values()) * 4 > MAX_BYTES - _HEADER_ROOM:  # as pack decides
+    if not _fits(sum(a.size for a in arrays.values()), 4):  # as pack decides
         for name in ("scaled", "saturation", "saturation_mean", *(constant or {})):
             del arrays[name]
     tables = [name for name in ("saturation", "saturation_mean") if name in arrays]

@@ -60,7 +60,7 @@ def scale_section(settings, head, labels):
     head : int, the head the charts show
     labels : sequence of str, the layer's tokens
     """
-    per_stop, in_browser = sweeps.frames_mode(settings, head)  # sent after, when asked
+    per_stop, in_browser = sweeps.frames_mode(settings)  # sent after, when asked
     frame_id = sweeps.layer_id(settings)
     if per_stop:  # past MAX_TOKENS: each release sends its own stop's frames
         frame_id, frames = sweeps.stop_frames(settings, head)

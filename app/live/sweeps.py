@@ -48,25 +48,24 @@ def _scale_frames(settings, head):
     )
 
 
-def frames_mode(settings, head):
+def frames_mode(settings):
     """How the scale's frames of every stop reach the browser: (per_stop, in_browser).
 
     ``per_stop``: past :data:`app.live.protocol.MAX_TOKENS` tokens (or past its size
     limit even in 16 bits) there are none (:func:`stop_frames` instead); ``in_browser``:
     they are float32 with the scaled scores (:func:`app.live.protocol.drawn_in_browser`).
-    Sizes alone decide, and the sizes follow the text and the model's sizes only: every
-    head, layer and mask packs arrays of the same shapes, so the first asked for decides
-    for all, and a run that switches one of them makes no frames (the slider asks for
-    them once it is over).
+    Sizes alone decide (:func:`app.live.protocol.sweep_mode`), and the sizes follow the
+    text and the model's sizes only, the same for every head, layer and mask: no run, a
+    new text's included, makes frames to find out (the slider asks for them once it is
+    over).
     """
-    shapes = settings.replace(scale=None, layer=0, causal=False, seed=0, pe="none")
-    return _frames_mode(shapes, settings.replace(scale=None), head)
-
-
-@cache.bounded
-def _frames_mode(shapes, _settings, _head):  # the key is the shapes alone
-    payload = _scale_frames(_settings, _head)[1]
-    return payload is None, protocol.drawn_in_browser(payload)
+    attention = layers.layer(settings.replace(scale=None)).attention
+    n = attention.q.shape[1]
+    if n > protocol.MAX_TOKENS:
+        return True, False
+    n_stops = len(controls.scale_options(*settings.shape))
+    constants = (n * n, 3 * layers.CURVE_POINTS)  # a head's raw scores and its curves
+    return protocol.sweep_mode(n_stops, n, n, attention.v.shape[-1], constants)
 
 
 def layer_id(settings):

@@ -7,6 +7,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import engine
+from app.data import layers
 from app.live import protocol
 from app.state import controls
 from app.views import numbers
@@ -112,6 +113,28 @@ def test_large_frames_are_16_bit_and_within_budget():
     np.testing.assert_allclose(arrays["weights"][finite], sweep.weights[finite], atol=1 / 65534)
 
 
+@pytest.mark.parametrize(("d_model", "heads", "d_out"), [(384, 12, 32), (16, 1, 16)])
+@pytest.mark.parametrize("masked", [False, True])
+def test_a_sweeps_sizes_say_how_it_will_be_packed(d_model, heads, d_out, masked):
+    """sweep_mode, from sizes alone, says what sweep_frames then does with real frames:
+    either side of the last length drawn in the browser, and at the longest with frames."""
+    scales = np.array(controls.scale_options(d_model, heads))
+    constants = lambda n: (n * n, 3 * layers.CURVE_POINTS)  # noqa: E731 - as sweeps.frames_mode counts
+    modes = [protocol.sweep_mode(len(scales), n, n, d_out, constants(n)) for n in range(1, 129)]
+    last = max(n for n, mode in enumerate(modes, start=1) if mode == (False, True))
+    assert 8 < last < protocol.MAX_TOKENS  # the test spans a change of mode
+    rng = np.random.default_rng(3)
+    for n in (last, last + 1, protocol.MAX_TOKENS):
+        q, k, v = rng.normal(size=(3, n, d_out)) * np.array([1, 1, 1e3])[:, None, None]
+        sweep = attention_over_scales(q, k, v, scales, causal_mask(n) if masked else None)
+        curves = rng.normal(size=(3, layers.CURVE_POINTS))
+        constant = {"scores": sweep.scores, "curves": curves}
+        labels = [controls.scale_label(scale, d_model, heads) for scale in scales]
+        payload = protocol.sweep_frames("s", sweep, labels, constant=constant)[1]
+        packed = (payload is None, protocol.drawn_in_browser(payload))
+        assert packed == protocol.sweep_mode(len(scales), n, n, d_out, constants(n)), n
+
+
 @pytest.mark.parametrize(("per_value", "past", "dtype"), [
     (4, 0, "f4"), (4, 1, "u2"), (2, 0, "u2"), (2, 1, None),
 ])  # fmt: skip
@@ -120,8 +143,8 @@ def test_sizes_alone_decide_how_frames_are_packed(per_value, past, dtype):
 
     At the last size that fits float32 (or 16 bits) and one value past it, with MiniLM's
     81 stops: two heads with numbers 1 and 1e6 apart (longer colour-bar labels, a longer
-    header) go the same way, so the first frames made decide for every head, layer and
-    mask of a text (app.live.sweeps.frames_mode).
+    header) go the same way, so their sizes decide for every head, layer and mask of a text
+    (app.live.protocol.sweep_mode, app.live.sweeps.frames_mode).
     """
     scales = np.array(controls.scale_options(384, 12))
     room = protocol.MAX_BYTES - protocol._HEADER_ROOM

@@ -106,12 +106,12 @@ def test_a_head_switch_resends_no_chart_and_no_frames_until_the_slider_asks(mode
     assert at.query_params["head"] == "4"
 
 
-@pytest.mark.parametrize("control", ["head", "layer", "mask"])
+@pytest.mark.parametrize("control", ["head", "layer", "mask", "text"])
 def test_a_switchs_run_makes_no_frames_of_every_stop(monkeypatch, control):
     """The frames of every stop are made when the slider asks, after the switch's run.
 
-    How they reach the browser was decided by the first head, layer and mask shown: every
-    one packs arrays of the same shapes.
+    How they reach the browser is decided by their sizes alone (a new text's too), so no
+    run makes them to find out.
     """
     at = open_app("attention")
     made = []
@@ -129,9 +129,12 @@ def test_a_switchs_run_makes_no_frames_of_every_stop(monkeypatch, control):
     elif control == "layer":
         at.sidebar.select_slider(key="layer").set_value(1).run()
         shown = (1, False, controls.DEFAULT_HEAD)
-    else:
+    elif control == "mask":
         at.sidebar.toggle(key="causal").set_value(True).run()
         shown = (controls.DEFAULT_LAYER, True, controls.DEFAULT_HEAD)
+    else:
+        at.sidebar.text_area(key="text").set_value("The bill came later.").run()
+        shown = (controls.DEFAULT_LAYER, False, controls.DEFAULT_HEAD)
     assert not at.exception
     assert scale_slider(at)["head"] == shown[2]  # the slider will ask for them
     assert made == []
