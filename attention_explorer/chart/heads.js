@@ -106,7 +106,7 @@ function followSidebar(control) {
     shown.previewed = preview;
     cancelAnimationFrame(shown.layerFrame); // in the next animation frame, as a head: after
     shown.layerFrame = requestAnimationFrame(() => // Streamlit has sent the layer to Python
-      showFrame(shown.src, shown.src.stop, preview));
+      showFrame(shown.src, shown.src.stop, layer === shown.layer ? null : layer)); // drawn since?
   });
 }
 
