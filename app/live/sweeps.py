@@ -74,8 +74,12 @@ def layer_id(settings):
     The scale's frames of any head and the layer's heads at a stop (:func:`head_frames`)
     share it, so a chart's data need not change when the head does.
     """
-    name = repr(settings.replace(scale=None)).encode()
-    return hashlib.blake2b(name, digest_size=8).hexdigest()
+    return _name(settings.replace(scale=None))
+
+
+def _name(key):
+    """A short name for frames, from what they are of (a repr: settings, a head)."""
+    return hashlib.blake2b(repr(key).encode(), digest_size=8).hexdigest()
 
 
 def _curves(settings, head):  # [3, n_points]: the saturation curves the page draws
@@ -154,8 +158,7 @@ def _layer_frames(settings, head):  # settings at layer 0: one entry for every l
     along = _along([_at_stop(run, head, settings.scale) for run in runs], settings.scale)
     curves = np.stack([_curves(at, head) for at in every])
     stop = controls.scale_options(*settings.shape).index(settings.scale)
-    name = repr(("layers", settings.replace(scale=None))).encode()  # no layer's own id
-    frame_id = hashlib.blake2b(name, digest_size=8).hexdigest()
+    frame_id = _name(("layers", settings.replace(scale=None)))  # no layer's own name
     return protocol.head_frames(
         protocol.SOURCE, along, settings.scale, stop, frame_id, curves, "layer", head
     )
@@ -180,17 +183,10 @@ def stop_frames(settings, head):
 
 @cache.bounded
 def _stop_frames(settings, head):
-    run = layers.layer(
-        settings.replace(scale=None)
-    )  # q, k, v and the mask: the same at every scale
-    attention = run.attention
+    run = layers.layer(settings.replace(scale=None))  # q, k, v and the mask: any scale's
     options = controls.scale_options(*settings.shape)
     scale = controls.default_scale(*settings.shape) if settings.scale is None else settings.scale
-    sweep = engine.attention_over_scales(
-        attention.q[head], attention.k[head], attention.v[head], np.array([scale]), run.mask
-    )
-    name = repr((settings.replace(scale=None), head)).encode()
-    frame_id = hashlib.blake2b(name, digest_size=8).hexdigest()
+    frame_id = _name((settings.replace(scale=None), head))
     return protocol.sweep_frames(
-        protocol.SOURCE, sweep, first=options.index(scale), frame_id=frame_id
+        protocol.SOURCE, _at_stop(run, head, scale), first=options.index(scale), frame_id=frame_id
     )
