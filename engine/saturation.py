@@ -136,11 +136,40 @@ def saturation_sweep(scores, scales, mask=None, jacobian=True):
     """
     scores = np.asarray(scores, dtype=float)
     scales = np.asarray(scales, dtype=float)
-    scaled = scales[:, None, None] * scores[None]  # [n_s, 1, 1] * [1, n_q, n_k] -> [n_s, n_q, n_k]
-    if mask is not None:
-        scaled = np.where(mask, scaled, -np.inf)
-        live = np.any(mask, axis=-1)
-    else:
-        live = np.ones(scores.shape[0], dtype=bool)
-    stats = saturation(softmax(scaled)[:, live], jacobian)  # -> fields of shape [n_s, n_live]
+    live = np.ones(scores.shape[0], dtype=bool) if mask is None else np.any(mask, axis=-1)
+    scores = scores[live]
+    keep = None if mask is None else np.asarray(mask)[live]
+    # softmax's e^(x - m), m the row's largest x = scale · score: scale · (score - the
+    # row's largest score) for a scale >= 0, its smallest for a negative one. That key's
+    # term is exactly 1 and is counted apart: the others sum to S - 1 without the rounding
+    # of adding them to 1, so log S = log1p(S - 1) keeps an almost one-hot row's entropy.
+    allowed = scores if keep is None else np.where(keep, scores, np.nan)
+    rows = np.arange(len(scores))
+    shifted = np.empty((scales.size, *scores.shape))
+    tops = np.empty((scales.size, len(scores)), dtype=np.intp)  # [n_s, n_live]: that key
+    for side, pick in ((scales >= 0, np.nanargmax), (scales < 0, np.nanargmin)):
+        if side.any():
+            top = pick(allowed, axis=-1)
+            gaps = scores - scores[rows, top][:, None]
+            if keep is not None:
+                gaps[~keep] = 0.0  # its term is zeroed below, and 0 · gap adds nothing
+            shifted[side] = scales[side, None, None] * gaps
+            tops[side] = top
+    e = np.exp(shifted)
+    if keep is not None:
+        e *= keep
+    largest = (np.arange(scales.size)[:, None], rows, tops)
+    e[largest] = 0.0
+    rest = np.sum(e, axis=-1)  # [n_s, n_live]: S - 1
+    total = 1.0 + rest
+    # H = -Σ p log p = log S + Σ p (m - x), two sums of non-negative terms (no
+    # cancellation, however one-hot the row), and no logarithm of every weight.
+    spread = -np.einsum("srk,srk->sr", e, shifted) / total
+    entropy = np.maximum((np.log1p(rest) + spread) / np.log(2.0), 0.0)
+    jacobian_norm = None
+    if jacobian:
+        weights = e / total[..., None]
+        weights[largest] = 1.0 / total
+        jacobian_norm = softmax_jacobian_norm(weights)
+    stats = (entropy, 1.0 / total, np.exp2(entropy), jacobian_norm)
     return SaturationStats(*(None if field is None else field.mean(axis=-1) for field in stats))

@@ -130,6 +130,37 @@ def test_sweep_equals_saturation_of_attention_weights(scores, scale):
         assert swept[0] == pytest.approx(direct.mean(), rel=1e-12, abs=1e-12)
 
 
+
+def _entropy_reference(scores, scale):
+    """The entropy in bits of softmax(scale · scores), in 400-digit decimal arithmetic.
+
+    So many digits because the largest weight is 1 - ε with ε down to 1e-320, and its
+    term -p log p ≈ ε needs ε's digits after the 1's.
+    """
+    with localcontext() as ctx:
+        ctx.prec = 400
+        logits = [Decimal(float(scale)) * Decimal(float(s)) for s in scores]
+        exps = [(x - max(logits)).exp() for x in logits]
+        total = sum(exps)
+        nats = -sum(e / total * (e / total).ln() for e in exps if e > 0)
+        return float(nats / Decimal(2).ln())
+
+
+@SETTINGS
+@given(
+    hnp.arrays(np.float64, st.integers(2, 6), elements=st.floats(-20, 20)),
+    st.floats(1e-3, 1e3),
+)
+def test_sweep_entropy_stays_accurate_as_the_row_saturates(scores, scale):
+    """Near one-hot a row's entropy is tiny; it must be right, not short of the largest term.
+
+    Summed as -Σ p log p, the largest weight rounds to 1 once the others add up to less
+    than 1e-16 and its share of the entropy (as large as theirs) is lost: 1-3 % of it.
+    """
+    expected = _entropy_reference(scores, scale)
+    swept = saturation_sweep(scores[None], [scale], jacobian=False).entropy[0]
+    assert swept == pytest.approx(expected, rel=1e-12, abs=1e-300)
+
 def test_sweep_excludes_fully_masked_rows():
     rng = np.random.default_rng(0)
     scores = rng.standard_normal((4, 5))
