@@ -14,8 +14,6 @@ from typing import NamedTuple
 
 import numpy as np
 
-from engine.attention import softmax
-
 __all__ = [
     "SaturationStats",
     "entropy_bits",

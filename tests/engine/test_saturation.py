@@ -130,7 +130,6 @@ def test_sweep_equals_saturation_of_attention_weights(scores, scale):
         assert swept[0] == pytest.approx(direct.mean(), rel=1e-12, abs=1e-12)
 
 
-
 def _entropy_reference(scores, scale):
     """The entropy in bits of softmax(scale · scores), in 400-digit decimal arithmetic.
 
@@ -160,6 +159,7 @@ def test_sweep_entropy_stays_accurate_as_the_row_saturates(scores, scale):
     expected = _entropy_reference(scores, scale)
     swept = saturation_sweep(scores[None], [scale], jacobian=False).entropy[0]
     assert swept == pytest.approx(expected, rel=1e-12, abs=1e-300)
+
 
 def test_sweep_excludes_fully_masked_rows():
     rng = np.random.default_rng(0)
