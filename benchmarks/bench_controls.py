@@ -17,9 +17,9 @@ key press (a capturing keydown listener) to the frame after the last change of a
 run is over and the socket has been quiet for 400 ms: "every chart has drawn". For the
 scale the figure is the frame after the *first* change of the last chart to change: when
 every chart it drives shows the new stop (the exact figures follow from the same frames).
-The head switches (an arrow key on the live head control, or on the sidebar's slider) and
-the layer switch are timed both ways: until every chart has drawn and the run is over, and
-("shown") until every chart shows the new head or layer.
+The head switches (an arrow key on the live head control, or on the sidebar's slider), the
+layer switch and the mask toggle are timed both ways: until every chart has drawn and the
+run is over, and ("shown") until every chart shows the new head, layer or mask.
 
 The breakdown of each action (medians): when the widget's value was sent, when the first
 reply came, when the script run was over (the ``script_finished`` message: the server's
@@ -310,6 +310,7 @@ def main():
             ("/attention: layer switch", layer, False),
             ("/attention: layer switch, shown", layer, True),
             ("/attention: mask toggle", key_on(".st-key-causal input", "Space"), False),
+            ("/attention: mask toggle, shown", key_on(".st-key-causal input", "Space"), True),
             ("/attention: sentence (Ctrl+Enter)", new_sentence(counter), False),
             ("/attention: scale step, every chart", key_on(thumb("att_scale"), "ArrowRight"), True),
         ]

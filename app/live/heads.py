@@ -10,9 +10,11 @@ animation frame, and tells Python the head after: the run that follows stores it
 sidebar's "Head h", the presenter bar's selector and the link show it) and resends the
 charts' data unchanged, which the browser does not redraw; the scale slider asks for the
 new head's frames of every stop once that run is over
-(:func:`app.live.slider.send_frames_when_asked`). With MiniLM the browser also holds the
-head shown in every layer at the stop (:func:`send_layer_frames`): a move of the sidebar's
-"Layer ℓ" is shown from them before its run, which then draws the layer as ever.
+(:func:`app.live.slider.send_frames_when_asked`). The browser also holds the head shown
+unmasked and masked at the stop (:func:`send_mask_frames`) and, with MiniLM, in every
+layer (:func:`send_layer_frames`): a click on the sidebar's "Mask future tokens" or a
+move of its "Layer ℓ" is shown from them before its run, which then draws the figures
+as ever.
 """
 
 from __future__ import annotations
@@ -27,9 +29,9 @@ from app.views import attention_maps, heatmap
 
 #: The live head control's key, and the key of the layer's heads at the current stop.
 HEAD, HEAD_FRAMES = "att_head", "att_head_frames"
-#: The key of the head shown in every layer at the current stop, and the session-state key
-#: of what it was last sent for.
-LAYER_FRAMES, _LAYERS_SENT = "att_layer_frames", "_att_layers_sent"
+#: The keys of the head shown in every layer at the current stop, and of it unmasked and
+#: masked there.
+LAYER_FRAMES, MASK_FRAMES = "att_layer_frames", "att_mask_frames"
 #: The control's label: the sidebar's.
 LABEL = "Head h"
 
@@ -87,6 +89,7 @@ def _head_control(settings, head):
         "head": head,
         "stop": stop,
         "layer": settings.layer,
+        "causal": settings.causal,
         "hidden": n_heads == 1 or session.presenting(),
     }
     attention_explorer.chart(key=HEAD, data=data, on_chosen_change=_chosen)
@@ -125,12 +128,33 @@ def send_layer_frames(settings, head, asked):
     would slow) and sent in every run after while the text, settings, head and stop are
     the same: a layer switch keeps them, so walking through the layers shows each at once.
     """
-    if not settings.trained:
+    if settings.trained:
+        at = settings.replace(scale=st.session_state["scale"], layer=0)
+        _send_kept(LAYER_FRAMES, sweeps.layer_frames, at, head, asked)
+
+
+def send_mask_frames(settings, head, asked):
+    """Send head ``head`` at the current stop unmasked and masked (an element of height 0).
+
+    A click on the sidebar's "Mask future tokens" is shown from these as it happens
+    (``heads.js``), before its run, which then draws the masked (or unmasked) figures as
+    ever. Made and kept as the layer's frames are (:func:`send_layer_frames`): a toggle
+    keeps them, so toggling back and forth shows each state at once.
+    """
+    at = settings.replace(scale=st.session_state["scale"], causal=False)
+    _send_kept(MASK_FRAMES, sweeps.mask_frames, at, head, asked)
+
+
+def _send_kept(key, frames, at, head, asked):
+    """Send ``frames(at, head)`` as element ``key`` once ``asked``.
+
+    And in every run after while ``at`` and ``head`` stay the same: Streamlit then resends
+    them as a reference.
+    """
+    sent = f"_{key}_sent"  # the session-state key of what they were last sent for
+    if not asked and st.session_state.get(sent) != (at, head):
         return
-    at = settings.replace(scale=st.session_state["scale"], layer=0)
-    if not asked and st.session_state.get(_LAYERS_SENT) != (at, head):
-        return
-    payload = sweeps.layer_frames(at, head)[1]
+    payload = frames(at, head)[1]
     if payload is not None:
-        st.session_state[_LAYERS_SENT] = (at, head)
-        attention_explorer.chart(key=LAYER_FRAMES, data=payload, height=0)
+        st.session_state[sent] = (at, head)
+        attention_explorer.chart(key=key, data=payload, height=0)

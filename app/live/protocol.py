@@ -302,7 +302,9 @@ def head_frames(source, heads, scale, stop, frame_id, curves, axis="head", head=
     Frame ``h`` is head ``h`` (the header says ``axis: "head"`` and the slider's ``stop``
     they are at): its weights, scaled scores, output, saturation and, as the scale's frames
     hold them once, its raw scores and saturation curves. With ``axis="layer"``, frame
-    ``l`` is head ``head`` in layer ``l`` instead: what a layer switch is painted from.
+    ``l`` is head ``head`` in layer ``l`` instead: what a layer switch is painted from;
+    with ``axis="mask"``, frame 0 is head ``head`` unmasked and frame 1 masked: what a
+    mask toggle is painted from.
 
     Parameters
     ----------
@@ -310,11 +312,11 @@ def head_frames(source, heads, scale, stop, frame_id, curves, axis="head", head=
     heads : engine.ScaleSweep whose leading axis is the head (scores of shape
         (n_heads, n_q, n_k) too), at ``scale``; or the layer, with ``axis="layer"``
     scale : float, stop : int, the slider's stop
-    frame_id : str, the layer's name, the same as its scale frames'; with
-        ``axis="layer"``, the text's and settings' without the layer
+    frame_id : str, the layer's name, the same as its scale frames'; with another
+        axis, the text's and settings' without the layer (or the mask)
     curves : ndarray of shape (n_frames, 3, n_points), each frame's saturation curves
-    axis : "head" or "layer", what the frames' leading axis runs over
-    head : int, with ``axis="layer"``: the head the frames are of
+    axis : "head", "layer" or "mask", what the frames' leading axis runs over
+    head : int, with another axis than "head": the head the frames are of
     """
     arrays, texts, limits = _attention_arrays(heads.weights, heads.scaled, heads.output)
     arrays |= {"scores": heads.scores, "curves": curves}

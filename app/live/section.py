@@ -101,6 +101,7 @@ def _slider(section, data):
         if "frames" in data:  # the slider asks for them once the run is over
             asked = slider.send_frames_when_asked(data["frames"], data["head"], frames)
             live_heads.send_layer_frames(settings, head, asked)
+            live_heads.send_mask_frames(settings, head, asked)
         else:  # one head: no heads to draw from, so the charts draw from these
             slider.send_frames(frames())
     session.write_url()

@@ -164,6 +164,34 @@ def _layer_frames(settings, head):  # settings at layer 0: one entry for every l
     )
 
 
+def mask_frames(settings, head):
+    """Head ``head`` at the current stop, unmasked and masked, packed: what a mask toggle shows.
+
+    Sent beside the layer's heads (:func:`head_frames`): a click on the sidebar's "Mask
+    future tokens" is shown from these at once, before its run. Frame 0 is the head without
+    the causal mask, frame 1 with it, whichever ``settings.causal`` says, each computed
+    as its head frames compute it (the same bits).
+
+    Returns
+    -------
+    frame_id, payload : as :func:`app.live.protocol.pack` returns them
+    """
+    return _mask_frames(settings.replace(causal=False), head)
+
+
+@cache.bounded
+def _mask_frames(settings, head):  # settings unmasked: one entry for both states
+    both = [settings.replace(causal=causal) for causal in (False, True)]
+    runs = [layers.layer(at.replace(scale=None)) for at in both]  # any scale's
+    along = _along([_at_stop(run, head, settings.scale) for run in runs], settings.scale)
+    curves = np.stack([_curves(at, head) for at in both])
+    stop = controls.scale_options(*settings.shape).index(settings.scale)
+    frame_id = _name(("mask", settings.replace(scale=None)))  # neither state's own name
+    return protocol.head_frames(
+        protocol.SOURCE, along, settings.scale, stop, frame_id, curves, "mask", head
+    )
+
+
 def stop_frames(settings, head):
     """One head's attention at the current stop alone, packed like :func:`scale_frames`.
 

@@ -5,8 +5,8 @@
 // sent them: every stop's of the head shown in one element, or (past 128 tokens) one
 // stop's per element, the current stop's and its neighbours'; beside them, every head of
 // the layer at the current stop (header `axis: "head"`), from which a head switch is
-// painted, and the head shown in every layer at that stop (`axis: "layer"`), from which a
-// layer switch is. An element may be mounted before it is in the page: its frames count
+// painted, and the head shown in every layer at that stop (`axis: "layer"`) and unmasked
+// and masked there (`axis: "mask"`), from which a layer switch and a mask toggle are. An element may be mounted before it is in the page: its frames count
 // from the mount and are forgotten when it has left the page.
 
 const sources = new Map(); // slider key -> {held: Map(element -> frames), stop, head, sent, slider, charts: Set}
@@ -70,7 +70,7 @@ export function decodeFrames(bytes) {
 
 // The frame of the slider's `stop` and head `head` in `frames`, or -1 when they do not hold it.
 export function frameOf(frames, stop, head) {
-  if (frames.axis === "layer") return -1; // another layer's: a layer switch's preview alone
+  if (frames.axis && frames.axis !== "head") return -1; // a layer switch's or mask toggle's preview alone
   if (frames.axis === "head") return stop === frames.stop && head >= 0 && head < frames.scales.length ? head : -1;
   if (frames.head !== undefined && head !== null && head !== undefined && frames.head !== head) return -1;
   const frame = stop - (frames.first || 0);
@@ -110,11 +110,12 @@ export function framesAt(src, stop, id) {
   return found;
 }
 
-// The frames of the head shown in every layer at the slider's stop (header `axis: "layer"`,
-// frame l is layer l), from which a layer switch is shown before its run; or null.
-export function layerFrames(src) {
+// The frames of the head shown at the slider's stop along `axis`: "layer" (frame l is
+// layer l) or "mask" (frame 0 unmasked, 1 masked), from which a layer switch or a mask
+// toggle is shown before its run; or null.
+export function otherFrames(src, axis) {
   for (const frames of src.held.values()) {
-    if (frames.axis === "layer" && frames.stop === src.stop && frames.head === src.head) return frames;
+    if (frames.axis === axis && frames.stop === src.stop && frames.head === src.head) return frames;
   }
   return null;
 }

@@ -8,8 +8,9 @@
 // slider asks for the new head's frames of every stop once that run is over (slider.js).
 // The sidebar's "Head h" and the link follow from that run. A move of the sidebar's own
 // "Head h" is shown the same way as it happens (followSidebar), before its run; a move of
-// its "Layer ℓ" is shown from the head shown in every layer at the stop, which Python sends
-// too, and the layer's run then draws the exact figures as ever.
+// its "Layer ℓ" or a click on its "Mask future tokens" is shown from the head shown in every
+// layer, or unmasked and masked, at the stop, which Python sends too, and the run then
+// draws the exact figures as ever.
 
 import { source } from "./frames.js";
 import { showFrame } from "./preview.js";
@@ -28,8 +29,8 @@ function makeControl(parentElement, src, name) {
       style="width: 100%; accent-color: var(--st-primary-color)">`;
   parentElement.appendChild(wrap);
   const input = wrap.querySelector("input");
-  // layer: the one the page's data are of; previewed: the other one shown (followSidebar)
-  const control = { wrap, input, src, pending: [], frame: null, sidebar: null, layer: null, previewed: null };
+  // layer, causal: those the page's data are of; previewed: another shown (previewOther)
+  const control = { wrap, input, src, pending: [], frame: null, sidebar: null, layer: null, causal: null, previewed: null };
   const paint = () => {
     control.frame = null;
     showFrame(src, src.stop);
@@ -90,24 +91,46 @@ function touchedLately(slider) {
   return Boolean(holder) && performance.now() - (holder.aeTouched ?? -Infinity) <= TOUCH_MS;
 }
 
+// Streamlit's checkbox (or toggle) `key` in the sidebar, each of the user's clicks handed
+// to `flip(control, checked)`, `control` being the head control on the page now; a change
+// Python makes (a link, a rerun) is no click. Streamlit sends the value as ever.
+function watchToggle(key, control, flip) {
+  const holder = document.querySelector(`.st-key-${key}`);
+  if (!holder) return;
+  holder.aeControl = control;
+  if (holder.aeFlip) return; // once per element
+  holder.aeFlip = (event) => {
+    if (event.target.type === "checkbox") flip(holder.aeControl, event.target.checked);
+  };
+  holder.addEventListener("change", holder.aeFlip, true);
+}
+
+// Show `axis` at `index` (a layer, or the mask off 0 or on 1) on every chart, from the head
+// shown along that axis, in the next animation frame: a preview until the run that brings
+// it draws it. Back at the one the page's data are of, the charts show their own again.
+function previewOther(control, axis, index) {
+  const drawn = () => (axis === "layer" ? control.layer : Number(control.causal));
+  const preview = index === drawn() ? null : `${axis} ${index}`; // null: Plotly's own
+  if (preview === control.previewed) return; // Streamlit writes the slider's value twice
+  control.previewed = preview;
+  cancelAnimationFrame(control.otherFrame); // in the next animation frame, as a head: after
+  control.otherFrame = requestAnimationFrame(() => // Streamlit has sent the value to Python
+    showFrame(control.src, control.src.stop, index === drawn() ? null : { axis, index })); // drawn since?
+}
+
 // The sidebar's "Head h" shown on every chart as the user moves it, from the held heads,
-// as this control's own moves are; its "Layer ℓ" too, from the head shown in every layer
-// (a preview until the layer's run draws it). Without those sliders (one head, the seeded
-// model's one layer; presentation mode's selectors) the run's data bring the change.
+// as this control's own moves are; its "Layer ℓ" and "Mask future tokens" too, from the
+// head shown in every layer and unmasked and masked (a preview until the run draws it).
+// Without those controls (one head, the seeded model's one layer; presentation mode's
+// selectors) the run's data bring the change.
 function followSidebar(control) {
   control.sidebar = watchSidebar("head", control, (shown, head) => {
     if (head < 0 || head > Number(shown.input.max)) return;
     shown.input.value = String(head);
     if (shown.show(head)) redrawExact(shown.src, shown.src.stop);
   });
-  watchSidebar("layer", control, (shown, layer) => {
-    const preview = layer === shown.layer ? null : layer; // null: the layer drawn, Plotly's
-    if (preview === shown.previewed) return; // Streamlit writes the slider's value twice
-    shown.previewed = preview;
-    cancelAnimationFrame(shown.layerFrame); // in the next animation frame, as a head: after
-    shown.layerFrame = requestAnimationFrame(() => // Streamlit has sent the layer to Python
-      showFrame(shown.src, shown.src.stop, layer === shown.layer ? null : layer)); // drawn since?
-  });
+  watchSidebar("layer", control, (shown, layer) => previewOther(shown, "layer", layer));
+  watchToggle("causal", control, (shown, causal) => previewOther(shown, "mask", Number(causal)));
 }
 
 // Whether the sidebar's "Head h", lately moved by the user, shows the head shown: one
@@ -117,7 +140,8 @@ function sidebarAhead(control) {
   return touchedLately(slider) && Number(slider.getAttribute("aria-valuetext")) === control.src.head;
 }
 
-// The control's data arrived: {kind: "head", source, label, heads, head, stop, layer, hidden?}.
+// The control's data arrived: {kind: "head", source, label, heads, head, stop, layer, causal,
+// hidden?}.
 // `head` is the one Python holds: the control moves to it unless it is one this control
 // sent and Python is catching up with (a run per step, the last step still on its way).
 export function mountHead(component) {
@@ -133,8 +157,9 @@ export function mountHead(component) {
     control.wrap.querySelector(".ae-head-value").textContent = String(head);
     control.input.setAttribute("aria-valuetext", `${data.label} ${head}`);
   };
-  if (control.layer !== data.layer) control.previewed = null;
-  control.layer = data.layer; // the layer the page's data are of
+  if (control.layer !== data.layer || control.causal !== data.causal) control.previewed = null;
+  control.layer = data.layer; // the layer and mask the page's data are of
+  control.causal = data.causal;
   control.wrap.querySelector("label").textContent = data.label;
   control.wrap.style.display = data.hidden ? "none" : "";
   control.input.max = String(data.heads - 1);

@@ -7,7 +7,7 @@
 // figure is drawn. Each frame painted is announced to the page as an "ae-frame" event (its
 // stop and timings).
 
-import { framesAt, layerFrames, shownKey, start as startOf, valueAt } from "./frames.js";
+import { framesAt, otherFrames, shownKey, start as startOf, valueAt } from "./frames.js";
 
 // 256 RGBA colours along a Plotly colour scale ([[t, css colour], ...]), drawn by the canvas.
 function colourTable(colorscale) {
@@ -268,22 +268,23 @@ function setColumns(chart, frames, name, stop, first) {
 }
 
 // Show the slider's `stop` and the head shown on every chart that follows `src`, from the
-// frames held for them; with `layer`, that layer's, from the frames of every layer
-// (layerFrames), until the run that brings the layer draws it.
-export function showFrame(src, stop, layer = null) {
+// frames held for them; with `other` ({axis, index}: a layer, or the mask off 0 or on 1),
+// that one's, from the frames held along its axis (otherFrames), until the run that
+// brings it draws it.
+export function showFrame(src, stop, other = null) {
   const started = performance.now();
   const parts = {};
-  const layers = layer === null ? null : layerFrames(src);
-  if (layer !== null && !(layers && layer >= 0 && layer < layers.scales.length)) return;
+  const along = other === null ? null : otherFrames(src, other.axis);
+  if (other !== null && !(along && other.index >= 0 && other.index < along.scales.length)) return;
   let held = false;
   for (const chart of src.charts) {
     const live = chart.live;
     // Frames of other stops only (past 128 tokens): wait for the stop's own.
-    const found = layers ? { frames: layers, frame: layer } : framesAt(src, stop, live.frames);
+    const found = along ? { frames: along, frame: other.index } : framesAt(src, stop, live.frames);
     held ||= found !== null;
     // not yet drawn by Plotly (the frames of one stop may come before a chart's first draw)
     if (!found || !chart.div.isConnected || !chart.div._fullLayout) continue;
-    if (!layers && chart.shows === shownKey(chart, src.head, stop)) {
+    if (!along && chart.shows === shownKey(chart, src.head, stop)) {
       if (!chart.reacting) restorePlotly(chart); // back on the stop drawn: Plotly's own
       continue;
     }
@@ -298,7 +299,7 @@ export function showFrame(src, stop, layer = null) {
     }
     if (live.heatmap) {
       const array = frames.arrays[live.heatmap];
-      const shows = layers ? `layer ${layer}:${src.head}:${stop}` : shownKey(chart, src.head, stop);
+      const shows = along ? `${other.axis} ${other.index}:${src.head}:${stop}` : shownKey(chart, src.head, stop);
       recolour(chart, array, frame, live.limits ? frames.limits[live.limits] : null, shows);
       chart.div.dataset.recoloured = String(stop);
       if (live.limits) relabelColourBar(chart, frames.ticks?.[live.limits], frames.limits[live.limits], frame);
@@ -314,6 +315,6 @@ export function showFrame(src, stop, layer = null) {
   }
   if (!held) return; // no frames of this stop yet: nothing was painted
   const painted = performance.now();
-  const detail = { stop, head: src.head, layer, started, painted, parts };
+  const detail = { stop, head: src.head, other, started, painted, parts };
   window.dispatchEvent(new CustomEvent("ae-frame", { detail }));
 }

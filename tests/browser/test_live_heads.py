@@ -140,15 +140,15 @@ def test_the_sidebars_head_is_shown_from_held_heads_before_its_run(page, app_url
 
 
 #: From the next animation frame on, wait for the weights heatmap's preview canvas to show
-#: layer ``layer`` and keep its pixels, and how many runs had finished then, in
-#: ``window.__preview`` (null if none shows it within 10 s).
-WATCH_LAYER_PREVIEW = """(layer) => {
+#: ``shows`` (``"layer 2"``, ``"mask 1"``: the mask on) and keep its pixels, and how many
+#: runs had finished then, in ``window.__preview`` (null if none shows it within 10 s).
+WATCH_PREVIEW = """(shows) => {
     const plot = document.querySelector('.st-key-att_weights .js-plotly-plot');
     window.__preview = new Promise((resolve) => {
         setTimeout(() => resolve(null), 10000);
         const look = () => {
             const canvas = plot.querySelector('canvas.ae-preview');
-            if (!canvas || !canvas.dataset.shows.startsWith(`layer ${layer}:`)) {
+            if (!canvas || !canvas.dataset.shows.startsWith(`${shows}:`)) {
                 requestAnimationFrame(look);
                 return;
             }
@@ -161,17 +161,24 @@ WATCH_LAYER_PREVIEW = """(layer) => {
 }"""
 
 
-def test_the_sidebars_layer_is_shown_from_held_layers_before_its_run(page, app_url):
-    """A key on the sidebar's "Layer ℓ" shows the head in the new layer before its run is
-    over, in the colours of the engine's weights there (those Plotly draws once it is)."""
+@pytest.mark.parametrize("control", ["layer", "mask"])
+def test_the_sidebars_layer_or_mask_is_shown_from_held_frames_before_its_run(
+    page, app_url, control
+):
+    """A key on the sidebar's "Layer ℓ", or a click on its "Mask future tokens", shows the
+    head in the new layer or mask before its run is over, in the colours of the engine's
+    weights there (those Plotly draws once it is)."""
     open_app(page, app_url + "/attention")
-    page.wait_for_selector(".st-key-att_layer_frames .ae-frames", state="attached")
-    expected = minilm_weights(controls.DEFAULT_HEAD, controls.DEFAULT_LAYER - 1)
+    page.wait_for_selector(f".st-key-att_{control}_frames .ae-frames", state="attached")
+    layer, causal = controls.DEFAULT_LAYER, control == "mask"
+    if control == "layer":
+        layer -= 1
+    expected = minilm_weights(controls.DEFAULT_HEAD, layer, causal)
     n = len(expected)
     before = cells(page.evaluate(PLOTLYS_PIXELS), n, n).astype(int)
     runs = page.evaluate("window.__runs.finished")
-    page.evaluate(WATCH_LAYER_PREVIEW, controls.DEFAULT_LAYER - 1)
-    switch_layer_or_mask(page, "layer")
+    page.evaluate(WATCH_PREVIEW, f"layer {layer}" if control == "layer" else "mask 1")
+    assert switch_layer_or_mask(page, control) == (layer, causal)
     preview = page.evaluate("window.__preview")
     assert preview is not None
     assert preview["runs"] == runs  # shown before the layer's run was over

@@ -187,6 +187,59 @@ def test_the_seeded_model_sends_no_layers():
     assert sent_layer_frames(at) is None  # one layer: nothing to switch to
 
 
+def sent_mask_frames(at):
+    """The head shown unmasked and masked, if the last run sent it: ``(header, arrays)`` or None."""
+    try:
+        return unpack(element(at, live_heads.MASK_FRAMES).proto.bytes)
+    except LookupError:
+        return None
+
+
+@pytest.mark.parametrize("weights", ["minilm", "random"])
+def test_the_head_shown_unmasked_and_masked_is_the_engines_and_comes_with_the_frames(
+    model_run, weights
+):
+    """Head h unmasked (frame 0) and masked (frame 1) at the stop: sent with the frames of
+    every stop, kept while a mask toggle leaves them the same, and the same bits as either
+    state's own held heads."""
+    head = 7 if weights == "minilm" else 2
+    query = {"head": str(head), "scale": "0.5"} | (
+        {} if weights == "minilm" else {"weights": "random", "heads": "4"}
+    )
+    at = open_app("attention", query)
+    assert sent_mask_frames(at) is None  # the first run: not made yet
+    scale_frames(at)  # the slider asks; that run sends them
+    header, both = sent_mask_frames(at)
+    assert (header["axis"], header["head"]) == ("mask", head)
+    assert header["stop"] == scale_slider(at)["stop"]
+    assert len(both["weights"]) == 2
+    if weights == "minilm":
+        for causal in (False, True):
+            heads = engine_heads(model_run, controls.DEFAULT_LAYER, 0.5, causal)
+            frame = both["weights"][int(causal)]
+            np.testing.assert_allclose(frame, heads.weights[head], rtol=1e-6, atol=1e-7)
+    upper = np.triu_indices(len(both["weights"][1]), 1)
+    assert (both["weights"][1][upper] == 0).all()  # masked: no weight on a later token
+    assert (both["weights"][0][upper] > 0).all()
+    unmasked_header, unmasked = head_frames(at)
+    at.sidebar.toggle(key="causal").set_value(True).run()  # the same text, head and stop
+    assert not at.exception
+    kept = sent_mask_frames(at)
+    assert kept is not None
+    assert kept[0] == header
+    held_header, held = head_frames(at)  # the masked layer's heads, as a head switch paints them
+    assert held_header["id"] != unmasked_header["id"]
+    assert held_header["id"] != header["id"]  # no chart follows the mask's frames
+    for name, array in both.items():
+        np.testing.assert_array_equal(array[1], held[name][head], name)
+    for name, array in unmasked.items():  # and frame 0 the unmasked heads' bits
+        np.testing.assert_array_equal(both[name][0], array[head], name)
+    at.sidebar.select_slider(key="head").set_value(head - 1).run()  # another head: made later
+    assert sent_mask_frames(at) is None
+    scale_frames(at)
+    assert sent_mask_frames(at)[0]["head"] == head - 1
+
+
 def test_the_live_control_says_the_head_python_holds():
     at = open_app("attention", {"head": "7"})
     data = json_data(element(at, live_heads.HEAD))
