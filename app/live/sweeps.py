@@ -154,14 +154,21 @@ def layer_frames(settings, head):
 @cache.bounded
 def _layer_frames(settings, head):  # settings at layer 0: one entry for every layer shown
     every = [settings.replace(layer=layer) for layer in range(controls.MINILM.n_layers)]
-    runs = [layers.layer(at.replace(scale=None)) for at in every]  # any scale's
-    along = _along([_at_stop(run, head, settings.scale) for run in runs], settings.scale)
-    curves = np.stack([_curves(at, head) for at in every])
-    stop = controls.scale_options(*settings.shape).index(settings.scale)
-    frame_id = _name(("layers", settings.replace(scale=None)))  # no layer's own name
-    return protocol.head_frames(
-        protocol.SOURCE, along, settings.scale, stop, frame_id, curves, "layer", head
-    )
+    return _one_head_along(every, head, "layer", ("layers", settings.replace(scale=None)))
+
+
+def _one_head_along(variants, head, axis, key):
+    """Head ``head`` at the stop in each of ``variants`` (settings apart along ``axis``), packed.
+
+    Named for ``key``, no variant's own name: no chart follows these frames. Each
+    variant's numbers are computed as its head frames compute them, the same bits.
+    """
+    scale = variants[0].scale
+    runs = [layers.layer(at.replace(scale=None)) for at in variants]  # any scale's
+    along = _along([_at_stop(run, head, scale) for run in runs], scale)
+    curves = np.stack([_curves(at, head) for at in variants])
+    stop = controls.scale_options(*variants[0].shape).index(scale)
+    return protocol.head_frames(protocol.SOURCE, along, scale, stop, _name(key), curves, axis, head)
 
 
 def mask_frames(settings, head):
@@ -182,14 +189,7 @@ def mask_frames(settings, head):
 @cache.bounded
 def _mask_frames(settings, head):  # settings unmasked: one entry for both states
     both = [settings.replace(causal=causal) for causal in (False, True)]
-    runs = [layers.layer(at.replace(scale=None)) for at in both]  # any scale's
-    along = _along([_at_stop(run, head, settings.scale) for run in runs], settings.scale)
-    curves = np.stack([_curves(at, head) for at in both])
-    stop = controls.scale_options(*settings.shape).index(settings.scale)
-    frame_id = _name(("mask", settings.replace(scale=None)))  # neither state's own name
-    return protocol.head_frames(
-        protocol.SOURCE, along, settings.scale, stop, frame_id, curves, "mask", head
-    )
+    return _one_head_along(both, head, "mask", ("mask", settings.replace(scale=None)))
 
 
 def stop_frames(settings, head):
