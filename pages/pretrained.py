@@ -143,7 +143,8 @@ st.header("Head view")
 left, right = st.columns(2)
 layer = left.select_slider("Layer", range(n_layers), value=best.layer, key="pretrained_layer")
 head = right.select_slider("Head", range(n_heads), value=best.head, key="pretrained_head")
-session.name_files(f"{model_box.file_name(folder)}-l{layer}-h{head}")
+head_files = f"{model_box.file_name(folder)}-l{layer}-h{head}"  # the head's views' files
+session.name_files(head_files)
 weights = run.attentions[layer, head]
 token = pickers.token_picker("pretrained_token", labels, label="From token", default=query)
 left, right = st.columns(2)
@@ -182,9 +183,11 @@ for column, (this, chart_key, name) in zip(st.columns(len(sentences)), sentences
     )
 
 st.header("Model view")
+session.name_files(model_box.file_name(folder))  # every head: the same file and figure
 model_view.show(st, "pretrained_model_view", run.attentions, (layer, head))
 
 st.header("Neuron view")
+session.name_files(head_files)
 equation.show(equations.SOFTMAX)
 seen = slice(None, token + 1) if config.causal else slice(None)  # a causal token sees back only
 keys = run.keys[layer, head, seen]
@@ -192,6 +195,7 @@ stages = query_stages(run.queries[layer, head, token], keys)
 neuron_view.show(st, "pretrained_neuron", stages, keys, labels[seen], labels[token])
 
 st.header("Attention rollout")
+session.name_files(model_box.file_name(folder))
 st.caption(
     "Abnar & Zuidema (2020, §3): average the heads of each layer, add the identity for "
     "the residual connection and renormalise each row, Â = ½(W̄ + I), then multiply the "

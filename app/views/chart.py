@@ -164,7 +164,7 @@ def settings_slug(values, scale=None, head=None):
     return f"d{values['d_model']}-h{values['heads']}{tail}-pe_{values['pe']}-seed{values['seed']}"
 
 
-def draw(container, fig, key, table=None, *, live=None, clicks=False):
+def draw(container, fig, key, table=None, *, live=None, clicks=False, shapes=None):
     """Draw ``fig`` in ``container`` with export set up; offer ``table`` as CSV.
 
     Every chart goes through the app's chart component (:mod:`attention_explorer`), which
@@ -188,6 +188,10 @@ def draw(container, fig, key, table=None, *, live=None, clicks=False):
         (:func:`app.live.protocol.follow`).
     clicks : bool
         Report clicked cells; the return value is then the last click.
+    shapes : list of dict, optional
+        Layout shapes the browser draws over ``fig``, sent apart from it (an element of
+        height 0, before the chart): a figure the same in every run but for them stays
+        the same data, which Streamlit resends as a reference.
 
     Returns
     -------
@@ -218,6 +222,9 @@ def draw(container, fig, key, table=None, *, live=None, clicks=False):
     if live is not None:
         payload["live"] = live
     with _inside(container):
+        if shapes is not None:
+            data = {"kind": "shapes", "chart": key, "shapes": shapes}
+            attention_explorer.chart(key=f"{key}_shapes", data=data, height=0)
         result = attention_explorer.chart(key=key, data=payload, on_click_change=_ignore)
     if table is not None and not session.presenting():
         container.download_button(

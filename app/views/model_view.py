@@ -85,19 +85,7 @@ def figure(attentions, selected=None):
         "zeroline": False,
         "scaleanchor": "x",
     }
-    outline = []
-    if selected is not None:
-        layer, head = selected
-        outline.append(
-            {
-                "type": "rect",
-                "x0": head * step - 1.5,
-                "x1": head * step + side + 0.5,
-                "y0": layer * step - 1.5,
-                "y1": layer * step + side + 0.5,
-                "line": {"color": "#d62728", "width": 3},
-            }
-        )
+    outline = [] if selected is None else [_outline(side, *selected)]
     return style.framed(
         grid,
         height=90 * n_layers + 60,
@@ -110,6 +98,30 @@ def figure(attentions, selected=None):
     )
 
 
+def _outline(side, layer, head):
+    """The rectangle around the thumbnail of ``layer``, ``head`` (thumbnails ``side`` cells)."""
+    step = side + THUMBNAIL_GAP
+    return {
+        "type": "rect",
+        "x0": head * step - 1.5,
+        "x1": head * step + side + 0.5,
+        "y0": layer * step - 1.5,
+        "y1": layer * step + side + 0.5,
+        "line": {"color": "#d62728", "width": 3},
+    }
+
+
+def outline(attentions, selected):
+    """The outline :func:`figure` draws around the thumbnail of ``selected`` (layer, head)."""
+    return _outline(min(attentions.shape[-1], THUMBNAIL_MAX), *selected)
+
+
 def show(container, key, attentions, selected=None):
-    """Draw :func:`figure` (no CSV: the thumbnails are pooled, the heads have their own)."""
-    chart.draw(container, figure(attentions, selected), key)
+    """Draw :func:`figure` (no CSV: the thumbnails are pooled, the heads have their own).
+
+    The outline of ``selected`` goes to the browser apart (:func:`app.views.chart.draw`'s
+    ``shapes``): the grid, a large figure, is then the same whatever head is selected, and
+    Streamlit resends it as a reference when the head or layer changes.
+    """
+    shapes = None if selected is None else [outline(attentions, selected)]
+    chart.draw(container, chart.remembered(figure, attentions), key, shapes=shapes)

@@ -3,7 +3,7 @@
 
 import { forget as forgetFrames } from "./frames.js";
 import { mountHead } from "./heads.js";
-import { forget as forgetChart, mountChart } from "./plot.js";
+import { forget as forgetChart, mountChart, mountShapes } from "./plot.js";
 import { mountFrames, mountSlider } from "./slider.js";
 
 export default function (component) {
@@ -11,6 +11,7 @@ export default function (component) {
   if (data instanceof Uint8Array) mountFrames(component);
   else if (data.kind === "scale") mountSlider(component);
   else if (data.kind === "head") mountHead(component);
+  else if (data.kind === "shapes") mountShapes(component);
   else mountChart(component);
   // Called when the data change as well as on unmount: free a plot only once its element
   // has really left the page.

@@ -19,16 +19,54 @@ import { themeKey, themed } from "./theme.js";
 
 const charts = new WeakMap(); // parentElement -> chart
 
+// Shapes Python sends apart from a chart's figure, by the chart's key (mountShapes): the
+// browser draws them over it. The model view's outline of the head shown moves so while
+// its grid, a large figure, stays the same data, which Streamlit resends as a reference.
+const overlays = new Map();
+
+// The shapes over `chart` now. Its key is its element's, known once the element is in the
+// page (a chart may be mounted before).
+function overlayOf(chart) {
+  chart.key ??= chart.host.closest("[class*='st-key-']")?.className.match(/st-key-(\S+)/)?.[1];
+  return overlays.get(chart.key) ?? null;
+}
+
+// `figure` with `shapes` drawn over it (after its own).
+function overlaid(figure, shapes) {
+  if (!shapes) return figure;
+  return { ...figure, layout: { ...figure.layout, shapes: [...(figure.layout.shapes ?? []), ...shapes] } };
+}
+
+// Whether `chart` shows what it should: its stop and head, and its overlay.
+function current(chart) {
+  return wanted(chart) === chart.shows && overlayOf(chart) === chart.overlay;
+}
+
 // Draw `chart` at the stop it should show, unless it already does (at its element's width).
 function redraw(chart) {
+  if (current(chart)) return chart.resized ? react(chart, chart.drawn) : null;
   const want = wanted(chart);
-  if (want === chart.shows) return chart.resized ? react(chart, chart.drawn) : null;
   chart.shows = want;
   chart.version += 1;
   chart.div.dataset.pending = "1";
   if (want === null) return react(chart, chart.figure);
   const { frames, frame } = shownFrames(chart);
   return react(chart, figureAt(chart, frames, frame));
+}
+
+// Shapes for the chart `data.chart` arrived ({kind: "shapes", chart, shapes}): drawn over
+// its figure, now if it is drawn, else with it (react).
+export function mountShapes(component) {
+  const { data, parentElement } = component;
+  if (!parentElement.querySelector(".ae-shapes")) {
+    const marker = document.createElement("div"); // draws nothing itself
+    marker.className = "ae-shapes";
+    parentElement.appendChild(marker);
+  }
+  if (JSON.stringify(overlays.get(data.chart)) === JSON.stringify(data.shapes)) return;
+  overlays.set(data.chart, data.shapes);
+  const chart = document.querySelector(`.st-key-${CSS.escape(data.chart)} .ae-chart`)?.aeChart;
+  if (chart?.drawn) schedule(chart);
 }
 
 // Redraws from frames wait their turn, one chart per task, after two frames: a release
@@ -44,7 +82,7 @@ export function settled(chart) {
 
 // Queue `chart` for a redraw when it shows other than it should; whether it was queued.
 export function schedule(chart) {
-  if (wanted(chart) === chart.shows && !chart.resized) return false;
+  if (current(chart) && !chart.resized) return false;
   queue.add(chart);
   chart.div.dataset.pending = "1"; // until drawn (the tests wait on it)
   if (!pumping) {
@@ -98,7 +136,7 @@ function watch(chart) {
 // key) shows nothing for a redraw's time rather than the layer or text before.
 function away(chart) {
   if (chart.near !== false || !chart.drawn) return false;
-  if (wanted(chart) === chart.shows && !chart.resized) return false; // nothing to draw
+  if (current(chart) && !chart.resized) return false; // nothing to draw
   chart.div.dataset.away = "1";
   chart.div.style.visibility = chart.drawnSpec === chart.spec ? "" : "hidden";
   return true;
@@ -168,6 +206,7 @@ async function react(chart, figure) {
   // Bars and shapes restyled during a drag differ from the figure, so react redraws them.
   chart.reacting = (chart.reacting || 0) + 1;
   chart.drawn = figure;
+  chart.overlay = overlayOf(chart); // in the page by now: its key is known
   chart.drawnSpec = chart.spec;
   delete chart.div.dataset.away;
   chart.div.style.visibility = "";
@@ -176,7 +215,8 @@ async function react(chart, figure) {
   // the same value (a bar the preview moved where the new figure has it).
   const writes = chart.touched?.size ? watchWrites(chart.div) : null;
   try {
-    await Plotly.react(chart.div, figure.data, themed(fitted(chart, figure), chart.host), chart.plotConfig);
+    const layout = fitted(chart, overlaid(figure, chart.overlay));
+    await Plotly.react(chart.div, figure.data, themed(layout, chart.host), chart.plotConfig);
     await fitNarrow(chart, figure);
   } finally {
     chart.reacting -= 1;
@@ -231,7 +271,7 @@ export function mountChart(component) {
     div.style.width = "100%";
     parentElement.appendChild(div);
     const key = parentElement.closest("[class*='st-key-']")?.className.match(/st-key-(\S+)/)?.[1];
-    chart = { div, host: parentElement, key, version: 0, listening: false };
+    chart = { div, host: parentElement, key, version: 0, listening: false, overlay: null };
     chart.followWidth = () => followWidth(chart); // the ResizeObserver's (narrow.js)
     charts.set(parentElement, chart);
     watch(chart);

@@ -9,8 +9,11 @@ import urllib.parse
 
 import numpy as np
 import pytest
-from browser_support import assert_healthy, open_app, query, wait_settled
+from browser_support import assert_healthy, look_at, open_app, query, wait_settled
 
+from app.state import controls
+from app.views import model_view
+from engine import bert, checkpoint
 from engine.resources import minilm_dir
 
 pytestmark = [
@@ -52,6 +55,40 @@ CHOSEN = """([key, token]) => {
         .flatMap(s => [...s.path.matchAll(/M0,(\\d+)L/g)].map(m => +m[1]));
     return queries.length > 0 && queries.every(q => q === token);
 }"""
+
+#: The model view's shapes as plotly.js holds them, and its plot's node (marked once).
+OUTLINE = """() => {
+    const plot = document.querySelector('.st-key-pretrained_model_view .js-plotly-plot');
+    plot.aeMarked ??= Math.random();
+    const shapes = plot._fullLayout.shapes.map(s => [s.x0, s.x1, s.y0, s.y1]);
+    return {shapes, node: plot.aeMarked};
+}"""
+
+
+def test_the_model_views_outline_follows_the_head_and_its_grid_is_not_sent_again(page, app_url):
+    """A head switch moves the outline over the grid drawn before (the same plot), and the
+    page receives the grid no more: well under the 294 KB it alone came to."""
+    received = []
+    page.on("websocket", lambda ws: ws.on("framereceived", lambda data: received.append(len(data))))
+    open_app(page, app_url + "/pretrained")
+    look_at(page, "pretrained_model_view")
+    attentions = bert.run(checkpoint.load_minilm(), controls.DEFAULT_TEXT).attentions
+    best = np.unravel_index(np.argmax(attentions[:, :, 11, 2]), (6, 12))  # "it" → "restaurant"
+    rect = model_view.outline(attentions, tuple(int(i) for i in best))
+    first = page.evaluate(OUTLINE)
+    assert first["shapes"] == [[rect["x0"], rect["x1"], rect["y0"], rect["y1"]]]
+    received.clear()
+    page.locator(".st-key-pretrained_head input[type=range]").first.focus()
+    page.keyboard.press("ArrowLeft" if best[1] else "ArrowRight")
+    wait_settled(page)
+    look_at(page, "pretrained_model_view")  # far from the slider: drawn when near again
+    rect = model_view.outline(attentions, (int(best[0]), int(best[1]) + (-1 if best[1] else 1)))
+    moved = page.evaluate(OUTLINE)
+    assert moved["shapes"] == [[rect["x0"], rect["x1"], rect["y0"], rect["y1"]]]
+    assert moved["node"] == first["node"]  # updated in place
+    assert sum(received) < 200_000
+    assert_healthy(page)
+
 
 TROPHY_A = "The trophy doesn't fit into the brown suitcase because it is too big."
 TROPHY_B = "The trophy doesn't fit into the brown suitcase because it is too small."

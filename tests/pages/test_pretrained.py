@@ -1,5 +1,6 @@
 """The pretrained page through AppTest: the head finder's answer, the views, and its failures."""
 
+import json
 import re
 
 import numpy as np
@@ -41,6 +42,36 @@ def test_head_view_follows_the_sliders():
     at.select_slider(key="pretrained_layer").set_value(0).run()
     at.select_slider(key="pretrained_head").set_value(5).run()
     assert "Layer 0, head 5" in charts(at)["pretrained_heatmap"]["layout"]["title"]["text"]
+
+
+def sent_shapes(at, key):
+    """The shapes the last run sent apart from chart ``key``, to draw over its figure."""
+    for element in at.get("bidi_component"):
+        if element.proto.id.endswith(f"-{key}_shapes"):
+            data = json.loads(element.proto.json)
+            assert data["chart"] == key
+            return data["shapes"]
+    raise LookupError(key)
+
+
+def test_a_head_switch_sends_the_model_views_grid_and_the_rollout_unchanged():
+    """The model view's outline of the head shown goes apart from its grid: the grid, the
+    page's largest figure (294 KB at 45 tokens), is the same data at every head and layer,
+    which Streamlit resends as a reference; the rollout's file name no longer names a head."""
+    at = open_pretrained()
+    before = chart_payloads(at)
+    at.select_slider(key="pretrained_layer").set_value(1).run()
+    at.select_slider(key="pretrained_head").set_value(4).run()
+    assert not at.exception
+    after = chart_payloads(at)
+    for key in ("pretrained_model_view", "pretrained_rollout"):
+        assert after[key] == before[key], key
+    assert "shapes" not in charts(at)["pretrained_model_view"]["layout"]
+    run = bert.run(checkpoint.load_minilm(), at.session_state["text"])
+    assert sent_shapes(at, "pretrained_model_view") == [model_view.outline(run.attentions, (1, 4))]
+    drawn = model_view.figure(run.attentions, (1, 4)).layout.shapes[0]  # as the figure drew it
+    assert model_view.outline(run.attentions, (1, 4)) == drawn.to_plotly_json()
+    assert "-l1-h4" in after["pretrained_heatmap"]["config"]["toImageButtonOptions"]["filename"]
 
 
 def test_hiding_special_tokens_drops_their_rows():
