@@ -310,7 +310,7 @@ def head_frames(source, heads, scale, stop, frame_id, curves, axis="head", head=
     ----------
     source : str
     heads : engine.ScaleSweep whose leading axis is the head (scores of shape
-        (n_heads, n_q, n_k) too), at ``scale``; or the layer, with ``axis="layer"``
+        (n_heads, n_q, n_k) too), at ``scale``; with another axis, one head's along it
     scale : float, stop : int, the slider's stop
     frame_id : str, the layer's name, the same as its scale frames'; with another
         axis, the text's and settings' without the layer (or the mask)

@@ -33,7 +33,7 @@ THUMBNAIL_GAP = 2
 _GAP = 255
 
 
-def figure(attentions, selected=None):
+def figure(attentions):
     """Every head of every layer as a thumbnail: the layers × heads grid.
 
     Thumbnails are block-averaged to at most :data:`THUMBNAIL_MAX` tokens a side, sent
@@ -45,7 +45,8 @@ def figure(attentions, selected=None):
     Parameters
     ----------
     attentions : ndarray of shape (n_layers, n_heads, n, n)
-    selected : (int, int), optional, the (layer, head) to outline
+
+    The outline of the head shown is drawn over it apart (:func:`outline`).
     """
     n_layers, n_heads = attentions.shape[:2]
     side = min(attentions.shape[-1], THUMBNAIL_MAX)
@@ -85,7 +86,6 @@ def figure(attentions, selected=None):
         "zeroline": False,
         "scaleanchor": "x",
     }
-    outline = [] if selected is None else [_outline(side, *selected)]
     return style.framed(
         grid,
         height=90 * n_layers + 60,
@@ -94,12 +94,13 @@ def figure(attentions, selected=None):
         plot_bgcolor="white",
         xaxis=x_axis,
         yaxis=y_axis,
-        shapes=outline,
     )
 
 
-def _outline(side, layer, head):
-    """The rectangle around the thumbnail of ``layer``, ``head`` (thumbnails ``side`` cells)."""
+def outline(attentions, selected):
+    """The rectangle around the thumbnail of ``selected`` (layer, head) in :func:`figure`."""
+    layer, head = selected
+    side = min(attentions.shape[-1], THUMBNAIL_MAX)
     step = side + THUMBNAIL_GAP
     return {
         "type": "rect",
@@ -109,11 +110,6 @@ def _outline(side, layer, head):
         "y1": layer * step + side + 0.5,
         "line": {"color": "#d62728", "width": 3},
     }
-
-
-def outline(attentions, selected):
-    """The outline :func:`figure` draws around the thumbnail of ``selected`` (layer, head)."""
-    return _outline(min(attentions.shape[-1], THUMBNAIL_MAX), *selected)
 
 
 def show(container, key, attentions, selected=None):
