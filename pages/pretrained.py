@@ -141,8 +141,8 @@ else:
 
 st.header("Head view")
 left, right = st.columns(2)
-layer = left.select_slider("Layer", range(n_layers), value=best.layer, key="pretrained_layer")
-head = right.select_slider("Head", range(n_heads), value=best.head, key="pretrained_head")
+layer = pickers.linked_slider(left, "Layer", n_layers, best.layer, "pretrained_layer", "view_layer")
+head = pickers.linked_slider(right, "Head", n_heads, best.head, "pretrained_head", "view_head")
 head_files = f"{model_box.file_name(folder)}-l{layer}-h{head}"  # the head's views' files
 session.name_files(head_files)
 weights = run.attentions[layer, head]

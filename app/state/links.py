@@ -87,8 +87,11 @@ def _n_heads(values, controls):
 
 #: Parameters that belong to other features, left alone here: presentation mode, the
 #: tour's step, the tokens a page's pickers chose (``controls.token_picker``; ``_b``
-#: for the sentence /pretrained compares with), and the folder name of /pretrained's model.
-EXTRA_PARAMS = frozenset({"present", "step", "query", "key", "query_b", "key_b", "model"})
+#: for the sentence /pretrained compares with), the folder name of /pretrained's model
+#: and the layer and head its head view shows (``pickers.linked_slider``).
+EXTRA_PARAMS = frozenset(
+    {"present", "step", "query", "key", "query_b", "key_b", "model", "view_layer", "view_head"}
+)
 
 
 def _clip(text, limit=40):

@@ -164,6 +164,41 @@ def _from_link(url, labels, start):
     return found
 
 
+def linked_slider(container, label, n, start, key, url):
+    """A select slider over ``range(n)``, held by the link (parameter ``url``); starts on ``start``.
+
+    On its first run in a session the slider takes the link's value, a whole number below
+    ``n`` (else it warns and takes ``start``); then it keeps its value, and the link holds
+    it whenever it is not ``start``, which the link's other parameters open on anyway.
+    Returns the index.
+    """
+    if key not in st.session_state:
+        st.session_state[key] = _index_from_link(url, label, n, start)
+    elif not 0 <= st.session_state[key] < n:  # another model, with fewer of them
+        st.session_state[key] = start
+    index = container.select_slider(label, range(n), key=key)
+    if index == start:
+        st.query_params.pop(url, None)
+    else:
+        st.query_params[url] = str(index)
+    return index
+
+
+def _index_from_link(url, label, n, start):
+    """The index the link gives in parameter ``url``, else ``start``, warning if it is bad."""
+    raw = st.query_params.get(url)
+    if raw is None:
+        return start
+    if raw.isdigit() and int(raw) < n:
+        return int(raw)
+    st.warning(
+        f"Ignored {url}=“{controls.md_escape(raw[:40])}” from the link: it must be a whole "
+        f"number from 0 to {n - 1}. Showing {label.lower()} {start}.",
+        icon="⚠️",
+    )
+    return start
+
+
 def bounded_slider(label, key, low, high, default, **kwargs):
     """An integer slider whose range follows the data; a stale value is clamped into it.
 

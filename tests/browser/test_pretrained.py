@@ -90,6 +90,33 @@ def test_the_model_views_outline_follows_the_head_and_its_grid_is_not_sent_again
     assert_healthy(page)
 
 
+#: The head view's heatmap as drawn: its title and its weights.
+HEAD_VIEW = """() => {
+    const plot = document.querySelector('.st-key-pretrained_heatmap .js-plotly-plot');
+    const z = Array.from(plot._fullData[0].z, (row) => Array.from(row));
+    return {title: plot._fullLayout.title.text, z};
+}"""
+
+
+def test_a_head_picked_in_the_head_view_is_in_the_link_and_a_reload_shows_it(page, app_url):
+    open_app(page, app_url + "/pretrained")
+    attentions = bert.run(checkpoint.load_minilm(), controls.DEFAULT_TEXT).attentions
+    layer, best = (int(i) for i in np.unravel_index(np.argmax(attentions[:, :, 11, 2]), (6, 12)))
+    page.locator(".st-key-pretrained_head input[type=range]").first.focus()
+    page.keyboard.press("ArrowLeft" if best else "ArrowRight")
+    head = best - 1 if best else 1
+    wait_settled(page)
+    assert query(page)["view_head"] == str(head)
+    page.reload()
+    page.runs_seen = 0
+    wait_settled(page)
+    look_at(page, "pretrained_heatmap")
+    drawn = page.evaluate(HEAD_VIEW)
+    assert f"Layer {layer}, head {head}" in drawn["title"]
+    np.testing.assert_allclose(drawn["z"], attentions[layer, head], atol=1e-6)
+    assert_healthy(page)
+
+
 TROPHY_A = "The trophy doesn't fit into the brown suitcase because it is too big."
 TROPHY_B = "The trophy doesn't fit into the brown suitcase because it is too small."
 

@@ -44,6 +44,42 @@ def test_head_view_follows_the_sliders():
     assert "Layer 0, head 5" in charts(at)["pretrained_heatmap"]["layout"]["title"]["text"]
 
 
+def test_the_head_views_layer_and_head_are_in_the_link_and_the_link_opens_them():
+    """A head picked in the head view goes into the link (until it is the head finder's
+    best again, which the link's text and tokens open on anyway), and a link opens it."""
+    at = open_pretrained()
+    best = tuple(at.select_slider(key=key).value for key in ("pretrained_layer", "pretrained_head"))
+    assert not {"view_layer", "view_head"} & set(at.query_params)
+    picked = (best[0] + 1) % 6, (best[1] + 5) % 12
+    at.select_slider(key="pretrained_layer").set_value(picked[0]).run()
+    at.select_slider(key="pretrained_head").set_value(picked[1]).run()
+    link = {"view_layer": str(picked[0]), "view_head": str(picked[1])}
+    assert {name: at.query_params[name] for name in link} == link
+    at.select_slider(key="pretrained_layer").set_value(best[0]).run()
+    assert "view_layer" not in at.query_params
+    assert at.query_params["view_head"] == link["view_head"]
+
+    opened = open_pretrained(page_query=link)
+    assert not opened.warning
+    assert opened.select_slider(key="pretrained_layer").value == picked[0]
+    assert opened.select_slider(key="pretrained_head").value == picked[1]
+    run = bert.run(checkpoint.load_minilm(), opened.session_state["text"])
+    shown = chart_z(opened, "pretrained_heatmap")
+    np.testing.assert_allclose(shown, run.attentions[picked], atol=1e-6)
+
+
+def test_a_links_head_outside_the_model_is_named_and_the_best_head_shown():
+    at = open_pretrained()
+    best = at.select_slider(key="pretrained_head").value
+    opened = open_pretrained(page_query={"view_head": "12"})
+    assert [w.value for w in opened.warning] == [
+        f"Ignored view_head=“12” from the link: it must be a whole number from 0 to 11. "
+        f"Showing head {best}."
+    ]
+    assert opened.select_slider(key="pretrained_head").value == best
+    assert "view_head" not in opened.query_params
+
+
 def sent_shapes(at, key):
     """The shapes the last run sent apart from chart ``key``, to draw over its figure."""
     for element in at.get("bidi_component"):
