@@ -161,6 +161,22 @@ def test_sweep_entropy_stays_accurate_as_the_row_saturates(scores, scale):
     assert swept == pytest.approx(expected, rel=1e-12, abs=1e-300)
 
 
+@SETTINGS
+@given(
+    hnp.arrays(np.float64, st.integers(2, 6), elements=st.floats(-20, 20)),
+    st.floats(1e-3, 1e3),
+)
+def test_a_rows_entropy_from_its_weights_stays_accurate_as_it_saturates(scores, scale):
+    """The saturation tables' entropy, from the weights at the stop: the largest weight rounds
+    to 1 near one-hot, and its term is taken from the others' sum, not lost."""
+    n_k = len(scores)
+    weights = engine.scaled_dot_product_attention(
+        scores[None], np.eye(n_k), np.eye(n_k), scale=scale
+    ).weights[0]
+    expected = _entropy_reference(scores, scale)
+    assert saturation(weights).entropy == pytest.approx(expected, rel=1e-10, abs=1e-300)
+
+
 def test_sweep_excludes_fully_masked_rows():
     rng = np.random.default_rng(0)
     scores = rng.standard_normal((4, 5))
