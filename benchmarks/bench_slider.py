@@ -172,7 +172,7 @@ INSTRUMENT = (
         const app = document.querySelector('[data-testid="stApp"]');
         const drawn = document.querySelectorAll('[data-testid="stPlotlyChart"], .ae-chart');
         return app?.dataset.testScriptState === 'notRunning' && drawn.length > 0
-            && [...drawn].every(c => c.querySelector('.main-svg'))
+            && [...drawn].every(c => c.querySelector('.main-svg') || c.dataset.away)
             && !document.querySelector('.ae-chart[data-pending], .ae-scale[data-pending]');
     };
     window.__bench = {
@@ -710,12 +710,14 @@ def frames_sizes():
 
 
 #: A first load is over when the script has run and every chart has drawn, whether the
-#: app draws them with st.plotly_chart (an older checkout) or with the chart component.
+#: app draws them with st.plotly_chart (an older checkout) or with the chart component;
+#: since 3 December 2026 the component draws a chart far from the window (over a window's
+#: height beyond it) only when it comes near (``data-away``): the first screen, then.
 _LOADED = """() => {
     const app = document.querySelector('[data-testid="stApp"]');
     const charts = document.querySelectorAll('[data-testid="stPlotlyChart"], .ae-chart');
     return app?.dataset.testScriptState === 'notRunning' && charts.length > 0
-        && [...charts].every(c => c.querySelector('.main-svg'))
+        && [...charts].every(c => c.querySelector('.main-svg') || c.dataset.away)
         && !document.querySelector('.ae-chart[data-pending]');
 }"""
 

@@ -33,12 +33,16 @@ from app import registry  # noqa: E402
 
 MAX_HEIGHT = 8000
 
+#: The script has run and every chart in the window is drawn: one below it waits to come
+#: near (``data-away``), which it does once the window is grown to the page's height.
 _SETTLED = """() => {
     const app = document.querySelector('[data-testid="stApp"]');
     if (!app || app.dataset.testScriptState !== 'notRunning') return false;
     const charts = document.querySelectorAll('.stBidiComponent');
-    return [...charts].every(c =>
-        c.closest('details:not([open])') || c.querySelector('NOT_CHARTS, .ae-chart .main-svg'));
+    const below = c => c.querySelector('.ae-chart[data-away]')
+        && c.getBoundingClientRect().top > window.innerHeight;
+    return [...charts].every(c => c.closest('details:not([open])') || below(c)
+        || c.querySelector('NOT_CHARTS, .ae-chart .main-svg'));
 }""".replace("NOT_CHARTS", NOT_CHARTS)
 
 #: Presentation mode has laid the figures out for this window (app.state.session.viewport).

@@ -93,9 +93,10 @@ export function schedule(chart) {
   return true;
 }
 
-// A chart far from the window is not drawn again until it comes near, whatever changed
-// (a head, a stop, a width, new data: a layer, the mask, a text): plotly.js replots a whole
-// figure, axes and all, for new numbers (20-40 ms a chart, docs/benchmarks.md), and no one
+// A chart far from the window is not drawn until it comes near, the first time too, and
+// not again whatever changed (a head, a stop, a width, new data: a layer, the mask, a
+// text): plotly.js replots a whole figure, axes and all, for new numbers (20-40 ms a chart,
+// docs/benchmarks.md; 100-150 ms for a first drawing, its labels measured), and no one
 // sees a chart that far. Near: within a window's height above or below it, so a chart is
 // drawn a window before it scrolls into view; a page about to print draws them all.
 const watchers = new Map(); // the element that scrolls -> its IntersectionObserver
@@ -131,11 +132,17 @@ function watch(chart) {
   watchers.get(root).observe(chart.div);
 }
 
-// Whether `chart`, drawn once and owed a redraw, waits until it comes near (marked
-// `data-away` until then). One owed new data is hidden meanwhile: a jump to it (the End
-// key) shows nothing for a redraw's time rather than the layer or text before.
+// Whether `chart`, owed a drawing, waits until it comes near (marked `data-away` until
+// then). A chart never drawn waits for the observer's first look (its room kept, see
+// mountChart); one drawn and owed new data is hidden meanwhile: a jump to it (the End key)
+// shows nothing for a redraw's time rather than the layer or text before.
 function away(chart) {
-  if (chart.near !== false || !chart.drawn) return false;
+  if (!chart.drawn) {
+    if (chart.near) return false;
+    chart.div.dataset.away = "1";
+    return true;
+  }
+  if (chart.near !== false) return false;
   if (current(chart) && !chart.resized) return false; // nothing to draw
   chart.div.dataset.away = "1";
   chart.div.style.visibility = chart.drawnSpec === chart.spec ? "" : "hidden";
@@ -217,6 +224,7 @@ async function react(chart, figure) {
   try {
     const layout = fitted(chart, overlaid(figure, chart.overlay));
     await Plotly.react(chart.div, figure.data, themed(layout, chart.host), chart.plotConfig);
+    chart.div.style.minHeight = ""; // the room kept until its first drawing
     await fitNarrow(chart, figure);
   } finally {
     chart.reacting -= 1;
@@ -297,6 +305,9 @@ export function mountChart(component) {
   chart.spec = data.spec;
   chart.liveText = JSON.stringify(chart.live);
   chart.figure = JSON.parse(data.spec);
+  // Until it is first drawn, the chart keeps its figure's room: the page below it does not
+  // move when it is drawn, and the charts far from the window are seen to be (away).
+  if (!chart.drawn) chart.div.style.minHeight = `${chart.figure.layout?.height ?? 450}px`;
   chart.cells = null; // the reference figure's customdata, decoded when first needed
   // New data: draw them (at the current stop, from frames), unless their frames (new
   // settings: a layer, the mask, a text) are still to come in this run: until then the

@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 
 import pytest
-from browser_support import assert_healthy, open_app, query, wait_settled
+from browser_support import assert_healthy, look_at, open_app, query, wait_settled
 
 from app.lecture import tour
 from app.state import controls
@@ -26,6 +26,7 @@ def picker_shows(page, key):
 
 
 def chart_title(page, key):
+    look_at(page, key)  # drawn once near the window
     return page.locator(f".st-key-{key} .gtitle").first.text_content()
 
 
@@ -75,6 +76,7 @@ def test_a_copied_link_brings_back_the_chosen_query(page, app_url):
 
 def z_range(page, key):
     """The smallest and largest value of chart ``key``'s first trace, as drawn."""
+    look_at(page, key)
     return page.evaluate(
         """(key) => {
             const z = document.querySelector(`.st-key-${key} .js-plotly-plot`)._fullData[0].z;

@@ -17,6 +17,7 @@ import pytest
 from browser_support import (
     assert_healthy,
     look_at,
+    look_at_every_chart,
     next_tour_step,
     open_app,
     open_presenting,
@@ -75,6 +76,7 @@ _LABELS_AND_NEAREST = r"""(key) => {
 
 
 def assert_labels_on_their_tokens(page, key):
+    look_at(page, key)  # drawn once near the window
     found = page.evaluate(_LABELS_AND_NEAREST, key)
     assert found, key
     wrong = [f for f in found if f["label"] != f["token"] or f["off"] > 0.5]
@@ -156,6 +158,7 @@ _FIGURES = r"""() => [...document.querySelectorAll('.js-plotly-plot')]
 
 
 def assert_figures_fit(page, where):
+    look_at_every_chart(page)
     below_bar = page.evaluate(
         "innerHeight - document.querySelector('.st-key-presenter').getBoundingClientRect().bottom"
     )

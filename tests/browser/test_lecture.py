@@ -14,6 +14,7 @@ from browser_support import (
     assert_healthy,
     chart,
     drag,
+    look_at,
     next_tour_step,
     open_app,
     query,
@@ -213,6 +214,7 @@ def test_presentation_mode_fits_a_projector(page, app_url, width, height):
     scale = slider(page, "att_scale").bounding_box()
     assert scale["x"] >= 0
     assert scale["x"] + scale["width"] <= width  # the slider is not cut off on the right
+    look_at(page, "att_weights")  # drawn once near the window
     ends = page.evaluate(  # a rotated label ends at its tick
         """() => [...document.querySelectorAll('.st-key-att_weights .xtick text')]
             .map((t) => t.getBoundingClientRect().right).sort((a, b) => a - b)"""

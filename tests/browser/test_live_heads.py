@@ -19,6 +19,7 @@ from browser_support import (
     look_at,
     open_app,
     query,
+    scroll_to_top,
     wait_settled,
 )
 from harness import free_port, serve_app
@@ -105,6 +106,7 @@ def step_head(page, key="ArrowRight"):
 def test_a_head_switch_is_shown_from_held_heads_with_no_server(page, app_url):
     """With nothing reaching the server, the new head's weights are drawn, to 1e-6."""
     open_app(page, app_url + "/attention")
+    look_at(page, "att_bar")  # drawn once near the window: then previewed too
     runs = page.evaluate("window.__runs.finished")
     page.evaluate("window.__aeFrames = []")
     page.evaluate(UNPLUG)
@@ -258,10 +260,42 @@ OUTPUT = """() => {
 }"""
 
 
+def drawn_far_below(page):
+    """The output heatmap, two windows down, drawn (scrolled to), the page then scrolled
+    back to the top; what it shows."""
+    look_at(page, "att_output")
+    scroll_to_top(page)
+    page.wait_for_function(
+        "() => document.querySelector('.st-key-att_output .ae-chart').aeChart.near === false"
+    )
+    return page.evaluate(OUTPUT)
+
+
+def test_a_first_load_draws_a_chart_far_below_only_when_it_comes_near(page, app_url):
+    """The charts near the window are drawn at once; one two windows down keeps its room,
+    undrawn, until scrolled to, and then shows the engine's numbers in that room."""
+    open_app(page, app_url + "/attention")
+    for near in ("att_raw", "att_weights"):
+        assert page.locator(f".st-key-{near} .ae-chart .main-svg").count() > 0
+    output = page.locator(".st-key-att_output .ae-chart")
+    assert output.get_attribute("data-away") == "1"
+    assert output.locator(".main-svg").count() == 0
+    room = output.evaluate("d => d.getBoundingClientRect().height")
+    assert room == output.evaluate("d => d.aeChart.figure.layout.height")
+    look_at(page, "att_output")
+    assert output.evaluate("d => d.getBoundingClientRect().height") == pytest.approx(room, abs=1)
+    model = checkpoint.load_minilm()
+    run = bert.run(model, controls.DEFAULT_TEXT)
+    layer = bert.layer_run(model, run, controls.DEFAULT_LAYER)
+    expected = layer.attention.heads.output[controls.DEFAULT_HEAD]
+    np.testing.assert_allclose(page.evaluate(OUTPUT), expected, atol=1e-6)
+    assert_healthy(page)
+
+
 def test_a_chart_far_below_is_redrawn_at_the_new_head_when_it_comes_near(page, app_url):
     """Only the charts near the window are replotted at once; one far below, when scrolled to."""
-    open_app(page, app_url + "/attention")  # at the top: the output heatmap is 2 windows down
-    before = page.evaluate(OUTPUT)
+    open_app(page, app_url + "/attention")
+    before = drawn_far_below(page)
     page.evaluate("window.__aeFrames = []")
     step_head(page)
     head = controls.DEFAULT_HEAD + 1
@@ -284,8 +318,8 @@ def test_a_chart_far_below_gets_a_new_layers_or_masks_data_when_it_comes_near(
     page, app_url, control
 ):
     """New data, too, are drawn near the window at once and far below only when scrolled to."""
-    open_app(page, app_url + "/attention")  # at the top: the output heatmap is 2 windows down
-    before = page.evaluate(OUTPUT)
+    open_app(page, app_url + "/attention")
+    before = drawn_far_below(page)
     layer, causal = switch_layer_or_mask(page, control)
     head = controls.DEFAULT_HEAD
     wait_for_weights(page, minilm_weights(head, layer=layer, causal=causal))  # near: at once

@@ -123,7 +123,7 @@ TROPHY_B = "The trophy doesn't fit into the brown suitcase because it is too sma
 
 def test_line_view_draws_every_token_and_a_click_keeps_one_tokens_lines(page, app_url):
     open_app(page, app_url + "/pretrained")
-    page.locator(".st-key-pretrained_lines").scroll_into_view_if_needed()
+    look_at(page, "pretrained_lines")
     drawn = page.evaluate(LINES, ["pretrained_lines", 5])
     assert {int(q) for q, _ in drawn["pairs"]} == set(range(drawn["n"]))  # a line per token
     assert drawn["paths"] > 0
@@ -193,7 +193,7 @@ def test_line_view_keeps_the_lines_of_the_token_under_the_pointer(
 ):
     """As in BertViz: a query token keeps the lines from it, a key token those into it."""
     open_app(page, app_url + url_path)
-    page.locator(f".st-key-{key}").scroll_into_view_if_needed()
+    look_at(page, key)
     every = page.evaluate(DRAWN, key)
     total = sum(len(path["pairs"]) for path in every)
     token = page.evaluate(TOKEN_AT, [key, side, row])
@@ -219,6 +219,7 @@ def test_a_link_with_two_texts_draws_both_grids_and_their_difference(page, app_u
     first = page.locator('[data-testid="stTable"] tbody tr').first.inner_text().split()
     top = np.unravel_index(np.argmax(np.abs(change)), change.shape)
     assert (int(first[0]), int(first[1])) == tuple(int(i) for i in top)  # layer, head
+    look_at(page, "pretrained_lines_b")
     assert page.locator(".st-key-pretrained_lines_b .js-plotly-plot").count() == 1
     assert query(page)["text_b"] == TROPHY_B
     assert_healthy(page)

@@ -157,6 +157,8 @@ def assert_healthy(page):
     assert page.get_by_text("Page not found").count() == 0  # a link to a path nobody serves
     marks = ".heatmaplayer image, .cartesianlayer .trace path, .table .cell-text"
     drawn = page.locator(f".js-plotly-plot .main-svg :is({marks})")
+    if drawn.count() == 0 and (away := page.evaluate(_AWAY)):
+        look_at(page, away[0])  # a page whose first screen has no chart: its first one
     assert drawn.count() > 0
 
 
@@ -166,7 +168,8 @@ def chart(page, key):
 
 
 def z_shape(page, key):
-    """The (rows, columns) of the first trace of chart ``key``, as drawn."""
+    """The (rows, columns) of the first trace of chart ``key``, as drawn (scrolled to)."""
+    look_at(page, key)
     return page.evaluate(
         """(key) => {
             const z = document.querySelector(`.st-key-${key} .js-plotly-plot`)._fullData[0].z;
@@ -213,6 +216,35 @@ def look_at(page, key):
     """
     page.locator(f".st-key-{key}").scroll_into_view_if_needed()
     page.wait_for_function(_CHART_DRAWN, arg=key, polling=100)
+
+
+#: The keys of the charts owed a drawing that waits until they come near, top to bottom
+#: (not those in a closed expander: they draw when it is opened).
+_AWAY = """() => [...document.querySelectorAll('.ae-chart[data-away]')]
+    .filter(chart => !chart.closest('details:not([open])'))
+    .map(chart => chart.closest("[class*='st-key-']")?.className.match(/st-key-(\\S+)/)?.[1])"""
+
+#: Scroll the page's scrolling box (Streamlit's main area) back to the top.
+_TO_TOP = """() => {
+    const chart = document.querySelector('.ae-chart');
+    for (let node = chart?.parentElement; node; node = node.parentElement) {
+        if (/auto|scroll/.test(getComputedStyle(node).overflowY)) { node.scrollTop = 0; return; }
+    }
+    window.scrollTo(0, 0);
+}"""
+
+
+def scroll_to_top(page):
+    """Scroll the page back to its top, as the Home key does."""
+    page.evaluate(_TO_TOP)
+
+
+def look_at_every_chart(page):
+    """Scroll to each chart that waits to come near, top to bottom, as a reader scrolling
+    down the page does, until every chart is drawn; then back to the top."""
+    while keys := page.evaluate(_AWAY):
+        look_at(page, keys[0])
+    scroll_to_top(page)
 
 
 #: The bar chart ``key``'s bars: their heights as drawn (each path's top, back in the
