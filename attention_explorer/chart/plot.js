@@ -75,9 +75,16 @@ export function mountShapes(component) {
 const queue = new Set();
 let pumping = false;
 
-// A chart with nothing left to draw is no longer pending (unless Plotly is drawing it).
+// A chart with nothing left to draw is no longer pending (unless Plotly is drawing it, or
+// it waits for the observer's first look to know whether it is near: see away).
 export function settled(chart) {
-  if (!chart.reacting && !queue.has(chart)) delete chart.div.dataset.pending;
+  if (chart.reacting || queue.has(chart) || unseen(chart)) return;
+  delete chart.div.dataset.pending;
+}
+
+// A chart never drawn that the observer has not looked at yet: near or far, it owes a drawing.
+function unseen(chart) {
+  return !chart.drawn && chart.near === undefined;
 }
 
 // Queue `chart` for a redraw when it shows other than it should; whether it was queued.
@@ -118,6 +125,7 @@ function watch(chart) {
         const chart = entry.target.aeChart;
         chart.near = entry.isIntersecting;
         if (chart.near && chart.div.dataset.away && !schedule(chart)) delete chart.div.dataset.away;
+        if (!chart.near && !chart.drawn) settled(chart); // seen far: it waits, owing nothing now
       }
     };
     watchers.set(root, new IntersectionObserver(seen, { root, rootMargin: "100% 0px" }));
@@ -140,6 +148,7 @@ function away(chart) {
   if (!chart.drawn) {
     if (chart.near) return false;
     chart.div.dataset.away = "1";
+    if (unseen(chart)) chart.div.dataset.pending = "1"; // until that first look
     return true;
   }
   if (chart.near !== false) return false;
@@ -174,7 +183,7 @@ async function pump() {
       const due = chart.div.isConnected && !folded(chart) && !away(chart);
       const drawing = due ? redraw(chart) : null;
       if (drawing === null) {
-        if (!chart.reacting) delete chart.div.dataset.pending;
+        if (!chart.reacting && !unseen(chart)) delete chart.div.dataset.pending;
         continue;
       }
       try {

@@ -50,14 +50,15 @@ NOT_CHARTS = ".ae-scale, .ae-head, .ae-frames, .ae-shapes, .ae-page, .ae-share, 
 #: True once every chart the page's components hold has drawn the data they last received
 #: (the chart component marks a chart ``data-pending`` from new data until it is drawn); a
 #: chart in a closed expander counts as drawn: it draws when opened (chart/plot.js, folded);
-#: so does a chart far from the window, never drawn yet: it draws when it comes near
-#: (``data-away``; :func:`browser_support.look_at` scrolls to one, as a reader does).
+#: so does a chart seen far from the window, never drawn yet: it draws when it comes near
+#: (``data-away``, pending until the page's observer has looked at it;
+#: :func:`browser_support.look_at` scrolls to one, as a reader does).
 CHARTS_DRAWN = """() => {
     const parts = document.querySelectorAll('.stBidiComponent');
     return parts.length > 0 && [...parts].every(c =>
         c.querySelector('NOT_CHARTS')
         || c.closest('details:not([open])')  // a closed expander's chart draws when opened
-        || c.querySelector('.ae-chart[data-away]:not(:has(.main-svg))')  // drawn when near
+        || c.querySelector('.ae-chart[data-away]:not([data-pending]):not(:has(.main-svg))')
         || (c.querySelector('.ae-chart .main-svg') && !c.querySelector('.ae-chart[data-pending]')));
 }""".replace("NOT_CHARTS", NOT_CHARTS)
 
