@@ -28,8 +28,8 @@ def entropy_bits(p, axis=-1):
 
     ``0 · log 0`` counts as 0, so masked keys (weight exactly 0) add nothing. A weight
     over 1/2 has its term from the others' sum r, as ``-(1 - r) log₂(1 - r)``: near
-    one-hot it rounds to 1, and its term (about r / ln 2, as large as the others' together
-    over log(1/r)) would be lost: 1-3 % of the entropy once r < 1e-16.
+    one-hot the weight itself carries r only to its last bits, and once r < 1e-16 it
+    rounds to 1 and its term, about r / ln 2 and 1-3 % of the entropy, is lost.
 
     Parameters
     ----------
