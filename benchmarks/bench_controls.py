@@ -9,7 +9,9 @@ some, then back), the "Mask future tokens" toggle (space on it, on and off: from
 third toggle on, states shown before), a new sentence (the text box filled, then
 Ctrl+Enter), a keyboard step of the scale; on /pretrained the head view's head and layer
 and a new sentence. Then the first load of /attention with a text never seen before,
-alternating with the trivial app's first load.
+alternating with the trivial app's first load: until the script has run and every chart
+near the window is drawn (a chart over a window's height away is drawn when it comes
+near: the first screen, then).
 
 An action is timed in the page, with ``benchmarks/bench_slider.py``'s instrument: from the
 key press (a capturing keydown listener) to the frame after the last change of any chart
@@ -174,7 +176,10 @@ def new_sentence(counter):
 
 
 def first_loads(browser, app_url, trivial_url, loads):
-    """Median ms from navigation until every chart is drawn: /attention (a new text), trivial."""
+    """Median ms from navigation until the charts near the window are drawn, per app.
+
+    /attention with a new text, and the trivial app.
+    """
     times = {"attention": [], "trivial": []}
     for i in range(loads):
         text = f"{controls.DEFAULT_TEXT} The bill came {i} minutes later."
