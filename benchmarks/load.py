@@ -52,9 +52,10 @@ from harness import (
     tagged_user_agent,
 )
 
-#: Every token label drawn on the page's heatmaps.
-LABELS = """() => [...document.querySelectorAll('.js-plotly-plot')]
-    .flatMap(p => (p.data || []).flatMap(t => Array.isArray(t.x) ? t.x : []))
+#: Every token label of the page's charts, in the figures the server sent them: drawn, or
+#: waiting to come near the window before their first drawing (chart/plot.js).
+LABELS = """() => [...document.querySelectorAll('.ae-chart')]
+    .flatMap(d => (d.aeChart?.figure?.data || []).flatMap(t => Array.isArray(t.x) ? t.x : []))
     .map(String)"""
 
 PAGES = ("attention", "causal-mask", "multi-head", "positional-encoding", "encoder-layer")
