@@ -49,8 +49,7 @@ def figure(attentions):
     The outline of the head shown is drawn over it apart (:func:`outline`).
     """
     n_layers, n_heads = attentions.shape[:2]
-    side = min(attentions.shape[-1], THUMBNAIL_MAX)
-    step = side + THUMBNAIL_GAP
+    side, step = _tiling(attentions)
     tiles = np.full((n_layers * step - THUMBNAIL_GAP, n_heads * step - THUMBNAIL_GAP), _GAP)
     for layer in range(n_layers):
         for head in range(n_heads):
@@ -97,11 +96,16 @@ def figure(attentions):
     )
 
 
+def _tiling(attentions):
+    """A thumbnail's side in cells, and the step from one thumbnail to the next."""
+    side = min(attentions.shape[-1], THUMBNAIL_MAX)
+    return side, side + THUMBNAIL_GAP
+
+
 def outline(attentions, selected):
     """The rectangle around the thumbnail of ``selected`` (layer, head) in :func:`figure`."""
     layer, head = selected
-    side = min(attentions.shape[-1], THUMBNAIL_MAX)
-    step = side + THUMBNAIL_GAP
+    side, step = _tiling(attentions)
     return {
         "type": "rect",
         "x0": head * step - 1.5,

@@ -24,10 +24,15 @@ const charts = new WeakMap(); // parentElement -> chart
 // its grid, a large figure, stays the same data, which Streamlit resends as a reference.
 const overlays = new Map();
 
+// The key of the Streamlit element `element` is in, once it is in the page.
+function keyOf(element) {
+  return element.closest("[class*='st-key-']")?.className.match(/st-key-(\S+)/)?.[1];
+}
+
 // The shapes over `chart` now. Its key is its element's, known once the element is in the
 // page (a chart may be mounted before).
 function overlayOf(chart) {
-  chart.key ??= chart.host.closest("[class*='st-key-']")?.className.match(/st-key-(\S+)/)?.[1];
+  chart.key ??= keyOf(chart.host);
   return overlays.get(chart.key) ?? null;
 }
 
@@ -287,8 +292,7 @@ export function mountChart(component) {
     div.className = "ae-chart";
     div.style.width = "100%";
     parentElement.appendChild(div);
-    const key = parentElement.closest("[class*='st-key-']")?.className.match(/st-key-(\S+)/)?.[1];
-    chart = { div, host: parentElement, key, version: 0, listening: false, overlay: null };
+    chart = { div, host: parentElement, key: keyOf(parentElement), version: 0, listening: false, overlay: null };
     chart.followWidth = () => followWidth(chart); // the ResizeObserver's (narrow.js)
     charts.set(parentElement, chart);
     watch(chart);
