@@ -20,10 +20,22 @@
 // scripting) was asked for only after the deepest of them. So plotly.js is asked for first
 // and the modules that draw with it beside it; a chart mounted before they are in is
 // mounted when they are, in the order Streamlit called (docs/benchmarks.md, "The first load").
+//
+// Every module under mount.js is asked for at once too: the browser learns of a module's
+// imports only once the module has arrived, so mount.js's tree came one level at a time,
+// three round trips to a server busy with the page's run (140 ms of a first load).
+// tests/app/test_component.py holds this list to mount.js's imports.
+const MODULES = [
+  "./mount.js",
+  "./frames.js", "./heads.js", "./plot.js", "./slider.js",
+  "./download.js", "./exact.js", "./hover_lines.js", "./narrow.js", "./plotly_loader.js",
+  "./preview.js", "./theme.js",
+];
 
 import("./plotly.min.js").catch(() => {}); // the module plotly_loader.js waits for (and reports)
+for (const module of MODULES.slice(1)) import(module).catch(() => {}); // mount.js's import reports
 let mount = null;
-const loaded = import("./mount.js").then((module) => (mount = module.default));
+const loaded = import(MODULES[0]).then((module) => (mount = module.default));
 
 export default function (component) {
   if (mount) return mount(component);

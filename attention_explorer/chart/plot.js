@@ -99,10 +99,22 @@ export function schedule(chart) {
   chart.div.dataset.pending = "1"; // until drawn (the tests wait on it)
   if (!pumping) {
     pumping = true;
-    // two frames: the first paints the preview, the second puts it on screen
-    requestAnimationFrame(() => requestAnimationFrame(() => setTimeout(pump, 0)));
+    // Two frames, the first to paint a preview, the second to put it on screen; a first
+    // drawing has no preview to wait for.
+    if (chart.drawn) requestAnimationFrame(() => requestAnimationFrame(() => setTimeout(pump, 0)));
+    else setTimeout(pump, 0);
   }
   return true;
+}
+
+// The next chart to draw: one in the window before the others (what the reader sees first:
+// on a first load, the first screen), else the one queued first.
+function next() {
+  for (const chart of queue) {
+    const box = chart.div.getBoundingClientRect();
+    if (box.height && box.bottom > 0 && box.top < window.innerHeight) return chart;
+  }
+  return queue.values().next().value;
 }
 
 // A chart far from the window is not drawn until it comes near, the first time too, and
@@ -183,7 +195,7 @@ function folded(chart) {
 async function pump() {
   try {
     while (queue.size) {
-      const chart = queue.values().next().value;
+      const chart = next();
       queue.delete(chart);
       const due = chart.div.isConnected && !folded(chart) && !away(chart);
       const drawing = due ? redraw(chart) : null;

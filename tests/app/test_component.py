@@ -92,3 +92,33 @@ def test_the_installed_plotly_gets_its_partial_bundle():
     served = attention_explorer.ASSET_DIR / "plotly.min.js"
     assert attention_explorer.plotly_js_version(served) == version
     assert served.stat().st_size < attention_explorer.PLOTLY_JS.stat().st_size / 2
+
+
+def _imports(module):
+    """The modules ``module`` (a file name in the chart folder) imports statically."""
+    text = (attention_explorer.ASSET_DIR / module).read_text()
+    return set(re.findall(r'^import\s[^;]*?from\s+"\./([\w.]+\.js)";', text, re.MULTILINE))
+
+
+def test_the_chart_entry_asks_for_every_module_under_mount_at_once():
+    """chart.js's list is mount.js and every module it imports, however deep: no more, no fewer.
+
+    A module missing from it would arrive a round trip late (one level at a time, as
+    before the list); one it no longer needs would be fetched for nothing.
+    """
+    listed = re.search(
+        r"const MODULES = \[(.*?)\];",
+        (attention_explorer.ASSET_DIR / "chart.js").read_text(),
+        re.DOTALL,
+    )
+    names = re.findall(r'"\./([\w.]+\.js)"', listed.group(1))
+    tree, todo = set(), ["mount.js"]
+    while todo:
+        module = todo.pop()
+        if module not in tree:
+            tree.add(module)
+            todo.extend(_imports(module))
+    assert names[0] == "mount.js"  # the one whose default export mounts
+    assert len(names) == len(set(names))
+    assert set(names) == tree
+    assert {"plot.js", "preview.js", "theme.js"} <= tree  # the parse found the tree's depth
