@@ -183,7 +183,7 @@ _FIRST_SCREEN = """() => {
     const charts = [...document.querySelectorAll('[data-testid="stPlotlyChart"], .ae-chart')];
     const seen = charts.filter(c => {
         const box = c.getBoundingClientRect();
-        return box.height && box.bottom > 0 && box.top < window.innerHeight;
+        return c.checkVisibility() && box.bottom > 0 && box.top < window.innerHeight;
     });
     return app?.dataset.testScriptState === 'notRunning' && seen.length > 0
         && seen.every(c => c.querySelector('.main-svg') && !c.dataset.pending)
