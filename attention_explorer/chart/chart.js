@@ -23,7 +23,8 @@
 //
 // Every module under mount.js is asked for at once too: the browser learns of a module's
 // imports only once the module has arrived, so mount.js's tree came one level at a time,
-// three round trips to a server busy with the page's run (140 ms of a first load).
+// three round trips to a server busy with the page's run: the deepest arrived after
+// plotly.js was ready, and the first drawing waited for them (docs/benchmarks.md).
 // tests/app/test_component.py holds this list to mount.js's imports.
 const MODULES = [
   "./mount.js",
