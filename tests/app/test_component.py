@@ -1,4 +1,5 @@
-"""The chart component's package: plotly.js copied into the folder Streamlit serves."""
+"""The chart component's package: plotly.js copied into the folder Streamlit serves, and
+the modules its entry asks for."""
 
 import re
 import shutil
