@@ -30,8 +30,11 @@ script time plus its sending), the bytes received, and plotly.js's ``Plotly.reac
 per chart (the chart component's calls, wrapped in the page), so what the browser waits
 on is: the server (sent → finished) or drawing (finished → drawn, and the reacts).
 
+Last, the bytes a text change to 128 tokens receives (``--payload-tokens``; issue #24:
+at most 4 MB), its own run and the slider's after it.
+
 Run: ``python benchmarks/bench_controls.py [--runs 5] [--loads 3]``; ``--runs 0`` times the
-first loads alone.
+first loads alone (and the payload).
 """
 
 from __future__ import annotations
@@ -46,14 +49,17 @@ from urllib.parse import quote
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "support"))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_slider import _LOADED, INSTRUMENT
+from bench_slider import _LOADED, INSTRUMENT, LONG_TEXT
 from harness import chromium, serve_app
 
 from app.state import controls
+from engine.tokenize import wordpiece_tokenizer
 
 ROOT = Path(__file__).resolve().parents[1]
 #: Targets (issue #24), as ratios to the trivial app's step (its first load for a load).
 TARGETS = {"head": 1.0, "layer": 1.0, "mask": 1.0, "sentence": 2.0, "scale": 0.8, "load": 1.2}
+#: The most a text change may send at 128 tokens (issue #24), KB.
+TARGET_PAYLOAD_KB = 4 * 1024
 
 #: Wraps the chart component's ``Plotly.react`` (plotly.js's own object, once loaded) to
 #: log each call's duration and chart key as ``['react', start, ms, key]``.
@@ -191,6 +197,39 @@ _FIRST_SCREEN = """() => {
 }"""
 
 
+def text_of(tokens):
+    """A text of at most ``tokens`` MiniLM tokens, and its count.
+
+    As MiniLM reads it: WordPiece, [CLS] and [SEP] included; as many as whole words allow.
+    """
+    tokenizer = wordpiece_tokenizer()
+
+    def count(text):
+        return len(tokenizer.encode(text).ids)
+
+    text = ""
+    for word in f"{LONG_TEXT} {LONG_TEXT} {LONG_TEXT} {LONG_TEXT}".split():
+        if count(f"{text} {word}".strip()) > tokens:
+            break
+        text = f"{text} {word}".strip()
+    return text, count(text)
+
+
+def payload(app, tokens):
+    """KB a text change to ``tokens`` tokens receives on /attention, and the count reached.
+
+    Its own run and the slider's after it (the scale's frames of every stop).
+    """
+    text, count = text_of(tokens)
+
+    def perform(page):
+        box = page.locator(".st-key-text textarea")
+        box.fill(text)
+        box.press("Control+Enter")
+
+    return app.act(perform)["kb"], count
+
+
 def first_loads(browser, app_url, trivial_url, loads):
     """Median ms from navigation until the first screen is drawn, and every chart near it.
 
@@ -302,6 +341,12 @@ def main():
     parser.add_argument(
         "--at", help="scroll /attention to the chart with this key first (default: the top)"
     )
+    parser.add_argument(
+        "--payload-tokens",
+        type=int,
+        default=128,
+        help="a text change to this many tokens: the bytes it receives (0: skip)",
+    )
     args = parser.parse_args()
     load_avg = os.getloadavg()
     counter = [0]
@@ -348,6 +393,7 @@ def main():
         results = {}
         if args.runs:
             measure(app, trivial, actions, args.runs, results)
+        sent = payload(app, args.payload_tokens) if args.payload_tokens else None
         if args.runs and not args.no_pretrained:
             app.open(app_url + "/pretrained")
             actions = [
@@ -362,6 +408,13 @@ def main():
     if args.at:
         print(f"/attention scrolled to {args.at} before its actions")
     print_table(results, loads, load_avg)
+    if sent:
+        kb, count = sent
+        verdict = "meets" if kb <= TARGET_PAYLOAD_KB else "misses"
+        print(
+            f"a text change to {count} tokens received {kb:.0f} KB: {verdict} the target "
+            f"≤ {TARGET_PAYLOAD_KB} KB"
+        )
 
 
 if __name__ == "__main__":
