@@ -393,7 +393,6 @@ def main():
         results = {}
         if args.runs:
             measure(app, trivial, actions, args.runs, results)
-        sent = payload(app, args.payload_tokens) if args.payload_tokens else None
         if args.runs and not args.no_pretrained:
             app.open(app_url + "/pretrained")
             actions = [
@@ -402,6 +401,10 @@ def main():
                 ("/pretrained: sentence (Ctrl+Enter)", new_sentence(counter), False),
             ]
             measure(app, trivial, actions, args.runs, results)
+        sent = None
+        if args.payload_tokens:  # last: the long text stays in the session, every page's
+            app.open(app_url + "/attention")
+            sent = payload(app, args.payload_tokens)
         loads = first_loads(browser, app_url, trivial_url, args.loads) if args.loads else {}
     if args.mbit:
         print(f"network: {args.mbit:g} Mbit/s each way (Chromium's emulation), first loads not")
