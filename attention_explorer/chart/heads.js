@@ -30,7 +30,7 @@ function makeControl(parentElement, src, name) {
   parentElement.appendChild(wrap);
   const input = wrap.querySelector("input");
   // layer, causal: those the page's data are of; previewed: another shown (previewOther)
-  const control = { wrap, input, src, pending: [], frame: null, sidebar: null, layer: null, causal: null, previewed: null };
+  const control = { wrap, input, src, pending: [], frame: null, layer: null, causal: null, previewed: null };
   const paint = () => {
     control.frame = null;
     showFrame(src, src.stop);
@@ -58,51 +58,52 @@ function makeControl(parentElement, src, name) {
 // later than that is Python's (a link, a new model), whose run brings the value.
 const TOUCH_MS = 2000;
 
-// Streamlit's slider `key` in the sidebar (its range input's aria-valuetext is the value),
-// each of the user's moves handed to `move(control, value)` as it happens, `control` being
-// the head control on the page now (a page may mount another); Streamlit sends the value
-// to Python as ever. Returns the input, or null without that slider.
-function watchSidebar(key, control, move) {
-  const slider = document.querySelector(`.st-key-${key} input[type='range']`);
-  if (!slider) return null;
-  const holder = slider.closest(`.st-key-${key}`);
-  holder.aeControl = control;
-  slider.aeHolder = holder;
-  if (!holder.aeTouch) { // once per element: Streamlit may replace the input alone
-    holder.aeTouch = () => (holder.aeTouched = performance.now());
-    holder.addEventListener("keydown", holder.aeTouch, true);
-    holder.addEventListener("pointerdown", holder.aeTouch, true);
-    holder.addEventListener("pointermove", (event) => event.buttons && holder.aeTouch(), true);
-  }
-  if (!slider.aeWatched) {
-    slider.aeWatched = true; // one watch per input, gone with it
-    new MutationObserver(() => {
-      if (!touchedLately(slider)) return;
-      const value = Number(slider.getAttribute("aria-valuetext"));
-      if (Number.isInteger(value)) move(holder.aeControl, value);
-    }).observe(slider, { attributes: true, attributeFilter: ["aria-valuetext"] });
-  }
-  return slider;
+// The sidebar controls followed (Streamlit's `key`s), each to its handler (followSidebar).
+const SIDEBAR_SLIDERS = ["head", "layer"];
+const SIDEBAR_TOGGLES = ["causal"];
+const sidebar = { control: null, moves: {}, flips: {}, touched: {} }; // touched: key -> ms
+
+// The Streamlit key whose holder (`.st-key-<key>`) holds `element`, among `keys`, or null.
+function keyOf(element, keys) {
+  for (const key of keys) if (element?.closest?.(`.st-key-${key}`)) return key;
+  return null;
 }
 
-// Whether the user had a key or the pointer on `slider` within TOUCH_MS.
-function touchedLately(slider) {
-  const holder = slider?.isConnected ? slider.aeHolder : null;
-  return Boolean(holder) && performance.now() - (holder.aeTouched ?? -Infinity) <= TOUCH_MS;
-}
-
-// Streamlit's checkbox (or toggle) `key` in the sidebar, each of the user's clicks handed
-// to `flip(control, checked)`, `control` being the head control on the page now; a change
-// Python makes (a link, a rerun) is no click. Streamlit sends the value as ever.
-function watchToggle(key, control, flip) {
-  const holder = document.querySelector(`.st-key-${key}`);
-  if (!holder) return;
-  holder.aeControl = control;
-  if (holder.aeFlip) return; // once per element
-  holder.aeFlip = (event) => {
-    if (event.target.type === "checkbox") flip(holder.aeControl, event.target.checked);
+// Watch the sidebar once for the page's lifetime, by delegation from the document: the
+// user's keys and pointer on a followed slider, each move of its value (its range input's
+// aria-valuetext) and each click of a followed checkbox, whatever elements Streamlit has
+// rendered them in since (it re-renders the sidebar as it pleases: an element found at a
+// head control's mount may be gone by the user's first key).
+function watchSidebarOnce() {
+  if (sidebar.watching) return;
+  sidebar.watching = true;
+  const touch = (event) => {
+    const key = keyOf(event.target, SIDEBAR_SLIDERS);
+    if (key) sidebar.touched[key] = performance.now();
   };
-  holder.addEventListener("change", holder.aeFlip, true);
+  document.addEventListener("keydown", touch, true);
+  document.addEventListener("pointerdown", touch, true);
+  document.addEventListener("pointermove", (event) => event.buttons && touch(event), true);
+  document.addEventListener("change", (event) => {
+    const key = event.target.type === "checkbox" && keyOf(event.target, SIDEBAR_TOGGLES);
+    if (key && live(sidebar.control)) sidebar.flips[key](sidebar.control, event.target.checked);
+  }, true);
+  new MutationObserver((records) => {
+    for (const { target } of records) {
+      const key = target.type === "range" && keyOf(target, SIDEBAR_SLIDERS);
+      if (!key || !touchedLately(key) || !live(sidebar.control)) continue;
+      const value = Number(target.getAttribute("aria-valuetext"));
+      if (Number.isInteger(value)) sidebar.moves[key](sidebar.control, value);
+    }
+  }).observe(document.body, { attributes: true, subtree: true, attributeFilter: ["aria-valuetext"] });
+}
+
+// Whether `control` is on the page now (a page without one leaves the last one behind).
+const live = (control) => Boolean(control?.wrap.isConnected);
+
+// Whether the user had a key or the pointer on the sidebar's slider `key` within TOUCH_MS.
+function touchedLately(key) {
+  return performance.now() - (sidebar.touched[key] ?? -Infinity) <= TOUCH_MS;
 }
 
 // Show `axis` at `index` (a layer, or the mask off 0 or on 1) on every chart, from the head
@@ -122,22 +123,25 @@ function previewOther(control, axis, index) {
 // as this control's own moves are; its "Layer ℓ" and "Mask future tokens" too, from the
 // head shown in every layer and unmasked and masked (a preview until the run draws it).
 // Without those controls (one head, the seeded model's one layer; presentation mode's
-// selectors) the run's data bring the change.
+// selectors) the run's data bring the change. `control` is the head control on the page now.
 function followSidebar(control) {
-  control.sidebar = watchSidebar("head", control, (shown, head) => {
+  sidebar.control = control;
+  sidebar.moves.head = (shown, head) => {
     if (head < 0 || head > Number(shown.input.max)) return;
     shown.input.value = String(head);
     if (shown.show(head)) redrawExact(shown.src, shown.src.stop);
-  });
-  watchSidebar("layer", control, (shown, layer) => previewOther(shown, "layer", layer));
-  watchToggle("causal", control, (shown, causal) => previewOther(shown, "mask", Number(causal)));
+  };
+  sidebar.moves.layer = (shown, layer) => previewOther(shown, "layer", layer);
+  sidebar.flips.causal = (shown, causal) => previewOther(shown, "mask", Number(causal));
+  watchSidebarOnce();
 }
 
 // Whether the sidebar's "Head h", lately moved by the user, shows the head shown: one
 // Python is still catching up with (a run per key press, the last one's on its way).
 function sidebarAhead(control) {
-  const slider = control.sidebar;
-  return touchedLately(slider) && Number(slider.getAttribute("aria-valuetext")) === control.src.head;
+  const slider = document.querySelector(".st-key-head input[type='range']");
+  return Boolean(slider) && touchedLately("head")
+    && Number(slider.getAttribute("aria-valuetext")) === control.src.head;
 }
 
 // The control's data arrived: {kind: "head", source, label, heads, head, stop, layer, causal,
