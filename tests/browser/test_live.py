@@ -613,6 +613,7 @@ SATURATION_PROBE = """(markers) => {
         window.__seen.push({when, title: line.textContent, markers: at,
             means: cells('att_saturation_mean'), rows: cells('att_saturation_rows')});
     };
+    look('armed');  // the stop before: a paint may beat the first animation frame below
     window.addEventListener('ae-frame', () => look('ae-frame'));
     const tick = () => { look('frame'); window.__probe = requestAnimationFrame(tick); };
     window.__probe = requestAnimationFrame(tick);
