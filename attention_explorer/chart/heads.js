@@ -54,19 +54,34 @@ function makeControl(parentElement, src, name) {
   return control;
 }
 
-// How long after a key or the pointer on a sidebar slider its moves are the user's: a move
-// later than that is Python's (a link, a new model), whose run brings the value.
+// How long after a key or the pointer on a sidebar slider Python may still be catching up
+// with the user's moves (a run per key press): sidebarAhead.
 const TOUCH_MS = 2000;
+// A move of a sidebar slider is the user's when it follows a key that moves it (within
+// KEY_MS: the slider shows the new value in the same task or the next frame), or comes
+// while the pointer holds it (or within RELEASE_MS of its release). Any other move is
+// Python's: a run after the live head control, a link, a new model; Streamlit then
+// writes the old value again before the new, and neither is the user's.
+const KEY_MS = 500;
+const RELEASE_MS = 150;
+const MOVING_KEYS = new Set(["ArrowLeft", "ArrowRight", "ArrowUp", "ArrowDown", "Home", "End", "PageUp", "PageDown"]);
 
 // The sidebar controls followed (Streamlit's `key`s), each to its handler (followSidebar).
 const SIDEBAR_SLIDERS = ["head", "layer"];
 const SIDEBAR_TOGGLES = ["causal"];
-const sidebar = { control: null, moves: {}, flips: {}, touched: {} }; // touched: key -> ms
+// control: the head control on the page now; touched, keyed, released: key -> ms; held: key
+const sidebar = { control: null, moves: {}, flips: {}, touched: {}, keyed: {}, released: {}, held: null };
 
 // The Streamlit key whose holder (`.st-key-<key>`) holds `element`, among `keys`, or null.
 function keyOf(element, keys) {
   for (const key of keys) if (element?.closest?.(`.st-key-${key}`)) return key;
   return null;
+}
+
+// Whether the move of the sidebar's slider `key` happening now is the user's.
+function usersMove(key, now) {
+  return sidebar.held === key || now - (sidebar.keyed[key] ?? -Infinity) <= KEY_MS
+    || now - (sidebar.released[key] ?? -Infinity) <= RELEASE_MS;
 }
 
 // Watch the sidebar once for the page's lifetime, by delegation from the document: the
@@ -77,24 +92,42 @@ function keyOf(element, keys) {
 function watchSidebarOnce() {
   if (sidebar.watching) return;
   sidebar.watching = true;
-  const touch = (event) => {
+  document.addEventListener("keydown", (event) => {
     const key = keyOf(event.target, SIDEBAR_SLIDERS);
-    if (key) sidebar.touched[key] = performance.now();
+    if (!key) return;
+    sidebar.touched[key] = performance.now();
+    if (MOVING_KEYS.has(event.key)) sidebar.keyed[key] = performance.now();
+  }, true);
+  document.addEventListener("pointerdown", (event) => {
+    sidebar.held = keyOf(event.target, SIDEBAR_SLIDERS);
+    if (sidebar.held) sidebar.touched[sidebar.held] = performance.now();
+  }, true);
+  document.addEventListener("pointermove", () => {
+    if (sidebar.held) sidebar.touched[sidebar.held] = performance.now();
+  }, true);
+  const release = () => {
+    if (sidebar.held) sidebar.released[sidebar.held] = performance.now();
+    sidebar.held = null;
   };
-  document.addEventListener("keydown", touch, true);
-  document.addEventListener("pointerdown", touch, true);
-  document.addEventListener("pointermove", (event) => event.buttons && touch(event), true);
+  document.addEventListener("pointerup", release, true);
+  document.addEventListener("pointercancel", release, true);
   document.addEventListener("change", (event) => {
     const key = event.target.type === "checkbox" && keyOf(event.target, SIDEBAR_TOGGLES);
     if (key && live(sidebar.control)) sidebar.flips[key](sidebar.control, event.target.checked);
   }, true);
   new MutationObserver((records) => {
+    const now = performance.now();
+    const moved = new Set();
     for (const { target } of records) {
       const key = target.type === "range" && keyOf(target, SIDEBAR_SLIDERS);
-      if (!key || !touchedLately(key) || !live(sidebar.control)) continue;
+      if (!key || !usersMove(key, now) || !live(sidebar.control)) continue;
       const value = Number(target.getAttribute("aria-valuetext"));
-      if (Number.isInteger(value)) sidebar.moves[key](sidebar.control, value);
+      if (Number.isInteger(value)) {
+        sidebar.moves[key](sidebar.control, value);
+        moved.add(key);
+      }
     }
+    for (const key of moved) sidebar.keyed[key] = -Infinity; // one move per key press
   }).observe(document.body, { attributes: true, subtree: true, attributeFilter: ["aria-valuetext"] });
 }
 

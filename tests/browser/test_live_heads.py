@@ -482,6 +482,34 @@ def test_the_sidebars_head_moves_the_live_control(page, app_url):
     assert_healthy(page)
 
 
+def test_a_live_step_just_after_a_sidebar_step_stays(page, app_url):
+    """The run after a live step writes the sidebar's head, the old one then the new: no
+    move of the user's, even a moment after the user's own key on the sidebar.
+
+    Taken for one, it pulled the charts and the live control back to the old head while
+    the sidebar and the link went on to the new.
+    """
+    open_app(page, app_url + "/attention")
+    page.evaluate(RECORD_DRAWINGS)
+    page.locator(".st-key-head input[type=range]").first.focus()
+    page.keyboard.press("ArrowRight")
+    wait_for_weights(page, minilm_weights(controls.DEFAULT_HEAD + 1))
+    page.evaluate("window.__aeFrames = []; window.__drawn = []")
+    step_head(page)  # within a second of the sidebar's key
+    head = controls.DEFAULT_HEAD + 2
+    expected = minilm_weights(head)
+    wait_for_weights(page, expected)
+    wait_settled(page)
+    assert {frame["head"] for frame in page.evaluate("window.__aeFrames")} == {head}
+    for drawn in page.evaluate("window.__drawn"):
+        np.testing.assert_allclose(drawn, expected, atol=1e-6)
+    np.testing.assert_allclose(page.evaluate(WEIGHTS), expected, atol=1e-6)
+    assert page.locator(".st-key-att_head input").input_value() == str(head)
+    assert page.locator(".st-key-head input[type=range]").first.input_value() == str(head)
+    assert query(page)["head"] == str(head)
+    assert_healthy(page)
+
+
 @pytest.mark.parametrize("control", ["mask", "layer"])
 def test_a_new_layer_or_mask_never_draws_another_head_on_the_way(page, app_url, control):
     """Every weights and raw scores figure drawn on the way to a new mask or layer is the
