@@ -482,6 +482,27 @@ def test_the_sidebars_head_moves_the_live_control(page, app_url):
     assert_healthy(page)
 
 
+def test_the_sidebars_head_dragged_is_shown_as_it_goes(page, app_url):
+    """Dragged along the sidebar's "Head h", the charts show each head passed, with no server."""
+    open_app(page, app_url + "/attention")
+    page.evaluate("window.__aeFrames = []")
+    page.evaluate(UNPLUG)
+    page.locator(".st-key-head").scroll_into_view_if_needed()
+    track = page.locator(".st-key-head [role=group] > div").first.bounding_box()
+    y = track["y"] + track["height"] / 2
+    page.mouse.move(track["x"] + track["width"] * (controls.DEFAULT_HEAD + 0.5) / 12, y)
+    page.mouse.down()
+    page.mouse.move(track["x"] + track["width"] * 0.99, y, steps=12)
+    page.mouse.up()
+    last = int(page.locator(".st-key-head input[type=range]").first.input_value())
+    assert last >= controls.DEFAULT_HEAD + 8
+    wait_for_weights(page, minilm_weights(last))
+    shown = page.evaluate("window.__aeFrames.map(f => f.head)")
+    assert len(set(shown)) >= 4 and shown[-1] == last
+    assert page.locator(".st-key-att_head input").input_value() == str(last)
+    page.evaluate(RECONNECT)
+
+
 def test_a_live_step_just_after_a_sidebar_step_stays(page, app_url):
     """The run after a live step writes the sidebar's head, the old one then the new: no
     move of the user's, even a moment after the user's own key on the sidebar.
