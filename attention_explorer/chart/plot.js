@@ -93,16 +93,27 @@ function unseen(chart) {
 }
 
 // Queue `chart` for a redraw when it shows other than it should; whether it was queued.
-export function schedule(chart) {
+// `first`: its first drawing, as it comes near (watch), which has no preview to wait for.
+export function schedule(chart, first = false) {
   if (current(chart) && !chart.resized) return false;
   queue.add(chart);
   chart.div.dataset.pending = "1"; // until drawn (the tests wait on it)
   if (!pumping) {
     pumping = true;
     // two frames: the first paints the preview, the second puts it on screen
-    requestAnimationFrame(() => requestAnimationFrame(() => setTimeout(pump, 0)));
+    if (first) setTimeout(pump, 0);
+    else requestAnimationFrame(() => requestAnimationFrame(() => setTimeout(pump, 0)));
   }
   return true;
+}
+
+// The next chart to draw: one in the window before the others (what the reader sees first:
+// on a first load, the first screen), else the one queued first. What is in the window is
+// the observer's (watch): measuring each chart here would force a layout of the page
+// between Streamlit's renders, once per chart passed over far away.
+function next() {
+  for (const chart of queue) if (chart.inWindow) return chart;
+  return queue.values().next().value;
 }
 
 // A chart far from the window is not drawn until it comes near, the first time too, and
@@ -111,7 +122,7 @@ export function schedule(chart) {
 // docs/benchmarks.md; 100-150 ms for a first drawing, its labels measured), and no one
 // sees a chart that far. Near: within a window's height above or below it, so a chart is
 // drawn a window before it scrolls into view; a page about to print draws them all.
-const watchers = new Map(); // the element that scrolls -> its IntersectionObserver
+const watchers = new Map(); // the element that scrolls -> its IntersectionObservers
 
 // The element whose scrolling moves `element` (Streamlit's main area scrolls, not the
 // page): a margin only reaches as far as the box it is measured in.
@@ -125,15 +136,25 @@ function scroller(element) {
 function watch(chart) {
   const root = scroller(chart.host);
   if (!watchers.has(root)) {
+    const inWindow = (entries) => {
+      for (const entry of entries) entry.target.aeChart.inWindow = entry.isIntersecting;
+    };
     const seen = (entries) => {
       for (const entry of entries) {
         const chart = entry.target.aeChart;
         chart.near = entry.isIntersecting;
-        if (chart.near && chart.div.dataset.away && !schedule(chart)) delete chart.div.dataset.away;
+        if (chart.near && chart.div.dataset.away && !schedule(chart, !chart.drawn)) {
+          delete chart.div.dataset.away;
+        }
         if (!chart.near && !chart.drawn) settled(chart); // seen far: it waits, owing nothing now
       }
     };
-    watchers.set(root, new IntersectionObserver(seen, { root, rootMargin: "100% 0px" }));
+    // The window's first: both report in one task, so a chart is known to be in the window
+    // by the time the one that comes near is drawn (next).
+    watchers.set(root, [
+      new IntersectionObserver(inWindow, { root }),
+      new IntersectionObserver(seen, { root, rootMargin: "100% 0px" }),
+    ]);
   }
   if (!watch.printing) {
     watch.printing = true;
@@ -142,7 +163,7 @@ function watch(chart) {
     });
   }
   chart.div.aeChart = chart;
-  watchers.get(root).observe(chart.div);
+  for (const watcher of watchers.get(root)) watcher.observe(chart.div);
 }
 
 // Whether `chart`, owed a drawing, waits until it comes near (marked `data-away` until
@@ -183,7 +204,7 @@ function folded(chart) {
 async function pump() {
   try {
     while (queue.size) {
-      const chart = queue.values().next().value;
+      const chart = next();
       queue.delete(chart);
       const due = chart.div.isConnected && !folded(chart) && !away(chart);
       const drawing = due ? redraw(chart) : null;
@@ -336,6 +357,6 @@ export function mountChart(component) {
 export function forget(element) {
   const chart = charts.get(element);
   if (!chart) return;
-  for (const watcher of watchers.values()) watcher.unobserve(chart.div);
+  for (const watcher of [...watchers.values()].flat()) watcher.unobserve(chart.div);
   if (window.Plotly) window.Plotly.purge(chart.div);
 }

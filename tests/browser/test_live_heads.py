@@ -292,6 +292,42 @@ def test_a_first_load_draws_a_chart_far_below_only_when_it_comes_near(page, app_
     assert_healthy(page)
 
 
+#: Record the charts plotly.js draws, in order (their keys, in ``__reacted``).
+RECORD_REACTS = """() => {
+    const P = window.Plotly;
+    window.__reacted = [];
+    const react = P.react;
+    P.react = function (div, ...rest) {
+        window.__reacted.push(div.closest('[class*="st-key-"]').className.match(/st-key-(\\S+)/)[1]);
+        return react.call(this, div, ...rest);
+    };
+}"""
+
+#: The keys of the charts in the window now (not those in a closed expander).
+IN_WINDOW = """() => [...document.querySelectorAll('.ae-chart')].filter(chart => {
+    const box = chart.getBoundingClientRect();
+    return chart.checkVisibility() && box.bottom > 0 && box.top < window.innerHeight;
+}).map(chart => chart.closest('[class*="st-key-"]').className.match(/st-key-(\\S+)/)[1])"""
+
+
+def test_a_switch_redraws_the_charts_in_the_window_before_those_near_it(page, app_url):
+    """The reader's screen first: scrolled down the page, a head switch from the sidebar
+    replots the charts in the window before the ones above it (near, so replotted too)."""
+    open_app(page, app_url + "/attention")
+    look_at(page, "att_saturation_mean")
+    page.wait_for_function("() => !document.querySelector('.ae-chart[data-pending]')")
+    seen = page.evaluate(IN_WINDOW)
+    page.evaluate(RECORD_REACTS)
+    page.locator(".st-key-head input[type=range]").focus()  # the sidebar's: the page stays
+    page.keyboard.press("ArrowRight")
+    wait_settled(page)
+    reacted = page.evaluate("window.__reacted")
+    assert seen
+    assert len(reacted) > len(seen), (seen, reacted)  # some above it replotted too
+    assert set(reacted[: len(seen)]) == set(seen), (seen, reacted)
+    assert_healthy(page)
+
+
 def test_a_chart_far_below_is_redrawn_at_the_new_head_when_it_comes_near(page, app_url):
     """Only the charts near the window are replotted at once; one far below, when scrolled to."""
     open_app(page, app_url + "/attention")
