@@ -534,7 +534,8 @@ def test_the_sidebars_head_dragged_is_shown_as_it_goes(page, app_url):
     assert last >= controls.DEFAULT_HEAD + 8
     wait_for_weights(page, minilm_weights(last))
     shown = page.evaluate("window.__aeFrames.map(f => f.head)")
-    assert len(set(shown)) >= 4 and shown[-1] == last
+    assert len(set(shown)) >= 4
+    assert shown[-1] == last
     assert page.locator(".st-key-att_head input").input_value() == str(last)
     page.evaluate(RECONNECT)
 
