@@ -524,14 +524,15 @@ def test_the_sidebars_head_dragged_is_shown_as_it_goes(page, app_url):
     page.evaluate("window.__aeFrames = []")
     page.evaluate(UNPLUG)
     page.locator(".st-key-head").scroll_into_view_if_needed()
+    heads = int(page.locator(".st-key-head input[type=range]").first.get_attribute("max")) + 1
     track = page.locator(".st-key-head [role=group] > div").first.bounding_box()
     y = track["y"] + track["height"] / 2
-    page.mouse.move(track["x"] + track["width"] * (controls.DEFAULT_HEAD + 0.5) / 12, y)
+    page.mouse.move(track["x"] + track["width"] * (controls.DEFAULT_HEAD + 0.5) / heads, y)
     page.mouse.down()
     page.mouse.move(track["x"] + track["width"] * 0.99, y, steps=12)
     page.mouse.up()
     last = int(page.locator(".st-key-head input[type=range]").first.input_value())
-    assert last >= controls.DEFAULT_HEAD + 8
+    assert last >= heads - 2  # dragged near the end
     wait_for_weights(page, minilm_weights(last))
     shown = page.evaluate("window.__aeFrames.map(f => f.head)")
     assert len(set(shown)) >= 4
