@@ -65,6 +65,16 @@ const TOUCH_MS = 2000;
 const KEY_MS = 500;
 const RELEASE_MS = 150;
 const MOVING_KEYS = new Set(["ArrowLeft", "ArrowRight", "ArrowUp", "ArrowDown", "Home", "End", "PageUp", "PageDown"]);
+const LOWERING_KEYS = new Set(["ArrowLeft", "ArrowDown", "Home", "PageDown"]);
+
+// Whether the key `key`, pressed on the range input `input`, moves it: a moving key, not
+// towards the end it is at (Home at the first head moves nothing, and no move follows).
+function moves(input, key) {
+  if (!MOVING_KEYS.has(key)) return false;
+  if (input?.type !== "range") return true; // its value unknown: taken as moving
+  const value = Number(input.value);
+  return LOWERING_KEYS.has(key) ? value > Number(input.min) : value < Number(input.max);
+}
 
 // The sidebar controls followed (Streamlit's `key`s), each to its handler (followSidebar).
 const SIDEBAR_SLIDERS = ["head", "layer"];
@@ -96,7 +106,7 @@ function watchSidebarOnce() {
     const key = keyOf(event.target, SIDEBAR_SLIDERS);
     if (!key) return;
     sidebar.touched[key] = performance.now();
-    if (MOVING_KEYS.has(event.key)) sidebar.keyed[key] = performance.now();
+    if (moves(event.target, event.key)) sidebar.keyed[key] = performance.now();
   }, true);
   document.addEventListener("pointerdown", (event) => {
     sidebar.held = keyOf(event.target, SIDEBAR_SLIDERS);

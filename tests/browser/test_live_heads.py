@@ -569,6 +569,42 @@ def test_a_live_step_just_after_a_sidebar_step_stays(page, app_url):
     assert_healthy(page)
 
 
+#: Streamlit's write of the sidebar's head `arguments[0]`, as a run writes the old head
+#: and then the new after a live step.
+REWRITE_SIDEBAR_HEAD = """(head) => document.querySelector('.st-key-head input[type=range]')
+    .setAttribute('aria-valuetext', String(head))"""
+#: Resolves after two animation frames (a move of the user's is painted in the first).
+DOUBLE_RAF = """() => new Promise(done =>
+    requestAnimationFrame(() => requestAnimationFrame(() => setTimeout(done, 0))))"""
+
+
+def test_a_key_that_moves_no_sidebar_slider_makes_no_move_of_the_users(page, app_url):
+    """End on the sidebar's head at the last head moves nothing: a write of the sidebar's
+    head within the next half second is Python's (a run's, the old head before the new),
+    not the user's, and shows nothing.
+
+    The key alone once armed the user's move, and the old head's write, taken for one,
+    pulled the charts back to it for good.
+    """
+    open_app(page, app_url + "/attention")
+    last = int(page.locator(".st-key-head input[type=range]").first.get_attribute("max"))
+    open_app(page, app_url + f"/attention?head={last}")
+    page.evaluate(UNPLUG)  # no run: only this test writes the sidebar
+    step_head(page, "ArrowLeft")
+    expected = minilm_weights(last - 1)
+    wait_for_weights(page, expected)
+    page.evaluate("window.__aeFrames = []")
+    page.locator(".st-key-head input[type=range]").first.focus()
+    page.keyboard.press("End")  # already there
+    page.evaluate(REWRITE_SIDEBAR_HEAD, last)
+    page.evaluate(DOUBLE_RAF)  # a move would be painted by now
+    assert page.evaluate("window.__aeFrames") == []
+    np.testing.assert_allclose(page.evaluate(WEIGHTS), expected, atol=1e-6)
+    assert page.locator(".st-key-att_head input").input_value() == str(last - 1)
+    page.evaluate(RECONNECT)
+    assert page.errors == []
+
+
 @pytest.mark.parametrize("control", ["mask", "layer"])
 def test_a_new_layer_or_mask_never_draws_another_head_on_the_way(page, app_url, control):
     """Every weights and raw scores figure drawn on the way to a new mask or layer is the
