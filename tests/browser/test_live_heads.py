@@ -569,8 +569,8 @@ def test_a_live_step_just_after_a_sidebar_step_stays(page, app_url):
     assert_healthy(page)
 
 
-#: Streamlit's write of the sidebar's head `arguments[0]`, as a run writes the old head
-#: and then the new after a live step.
+#: Streamlit's write of the sidebar's head `head`, as a run writes the old head and then
+#: the new after a live step.
 REWRITE_SIDEBAR_HEAD = """(head) => document.querySelector('.st-key-head input[type=range]')
     .setAttribute('aria-valuetext', String(head))"""
 #: Resolves after two animation frames (a move of the user's is painted in the first).
@@ -578,8 +578,9 @@ DOUBLE_RAF = """() => new Promise(done =>
     requestAnimationFrame(() => requestAnimationFrame(() => setTimeout(done, 0))))"""
 
 
-def test_a_key_that_moves_no_sidebar_slider_makes_no_move_of_the_users(page, app_url):
-    """End on the sidebar's head at the last head moves nothing: a write of the sidebar's
+@pytest.mark.parametrize("key", ["End", "Home"])
+def test_a_key_that_moves_no_sidebar_slider_makes_no_move_of_the_users(page, app_url, key):
+    """End at the last head, or Home at the first, moves nothing: a write of the sidebar's
     head within the next half second is Python's (a run's, the old head before the new),
     not the user's, and shows nothing.
 
@@ -588,19 +589,21 @@ def test_a_key_that_moves_no_sidebar_slider_makes_no_move_of_the_users(page, app
     """
     open_app(page, app_url + "/attention")
     last = int(page.locator(".st-key-head input[type=range]").first.get_attribute("max"))
-    open_app(page, app_url + f"/attention?head={last}")
+    at, step = (last, "ArrowLeft") if key == "End" else (0, "ArrowRight")
+    open_app(page, app_url + f"/attention?head={at}")
     page.evaluate(UNPLUG)  # no run: only this test writes the sidebar
-    step_head(page, "ArrowLeft")
-    expected = minilm_weights(last - 1)
+    step_head(page, step)
+    shown = at - 1 if key == "End" else at + 1
+    expected = minilm_weights(shown)
     wait_for_weights(page, expected)
     page.evaluate("window.__aeFrames = []")
     page.locator(".st-key-head input[type=range]").first.focus()
-    page.keyboard.press("End")  # already there
-    page.evaluate(REWRITE_SIDEBAR_HEAD, last)
+    page.keyboard.press(key)  # the sidebar's slider is already there
+    page.evaluate(REWRITE_SIDEBAR_HEAD, at)
     page.evaluate(DOUBLE_RAF)  # a move would be painted by now
     assert page.evaluate("window.__aeFrames") == []
     np.testing.assert_allclose(page.evaluate(WEIGHTS), expected, atol=1e-6)
-    assert page.locator(".st-key-att_head input").input_value() == str(last - 1)
+    assert page.locator(".st-key-att_head input").input_value() == str(shown)
     page.evaluate(RECONNECT)
     assert page.errors == []
 
