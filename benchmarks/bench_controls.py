@@ -60,6 +60,8 @@ ROOT = Path(__file__).resolve().parents[1]
 TARGETS = {"head": 1.0, "layer": 1.0, "mask": 1.0, "sentence": 2.0, "scale": 0.8, "load": 1.2}
 #: The most a text change may send at 128 tokens (issue #24), KB.
 TARGET_PAYLOAD_KB = 4 * 1024
+#: The sidebar's "Mask future tokens": the browser's own switch (chart/control.js).
+MASK_INPUT = ".st-key-causal_control input"
 
 #: Wraps the chart component's ``Plotly.react`` (plotly.js's own object, once loaded) to
 #: log each call's duration and chart key as ``['react', start, ms, key]``.
@@ -385,8 +387,12 @@ def main():
             ("/attention: head switch, live, shown", live_head, True),
             ("/attention: layer switch", layer, False),
             ("/attention: layer switch, shown", layer, True),
-            ("/attention: mask toggle", key_on(".st-key-causal input", "Space"), False),
-            ("/attention: mask toggle, shown", key_on(".st-key-causal input", "Space"), True),
+            ("/attention: mask toggle", key_on(".st-key-causal_control input", "Space"), False),
+            (
+                "/attention: mask toggle, shown",
+                key_on(".st-key-causal_control input", "Space"),
+                True,
+            ),
             ("/attention: sentence (Ctrl+Enter)", new_sentence(counter), False),
             ("/attention: scale step, every chart", key_on(thumb("att_scale"), "ArrowRight"), True),
         ]

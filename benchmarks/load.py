@@ -305,7 +305,7 @@ async def _session(browser, url, index, seconds, think, ramp, rng, actions):
 
             await _timed(page, log, "page", switch)
         else:
-            toggle = page.locator(".st-key-causal label")
+            toggle = page.locator(".st-key-causal_control label")
             await _timed(page, log, "causal", toggle.click)
     await _note_replica(context, log)
     await context.close()

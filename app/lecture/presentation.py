@@ -52,7 +52,8 @@ html, body, [data-testid="stMarkdownContainer"] p { font-size: 22px; }
 .st-key-presenter { flex-wrap: nowrap !important; }
 @media (max-width: 1279px) {  /* a 1024 px projector: the bar stays one line */
   .st-key-presenter { padding-right: 300px; }
-  .st-key-presenter .st-key-layer, .st-key-presenter .st-key-head { flex: 0 0 130px !important; }
+  .st-key-presenter .st-key-present_layer,
+  .st-key-presenter .st-key-present_head { flex: 0 0 130px !important; }
   .st-key-presenter_query { width: 260px; }
 }
 .ae-scale { font-size: 22px; padding: 0.5rem 0; }

@@ -5,15 +5,15 @@ When the browser draws every chart from the scale's float32 frames
 current stop (:func:`app.live.sweeps.head_frames`, about 400 KB at 45 tokens), and the
 charts' figures are drawn at a reference head (:data:`app.live.protocol.REFERENCE_HEAD`)
 and the default stop: the browser puts the numbers of the head and stop shown into them.
-The live head control (``heads.js``) then shows a new head on every chart in the next
-animation frame, and tells Python the head after: the run that follows stores it (the
-sidebar's "Head h", the presenter bar's selector and the link show it) and resends the
-charts' data unchanged, which the browser does not redraw; the scale slider asks for the
-new head's frames of every stop once that run is over
-(:func:`app.live.slider.send_frames_when_asked`). The browser also holds the head shown
-unmasked and masked at the stop (:func:`send_mask_frames`) and, with MiniLM, in every
-layer (:func:`send_layer_frames`): a click on the sidebar's "Mask future tokens" or a
-move of its "Layer ℓ" is shown from them before its run, which then draws the figures
+The head controls, this page's and the sidebar's "Head h" (the browser's own,
+:mod:`app.widgets.channel`), then show a new head on every chart in the next animation frame,
+and tell Python the head after: the run that follows stores it (the presenter bar's
+selector and the link show it) and resends the charts' data unchanged, which the browser
+does not redraw; the scale slider asks for the new head's frames of every stop once that
+run is over (:func:`app.live.slider.send_frames_when_asked`). The browser also holds the
+head shown unmasked and masked at the stop (:func:`send_mask_frames`) and, with MiniLM, in
+every layer (:func:`send_layer_frames`): a click on the sidebar's "Mask future tokens" or
+a move of its "Layer ℓ" is shown from them before its run, which then draws the figures
 as ever.
 """
 
@@ -26,6 +26,7 @@ from app.data import layers
 from app.live import protocol, slider, sweeps
 from app.state import controls, session
 from app.views import attention_maps, heatmap
+from app.widgets import channel, sidebar
 
 #: The live head control's key, and the key of the layer's heads at the current stop.
 HEAD, HEAD_FRAMES = "att_head", "att_head_frames"
@@ -33,7 +34,7 @@ HEAD, HEAD_FRAMES = "att_head", "att_head_frames"
 #: masked there.
 LAYER_FRAMES, MASK_FRAMES = "att_layer_frames", "att_mask_frames"
 #: The control's label: the sidebar's.
-LABEL = "Head h"
+LABEL = sidebar.HEAD_LABEL
 
 
 def head_section(settings, head, labels):
@@ -76,30 +77,15 @@ def head_section(settings, head, labels):
 def _head_control(settings, head):
     """The head control the browser answers itself; hidden with one head or when presenting.
 
-    In presentation mode the presenter bar's head selector is the page's (its change
-    still shows the new head from the held heads as the run's first message arrives).
+    One of the browser's head controls (:mod:`app.widgets.channel`), as the sidebar's "Head h"
+    is: a move of either shows on the charts at once and moves the other. In presentation
+    mode the presenter bar's head selector is the page's: a pick there reaches the charts
+    through this control's data.
     """
     n_heads = settings.shape[1]
     stop = controls.scale_options(*settings.shape).index(st.session_state["scale"])
-    data = {
-        "kind": "head",
-        "source": protocol.SOURCE,
-        "label": LABEL,
-        "heads": n_heads,
-        "head": head,
-        "stop": stop,
-        "layer": settings.layer,
-        "causal": settings.causal,
-        "hidden": n_heads == 1 or session.presenting(),
-    }
-    attention_explorer.chart(key=HEAD, data=data, on_chosen_change=_chosen)
-
-
-def _chosen():
-    """The browser shows a new head already: store it, as the sidebar's slider would."""
-    chosen = (st.session_state.get(HEAD) or {}).get("chosen")
-    if chosen is not None:
-        st.session_state["head"] = int(chosen)
+    hidden = n_heads == 1 or session.presenting()
+    channel.control(HEAD, "head", LABEL, n_heads, hidden=hidden, stop=stop)
 
 
 def holds_heads(settings):
@@ -122,7 +108,7 @@ def send_head_frames(settings):
 def send_layer_frames(settings, head, asked):
     """Send head ``head`` in every layer at the current stop (an element of height 0).
 
-    A move of the sidebar's layer is shown from these as it happens (``heads.js``), before
+    A move of the sidebar's layer is shown from these as it happens (``control.js``), before
     its run. MiniLM only (the seeded model has one layer). Made in the run that sends the
     scale's frames of every stop (``asked``: after a switch's run, not in it, which they
     would slow) and sent in every run after while the text, settings, head and stop are
@@ -137,7 +123,7 @@ def send_mask_frames(settings, head, asked):
     """Send head ``head`` at the current stop unmasked and masked (an element of height 0).
 
     A click on the sidebar's "Mask future tokens" is shown from these as it happens
-    (``heads.js``), before its run, which then draws the masked (or unmasked) figures as
+    (``control.js``), before its run, which then draws the masked (or unmasked) figures as
     ever. Made and kept as the layer's frames are (:func:`send_layer_frames`): a toggle
     keeps them, so toggling back and forth shows each state at once.
     """

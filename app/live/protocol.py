@@ -28,9 +28,10 @@ import numpy as np
 
 import engine
 from app.views import heatmap, numbers, style
+from app.widgets import channel
 
 #: The attention page's scale slider: its key, and the name its charts follow.
-SOURCE = "att_scale"
+SOURCE = channel.SOURCE
 #: Above this many tokens frames stop paying: n² per stop, 81 stops.
 MAX_TOKENS = 128
 #: The head whose numbers the figures the browser draws from frames are drawn with: their

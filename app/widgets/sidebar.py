@@ -1,7 +1,9 @@
 """The shared controls in the sidebar, and the export format at its foot.
 
 Each widget's key is its entry in :data:`app.state.controls.CONTROLS`; values live in
-session state and survive page switches (``persist_state="session"``).
+session state and survive page switches (``persist_state="session"``). The layer, the head
+and the mask are the browser's own controls (:mod:`app.widgets.channel`): they report to
+those keys, and on /attention a move shows on the charts before any run.
 """
 
 from __future__ import annotations
@@ -9,6 +11,7 @@ from __future__ import annotations
 import streamlit as st
 
 from app.state import controls, session
+from app.widgets import channel
 from engine.positional import ENCODINGS
 from engine.resources import MINILM_INSTALL_HINT
 from engine.tokenize import MAX_TOKENS, available_tokenizers
@@ -51,12 +54,8 @@ def _positions():
 
 
 def _causal():
-    st.toggle(
-        CAUSAL_TOGGLE,
-        key="causal",
-        help="The causal mask, on every page: each token sees only itself and earlier ones.",
-        **PERSIST,
-    )
+    """The causal mask, on every page: each token sees only itself and earlier ones."""
+    channel.control("causal_control", "causal", CAUSAL_TOGGLE, 2)
 
 
 def _d_model():
@@ -148,24 +147,42 @@ def weights_control(trained, presenter_bar=None):
         _presenter_selectors(presenter_bar, controls.MINILM.n_layers if trained else 1, n_heads)
         return
     if trained:
-        st.select_slider("Layer ℓ", range(controls.MINILM.n_layers), key="layer", **PERSIST)
+        channel.control("layer_control", "layer", LAYER_LABEL, controls.MINILM.n_layers)
     if n_heads > 1:
-        st.select_slider("Head h", range(n_heads), key="head", **PERSIST)
+        channel.control("head_control", "head", HEAD_LABEL, n_heads)
+
+
+#: The layer's and the head's labels, in the sidebar and on /attention's live head control.
+LAYER_LABEL, HEAD_LABEL = "Layer ℓ", "Head h"
+#: The presenter bar's selectors, by the shared key each picks.
+PRESENTER_KEYS = {"layer": "present_layer", "head": "present_head"}
 
 
 def _presenter_selectors(bar, n_layers, n_heads):
-    """The layer and the head as compact selectors in the presenter bar (when more than one)."""
+    """The layer and the head as compact selectors in the presenter bar (when more than one).
+
+    A pick there is one of Python's writes on purpose (:mod:`app.widgets.channel`): it sets
+    the shared key, and the browser's controls take it from the next run's data.
+    """
     for name, count in {"Layer": n_layers, "Head": n_heads}.items():
+        shared = name.lower()
         if count > 1:
+            key = PRESENTER_KEYS[shared]
+            st.session_state[key] = st.session_state[shared]  # the value it shows: the shared one
             bar.selectbox(
                 name,
                 range(count),
-                key=name.lower(),
+                key=key,
                 format_func=lambda value, name=name: f"{name} {value}",
                 label_visibility="collapsed",
                 width=170,
-                **PERSIST,
+                on_change=_picked,
+                args=(key, shared),
             )
+
+
+def _picked(key, shared):
+    st.session_state[shared] = st.session_state[key]
 
 
 def export_format():

@@ -5,10 +5,10 @@
 // Four kinds of data arrive from Python (app/views/chart.py, app/live/slider.py, heads.py):
 //   chart   {spec: figure JSON string, config, print, clicks: bool, live?: {...}}  plot.js
 //   scale   {kind: "scale", source, label, stops, stop, placed, labels?}          slider.js
-//   head    {kind: "head", source, label, heads, head, stop, layer, hidden?}      heads.js
+//   control {kind: "control", name, source, label, count, value, placed, hidden}  control.js
 //   frames  bytes: [uint32 header length][header JSON][pad to 8][arrays]          frames.js
 // The modules beside this one each do one job: plot.js mounts and redraws a chart,
-// slider.js the slider and its frames, heads.js the live head control, frames.js holds and
+// slider.js the slider and its frames, control.js the head, layer and mask controls, frames.js holds and
 // decodes them, preview.js shows a stop or a head while a control moves, exact.js builds
 // a stop's exact figure from them,
 // narrow.js fits a chart to a phone, download.js exports it, hover_lines.js keeps a hovered
@@ -28,7 +28,7 @@
 // tests/app/test_component.py holds this list to mount.js's imports.
 const MODULES = [
   "./mount.js",
-  "./frames.js", "./heads.js", "./plot.js", "./slider.js",
+  "./control.js", "./frames.js", "./plot.js", "./slider.js",
   "./download.js", "./exact.js", "./hover_lines.js", "./narrow.js", "./plotly_loader.js",
   "./preview.js", "./theme.js",
 ];

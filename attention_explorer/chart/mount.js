@@ -2,7 +2,7 @@
 // mount per kind of data.
 
 import { forget as forgetFrames } from "./frames.js";
-import { mountHead } from "./heads.js";
+import { mountControl } from "./control.js";
 import { forget as forgetChart, mountChart, mountShapes } from "./plot.js";
 import { mountFrames, mountSlider } from "./slider.js";
 
@@ -10,7 +10,7 @@ export default function (component) {
   const { data, parentElement } = component;
   if (data instanceof Uint8Array) mountFrames(component);
   else if (data.kind === "scale") mountSlider(component);
-  else if (data.kind === "head") mountHead(component);
+  else if (data.kind === "control") mountControl(component);
   else if (data.kind === "shapes") mountShapes(component);
   else mountChart(component);
   // Called when the data change as well as on unmount: free a plot only once its element

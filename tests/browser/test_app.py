@@ -96,12 +96,12 @@ def test_link_sets_the_controls_and_the_figures(page, app_url):
     assert_healthy(page)
     assert page.locator('[data-testid="stAlert"]').count() == 0
     assert page.locator(".st-key-text textarea").input_value() == "Hello world it is"
-    assert page.locator(".st-key-causal input[role=switch]").is_checked()
+    assert page.locator(".st-key-causal_control input[role=switch]").is_checked()
     assert page.locator(".st-key-pe input[role=combobox]").input_value() == "Sinusoidal"
     assert slider(page, "d_model").get_attribute("aria-valuetext") == "32"
     assert slider(page, "heads").get_attribute("aria-valuetext") == "4"
     assert slider(page, "att_scale").get_attribute("aria-valuetext") == "1 (no scaling)"
-    assert page.locator(".st-key-head").count() == 1  # four heads: a head picker
+    assert page.locator(".st-key-head_control").count() == 1  # four heads: a head picker
 
     assert z_shape(page, "att_weights") == [4, 4]
     assert z_shape(page, "att_output") == [4, 8]  # d_head = 32 / 4
@@ -191,7 +191,7 @@ def test_minilm_by_default_and_the_weights_control_in_the_link(page, app_url):
     assert_healthy(page)
     assert page.locator(".st-key-weights input[role=combobox]").input_value() == "Random (seeded)"
     assert slider(page, "d_model").get_attribute("aria-valuetext") == str(D_MODEL)
-    assert page.locator(".st-key-layer").count() == 0
+    assert page.locator(".st-key-layer_control").count() == 0
 
 
 #: Imported first by a server started with this folder on PYTHONPATH: it hides the MiniLM

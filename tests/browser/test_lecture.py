@@ -100,7 +100,7 @@ def test_a_copied_link_reproduces_the_view_in_a_fresh_browser(page, app_url, bro
     page.keyboard.press("ArrowRight")
     page.wait_for_url(re.compile(r"[?&]scale="))
     wait_settled(page)
-    page.locator(".st-key-causal label").click()
+    page.locator(".st-key-causal_control label").click()
     page.wait_for_url(re.compile(r"[?&]causal=1"))
     wait_settled(page)
     page.get_by_text("Copy link to this view").click()
@@ -112,7 +112,7 @@ def test_a_copied_link_reproduces_the_view_in_a_fresh_browser(page, app_url, bro
     with unplugged_page(browser) as fresh:
         open_app(fresh, link)
         assert_healthy(fresh)
-        assert fresh.locator(".st-key-causal input").is_checked()
+        assert fresh.locator(".st-key-causal_control input").is_checked()
         assert slider(fresh, "att_scale").get_attribute("aria-valuetext") == slider(
             page, "att_scale"
         ).get_attribute("aria-valuetext")

@@ -116,7 +116,7 @@ def test_a_tables_fitted_height_holds_when_its_numbers_change(page, app_url):
     open_app(page, f"{app_url}/attention")
     look_at(page, "att_saturation_mean")
     assert [found for found in clipped(page) if "att_saturation_mean" in found] == []
-    page.locator(".st-key-causal input").focus()
+    page.locator(".st-key-causal_control input").focus()
     page.keyboard.press("Space")
     wait_settled(page)
     look_at(page, "att_saturation_mean")

@@ -4,7 +4,13 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from apptest_support import RANDOM, chart_z, charts, open_app
+from apptest_support import (
+    RANDOM,
+    chart_z,
+    charts,
+    move,
+    open_app,
+)
 
 from app.data import efficient
 from app.views import cost
@@ -69,7 +75,7 @@ def test_stride_slider_changes_the_strided_and_fixed_patterns():
 
 def test_causal_switch_applies_to_every_pattern():
     at = open_app("efficient")
-    at.sidebar.toggle(key="causal").set_value(True).run()
+    move(at, "causal", True)
     assert not at.exception
     for key, z in weights(at).items():
         assert np.all(np.triu(z, k=1) == 0), key

@@ -9,8 +9,10 @@ from apptest_support import (
     chart_payloads,
     chart_z,
     charts,
+    control,
     decode,
     messages,
+    move,
     open_app,
     scale_frames,
     scale_shown,
@@ -173,7 +175,7 @@ def test_link_sets_the_controls():
     assert not messages(at, "warning")
     assert at.sidebar.select_slider(key="d_model").value == 32
     assert at.sidebar.select_slider(key="heads").value == 4
-    assert at.sidebar.toggle(key="causal").value is True
+    assert control(at, "causal")["value"] == 1
     assert scale_shown(at) == "1 (no scaling)"
     w = chart_z(at, "att_weights")
     assert w.shape == (6, 6)
@@ -233,11 +235,11 @@ def test_controls_survive_a_page_switch():
     at = open_app("attention")
     at.session_state["scale"] = 2.0
     at.run()
-    at.sidebar.toggle(key="causal").set_value(True).run()
+    move(at, "causal", True)
     at.switch_page("../pages/causal_mask.py").run()
     at.switch_page("../pages/attention.py").run()
     assert scale_shown(at) == "2"
-    assert at.sidebar.toggle(key="causal").value is True
+    assert control(at, "causal")["value"] == 1
 
 
 @pytest.mark.parametrize(
@@ -246,7 +248,7 @@ def test_controls_survive_a_page_switch():
 def test_pages_with_their_own_inputs_show_less_and_keep_the_rest(page, shown):
     at = open_app("attention", RANDOM)
     at.sidebar.select_slider(key="d_model").set_value(32).run()
-    at.sidebar.toggle(key="causal").set_value(True).run()
+    move(at, "causal", True)
     at.switch_page(f"../pages/{page}.py").run()
     assert [box.key for box in at.sidebar.text_area] == shown
     assert len(at.sidebar.select_slider) == len(at.sidebar.toggle) == 0
@@ -254,7 +256,7 @@ def test_pages_with_their_own_inputs_show_less_and_keep_the_rest(page, shown):
     assert at.query_params["d_model"] == "32"  # the link still carries them
     at.switch_page("../pages/attention.py").run()
     assert at.sidebar.select_slider(key="d_model").value == 32
-    assert at.sidebar.toggle(key="causal").value is True
+    assert control(at, "causal")["value"] == 1
 
 
 def test_convention_switch_transposes_the_figures():

@@ -14,7 +14,9 @@ from apptest_support import (
     chart_payloads,
     chart_z,
     charts,
+    control,
     decode,
+    move,
     open_app,
     scale_frames,
     scale_slider,
@@ -91,7 +93,7 @@ def test_a_head_switch_resends_no_chart_and_no_frames_until_the_slider_asks(mode
     before = chart_payloads(at)
     assert scale_frames(at)[0]["head"] == controls.DEFAULT_HEAD  # asked for, then sent
     assert sent_scale_frames(at) is not None  # and in every run while they are current
-    at.sidebar.select_slider(key="head").set_value(4).run()
+    move(at, "head", 4)
     assert not at.exception
     assert sent_scale_frames(at) is None  # the switch's run: the old head's are gone
     assert scale_slider(at)["head"] == 4  # the slider asks for the new head's
@@ -124,13 +126,13 @@ def test_a_switchs_run_makes_no_frames_of_every_stop(monkeypatch, control):
         ),
     )
     if control == "head":
-        at.sidebar.select_slider(key="head").set_value(5).run()
+        move(at, "head", 5)
         shown = (controls.DEFAULT_LAYER, False, 5)
     elif control == "layer":
-        at.sidebar.select_slider(key="layer").set_value(1).run()
+        move(at, "layer", 1)
         shown = (1, False, controls.DEFAULT_HEAD)
     elif control == "mask":
-        at.sidebar.toggle(key="causal").set_value(True).run()
+        move(at, "causal", True)
         shown = (controls.DEFAULT_LAYER, True, controls.DEFAULT_HEAD)
     else:
         at.sidebar.text_area(key="text").set_value("The bill came later.").run()
@@ -166,7 +168,7 @@ def test_the_layers_of_the_head_shown_are_the_engines_and_come_with_the_frames(m
         heads = engine_heads(model_run, layer, 0.5)
         np.testing.assert_allclose(along["weights"][layer], heads.weights[7], rtol=1e-6, atol=1e-7)
         np.testing.assert_allclose(along["scores"][layer], heads.scores[7], rtol=1e-6, atol=1e-5)
-    at.sidebar.select_slider(key="layer").set_value(2).run()  # the same text, head and stop
+    move(at, "layer", 2)  # the same text, head and stop
     assert not at.exception
     kept = sent_layer_frames(at)
     assert kept is not None
@@ -175,7 +177,7 @@ def test_the_layers_of_the_head_shown_are_the_engines_and_come_with_the_frames(m
     assert held_header["id"] != header["id"]  # no chart follows the layers' frames
     for name, array in along.items():
         np.testing.assert_array_equal(array[2], held[name][7], name)
-    at.sidebar.select_slider(key="head").set_value(3).run()  # another head: made again later
+    move(at, "head", 3)  # another head: made again later
     assert sent_layer_frames(at) is None
     scale_frames(at)
     assert sent_layer_frames(at)[0]["head"] == 3
@@ -222,7 +224,7 @@ def test_the_head_shown_unmasked_and_masked_is_the_engines_and_comes_with_the_fr
     assert (both["weights"][1][upper] == 0).all()  # masked: no weight on a later token
     assert (both["weights"][0][upper] > 0).all()
     unmasked_header, unmasked = head_frames(at)
-    at.sidebar.toggle(key="causal").set_value(True).run()  # the same text, head and stop
+    move(at, "causal", True)  # the same text, head and stop
     assert not at.exception
     kept = sent_mask_frames(at)
     assert kept is not None
@@ -234,7 +236,7 @@ def test_the_head_shown_unmasked_and_masked_is_the_engines_and_comes_with_the_fr
         np.testing.assert_array_equal(array[1], held[name][head], name)
     for name, array in unmasked.items():  # and frame 0 the unmasked heads' bits
         np.testing.assert_array_equal(both[name][0], array[head], name)
-    at.sidebar.select_slider(key="head").set_value(head - 1).run()  # another head: made later
+    move(at, "head", head - 1)  # another head: made later
     assert sent_mask_frames(at) is None
     scale_frames(at)
     assert sent_mask_frames(at)[0]["head"] == head - 1
@@ -243,8 +245,9 @@ def test_the_head_shown_unmasked_and_masked_is_the_engines_and_comes_with_the_fr
 def test_the_live_control_says_the_head_python_holds():
     at = open_app("attention", {"head": "7"})
     data = json_data(element(at, live_heads.HEAD))
-    assert data["kind"] == "head"
-    assert (data["heads"], data["head"], data["hidden"]) == (12, 7, False)
+    assert (data["kind"], data["name"]) == ("control", "head")
+    assert (data["count"], data["value"], data["hidden"]) == (12, 7, False)
+    assert data["placed"] == control(at, "head")["placed"]  # one channel: the sidebar's too
     at = open_app("attention", {"head": "7", "present": "1"})  # the presenter bar has one
     assert json_data(element(at, live_heads.HEAD))["hidden"] is True
 

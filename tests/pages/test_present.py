@@ -95,9 +95,9 @@ def test_off_the_projector_the_pointers_stay():
 def test_the_presenter_bar_sets_layer_head_and_query_and_the_link_follows():
     at = open_app("attention", {"present": "1"}, timeout=120)
     assert not [s for s in at.sidebar.select_slider if s.key in ("layer", "head")]
-    assert at.selectbox(key="layer").value == controls.DEFAULT_LAYER  # the bar's, same keys
-    at.selectbox(key="head").set_value(7).run()
-    at.selectbox(key="layer").set_value(4).run()
+    assert at.selectbox(key="present_layer").value == controls.DEFAULT_LAYER  # the bar's
+    at.selectbox(key="present_head").set_value(7).run()
+    at.selectbox(key="present_layer").set_value(4).run()
     assert (at.query_params["head"], at.query_params["layer"]) == ("7", "4")
     assert "MiniLM's layer 4, head 7" in " ".join(c.value for c in at.main.caption)
     picker = at.selectbox(key="attention_query")

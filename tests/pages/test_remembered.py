@@ -9,7 +9,12 @@ import functools
 import json
 
 import pytest
-from apptest_support import chart_payloads, charts, open_app
+from apptest_support import (
+    chart_payloads,
+    charts,
+    move,
+    open_app,
+)
 
 from app.data import cache
 from app.views import attention_maps, chart
@@ -37,7 +42,7 @@ def test_a_head_switch_builds_no_chart_drawn_at_the_reference_head(weights_build
     at = open_app("attention")
     before = chart_payloads(at)["att_weights"]["spec"]
     weights_builds.clear()
-    at.select_slider(key="head").set_value(1).run()
+    move(at, "head", 1)
     assert not at.exception
     assert weights_builds == []
     assert chart_payloads(at)["att_weights"]["spec"] == before

@@ -13,11 +13,14 @@ from apptest_support import (
     TOY_PAGES,
     chart_z,
     charts,
+    control,
     decode,
     messages,
+    move,
     open_app,
     page_script,
     scale_shown,
+    sidebar_controls,
 )
 
 from app import registry
@@ -42,8 +45,8 @@ def test_minilm_is_the_default_with_layer_3_head_1():
     at = open_app("attention")
     assert not at.exception
     assert at.sidebar.selectbox(key="weights").value == "minilm"
-    assert at.sidebar.select_slider(key="layer").value == 3
-    assert at.sidebar.select_slider(key="head").value == 1
+    assert control(at, "layer")["value"] == 3
+    assert control(at, "head")["value"] == 1
     assert at.session_state["scale"] == pytest.approx(1 / np.sqrt(32))
     assert scale_shown(at) == f"{1 / np.sqrt(32):.4g} = 1/√32 (default)"
     assert not {"weights", "layer", "head", "scale"} & set(at.query_params)  # all defaults
@@ -63,7 +66,7 @@ def test_it_finds_restaurant_on_the_attention_page(reference):
 @pytest.mark.parametrize("head", [0, 5, 11])
 def test_every_head_is_the_models_own(reference, head):
     at = open_app("attention", {"layer": "2"})
-    at.sidebar.select_slider(key="head").set_value(head).run()
+    move(at, "head", head)
     assert not at.exception
     np.testing.assert_allclose(chart_z(at, "att_weights"), reference.attentions[2, head], atol=1e-6)
     assert at.query_params["head"] == str(head)
@@ -83,8 +86,8 @@ def test_changing_head_or_layer_does_not_rerun_the_model(monkeypatch):
     try:
         at = open_app("attention", text="The restaurant was closed because it burned down.")
         assert len(calls) == 1
-        at.sidebar.select_slider(key="head").set_value(7).run()
-        at.sidebar.select_slider(key="layer").set_value(0).run()
+        move(at, "head", 7)
+        move(at, "layer", 0)
         assert not at.exception
         assert len(calls) == 1
     finally:
@@ -107,12 +110,14 @@ def test_home_shows_the_heads_real_projections(reference):
 def test_sidebar_hides_the_random_models_settings():
     at = open_app("attention")
     keys = {w.key for w in at.sidebar.select_slider} | {w.key for w in at.sidebar.selectbox}
-    assert {"weights", "layer", "head"} <= keys
+    keys |= {data["name"] for data in sidebar_controls(at)}  # the browser's own controls
+    assert {"weights", "layer", "head", "mask"} <= keys
     assert not {"d_model", "heads", "tokenizer", "pe"} & keys
     assert not at.sidebar.number_input
     at.sidebar.selectbox(key="weights").set_value("random").run()
     keys = {w.key for w in at.sidebar.select_slider} | {w.key for w in at.sidebar.selectbox}
-    assert {"d_model", "heads", "tokenizer", "pe"} <= keys
+    keys |= {data["name"] for data in sidebar_controls(at)}
+    assert {"d_model", "heads", "tokenizer", "pe", "mask"} <= keys
     assert not {"layer", "head"} & keys  # one head: nothing to pick
     assert at.session_state["head"] == 0
     assert at.query_params["weights"] == "random"
@@ -130,8 +135,8 @@ def test_a_bad_head_or_layer_in_a_link_warns_and_falls_back():
     warning = " ".join(messages(at, "warning"))
     assert "layer" in warning
     assert "head" in warning
-    assert at.sidebar.select_slider(key="layer").value == 3
-    assert at.sidebar.select_slider(key="head").value == 1
+    assert control(at, "layer")["value"] == 3
+    assert control(at, "head")["value"] == 1
 
 
 def test_other_scales_are_what_ifs_on_the_same_scores(reference):

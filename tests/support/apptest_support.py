@@ -326,3 +326,40 @@ def stop_frames(at):
             header, arrays = unpack(element.proto.bytes)
             held[header["first"]] = header, arrays
     return held
+
+
+def move(at, state_key, value):
+    """Move one of the browser's controls (layer, head, mask) as its report does, and run.
+
+    The sidebar's "Layer ℓ", "Head h" and "Mask future tokens" are the chart component's
+    (:mod:`app.widgets.channel`); their trigger's callback stores the value the browser
+    shows, as this does, so the run takes it for the user's move, not Python's.
+    """
+    from app.widgets import channel
+
+    known = dict(at.session_state[channel.KNOWN]) if channel.KNOWN in at.session_state else {}
+    at.session_state[channel.KNOWN] = known | {state_key: value}
+    at.session_state[state_key] = value
+    return at.run()
+
+
+def control(at, state_key, suffix="_control"):
+    """The data the last run sent the sidebar's control of ``state_key`` (layer, head, causal).
+
+    With ``suffix=""``, the control whose key is ``state_key`` (/attention's ``att_head``).
+    """
+    for element in at.get("bidi_component"):
+        if element.proto.id.endswith(f"-{state_key}{suffix}"):
+            return json.loads(element.proto.json)
+    raise LookupError(f"no control of {state_key} in the sidebar")
+
+
+def sidebar_controls(at):
+    """The data of every one of the browser's controls in the sidebar (layer, head, mask)."""
+    found = []
+    for element in at.sidebar.get("bidi_component"):
+        if element.proto.WhichOneof("data") == "json":
+            data = json.loads(element.proto.json)
+            if data.get("kind") == "control":
+                found.append(data)
+    return found

@@ -1,0 +1,94 @@
+"""The controls the browser owns: head, layer and mask, and the one channel Python writes them by.
+
+On every page the sidebar's "Layer ℓ", "Head h" and "Mask future tokens", and /attention's
+live head control, are the chart component's own controls (``chart/control.js``), not
+Streamlit widgets. The browser owns their values: a move shows on every chart that
+follows the scale's frames in the next animation frame, from the frames it holds, and is
+then reported here (a trigger), where :func:`report` stores it in session state under the
+shared key (``head``, ``layer``, ``causal``) that the URL, the CSVs, the arithmetic and the
+other pages read.
+
+Python writes a value back only on purpose: a link opened, a model changed, the
+presenter bar's pick, a value clamped to a new model's range. It does so by setting the
+session-state key, nothing else; each control's data carry ``placed``, which changes only
+when the value there is not the one the browser last reported or was given
+(:func:`placed`), and the browser takes a value from the data only when ``placed``
+changes. So a run that follows the user's move never moves the control back, however
+many moves are on their way, and there is no other path from Python to the control.
+"""
+
+from __future__ import annotations
+
+import secrets
+
+import streamlit as st
+
+import attention_explorer
+
+#: Session-state keys: the values the browser last reported or was given, by shared key;
+#: how many times Python placed each; this session's name, so that a new session (after a
+#: lost connection came back) places every value again.
+KNOWN, _PLACED, _SESSION = "_channel_known", "_channel_placed", "_channel_session"
+#: The frames the controls move (the scale slider's key, the name the charts follow:
+#: :data:`app.live.protocol.SOURCE`).
+SOURCE = "att_scale"
+#: What each shared key is called in the browser (the part of the frames' source it moves).
+NAMES = {"head": "head", "layer": "layer", "causal": "mask"}
+
+
+def placed(state_key):
+    """How many times Python has placed the value of ``state_key`` in the browser, as a name.
+
+    A value the browser did not report (a link, a new model, the presenter bar) counts as
+    placed once, the first time a control of it is drawn; every control of the key in the
+    run carries the same name.
+    """
+    value = st.session_state[state_key]
+    known = st.session_state.setdefault(KNOWN, {})
+    counts = st.session_state.setdefault(_PLACED, {})
+    if state_key not in known or known[state_key] != value:
+        counts[state_key] = counts.get(state_key, 0) + 1
+        known[state_key] = value
+    session = st.session_state.setdefault(_SESSION, secrets.token_hex(4))
+    return f"{session}:{counts[state_key]}"
+
+
+def report(state_key, value):
+    """The browser moved ``state_key``'s control to ``value``: store it, as it shows it."""
+    st.session_state[state_key] = value
+    st.session_state.setdefault(KNOWN, {})[state_key] = value
+
+
+def control(key, state_key, label, count, *, hidden=False, stop=None):
+    """One of the browser's controls of ``state_key``, drawn where the caller is.
+
+    Parameters
+    ----------
+    key : str, the element's key (two controls of one state key may be on a page)
+    state_key : "head", "layer" or "causal"; the mask is a switch, the others sliders
+    label : str
+    count : int, the number of values (heads, layers); 2 for the mask
+    hidden : bool, drawn but not shown (it still places the value in the browser)
+    stop : int, optional, the scale's stop the page is drawn at (for a control that
+        mounts before the scale's slider)
+    """
+    value = st.session_state[state_key]
+    data = {
+        "kind": "control",
+        "name": NAMES[state_key],
+        "source": SOURCE,
+        "label": label,
+        "count": count,
+        "value": int(value),
+        "placed": placed(state_key),
+        "hidden": hidden,
+    }
+    if stop is not None:
+        data["stop"] = stop
+
+    def moved():
+        chosen = (st.session_state.get(key) or {}).get("value")
+        if chosen is not None and 0 <= int(chosen) < count:
+            report(state_key, bool(chosen) if state_key == "causal" else int(chosen))
+
+    attention_explorer.chart(key=key, data=data, on_value_change=moved)
