@@ -59,7 +59,7 @@ def report(state_key, value):
     st.session_state.setdefault(KNOWN, {})[state_key] = value
 
 
-def control(key, state_key, label, count, *, hidden=False, stop=None):
+def control(key, state_key, label, count, *, hidden=False, stop=None, tooltip=None):
     """One of the browser's controls of ``state_key``, drawn where the caller is.
 
     Parameters
@@ -71,6 +71,7 @@ def control(key, state_key, label, count, *, hidden=False, stop=None):
     hidden : bool, drawn but not shown (it still places the value in the browser)
     stop : int, optional, the scale's stop the page is drawn at (for a control that
         mounts before the scale's slider)
+    tooltip : str, optional, what the control does
     """
     value = st.session_state[state_key]
     data = {
@@ -85,6 +86,8 @@ def control(key, state_key, label, count, *, hidden=False, stop=None):
     }
     if stop is not None:
         data["stop"] = stop
+    if tooltip is not None:
+        data["help"] = tooltip
 
     def moved():
         chosen = (st.session_state.get(key) or {}).get("value")

@@ -54,8 +54,8 @@ def _positions():
 
 
 def _causal():
-    """The causal mask, on every page: each token sees only itself and earlier ones."""
-    channel.control("causal_control", "causal", CAUSAL_TOGGLE, 2)
+    help_text = "The causal mask, on every page: each token sees only itself and earlier ones."
+    channel.control("causal_control", "causal", CAUSAL_TOGGLE, 2, tooltip=help_text)
 
 
 def _d_model():

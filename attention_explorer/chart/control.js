@@ -79,7 +79,7 @@ function makeControl(parentElement, data) {
     ? `<input id="${id}" type="checkbox" role="switch" style="accent-color: var(--st-primary-color)">`
     : `<input id="${id}" type="range" min="0" step="1" style="width: 100%; accent-color: var(--st-primary-color)">`;
   wrap.innerHTML = data.name === "mask"
-    ? `<label class="ae-control-label">${input}<span></span></label>`
+    ? `<label class="ae-control-label" style="display: flex; align-items: center; gap: 0.5rem">${input}<span></span></label>`
     : `<label class="ae-control-label" for="${id}"></label>
       <div class="ae-control-value" aria-hidden="true"></div>${input}`;
   parentElement.appendChild(wrap);
@@ -87,7 +87,7 @@ function makeControl(parentElement, data) {
 }
 
 // The control's data arrived: {kind: "control", name, source, label, count, value, placed,
-// hidden, stop?}.
+// hidden, help?, stop?}.
 export function mountControl(component) {
   const { data, parentElement, setTriggerValue } = component;
   const src = source(data.source);
@@ -123,6 +123,7 @@ export function mountControl(component) {
   };
   control.wrap.querySelector(data.name === "mask" ? "label span" : "label").textContent = data.label;
   control.wrap.style.display = data.hidden ? "none" : "";
+  if (data.help) control.wrap.title = data.help;
   if (control.name !== "mask") control.input.max = String(data.count - 1);
   if (src.stop === null && data.stop !== undefined) src.stop = data.stop; // charts above the slider
   if (control.name !== "head") own.drawn = data.value; // what the page's data are of now

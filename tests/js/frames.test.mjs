@@ -1,0 +1,85 @@
+// The browser's frames decoder and exact figure (chart/frames.js, chart/exact.js) against
+// the frames Python packed (app/live/protocol.py): run by tests/app/test_javascript.py,
+// which writes the fixtures and says where (AE_JS_FIXTURES).
+import assert from "node:assert/strict";
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { test } from "node:test";
+
+import { figureAt } from "../../attention_explorer/chart/exact.js";
+import { decodeFrames, frameOf, frameRows, valueAt } from "../../attention_explorer/chart/frames.js";
+
+const dir = process.env.AE_JS_FIXTURES;
+const bytes = (name) => new Uint8Array(readFileSync(join(dir, name)));
+const expected = JSON.parse(readFileSync(join(dir, "expected.json"), "utf8"));
+
+// A frame's array as nested rows of numbers (NaN for a gap), by valueAt.
+function rowsOf(array, frame) {
+  const [rows, cols] = [array.shape[1], array.shape[2]];
+  return Array.from({ length: rows }, (_, i) =>
+    Array.from({ length: cols }, (_, j) => valueAt(array, frame, i * cols + j)));
+}
+
+// Python's numbers, null for NaN (JSON has no NaN).
+const asJson = (rows) => rows.map((row) => row.map((v) => (Number.isNaN(v) ? null : v)));
+
+test("float32 frames decode to Python's numbers, bit for bit", () => {
+  const frames = decodeFrames(bytes("sweep_f4.bin"));
+  assert.equal(frames.source, expected.source);
+  assert.equal(frames.head, expected.head);
+  assert.deepEqual(frames.titles, expected.titles);
+  for (const [name, perFrame] of Object.entries(expected.f4)) {
+    const array = frames.arrays[name];
+    assert.equal(array.dtype, "f4", name);
+    for (const [frame, rows] of perFrame.entries()) {
+      assert.deepEqual(asJson(rowsOf(array, frame)), rows, `${name} frame ${frame}`);
+    }
+  }
+});
+
+test("16-bit frames decode onto [lo, hi], a masked cell a gap", () => {
+  const frames = decodeFrames(bytes("sweep_u2.bin"));
+  const array = frames.arrays.weights;
+  assert.equal(array.dtype, "u2");
+  for (const [frame, rows] of expected.u2.weights.entries()) {
+    rowsOf(array, frame).forEach((row, i) => row.forEach((v, j) => {
+      const want = rows[i][j];
+      if (want === null) assert.ok(Number.isNaN(v), `gap at ${frame},${i},${j}`);
+      else assert.ok(Math.abs(v - want) < 1e-12, `${frame},${i},${j}: ${v} vs ${want}`);
+    }));
+  }
+});
+
+test("a stop and a head find their frame, or none", () => {
+  const sweep = decodeFrames(bytes("sweep_f4.bin"));
+  const stops = sweep.scales.length;
+  assert.equal(frameOf(sweep, 0, expected.head), 0);
+  assert.equal(frameOf(sweep, stops - 1, expected.head), stops - 1);
+  assert.equal(frameOf(sweep, stops, expected.head), -1);
+  assert.equal(frameOf(sweep, 0, expected.head + 1), -1); // another head's frames
+  const heads = decodeFrames(bytes("heads.bin"));
+  assert.equal(heads.axis, "head");
+  assert.equal(frameOf(heads, heads.stop, 2), 2);
+  assert.equal(frameOf(heads, heads.stop + 1, 2), -1); // the layer's heads at another stop
+  assert.equal(frameOf(heads, heads.stop, heads.scales.length), -1);
+});
+
+test("the exact figure of a stop is the reference figure with that stop's numbers", () => {
+  const frames = decodeFrames(bytes("sweep_f4.bin"));
+  const figure = JSON.parse(readFileSync(join(dir, "figure.json"), "utf8"));
+  const chart = { figure, live: expected.live };
+  for (const frame of [0, 3, frames.scales.length - 1]) {
+    const drawn = figureAt(chart, frames, frame);
+    const z = drawn.data[0].z.map((row) => Array.from(row));
+    assert.deepEqual(asJson(z), expected.f4.scaled[frame]);
+    const limit = frames.limits.scaled[frame];
+    assert.equal(drawn.data[0].zmax, limit);
+    assert.equal(drawn.data[0].zmin, -limit);
+    assert.deepEqual(drawn.data[0].colorbar.tickvals, frames.ticks.scaled[frame][0]);
+    assert.equal(drawn.layout.title.text, `Scaled × ${frames.titles[frame]}<br>${expected.subtitle}`);
+    const hover = drawn.data[0].customdata.map((row) => row.map((cell) => cell[1]));
+    const weights = frameRows(frames.arrays.weights, frame).map((row) => Array.from(row));
+    assert.deepEqual(hover, weights.map((row) => row.map((v) => (Number.isNaN(v) ? "" : v))));
+  }
+  assert.ok(figure.data[0].z.bdata); // the reference figure itself untouched
+});
