@@ -119,7 +119,7 @@ export function mountControl(component) {
     }
     control.input.value = String(value);
     control.wrap.querySelector(".ae-control-value").textContent = String(value);
-    control.input.setAttribute("aria-valuetext", `${data.label} ${value}`);
+    control.input.setAttribute("aria-valuetext", String(value));
   };
   control.wrap.querySelector(data.name === "mask" ? "label span" : "label").textContent = data.label;
   control.wrap.style.display = data.hidden ? "none" : "";

@@ -163,8 +163,8 @@ def test_minilm_by_default_and_the_weights_control_in_the_link(page, app_url):
     open_app(page, app_url + "/attention")
     assert_healthy(page)
     assert page.locator(".st-key-weights input[role=combobox]").input_value() == "MiniLM (trained)"
-    assert slider(page, "layer").get_attribute("aria-valuetext") == "3"
-    assert slider(page, "head").get_attribute("aria-valuetext") == "1"
+    assert slider(page, "layer_control").get_attribute("aria-valuetext") == "3"
+    assert slider(page, "head_control").get_attribute("aria-valuetext") == "1"
     assert page.locator(".st-key-d_model").count() == 0  # the random model's sizes hidden
     row = page.evaluate(
         """() => {
@@ -180,7 +180,7 @@ def test_minilm_by_default_and_the_weights_control_in_the_link(page, app_url):
     assert row["key"] == "restaurant"
     assert row["weight"] == pytest.approx(0.430, abs=5e-4)
 
-    head = slider(page, "head")
+    head = slider(page, "head_control")
     head.focus()
     page.keyboard.press("ArrowRight")
     page.wait_for_url(re.compile(r"[?&]head=2"))

@@ -720,7 +720,7 @@ def test_a_sidebar_control_shows_the_engines_weights_and_a_reload_keeps_it(page,
         minilm_weights(controls.DEFAULT_LAYER, controls.DEFAULT_HEAD),
         atol=1e-6,
     )
-    page.locator(f".st-key-{key} input").first.focus()
+    page.locator(f".st-key-{key}_control input").first.focus()  # the browser's own control
     page.keyboard.press(press)
     expected = minilm_weights(layer, head, causal)
     wait_for_weights(page, expected)
