@@ -4,9 +4,15 @@ On every page the sidebar's "Layer ℓ", "Head h" and "Mask future tokens", and 
 live head control, are the chart component's own controls (``chart/control.js``), not
 Streamlit widgets. The browser owns their values: a move shows on every chart that
 follows the scale's frames in the next animation frame, from the frames it holds, and is
-then reported here (a trigger), where :func:`report` stores it in session state under the
-shared key (``head``, ``layer``, ``causal``) that the URL, the CSVs, the arithmetic and the
-other pages read.
+then reported here, where :func:`report` stores it in session state under the shared key
+(``head``, ``layer``, ``causal``) that the URL, the CSVs, the arithmetic and the other
+pages read.
+
+A report is the control's state value, ``{"value": v, "at": t}``, with ``t`` the time of
+the move in the browser's clock: a state value goes with every later rerun request, so
+a report whose run was cut short (a run interrupted before it reached its callbacks
+loses a trigger) is read again, and the newest move wins whichever of two controls of
+one key made it.
 
 Python writes a value back only on purpose: a link opened, a model changed, the
 presenter bar's pick, a value clamped to a new model's range. It does so by setting the
@@ -29,6 +35,8 @@ import attention_explorer
 #: how many times Python placed each; this session's name, so that a new session (after a
 #: lost connection came back) places every value again.
 KNOWN, _PLACED, _SESSION = "_channel_known", "_channel_placed", "_channel_session"
+#: Session-state key: the browser's time of the newest report taken, by shared key.
+_REPORTED_AT = "_channel_reported_at"
 #: The frames the controls move (the scale slider's key, the name the charts follow:
 #: :data:`app.live.protocol.SOURCE`).
 SOURCE = "att_scale"
@@ -59,6 +67,27 @@ def report(state_key, value):
     st.session_state.setdefault(KNOWN, {})[state_key] = value
 
 
+def _take(key, state_key, count):
+    """Take the report in control ``key``'s state if it is newer than any taken; whether it was.
+
+    A report out of the control's range now (a move made before a new model's run) is
+    heard, and dropped.
+    """
+    state = (st.session_state.get(key) or {}).get("value")
+    if not isinstance(state, dict):
+        return False
+    taken = st.session_state.setdefault(_REPORTED_AT, {})
+    at = float(state.get("at", 0.0))
+    if at <= taken.get(state_key, -1.0):
+        return False
+    taken[state_key] = at
+    value = int(state.get("value", -1))
+    if not 0 <= value < count:
+        return False
+    report(state_key, bool(value) if state_key == "causal" else value)
+    return True
+
+
 def control(key, state_key, label, count, *, hidden=False, stop=None, tooltip=None):
     """One of the browser's controls of ``state_key``, drawn where the caller is.
 
@@ -74,6 +103,7 @@ def control(key, state_key, label, count, *, hidden=False, stop=None, tooltip=No
     tooltip : str, optional, what the control does
     """
     value = st.session_state[state_key]
+    # ``heard``: the browser's time of the newest move taken, so it knows it was heard
     data = {
         "kind": "control",
         "name": NAMES[state_key],
@@ -82,6 +112,7 @@ def control(key, state_key, label, count, *, hidden=False, stop=None, tooltip=No
         "count": count,
         "value": int(value),
         "placed": placed(state_key),
+        "heard": st.session_state.get(_REPORTED_AT, {}).get(state_key),
         "hidden": hidden,
     }
     if stop is not None:
@@ -90,8 +121,8 @@ def control(key, state_key, label, count, *, hidden=False, stop=None, tooltip=No
         data["help"] = tooltip
 
     def moved():
-        chosen = (st.session_state.get(key) or {}).get("value")
-        if chosen is not None and 0 <= int(chosen) < count:
-            report(state_key, bool(chosen) if state_key == "causal" else int(chosen))
+        _take(key, state_key, count)
 
     attention_explorer.chart(key=key, data=data, on_value_change=moved)
+    if _take(key, state_key, count):  # a report whose callback a cut-short run never ran
+        st.rerun()

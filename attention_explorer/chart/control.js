@@ -6,8 +6,8 @@
 // animation frame, from the layer's heads at the stop (preview.js), then drawn exactly
 // from the same frames (plot.js); a layer or the mask is shown from the head shown in
 // every layer, or unmasked and masked, until the run that brings it draws it. Then, and
-// only then, the move is reported to Python (a trigger), which stores it for the link,
-// the CSVs and the other pages.
+// only then, the move is reported to Python (the control's state value, with the time of
+// the move), which stores it for the link, the CSVs and the other pages.
 //
 // Python writes a value only on purpose (a link, a new model, the presenter bar): the
 // data's `placed` then changes, and only then is the data's value taken. Every other
@@ -70,6 +70,16 @@ function moved(src, name, value) {
   return true;
 }
 
+// Every control of a name is marked while a move of theirs is not yet heard by Python (a
+// run's data say which was heard last): the page is quiet only when none is.
+function markUnheard(own) {
+  const unheard = (own.sent ?? -1) > (own.heard ?? -1);
+  for (const control of own.controls) {
+    if (unheard) control.wrap.dataset.unheard = "1";
+    else delete control.wrap.dataset.unheard;
+  }
+}
+
 // The control's element: a range input, or a switch for the mask.
 function makeControl(parentElement, data) {
   const wrap = document.createElement("div");
@@ -87,9 +97,9 @@ function makeControl(parentElement, data) {
 }
 
 // The control's data arrived: {kind: "control", name, source, label, count, value, placed,
-// hidden, help?, stop?}.
+// heard, hidden, help?, stop?}.
 export function mountControl(component) {
-  const { data, parentElement, setTriggerValue } = component;
+  const { data, parentElement, setStateValue } = component;
   const src = source(data.source);
   const own = held(src, data.name);
   let control = controls.get(parentElement);
@@ -111,7 +121,13 @@ export function mountControl(component) {
     });
   }
   own.controls.add(control);
-  control.report = (value) => setTriggerValue("value", value); // the latest mount's setter
+  // The latest mount's setter. A state, not a trigger: it goes with every rerun request
+  // after, so a report whose run was cut short is not lost; `at` orders two controls'.
+  control.report = (value) => {
+    own.sent = performance.now();
+    setStateValue("value", { value, at: own.sent });
+    markUnheard(own);
+  };
   control.describe = (value) => {
     if (control.name === "mask") {
       control.input.checked = Boolean(value);
@@ -127,6 +143,8 @@ export function mountControl(component) {
   if (control.name !== "mask") control.input.max = String(data.count - 1);
   if (src.stop === null && data.stop !== undefined) src.stop = data.stop; // charts above the slider
   if (control.name !== "head") own.drawn = data.value; // what the page's data are of now
+  own.heard = Math.max(own.heard ?? -1, data.heard ?? -1); // the newest move Python took
+  markUnheard(own);
   if (own.placed !== data.placed) { // Python placed it: a link, a new model, the presenter bar
     own.placed = data.placed;
     own.reported = data.value;

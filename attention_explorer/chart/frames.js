@@ -152,6 +152,14 @@ export function wanted(chart) {
   return shownKey(chart, src.head, stop);
 }
 
+// Whether `chart` keeps a drawing of another head or stop than the one shown until that
+// one's frames arrive (a head moved at a stop whose heads are still to come): it owes a
+// drawing, so it stays pending, however often a redraw finds nothing new to draw.
+export function awaits(chart) {
+  const stop = frameFor(chart);
+  return stop !== null && !framesAt(source(chart.live.source), stop, chart.live.frames);
+}
+
 // Whether `chart`, which shows frames, and the frames its data name are apart: new
 // settings (a layer, the mask, a text) whose frames or whose data for this chart are still
 // to come in the same run, in either order. Until both are in it keeps what it shows; its

@@ -10,7 +10,7 @@
 
 import { download } from "./download.js";
 import { figureAt } from "./exact.js";
-import { allSources, follow, replaced, shownFrames, wanted } from "./frames.js";
+import { allSources, awaits, follow, replaced, shownFrames, wanted } from "./frames.js";
 import { hoverLines } from "./hover_lines.js";
 import { drawnAtAnotherWidth, fitNarrow, fitted } from "./narrow.js";
 import { plotlyReady } from "./plotly_loader.js";
@@ -80,11 +80,20 @@ export function mountShapes(component) {
 const queue = new Set();
 let pumping = false;
 
-// A chart with nothing left to draw is no longer pending (unless Plotly is drawing it, or
-// it waits for the observer's first look to know whether it is near: see away).
+// A chart with nothing left to draw is no longer pending (unless Plotly is drawing it, it
+// waits for the observer's first look to know whether it is near, see away, or it keeps
+// another head or stop until the frames of the one shown arrive, see awaits).
 export function settled(chart) {
-  if (chart.reacting || queue.has(chart) || unseen(chart)) return;
+  if (chart.reacting || queue.has(chart) || unseen(chart) || owes(chart)) return;
   delete chart.div.dataset.pending;
+}
+
+// A chart in view that keeps another head or stop until the frames of the one shown
+// arrive (awaits): it owes a drawing. One folded away or far from the window draws when
+// it is opened or comes near, and owes nothing now.
+function owes(chart) {
+  return awaits(chart) && chart.div.isConnected && !chart.div.closest("details:not([open])")
+    && chart.near !== false;
 }
 
 // A chart never drawn that the observer has not looked at yet: near or far, it owes a drawing.
@@ -209,7 +218,7 @@ async function pump() {
       const due = chart.div.isConnected && !folded(chart) && !away(chart);
       const drawing = due ? redraw(chart) : null;
       if (drawing === null) {
-        if (!chart.reacting && !unseen(chart)) delete chart.div.dataset.pending;
+        if (!chart.reacting && !unseen(chart) && !owes(chart)) delete chart.div.dataset.pending;
         continue;
       }
       try {

@@ -332,7 +332,7 @@ def move(at, state_key, value):
     """Move one of the browser's controls (layer, head, mask) as its report does, and run.
 
     The sidebar's "Layer ℓ", "Head h" and "Mask future tokens" are the chart component's
-    (:mod:`app.widgets.channel`); their trigger's callback stores the value the browser
+    (:mod:`app.widgets.channel`); their report's callback stores the value the browser
     shows, as this does, so the run takes it for the user's move, not Python's.
     """
     from app.widgets import channel

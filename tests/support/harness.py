@@ -62,14 +62,18 @@ CHARTS_DRAWN = """() => {
         || (c.querySelector('.ae-chart .main-svg') && !c.querySelector('.ae-chart[data-pending]')));
 }""".replace("NOT_CHARTS", NOT_CHARTS)
 
-#: True once the script has run, every chart on the page has drawn and the scale slider
-#: holds the frames it asks for after a run (chart/slider.js marks it ``data-pending``).
+#: True once the script has run, every chart on the page has drawn, the scale slider
+#: holds the frames it asks for after a run (chart/slider.js marks it ``data-pending``),
+#: and Python has heard every move of the browser's own controls (chart/control.js marks
+#: a control ``data-unheard`` from a report until a run's data say it was taken).
 SETTLED = (
     """() => {
     const app = document.querySelector('[data-testid="stApp"]');
     if (!app || app.dataset.testScriptState !== 'notRunning'
         || app.dataset.testConnectionState !== 'CONNECTED'
-        || document.querySelector('.ae-scale[data-pending]')) return false;
+        || document.querySelector('.ae-scale[data-pending], .ae-control[data-unheard]')) {
+        return false;
+    }
     return ("""
     + CHARTS_DRAWN
     + """)();

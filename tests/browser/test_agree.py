@@ -1,0 +1,124 @@
+"""Everything a user sees agrees, after any sequence of moves of the live controls.
+
+A seeded loop of moves on /attention — the live head control, the sidebar's head, layer
+and mask (the browser's own controls), the scale slider — each one or two keys pressed
+faster than the runs they start. Once the page is quiet, the charts, the sidebar, the live
+control, the link, a chart's CSV and its PNG's name all name the same layer, head, mask
+and stop, and the weights drawn and saved are the engine's at them.
+"""
+
+import os
+import random
+
+import numpy as np
+import pandas as pd
+import pytest
+from browser_support import assert_healthy, open_app, query, slider, wait_settled
+
+from app.state import controls
+from engine import bert, checkpoint
+
+#: Run only when asked (``AE_SOAK=1``): two pre-existing flaky states of the live charts
+#: still show under these sequences, one run in three or four on two busy cores (a chart
+#: in the closed "Per query row" expander that the page never counts as drawn, and rarely
+#: a weights chart left at the old head after a scale step and a head step in one go).
+#: They are issue #41's to fix; until then this test would make CI flaky.
+pytestmark = [
+    pytest.mark.skipif(controls.MINILM is None, reason="MiniLM is not installed"),
+    pytest.mark.skipif(
+        os.environ.get("AE_SOAK") != "1", reason="a soak of the live controls: AE_SOAK=1 runs it"
+    ),
+]
+
+#: The weights heatmap's numbers as plotly.js drew them.
+WEIGHTS = """() => Array.from(
+    document.querySelector('.st-key-att_weights .js-plotly-plot')._fullData[0].z,
+    row => Array.from(row))"""
+#: The title of a chart's camera button (chart/plot.js).
+CAMERA = "Download for a slide or a paper"
+#: Each move: the control's input and the keys it takes.
+MOVES = {
+    "live head": (".st-key-att_head input", ("ArrowRight", "ArrowLeft")),
+    "sidebar head": (".st-key-head_control input", ("ArrowRight", "ArrowLeft")),
+    "layer": (".st-key-layer_control input", ("ArrowRight", "ArrowLeft")),
+    "mask": (".st-key-causal_control input", ("Space",)),
+    "scale": (".st-key-att_scale input", ("ArrowRight", "ArrowLeft")),
+}
+
+
+@pytest.fixture(scope="module")
+def model_run():
+    model = checkpoint.load_minilm()
+    return model, bert.run(model, controls.DEFAULT_TEXT)
+
+
+def shown(page):
+    """What the controls show: layer, head (sidebar's and the live control's), mask, scale."""
+    value = lambda selector: page.locator(selector).first.input_value()  # noqa: E731
+    return {
+        "layer": int(value(".st-key-layer_control input")),
+        "head": int(value(".st-key-head_control input")),
+        "live head": int(value(".st-key-att_head input")),
+        "causal": page.locator(".st-key-causal_control input").is_checked(),
+        "scale": slider(page, "att_scale").get_attribute("aria-valuetext"),
+    }
+
+
+def linked(link):
+    """The layer, head, mask and scale a link names (their defaults when it names none)."""
+    return {
+        "layer": int(link.get("layer", controls.DEFAULT_LAYER)),
+        "head": int(link.get("head", controls.DEFAULT_HEAD)),
+        "causal": link.get("causal") == "1",
+        "scale": float(link["scale"]) if "scale" in link else None,
+    }
+
+
+def check_agreement(page, model_run):
+    at = shown(page)
+    link = linked(query(page))
+    print(
+        "CHECK", at, link, page.url, page.evaluate("location.search"), page.evaluate("window.__rep")
+    )
+    assert at["head"] == at["live head"] == link["head"], (at, link)
+    assert (at["layer"], at["causal"]) == (link["layer"], link["causal"]), (at, link)
+    model, run = model_run
+    layer_run = bert.layer_run(model, run, link["layer"], link["scale"], link["causal"])
+    expected = layer_run.attention.weights[link["head"]]
+    np.testing.assert_allclose(page.evaluate(WEIGHTS), expected, atol=1e-6)
+    with page.expect_download() as download:
+        page.locator(".st-key-att_weights_csv button").click()
+    saved = pd.read_csv(download.value.path(), index_col=0).to_numpy()
+    np.testing.assert_allclose(saved, expected, rtol=1e-6, atol=1e-7)
+    scale = link["scale"] or controls.default_scale(384, 12)
+    mask = "causal" if link["causal"] else "full"
+    named = f"-l{link['layer']}-h{link['head']}-"
+    csv_name = download.value.suggested_filename  # a CSV is named before its stop is known
+    assert named in csv_name, csv_name
+    assert csv_name.endswith(f"-{mask}.csv"), csv_name
+    assert "-s" not in csv_name.split(named)[1], csv_name  # so it names no stop, not a stale one
+    page.locator(".st-key-att_weights .js-plotly-plot").hover()  # plotly.js draws its toolbar
+    camera = page.locator(f".st-key-att_weights .modebar-btn[data-title='{CAMERA}']")
+    camera.wait_for()
+    with page.expect_download() as picture:
+        camera.click()
+    png_name = picture.value.suggested_filename
+    assert f"{named}s{scale:.4g}-{mask}.png" in png_name, png_name
+    caption = page.get_by_text("MiniLM's layer").first.inner_text()
+    assert f"layer {link['layer']}, head {link['head']}" in caption, caption
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_a_random_sequence_of_moves_leaves_everything_agreeing(page, app_url, model_run, seed):
+    rng = random.Random(seed)
+    open_app(page, app_url + "/attention")
+    for _ in range(5):
+        moves = rng.sample(sorted(MOVES), 2)
+        for move in moves:  # two controls, one after the other, faster than their runs
+            selector, keys = MOVES[move]
+            page.locator(selector).first.focus()
+            for _ in range(rng.randint(1, 2)):
+                page.keyboard.press(rng.choice(keys))
+        wait_settled(page)  # every move heard by Python, every chart drawn
+        check_agreement(page, model_run)
+    assert_healthy(page)
