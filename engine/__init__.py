@@ -3,8 +3,9 @@
 No Streamlit, Plotly or pandas here; randomness only from explicit seeds; the same
 inputs give bit-identical outputs on any machine, whatever its CPUs and threads, for
 matrix products run with BLAS on one thread (:mod:`engine.blas`). Importing the engine
-changes nothing in the process; running it, nothing but one idle thread, which a layer
-of 128 tokens or more makes to compute half its sums (:mod:`engine.parts`). Row
+changes nothing in the process; running it, nothing but idle threads, which a layer of
+32 tokens or more makes to compute parts of its sums, one fewer than the CPUs the process
+may use (:mod:`engine.parts`). Row
 convention (tokens are rows, as in the papers) unless a module says otherwise;
 :mod:`engine.book` holds the textbook's column convention.
 

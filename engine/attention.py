@@ -418,7 +418,7 @@ def multi_head_attention(
     parts : int, at most n_heads
         The heads in this many groups, each projected by its rows of ``W^O``, the terms
         summed in order (:func:`engine.parts.in_parts`); rounds as the layer does.
-    parallel : bool, the groups after the first on the engine's worker thread: the same bits
+    parallel : bool or int, the groups on the engine's threads (:func:`engine.parts.in_parts`)
 
     Returns
     -------

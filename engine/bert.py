@@ -195,7 +195,7 @@ def transformer(ids, types, config, blocks, ln_f=None, parallel=True, **embeddin
     ids, types : int ndarray of shape (n,)
     config : engine.checkpoint.ModelConfig
     blocks, ln_f, embeddings : the model's parameters (see :class:`engine.checkpoint.Model`)
-    parallel : bool, as :func:`engine.layers.encoder_layer` takes it: the same bits either way
+    parallel : bool or int, as :func:`engine.layers.encoder_layer` takes it: the same bits
 
     Returns
     -------
@@ -247,10 +247,10 @@ def run_ids(model, ids, positions=True, parallel=True, types=None):
     positions : bool
         False runs the model with its position embeddings removed (``wpe`` zero): a
         what-if that shows what the model takes from word order.
-    parallel : bool
-        From :data:`engine.parts.PARALLEL_MIN_TOKENS` tokens on, compute part of each
-        layer on the engine's worker thread (:mod:`engine.parts`); False computes it all
-        on the caller, to the same bits.
+    parallel : bool or int
+        From :data:`engine.parts.PARALLEL_MIN_TOKENS` tokens on, compute the parts of each
+        layer on the engine's threads (:mod:`engine.parts`): True, one per CPU the process
+        may use; an int, that many; False computes it all on the caller. The same bits.
     types : sequence of int, length n, optional
         Segment ids (0 for the first text of a pair, 1 for the second); default all 0.
 

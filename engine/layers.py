@@ -197,7 +197,7 @@ def feed_forward(x, w_1, b_1, w_2, b_2, activation=relu, parts=1, parallel=True)
     parts : int
         The hidden features in this many groups, each through its rows of ``W_2``, the
         terms summed in order (:func:`engine.parts.in_parts`).
-    parallel : bool, the groups after the first on the engine's worker thread: the same bits
+    parallel : bool or int, the groups on the engine's threads (:func:`engine.parts.in_parts`)
 
     Returns
     -------
@@ -302,7 +302,7 @@ def encoder_layer(
               y = h + \operatorname{FFN}(\operatorname{LN}_2(h))
 
     From :data:`engine.parts.PARALLEL_MIN_TOKENS` tokens on, the attention's sum over
-    heads and the feed-forward's over hidden features are each two partial sums
+    heads and the feed-forward's over hidden features are each partial sums
     (:mod:`engine.parts`): a split fixed by ``n``, whatever the machine.
 
     Parameters
@@ -315,9 +315,9 @@ def encoder_layer(
     eps : float, the LayerNorms' ε
     mask : bool ndarray of shape (n, n), optional
     weights_out : ndarray of shape (n_heads, n, n), optional; receives the attention weights
-    parallel : bool
-        Compute the second part of each sum on the engine's worker thread; False computes
-        both on the caller, to the same bits.
+    parallel : bool or int
+        Compute the parts of each sum on the engine's threads: True, one per CPU the
+        process may use; an int, that many; False, all on the caller. The same bits.
 
     Returns
     -------
