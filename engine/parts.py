@@ -105,12 +105,10 @@ class _Job:
     def __init__(self, work, parts):
         self.work = work
         self.parts = parts
-        self.results = [None] * parts
-        self.error = None
+        self._results = [None] * parts  # each part's array, or what it raised
         self._taken = 0
-        self._left = parts
         self._lock = threading.Lock()
-        self._done = threading.Event()
+        self._finished = threading.Condition(self._lock)
 
     def take(self):
         """The next part no thread has started, or None."""
@@ -124,20 +122,34 @@ class _Job:
         """Compute ``part``, then the parts not yet started, until none is left."""
         while part is not None:
             try:
-                self.results[part] = self.work(part)
+                result = self.work(part)
             except BaseException as error:  # handed to the caller, which raises it
-                self.error = self.error or error
-            with self._lock:
-                self._left -= 1
-                if self._left == 0:
-                    self._done.set()
+                result = error
+            with self._finished:
+                self._results[part] = result
+                self._finished.notify_all()
             part = self.take()
 
-    def wait(self):
-        """Wait for every part, and raise what a part raised."""
-        self._done.wait()
-        if self.error is not None:
-            raise self.error
+    def result(self, part):
+        """Part ``part``'s array, once computed (or what it raised)."""
+        with self._finished:
+            self._finished.wait_for(lambda: self._results[part] is not None)
+        return self._results[part]
+
+    def total(self):
+        """The parts' sum, in order, each added as soon as it and those before are done."""
+        total, error = None, None
+        for part in range(self.parts):
+            term = self.result(part)
+            if isinstance(term, BaseException):
+                error = error or term
+            elif total is None:
+                total = term
+            elif error is None:
+                total += term
+        if error is not None:  # raised once every part has finished
+            raise error
+        return total
 
 
 @blas.one_thread
@@ -153,18 +165,17 @@ def _serve(tickets):
             _run_on_worker(job, part)
 
 
-def _reset_after_fork():
+def _after_fork_in_child():
     global _lock
-    _lock = threading.Lock()
-    _pool.update(pid=None, tickets=None, workers=0)
+    _lock = threading.Lock()  # another thread may have held it when the process forked
 
 
 def _tickets(workers):
     """The queue the worker threads wait on, with at least ``workers`` of them."""
     with _lock:
-        if _pool["pid"] != os.getpid():  # first use, in this process
+        if _pool["pid"] != os.getpid():  # first use in this process: a forked child has none
             if _pool["pid"] is None and hasattr(os, "register_at_fork"):
-                os.register_at_fork(after_in_child=_reset_after_fork)
+                os.register_at_fork(after_in_child=_after_fork_in_child)
             _pool.update(pid=os.getpid(), tickets=queue.SimpleQueue(), workers=0)
         while _pool["workers"] < workers:
             _pool["workers"] += 1
@@ -205,11 +216,7 @@ def in_parts(work, parts, parallel=True):
     for _ in range(threads - 1):
         tickets.put(job)
     job.run(first)
-    job.wait()
-    total = job.results[0]
-    for term in job.results[1:]:
-        total += term
-    return total
+    return job.total()
 
 
 class Joined:
