@@ -8,9 +8,9 @@ hidden features (Vaswani et al. 2017, section 3.2.2 and eq. 2):
           f(xW_1 + b_1)\,W_2 = \sum_j f(xW_{1,:j} + b_{1,j})\,W_{2,j:}
 
 An encoder layer computes each sum as :func:`parts_for` partial sums (groups of heads;
-groups of hidden features), added in the order of the parts: from 32 tokens on, one part
-per 32 tokens, at least two and at most twelve. NumPy lets go of the GIL inside its
-loops and BLAS calls, so other threads can compute parts while the caller computes one.
+groups of hidden features), added in the order of the parts: twelve from 32 tokens on.
+NumPy lets go of the GIL inside its loops and BLAS calls, so other threads can compute
+parts while the caller computes one.
 
 The split is a constant of the code, a function of the number of tokens alone: it rounds
 differently from one sum, but the same on any machine, whoever computes each part and
@@ -19,8 +19,9 @@ however many threads there are. The threads change the time, never a number:
 - the caller and up to ``threads - 1`` of the engine's worker threads take the parts not
   yet started one at a time, in order, until none is left; each part is computed whole by
   one thread, BLAS on one thread (:mod:`engine.blas`), and the caller adds the parts up in
-  their order, each as soon as it and those before it are done. A worker busy with another caller's parts, or given no
-  core, leaves its share to those that are free: a pass waits only for parts under way;
+  their order, each as soon as it and those before it are done. A worker busy with
+  another caller's parts, or given no core, leaves its share to those that are free: a
+  pass waits only for parts under way;
 - ``threads`` is the ``parallel`` argument: True, the CPUs the process may use
   (:func:`cpus`, ``os.sched_getaffinity``; never the machine's load), an int, that many,
   False (or 1), every part on the caller, in the same order: the same bits;
@@ -44,9 +45,8 @@ import numpy as np
 from engine import blas
 
 __all__ = [
-    "MAX_PARTS",
     "PARALLEL_MIN_TOKENS",
-    "TOKENS_PER_PART",
+    "PARTS",
     "Joined",
     "cpus",
     "in_parts",
@@ -58,12 +58,11 @@ __all__ = [
 #: Below this many tokens a layer is one part: handing a part to another thread costs
 #: more than it saves (docs/benchmarks.md).
 PARALLEL_MIN_TOKENS = 32
-#: From there on, one part per this many tokens, at least two and at most :data:`MAX_PARTS`
-#: (the attention's at most the layer's heads): enough work in each part to pay for its
-#: hand-off, and parts enough for many cores. Constants of the code, so that the bits are
-#: those of no machine.
-TOKENS_PER_PART = 32
-MAX_PARTS = 12
+#: From there on, each of a layer's sums has this many parts (the attention's at most the
+#: layer's heads): a constant of the code, so that the bits are those of no machine; parts
+#: enough for twelve cores, and small enough that a thread slowed by the others (the GIL,
+#: another program) leaves the rest of its share to them (docs/benchmarks.md).
+PARTS = 12
 
 _lock = threading.Lock()
 _pool = {"pid": None, "tickets": None, "workers": 0}
@@ -71,9 +70,7 @@ _pool = {"pid": None, "tickets": None, "workers": 0}
 
 def parts_for(n):
     """How many parts each of a layer's two sums has over ``n`` tokens (of no machine)."""
-    if n < PARALLEL_MIN_TOKENS:
-        return 1
-    return min(MAX_PARTS, max(2, n // TOKENS_PER_PART))
+    return PARTS if n >= PARALLEL_MIN_TOKENS else 1
 
 
 def share(size, parts, part):

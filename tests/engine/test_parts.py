@@ -13,7 +13,7 @@ from threadpoolctl import threadpool_info, threadpool_limits
 from engine import blas, parts
 from engine.attention import multi_head_attention
 from engine.layers import encoder_layer, feed_forward, gelu, toy_encoder_weights
-from engine.parts import MAX_PARTS, PARALLEL_MIN_TOKENS, in_parts, parts_for, share, threads_for
+from engine.parts import PARALLEL_MIN_TOKENS, PARTS, in_parts, parts_for, share, threads_for
 
 THREADS = [False, 1, 2, 3, 4, True]  # every way to ask: the caller alone, N threads, the CPUs
 
@@ -50,10 +50,7 @@ def test_the_parts_are_summed_in_order(parts_, parallel):
 
 def test_the_split_depends_on_the_length_alone():
     assert parts_for(PARALLEL_MIN_TOKENS - 1) == 1
-    assert [parts_for(n) for n in (32, 45, 95, 96, 128, 256, 383, 384, 512)] == [
-        *(2, 2, 2, 3, 4, 8, 11),
-        *(MAX_PARTS, MAX_PARTS),
-    ]
+    assert parts_for(PARALLEL_MIN_TOKENS) == parts_for(512) == PARTS > 1
     counts = [parts_for(n) for n in range(1, 600)]
     assert counts == sorted(counts)  # never fewer parts for more tokens
     assert [share(12, 2, p) for p in range(2)] == [slice(0, 6), slice(6, 12)]
