@@ -87,10 +87,8 @@ def cpus():
 
 def threads_for(parallel, parts):
     """How many threads compute ``parts`` parts: ``parallel`` as :func:`in_parts` takes it."""
-    if parallel is True:
-        wanted = cpus()
-    elif parallel is False:
-        wanted = 1
+    if isinstance(parallel, bool | np.bool_):
+        wanted = cpus() if parallel else 1
     else:
         wanted = int(parallel)
         if wanted < 1:

@@ -60,7 +60,8 @@ def test_the_split_depends_on_the_length_alone():
 def test_the_threads_are_the_ones_asked_for_and_never_more_than_the_parts():
     assert parts.cpus() == len(os.sched_getaffinity(0))
     assert threads_for(True, 64) == parts.cpus()
-    assert threads_for(False, 8) == threads_for(1, 8) == 1
+    assert threads_for(False, 8) == threads_for(1, 8) == threads_for(np.False_, 8) == 1
+    assert threads_for(np.True_, 64) == parts.cpus()
     assert threads_for(3, 8) == 3  # an explicit count may exceed the CPUs
     assert threads_for(16, 8) == threads_for(True, 1) + 7 == 8
     with pytest.raises(ValueError, match="thread count"):
