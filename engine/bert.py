@@ -38,6 +38,7 @@ from engine import blas
 from engine.attention import (
     MultiHeadResult,
     causal_mask,
+    kv_head_of,
     linear,
     merge_heads,
     multi_head_attention,
@@ -55,12 +56,14 @@ __all__ = [
     "TooLongError",
     "attention_mask",
     "embed",
+    "head_vectors",
     "layer_run",
     "layer_stages",
     "position_ids",
     "run",
     "run_ids",
     "transformer",
+    "visible_keys",
 ]
 
 
@@ -201,6 +204,18 @@ def _layer_settings(config):
         "rotary": config.rotary or False,
         "n_kv_heads": config.n_kv_heads,
     }
+
+
+def visible_keys(config, query):
+    """The keys query ``query`` may attend to, as a slice of the tokens.
+
+    All of them in an encoder; up to itself in a causal model; within Mistral's sliding
+    window, its last ``sliding_window`` tokens.
+    """
+    if not config.causal:
+        return slice(None)
+    window = config.sliding_window
+    return slice(0 if window is None else max(0, query - window + 1), query + 1)
 
 
 def attention_mask(config, n, causal=False):
@@ -449,6 +464,39 @@ def layer_run(model, run, layer, scale=None, causal=False):
     )
     q, k, v = (merge_heads(m) for m in (attention.q, attention.k, attention.v))  # -> [n, d_model]
     return LayerRun(layer, x, weights, q, k, v, mask, attention)
+
+
+@blas.one_thread
+def head_vectors(model, run, layer, head):
+    r"""One head's queries and keys before any rotation: ``x W^Q_h + b^Q_h``, ``x W^K_j + b^K_j``.
+
+    ``j`` is the key/value head that query head ``h`` reads
+    (:func:`engine.attention.kv_head_of`). In a rotary model these are the vectors the
+    layer rotates by their positions; :func:`engine.analysis.rotary_scores` moves them
+    apart.
+
+    Parameters
+    ----------
+    model : engine.checkpoint.Model
+    run : BertRun, of ``model``
+    layer, head : int
+
+    Returns
+    -------
+    q, k : ndarray of shape (n, d_head)
+    """
+    _check_layer(model, layer)
+    c, block = model.config, model.block(layer)
+    x = run.hidden_states[layer]
+    if c.norm_first:
+        x = _norm(c)(x, **block["ln_1"], eps=c.eps)
+    d = c.d_head
+    j = int(kv_head_of(c.n_heads, c.kv_heads)[head])
+    f, g = slice(head * d, (head + 1) * d), slice(j * d, (j + 1) * d)
+    attn = block["attn"]
+    q = linear(x, attn["w_q"][:, f], None if "b_q" not in attn else attn["b_q"][f])
+    k = linear(x, attn["w_k"][:, g], None if "b_k" not in attn else attn["b_k"][g])
+    return q, k  # [n, d_head] each
 
 
 @blas.one_thread

@@ -142,6 +142,7 @@ class ModelConfig(NamedTuple):
     rope_factor : float, linear ``rope_scaling``'s factor (1: none)
     sliding_window : int or None, Mistral's: each token sees itself and window - 1 before
     tied : bool, the output matrix is the word embeddings (else ``lm_head`` is stored)
+    precision : str, the weights' in memory: "float32", "bfloat16" or "float16"
     """
 
     n_vocab: int
@@ -166,6 +167,7 @@ class ModelConfig(NamedTuple):
     rope_factor: float = 1.0
     sliding_window: int | None = None
     tied: bool = True
+    precision: str = "float32"
 
     @property
     def d_head(self):
@@ -858,6 +860,7 @@ def load(folder=None):
     _check_files(folder)
     config, family = read_config(folder / "config.json")
     params = _read_params(_read_tensors(folder), config, family)
+    config = config._replace(precision=params["wte"].dtype.name)
     return Model(config, params, read_tokenizer(folder / "tokenizer.json"), folder)
 
 

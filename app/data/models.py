@@ -168,6 +168,33 @@ def head_grid(folder, text, query, key):
 
 
 @cache.bounded
+def sinks(folder, text):
+    """Where the model's attention parks on ``text``: :func:`engine.analysis.attention_sinks`."""
+    this, config = run(folder, text), model(folder).config
+    return analysis.attention_sinks(this.attentions, bert.attention_mask(config, len(this.ids)))
+
+
+#: The rotary view's distances: 0 to this many tokens apart, or the model's positions.
+ROTARY_DISTANCES = 256
+
+
+@cache.bounded
+def rotary(folder, text, layer, head, query, key):
+    """Head ``head``'s score of token ``query``'s q and token ``key``'s k, moved apart.
+
+    Returns
+    -------
+    engine.analysis.RotaryScores, at distances 0 … the model's positions (at most
+    :data:`ROTARY_DISTANCES`)
+    """
+    loaded = load(folder)
+    q, k = bert.head_vectors(loaded, run(folder, text), layer, head)
+    c = loaded.config
+    distances = np.arange(min(c.max_tokens, ROTARY_DISTANCES))
+    return analysis.rotary_scores(q[query], k[key], distances, c.d_head**-0.5, **c.rotary)
+
+
+@cache.bounded
 def sweep(folder, text, k=TOP_K):
     """The next token's top ``k`` at every stop of :data:`TEMPERATURES`: the slider's frames.
 
