@@ -11,18 +11,19 @@ convention (tokens are rows, as in the papers) unless a module says otherwise;
 
 Dimension vocabulary, used in every docstring and shape comment:
 
-========  ==============================================================
-n         tokens in the sequence (self-attention: n_q = n_k = n)
-n_q       queries (rows of the attention matrix)
-n_k       keys and values (columns of the attention matrix)
-d_model   features per token in the residual stream
-n_heads   attention heads
-d_head    features per head, d_model // n_heads
-d_k       features of a query or key (d_head inside multi-head attention)
-d_v       features of a value
-n_vocab   tokens in a pretrained model's vocabulary
-N, D      the book's names for n and d_model (column convention)
-========  ==============================================================
+==========  ==============================================================
+n           tokens in the sequence (self-attention: n_q = n_k = n)
+n_q         queries (rows of the attention matrix)
+n_k         keys and values (columns of the attention matrix)
+d_model     features per token in the residual stream
+n_heads     attention heads (query heads)
+n_kv_heads  key/value heads in grouped-query attention, a divisor of n_heads
+d_head      features per head, d_model // n_heads
+d_k         features of a query or key (d_head inside multi-head attention)
+d_v         features of a value
+n_vocab     tokens in a pretrained model's vocabulary
+N, D        the book's names for n and d_model (column convention)
+==========  ==============================================================
 """
 
 from engine import book

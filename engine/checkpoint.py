@@ -72,7 +72,8 @@ _MODEL_FILES = ("config.json", "model.safetensors", "tokenizer.json")
 #: A large model's weights in several files, listed by this index (transformers' layout).
 _SHARD_INDEX = "model.safetensors.index.json"
 #: The stored precisions kept as they are; any other floating type is read as float32.
-_KEPT = (np.dtype(np.float32), np.dtype(np.float16), np.dtype(ml_dtypes.bfloat16))
+_BF16 = np.dtype(ml_dtypes.bfloat16)
+_KEPT = (np.dtype(np.float32), np.dtype(np.float16), _BF16)
 #: rope_scaling types this engine computes: none, and positions stretched linearly.
 ROPE_TYPES = ("default", "linear")
 #: What PyTorch, TensorFlow and Flax save besides safetensors: never opened here.
@@ -552,6 +553,10 @@ class Model(NamedTuple):
 def upcast(tree):
     """A parameter, or a mapping of them, in float32: bf16 and fp16 exactly, float32 as is.
 
+    bf16 is the top half of a float32 (sign, the same 8 exponent bits, 7 of the 23
+    mantissa bits): its 16 bits shifted left by 16 are the float32 of the same value,
+    which NumPy does about three times as fast as ``astype`` (docs/benchmarks.md).
+
     Parameters
     ----------
     tree : ndarray, or mapping of str -> ndarray or mapping
@@ -560,9 +565,13 @@ def upcast(tree):
     -------
     the same structure, every array float32 (a float32 array is returned itself)
     """
-    if isinstance(tree, np.ndarray):
-        return tree.astype(np.float32, copy=False)
-    return {key: upcast(value) for key, value in tree.items()}
+    if not isinstance(tree, np.ndarray):
+        return {key: upcast(value) for key, value in tree.items()}
+    if tree.dtype == _BF16:
+        bits = np.empty(tree.shape, dtype=np.uint32)
+        np.left_shift(tree.view(np.uint16), 16, out=bits, dtype=np.uint32)
+        return bits.view(np.float32)
+    return tree.astype(np.float32, copy=False)
 
 
 def parameter_shapes(config):

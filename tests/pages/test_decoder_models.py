@@ -6,12 +6,14 @@ attention sinks equal to :func:`engine.analysis.attention_sinks`, grouped-query 
 groups, and the rotary view's scores against :func:`engine.analysis.rotary_scores`.
 """
 
+import shutil
 from pathlib import Path
 
 import numpy as np
 import pytest
 from apptest_support import chart_z, charts, decode, open_app
 
+from app.data import cache
 from app.views import gqa, sinks
 from app.widgets import model_box
 from engine import analysis, bert, checkpoint, generate
@@ -142,3 +144,27 @@ def test_generation_on_a_bf16_model_is_the_engines():
     assert len(table) == 3
     assert list(table["probability"]) == [1.0, 1.0, 1.0]
     assert len(steps) == 3
+
+
+def test_the_cache_budget_counts_bf16_weights_at_their_own_size():
+    held = cache.nbytes(checkpoint.load(TINY / "llama"))
+    stored = (TINY / "llama" / "model.safetensors").stat().st_size
+    assert stored - 4096 < held <= stored  # the tensors as stored, not float32's twice
+    params = checkpoint.load(TINY / "llama").params
+    arrays = [params["wte"], params["lm_head"], params["ln_f"]["g"]]
+    arrays += [a for block in params["blocks"] for group in block.values() for a in group.values()]
+    weights = 2 * sum(a.size for a in arrays)  # two bytes a weight, not float32's four
+    assert weights <= held < weights + 1024  # and a few bytes of config
+
+
+def test_a_bf16_model_over_the_budget_is_refused_naming_the_budget_that_reads_it(
+    tmp_path, monkeypatch
+):
+    folder = tmp_path / "big_llama"
+    shutil.copytree(TINY / "llama", folder)
+    monkeypatch.setenv(cache.BUDGET_VARIABLE, "0.05")  # 50 KB: less than its 78 KB
+    at = open_app("pretrained", timeout=120, text=TEXT, **{model_box.PATH_KEY: str(folder)})
+    assert not at.exception
+    (error,) = at.error
+    assert "cache budget" in error.value
+    assert "\\-\\-cache\\-mb 0" in error.value  # 2 × 78 KB: well under a megabyte
