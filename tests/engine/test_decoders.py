@@ -381,3 +381,12 @@ def test_a_llama_without_tokenizer_json_is_refused(tmp_path):
     (folder / "tokenizer.json").unlink()
     with pytest.raises(MissingFileError, match=r"no tokenizer\.json"):
         load(folder)
+
+
+def test_loading_reports_its_progress_tensor_by_tensor(tmp_path):
+    shares = []
+    load(TINY / "qwen2", progress=shares.append)
+    n = len(load_file(str(TINY / "qwen2" / "model.safetensors")))
+    assert len(shares) == n
+    assert shares == sorted(shares)
+    assert shares[-1] == 1.0
