@@ -193,13 +193,16 @@ for column, (this, chart_key, name) in zip(st.columns(len(sentences)), sentences
 
 st.header("Model view")
 session.name_files(model_box.file_name(folder))  # every head: the same file and figure
-model_view.show(st, "pretrained_model_view", run.attentions, (layer, head))
+model_view.show(
+    st, "pretrained_model_view", run.attentions, (layer, head), kv_of if grouped else None
+)
 if grouped:
     st.subheader("Grouped-query attention")
     st.caption(
         f"This model computes {config.kv_heads} key/value head"
         f"{'s' if config.kv_heads > 1 else ''} for its {config.n_heads} query heads: each "
-        "group of query heads (a column group above) reads the same keys and values, and "
+        "group of query heads (the columns marked with the same KV above) reads the same "
+        "keys and values, and "
         "differs only by its queries. In red, the group of the head shown."
     )
     gqa.show(st, "pretrained_gqa", kv_of, head)

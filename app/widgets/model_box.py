@@ -70,7 +70,7 @@ def chosen():
         typed = st.text_input(
             "Folder (config.json, model.safetensors, tokenizer.json); empty for MiniLM",
             key=PATH_KEY,
-            placeholder="/path/to/a/bert-or-gpt2-folder",
+            placeholder="/path/to/a/bert-gpt2-or-llama-folder",
             persist_state="session",
         ).strip()
         folder = str(Path(typed).expanduser().resolve()) if typed else None
