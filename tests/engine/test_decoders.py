@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 from safetensors.numpy import load_file, save_file
 
-from engine import bert, generate
+from engine import analysis, bert, generate
 from engine.attention import kv_head_of, multi_head_attention, sliding_window_mask
 from engine.checkpoint import (
     MissingFileError,
@@ -390,3 +390,56 @@ def test_loading_reports_its_progress_tensor_by_tensor(tmp_path):
     assert len(shares) == n
     assert shares == sorted(shares)
     assert shares[-1] == 1.0
+
+
+# The analyses the new views draw
+
+
+def test_attention_sinks_against_their_definition():
+    rng = np.random.default_rng(5)
+    n = 6
+    scores = rng.standard_normal((2, 3, n, n))
+    scores[..., np.triu_indices(n, 1)[0], np.triu_indices(n, 1)[1]] = -np.inf
+    weights = np.exp(scores - scores.max(axis=-1, keepdims=True))
+    weights /= weights.sum(axis=-1, keepdims=True)
+    found = analysis.attention_sinks(weights, np.tril(np.ones((n, n), dtype=bool)), k=2)
+    loop = [
+        [np.mean([weights[a, b, i, 0] for i in range(1, n)]) for b in range(3)] for a in range(2)
+    ]
+    np.testing.assert_allclose(found.first, loop, rtol=1e-12)
+    assert found.share == pytest.approx(np.mean(loop))
+    assert found.uniform == pytest.approx(np.mean([1 / (i + 1) for i in range(1, n)]))
+    np.testing.assert_allclose(found.received.sum(), 1.0)  # each query's row sums to one
+    assert found.strongest.tolist() == np.argsort(-found.received, kind="stable")[:2].tolist()
+
+
+def test_every_weight_on_the_first_token_is_a_share_of_one():
+    weights = np.zeros((1, 2, 4, 4))
+    weights[..., 0] = 1.0  # every query parks everything on the first token
+    found = analysis.attention_sinks(weights)
+    assert found.share == 1.0
+    assert found.uniform == 0.25  # an encoder's even spread: 1/n
+    assert found.strongest[0] == 0
+
+
+def test_rotary_scores_are_the_rotated_dot_products_and_flat_without():
+    rng = np.random.default_rng(6)
+    q, k = rng.standard_normal(8), rng.standard_normal(8)
+    rope = {"base": 100.0, "factor": 1.0, "halves": True}
+    found = analysis.rotary_scores(q, k, np.arange(10), 0.5, **rope)
+    for distance in (0, 3, 9):
+        m = 7  # any position of the key: only the distance counts
+        rq = rotary_embedding(q[None], positions=np.array([m + distance]), **rope)[0]
+        rk = rotary_embedding(k[None], positions=np.array([m]), **rope)[0]
+        assert found.rotary[distance] == pytest.approx(0.5 * rq @ rk, abs=1e-12)
+    assert found.rotary[0] == pytest.approx(found.plain)  # no distance, no rotation
+    assert found.plain == pytest.approx(0.5 * q @ k)
+
+
+def test_head_vectors_rotated_are_the_passs_queries_and_keys(models, references):
+    model = models["qwen2"]  # biases on q and k
+    result = bert.run_ids(model, references["qwen2"]["long/ids"])
+    q, k = bert.head_vectors(model, result, 1, 3)  # head 3 reads key/value head 1
+    rope = model.config.rotary
+    np.testing.assert_allclose(rotary_embedding(q, **rope), result.queries[1, 3], atol=1e-6)
+    np.testing.assert_allclose(rotary_embedding(k, **rope), result.keys[1, 3], atol=1e-6)
