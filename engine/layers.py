@@ -78,8 +78,8 @@ def rms_norm(x, g=None, eps=1e-6):
     .. math:: \operatorname{RMSNorm}(x) = g \odot \frac{x}{\sqrt{\tfrac1d \sum_i x_i^2 + \epsilon}}
 
     LayerNorm without the mean and the bias: what Llama, Mistral and Qwen2 use. As
-    transformers' ``LlamaRMSNorm``: the mean square in float32, ``x`` times the reciprocal
-    square root, then the gain.
+    transformers' ``LlamaRMSNorm`` computes it: ``x`` times the reciprocal square root of
+    its mean square, then the gain.
 
     Parameters
     ----------
