@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 from apptest_support import chart_z, charts, decode, open_app
 
-from app.data import cache
+from app.data import cache, models
 from app.views import gqa, sinks
 from app.widgets import model_box
 from engine import analysis, bert, checkpoint, generate
@@ -170,3 +170,25 @@ def test_a_bf16_model_over_the_budget_is_refused_naming_the_budget_that_reads_it
     (error,) = at.error
     assert "cache budget" in error.value
     assert "\\-\\-cache\\-mb 0" in error.value  # 2 × 78 KB: well under a megabyte
+
+
+def test_two_sentences_are_compared_on_a_decoder():
+    a = "The trophy doesn't fit into the brown suitcase because it is too big."
+    b = "The trophy doesn't fit into the brown suitcase because it is too small."
+    at = open_model("mistral", text=a, text_b=b)
+    assert not at.exception
+    assert {"pretrained_compare", "pretrained_lines", "pretrained_lines_b"} <= set(charts(at))
+    model = checkpoint.load(TINY / "mistral")
+    query = at.selectbox(key="pretrained_finder_query").value
+    key = at.selectbox(key="pretrained_finder_key").value
+    grid_a = chart_z(at, "pretrained_compare", 0)
+    np.testing.assert_allclose(grid_a, bert.run(model, a).attentions[:, :, query, key], atol=1e-6)
+
+
+def test_the_next_tokens_bars_are_the_engines_probabilities_on_a_bf16_model():
+    at = open_model("qwen2")
+    logits = bert.run(checkpoint.load(TINY / "qwen2"), TEXT).next_logits
+    p = generate.probabilities(logits, 1.0)  # the stop drawn first
+    top = np.argsort(-logits, kind="stable")[: models.TOP_K]
+    (trace,) = charts(at)["pretrained_next"]["data"]
+    np.testing.assert_allclose(decode(trace["y"]), [*p[top], 1 - p[top].sum()], rtol=1e-5)
