@@ -1,7 +1,7 @@
 """Llama, Mistral and Qwen2 on /pretrained in headless Chromium (issue #43).
 
-The tiny bf16 Llama typed in the path box, as a visitor does: every view draws, the
-three new ones included, and the sink view's heatmap is the engine's numbers as plotly.js
+Each tiny decoder typed in the path box, as a visitor does: every view draws, the three
+new ones included, and the sink view's heatmap is the engine's numbers as plotly.js
 holds them.
 """
 
@@ -43,12 +43,13 @@ def load_folder(page, url, folder):
     page.locator(".st-key-pretrained_next .js-plotly-plot").wait_for()
 
 
-def test_a_tiny_llama_draws_every_view_and_the_sinks_are_the_engines(page, app_url):
-    load_folder(page, app_url, TINY / "llama")
+@pytest.mark.parametrize("name", ["llama", "llama_fp32", "mistral", "qwen2"])
+def test_each_tiny_decoder_draws_every_view_and_the_sinks_are_the_engines(page, app_url, name):
+    load_folder(page, app_url, TINY / name)
     look_at_every_chart(page)
     for key in NEW_VIEWS:
         look_at(page, key)
-    model = checkpoint.load(TINY / "llama")
+    model = checkpoint.load(TINY / name)
     run = bert.run(model, TEXT)
     sinks = analysis.attention_sinks(
         run.attentions, bert.attention_mask(model.config, len(run.ids))
