@@ -6,6 +6,7 @@ attention sinks equal to :func:`engine.analysis.attention_sinks`, grouped-query 
 groups, and the rotary view's scores against :func:`engine.analysis.rotary_scores`.
 """
 
+import json
 import shutil
 from pathlib import Path
 
@@ -17,6 +18,7 @@ from app.data import cache, models
 from app.views import gqa, sinks
 from app.widgets import model_box
 from engine import analysis, bert, checkpoint, generate
+from engine.resources import minilm_dir
 
 TINY = Path(__file__).resolve().parents[1] / "data" / "tiny_models"
 TEXT = "The restaurant refused to serve me because it only cooks vegetarian food."
@@ -192,3 +194,17 @@ def test_the_next_tokens_bars_are_the_engines_probabilities_on_a_bf16_model():
     top = np.argsort(-logits, kind="stable")[: models.TOP_K]
     (trace,) = charts(at)["pretrained_next"]["data"]
     np.testing.assert_allclose(decode(trace["y"]), [*p[top], 1 - p[top].sum()], rtol=1e-5)
+
+
+@pytest.mark.skipif(minilm_dir() is None, reason="MiniLM is not installed")
+def test_a_rope_scaling_this_engine_does_not_compute_is_said_by_name(tmp_path):
+    folder = tmp_path / "llama3_scaled"
+    shutil.copytree(TINY / "llama", folder)
+    raw = json.loads((folder / "config.json").read_text(encoding="utf-8"))
+    raw["rope_scaling"] = {"rope_type": "llama3", "factor": 32.0}
+    (folder / "config.json").write_text(json.dumps(raw), encoding="utf-8")
+    at = open_app("pretrained", timeout=120, text=TEXT, **{model_box.PATH_KEY: str(folder)})
+    assert not at.exception
+    (error,) = at.error
+    assert "rope\\_scaling type \\'llama3\\'" in error.value  # Markdown-escaped
+    assert at.title[0].value == "A pretrained model: all-MiniLM-L6-v2"
