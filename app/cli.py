@@ -89,7 +89,8 @@ def main(argv=None):
         "--model",
         metavar="PATH",
         help="a checkpoint folder (config.json, model.safetensors, tokenizer.json) of a "
-        "BERT-family or GPT-2 model for /pretrained (default: all-MiniLM-L6-v2)",
+        "BERT-family, GPT-2, Llama, Mistral or Qwen2 model for /pretrained (default: "
+        "all-MiniLM-L6-v2)",
     )
     args = parser.parse_args(argv)
     if args.model and not Path(args.model).expanduser().is_dir():

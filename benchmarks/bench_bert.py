@@ -10,12 +10,15 @@ turns on the same token ids, in blocks (see :data:`BLOCK`), on the app's default
 ratio and the load average::
 
     python3 benchmarks/bench_bert.py [--runs 40] [--torch-python /tmp/torchenv/bin/python]
-                                     [--serial] [--hogs 1]
+                                     [--serial] [--hogs 1] [--scaling]
 
 ``--serial`` adds a third side, the engine with ``parallel=False`` (every part of a layer
-on the caller, the same bits), and prints what the worker thread buys; ``--hogs N``
+on the caller, the same bits), and prints what the engine's threads buy; ``--hogs N``
 keeps N processes spinning on the CPU for the whole run, a machine busy with other work
 (each in a session of its own, as another user's program is: see :func:`others_cpu`).
+``--scaling`` times the engine alone instead, one side per thread count (``parallel=1``,
+``2``, … up to the CPUs the script may use), and prints each one's median and its speed-up
+over one thread: the same command on a machine with more cores shows how the pass scales.
 
 Other programs on the machine slow a two-thread pass down for as long as they run, so
 each block also records how much CPU the rest of the machine used meanwhile, and the
@@ -62,10 +65,18 @@ def numpy_worker(folder, parallel=True):
 
     from engine.bert import run_ids
     from engine.checkpoint import load_minilm
+    from engine.parts import cpus
 
     model = load_minilm(folder)
-    how = "" if parallel else ", parallel=False"
-    return lambda ids: run_ids(model, ids, parallel=parallel), f"numpy {np.__version__}{how}"
+    how = f"parallel={parallel}" + (f" ({cpus()} CPUs)" if parallel is True else "")
+    return lambda ids: run_ids(model, ids, parallel=parallel), f"numpy {np.__version__}, {how}"
+
+
+def _parallel(kind):
+    """The ``parallel`` argument a worker of ``kind`` passes: numpy, serial, threads=N."""
+    if kind.startswith("threads="):
+        return int(kind.removeprefix("threads="))
+    return kind == "numpy"
 
 
 def torch_worker(folder, threads=None):
@@ -93,7 +104,7 @@ def serve(kind, folder, torch_threads):
     if kind == "torch":
         forward, version = torch_worker(folder, torch_threads)
     else:
-        forward, version = numpy_worker(folder, parallel=kind == "numpy")
+        forward, version = numpy_worker(folder, _parallel(kind))
     print(json.dumps(version), flush=True)
     for line in sys.stdin:
         request = json.loads(line)
@@ -200,7 +211,10 @@ def main():
         "--serial", action="store_true", help="also time the engine with parallel=False"
     )
     parser.add_argument("--hogs", type=int, default=0, help="processes spinning meanwhile")
-    parser.add_argument("--worker", choices=("numpy", "serial", "torch"), help=argparse.SUPPRESS)
+    parser.add_argument(
+        "--scaling", action="store_true", help="the engine alone on 1, 2, … threads"
+    )
+    parser.add_argument("--worker", help=argparse.SUPPRESS)
     parser.add_argument("--folder", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.worker:
@@ -216,13 +230,21 @@ def main():
     tokenizer.no_padding()  # as the engine reads it: the file pads to 128
     removed = [name for name in THREAD_VARIABLES if name in os.environ]
     print(f"workers' environment: the default ({', '.join(removed) or 'nothing'} removed)")
-    workers = {"numpy": Worker(sys.executable, "numpy", folder)}
-    if args.serial:
-        workers["serial"] = Worker(sys.executable, "serial", folder)
-    python = torch_python(args.torch_python)
-    if python is None:
-        print("PyTorch comparison skipped: no Python given that imports torch and transformers")
+    if args.scaling:
+        from engine.parts import cpus
+
+        workers = {
+            f"threads={n}": Worker(sys.executable, f"threads={n}", folder)
+            for n in range(1, cpus() + 1)
+        }
     else:
+        workers = {"numpy": Worker(sys.executable, "numpy", folder)}
+    if args.serial and not args.scaling:
+        workers["serial"] = Worker(sys.executable, "serial", folder)
+    python = None if args.scaling else torch_python(args.torch_python)
+    if python is None and not args.scaling:
+        print("PyTorch comparison skipped: no Python given that imports torch and transformers")
+    elif python is not None:
         workers["torch"] = Worker(python, "torch", folder, args.torch_threads)
     for worker in workers.values():
         print(worker.version)
@@ -244,8 +266,15 @@ def compare(workers, tokenizer, args):
     """Time each side on each case, in alternating blocks; print the medians and ratios."""
     print(f"processes spinning meanwhile: {args.hogs}")
     print("load average before: {:.2f} {:.2f} {:.2f}".format(*os.getloadavg()))
-    header = f"\n{'case':<16} {'tokens':>6} {'numpy ms':>9} {'torch ms':>9} {'numpy/torch':>11}"
-    print(header + (f" {'serial ms':>9} {'serial/numpy':>12}" if args.serial else ""))
+    if args.scaling:
+        header = f"\n{'case':<16} {'tokens':>6}" + "".join(
+            f" {side.removeprefix('threads=') + ' thr. ms':>11} {'speed-up':>8}" for side in workers
+        )
+        print(header)
+    else:
+        header = f"\n{'case':<16} {'tokens':>6} {'numpy ms':>9} {'torch ms':>9} {'numpy/torch':>11}"
+        print(header + (f" {'serial ms':>9} {'serial/numpy':>12}" if args.serial else ""))
+    line = _scaling_line if args.scaling else _line
     for name, ids in cases(tokenizer).items():
         timings = {side: [] for side in workers}
         quiet = {side: [] for side in workers}
@@ -260,16 +289,29 @@ def compare(workers, tokenizer, args):
                     others.append(cpus)
                     if cpus < QUIET_CPUS:
                         quiet[side] += found
-        print(_line(name, len(ids), timings), flush=True)
+        print(line(name, len(ids), timings), flush=True)
         if others:
             counts = "/".join(str(len(found) // BLOCK) for found in quiet.values())
             print(
-                _line(f"  quiet {counts}", len(ids), quiet)
+                line(f"  quiet {counts}", len(ids), quiet)
                 + f"   others' CPUs per block: median {statistics.median(others):.2f},"
                 f" max {max(others):.2f}",
                 flush=True,
             )
     print("load average after: {:.2f} {:.2f} {:.2f}".format(*os.getloadavg()))
+
+
+def _scaling_line(name, n, timings):
+    """A case's medians in ms on each thread count, and the speed-up over one thread."""
+    ms = {side: statistics.median(t) * 1e3 if t else None for side, t in timings.items()}
+    one = ms.get("threads=1")
+    line = f"{name:<16} {n:>6}"
+    for value in ms.values():
+        if value is None:
+            line += f" {'-':>11} {'-':>8}"
+        else:
+            line += f" {value:>11.2f} " + (f"{one / value:>7.2f}×" if one else f"{'-':>8}")
+    return line
 
 
 def _line(name, n, timings):

@@ -3,25 +3,27 @@
 No Streamlit, Plotly or pandas here; randomness only from explicit seeds; the same
 inputs give bit-identical outputs on any machine, whatever its CPUs and threads, for
 matrix products run with BLAS on one thread (:mod:`engine.blas`). Importing the engine
-changes nothing in the process; running it, nothing but one idle thread, which a layer
-of 128 tokens or more makes to compute half its sums (:mod:`engine.parts`). Row
+changes nothing in the process; running it, nothing but idle threads, which a layer of
+32 tokens or more makes to compute parts of its sums, one fewer than the CPUs the process
+may use (:mod:`engine.parts`). Row
 convention (tokens are rows, as in the papers) unless a module says otherwise;
 :mod:`engine.book` holds the textbook's column convention.
 
 Dimension vocabulary, used in every docstring and shape comment:
 
-========  ==============================================================
-n         tokens in the sequence (self-attention: n_q = n_k = n)
-n_q       queries (rows of the attention matrix)
-n_k       keys and values (columns of the attention matrix)
-d_model   features per token in the residual stream
-n_heads   attention heads
-d_head    features per head, d_model // n_heads
-d_k       features of a query or key (d_head inside multi-head attention)
-d_v       features of a value
-n_vocab   tokens in a pretrained model's vocabulary
-N, D      the book's names for n and d_model (column convention)
-========  ==============================================================
+==========  ==============================================================
+n           tokens in the sequence (self-attention: n_q = n_k = n)
+n_q         queries (rows of the attention matrix)
+n_k         keys and values (columns of the attention matrix)
+d_model     features per token in the residual stream
+n_heads     attention heads (query heads)
+n_kv_heads  key/value heads in grouped-query attention, a divisor of n_heads
+d_head      features per head, d_model // n_heads
+d_k         features of a query or key (d_head inside multi-head attention)
+d_v         features of a value
+n_vocab     tokens in a pretrained model's vocabulary
+N, D        the book's names for n and d_model (column convention)
+==========  ==============================================================
 """
 
 from engine import book

@@ -1,6 +1,9 @@
 """Analyses of a pretrained model's attention: rollout, the head finder, two sentences.
 
-Also how far the model is from permutation-equivariant. Attention rollout follows
+Also how far the model is from permutation-equivariant, how much attention parks on the
+first token (attention sinks: Xiao et al. 2024, "Efficient Streaming Language Models with
+Attention Sinks", section 3.1), and how a rotary head's score of one query–key pair
+changes with their distance (Su et al. 2021, section 3.4.3). Attention rollout follows
 Abnar & Zuidema (2020), "Quantifying Attention Flow in Transformers", section 3. The runs
 are :class:`engine.bert.BertRun`; everything here reads their ``attentions`` (n_layers,
 n_heads, n, n) or runs the model again.
@@ -14,14 +17,19 @@ import numpy as np
 
 from engine import blas
 from engine.bert import run_ids
+from engine.positional import rotary_embedding
 
 __all__ = [
     "HeadChange",
     "HeadWeight",
+    "RotaryScores",
+    "Sinks",
     "attention_rollout",
+    "attention_sinks",
     "permutation_error",
     "rank_changes",
     "rank_heads",
+    "rotary_scores",
 ]
 
 
@@ -157,3 +165,108 @@ def permutation_error(model, ids, permutation, positions=True):
     original = run_ids(model, ids, positions).hidden_states[-1]  # [n, d_model]
     shuffled = run_ids(model, ids[permutation], positions).hidden_states[-1]
     return float(np.max(np.abs(shuffled - original[permutation])))
+
+
+class Sinks(NamedTuple):
+    """Where a model parks its attention: the first token, and the tokens most attended.
+
+    Attributes
+    ----------
+    first : ndarray of shape (n_layers, n_heads)
+        Each head's mean weight on the first token, over the queries after it (the first
+        query, which in a causal model sees only itself, is left out; a one-token text
+        keeps it).
+    share : float
+        ``first`` averaged over every layer and head: the model's attention on the first
+        token.
+    uniform : float
+        What ``share`` would be if every query spread its attention evenly over the keys
+        it may see (1/n in an encoder; the mean of 1/(i+1) in a causal model).
+    received : ndarray of shape (n,)
+        Each token's mean weight received, over layers, heads and the queries after the
+        first.
+    strongest : ndarray of shape (k,)
+        The tokens receiving most, most first (ties: the earlier token).
+    """
+
+    first: np.ndarray
+    share: float
+    uniform: float
+    received: np.ndarray
+    strongest: np.ndarray
+
+
+@blas.one_thread
+def attention_sinks(attentions, mask=None, k=5):
+    r"""How much attention goes to the first token, per head, and which tokens are sinks.
+
+    .. math:: s_{\ell h} = \frac{1}{n-1}\sum_{i=1}^{n-1} W^{\ell h}_{i,0},\qquad
+              r_j = \frac{1}{L H (n-1)}\sum_{\ell, h}\sum_{i=1}^{n-1} W^{\ell h}_{i,j}
+
+    Most heads of a trained decoder give the first token far more than its share: a
+    "sink" where a head parks the attention it has no use for (Xiao et al. 2024,
+    section 3.1).
+
+    Parameters
+    ----------
+    attentions : ndarray of shape (n_layers, n_heads, n, n)
+    mask : bool ndarray of shape (n, n), optional; the model's, for the uniform baseline
+    k : int, the strongest tokens kept
+
+    Returns
+    -------
+    Sinks
+    """
+    n = attentions.shape[-1]
+    queries = slice(1, None) if n > 1 else slice(None)
+    rows = np.asarray(attentions[..., queries, :], dtype=np.float64)  # [L, H, n - 1, n]
+    first = rows[..., 0].mean(axis=-1)  # -> [L, H]
+    received = rows.mean(axis=(0, 1, 2))  # -> [n]
+    visible = np.ones((n, n), dtype=bool) if mask is None else np.asarray(mask, dtype=bool)
+    uniform = float(np.mean(visible[queries, 0] / visible[queries].sum(axis=-1)))
+    strongest = np.argsort(-received, kind="stable")[: min(k, n)]
+    return Sinks(first, float(first.mean()), uniform, received, strongest)
+
+
+class RotaryScores(NamedTuple):
+    """One head's score of a fixed query–key pair at every distance, rotary on and off.
+
+    Attributes
+    ----------
+    distances : int ndarray of shape (m,), the query's position minus the key's
+    rotary : ndarray of shape (m,), ``s · R(Δ) q · k`` (the key at 0, the query at Δ)
+    plain : float, ``s · q · k``: the same pair with rotary positions removed
+    """
+
+    distances: np.ndarray
+    rotary: np.ndarray
+    plain: float
+
+
+@blas.one_thread
+def rotary_scores(q, k, distances, scale, **rotary):
+    r"""The score of query vector q and key vector k as they are moved apart, with RoPE.
+
+    .. math:: \operatorname{score}(\Delta) = s\,(R_{m+\Delta}\,q)\cdot(R_m\,k)
+              = s\,q^\top R_\Delta^\top k \quad(\text{any } m)
+
+    Rotary positions make a score depend on the distance Δ alone (Su et al. 2021,
+    section 3.4.2): the key is put at position 0 and the query at Δ, the pair's
+    vectors unchanged. Without the rotation the score is the same at every distance.
+
+    Parameters
+    ----------
+    q, k : ndarray of shape (d_head,), a head's query and key before the rotation
+    distances : int ndarray of shape (m,), >= 0
+    scale : float, the model's 1/√d_head
+    rotary : the keyword arguments of :func:`engine.positional.rotary_embedding`
+
+    Returns
+    -------
+    RotaryScores
+    """
+    distances = np.asarray(distances)
+    q, k = np.asarray(q), np.asarray(k)
+    moved = rotary_embedding(np.broadcast_to(q, (len(distances), len(q))), distances, **rotary)
+    key = rotary_embedding(k[None], np.zeros(1, dtype=int), **rotary)[0]  # R_0 k = k
+    return RotaryScores(distances, (moved @ key) * scale, float(q @ k) * scale)

@@ -27,11 +27,13 @@ __all__ = [
     "attention_over_scales",
     "causal_mask",
     "cell_arithmetic",
+    "kv_head_of",
     "linear",
     "merge_heads",
     "multi_head_attention",
     "query_stages",
     "scaled_dot_product_attention",
+    "sliding_window_mask",
     "softmax",
     "split_heads",
     "strong_links",
@@ -299,6 +301,35 @@ def causal_mask(n):
     return np.tril(np.ones((n, n), dtype=bool))
 
 
+def sliding_window_mask(n, window):
+    """Causal, and at most ``window`` keys back: query ``i`` sees ``i - window < j <= i``.
+
+    Mistral's sliding-window attention (Jiang et al. 2023, section 2), as transformers
+    masks it: each token attends to itself and the ``window - 1`` tokens before it.
+
+    Returns
+    -------
+    bool ndarray of shape (n, n)
+    """
+    i, j = np.indices((n, n))
+    return (j <= i) & (j > i - window)
+
+
+def kv_head_of(n_heads, n_kv_heads):
+    """The key/value head each query head reads in grouped-query attention.
+
+    Query heads ``g·j … g·j + g - 1`` share key/value head ``j``, ``g = n_heads /
+    n_kv_heads`` (Ainslie et al. 2023, section 2.2; transformers' ``repeat_kv``).
+
+    Returns
+    -------
+    int ndarray of shape (n_heads,)
+    """
+    if n_kv_heads < 1 or n_heads % n_kv_heads:
+        raise ValueError(f"n_kv_heads={n_kv_heads} does not divide n_heads={n_heads}")
+    return np.arange(n_heads) // (n_heads // n_kv_heads)
+
+
 def split_heads(x, n_heads):
     """Cut the feature columns into ``n_heads`` equal, contiguous groups.
 
@@ -391,6 +422,7 @@ def multi_head_attention(
     weights_out=None,
     parts=1,
     parallel=True,
+    n_kv_heads=None,
 ):
     r"""Multi-head attention (Vaswani et al. 2017, section 3.2.2): self- or cross-attention.
 
@@ -400,46 +432,61 @@ def multi_head_attention(
 
     ``W^Q_i`` is the ``i``-th block of ``d_head`` columns of ``w_q`` (likewise K, V).
     With ``memory`` the keys and values come from it instead of ``x``: the decoder's
-    cross-attention (section 3.2.3), whose queries are the decoder's tokens.
+    cross-attention (section 3.2.3), whose queries are the decoder's tokens. With
+    ``n_kv_heads`` < ``n_heads``, grouped-query attention (Ainslie et al. 2023): ``w_k`` and
+    ``w_v`` make ``n_kv_heads`` heads, each repeated for the query heads that share it
+    (:func:`kv_head_of`), and then this is the same attention.
 
     Parameters
     ----------
     x : ndarray of shape (n_q, d_model)
-    w_q, w_k, w_v, w_o : ndarray of shape (d_model, d_model), applied as ``x @ w``
+    w_q, w_o : ndarray of shape (d_model, d_model), applied as ``x @ w``
+    w_k, w_v : ndarray of shape (d_model, n_kv_heads · d_head)
     n_heads : int, a divisor of d_model
     mask : bool ndarray broadcastable to (n_q, n_k), optional
     scale : float, optional; default ``1/√d_head``
-    rotary : bool
-        Rotate each head's queries and keys by their position (RoPE) before the
-        dot products.
-    b_q, b_k, b_v, b_o : ndarray of shape (d_model,), optional; no bias when None
+    rotary : bool or mapping
+        Rotate each head's queries and keys by their position (RoPE) before the dot
+        products: True as the positional page does, a mapping with the keyword arguments
+        of :func:`engine.positional.rotary_embedding` (``base``, ``factor``, ``halves``)
+        as a checkpoint says.
+    b_q, b_o : ndarray of shape (d_model,), optional; no bias when None
+    b_k, b_v : ndarray of shape (n_kv_heads · d_head,), optional
     memory : ndarray of shape (n_k, d_model), optional; default ``x`` (self-attention)
     weights_out : ndarray of shape (n_heads, n_q, n_k), optional; receives the weights
     parts : int, at most n_heads
         The heads in this many groups, each projected by its rows of ``W^O``, the terms
         summed in order (:func:`engine.parts.in_parts`); rounds as the layer does.
-    parallel : bool, the groups after the first on the engine's worker thread: the same bits
+    parallel : bool or int, the groups on the engine's threads (:func:`engine.parts.in_parts`)
+    n_kv_heads : int, optional; a divisor of n_heads, default n_heads
 
     Returns
     -------
-    MultiHeadResult
+    MultiHeadResult, with k and v per query head (a shared one repeated)
     """
     x = np.asarray(x)
     memory = x if memory is None else np.asarray(memory)
     _check_heads(x.shape[-1], n_heads)
     d_head = x.shape[-1] // n_heads
+    kv_of = kv_head_of(n_heads, n_heads if n_kv_heads is None else n_kv_heads)
+    rotation = {} if rotary is True else rotary
     found = [None] * parts
     joined = Joined(parts)
 
     def attend(part):  # a group of heads, start to finish, and its term of Concat(...) W^O
         heads = share(n_heads, parts, part)
-        f = slice(heads.start * d_head, heads.stop * d_head)  # their columns of W^Q, W^K, W^V
+        f = slice(heads.start * d_head, heads.stop * d_head)  # their columns of W^Q
         count = heads.stop - heads.start
+        shared = kv_of[heads]  # the key/value head of each of these query heads
+        kv = slice(shared[0] * d_head, (shared[-1] + 1) * d_head)  # their columns of W^K, W^V
         q = split_heads(linear(x, w_q[:, f], _cut(b_q, f)), count)  # -> [count, n_q, d_head]
-        k = split_heads(linear(memory, w_k[:, f], _cut(b_k, f)), count)  # -> [count, n_k, d_head]
-        v = split_heads(linear(memory, w_v[:, f], _cut(b_v, f)), count)
+        n_kv = shared[-1] - shared[0] + 1
+        k = split_heads(linear(memory, w_k[:, kv], _cut(b_k, kv)), n_kv)  # -> [n_kv, n_k, d_head]
+        v = split_heads(linear(memory, w_v[:, kv], _cut(b_v, kv)), n_kv)
         if rotary:
-            q, k = rotary_embedding(q), rotary_embedding(k)
+            q, k = rotary_embedding(q, **rotation), rotary_embedding(k, **rotation)
+        if n_kv != count:  # grouped-query: each key/value head once per query head reading it
+            k, v = k[shared - shared[0]], v[shared - shared[0]]  # -> [count, n_k, d_head]
         out = None if weights_out is None else weights_out[heads]
         attended = scaled_dot_product_attention(q, k, v, mask=mask, scale=scale, weights_out=out)
         concat = merge_heads(attended.output)  # [count, n_q, d_head] -> [n_q, count * d_head]

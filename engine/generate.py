@@ -124,7 +124,7 @@ def logits(model, run):  # -> [n, n_vocab]
     ndarray of shape (n, n_vocab); row ``i`` predicts token ``i + 1``
     """
     _check_lm(model)
-    return run.last_hidden_state @ model.params["wte"].T  # [n, d_model] @ [d_model, n_vocab]
+    return run.last_hidden_state @ model.unembedding.T  # [n, d_model] @ [d_model, n_vocab]
 
 
 def probabilities(logits, temperature=1.0):

@@ -36,6 +36,9 @@ __all__ = [
     "gelu_tanh",
     "layer_norm",
     "relu",
+    "rms_norm",
+    "silu",
+    "swiglu",
     "toy_encoder_weights",
 ]
 
@@ -67,6 +70,37 @@ def layer_norm(x, g=None, b=None, eps=1e-5):
     if b is not None:
         out += b
     return out
+
+
+def rms_norm(x, g=None, eps=1e-6):
+    r"""Root-mean-square normalisation over the features of each token (Zhang & Sennrich 2019).
+
+    .. math:: \operatorname{RMSNorm}(x) = g \odot \frac{x}{\sqrt{\tfrac1d \sum_i x_i^2 + \epsilon}}
+
+    LayerNorm without the mean and the bias: what Llama, Mistral and Qwen2 use. As
+    transformers' ``LlamaRMSNorm`` computes it: ``x`` times the reciprocal square root of
+    its mean square, then the gain.
+
+    Parameters
+    ----------
+    x : ndarray of shape (..., d_model)
+    g : ndarray of shape (d_model,), optional; the gain, default 1
+    eps : float
+
+    Returns
+    -------
+    ndarray of shape (..., d_model)
+    """
+    out = x * (1.0 / np.sqrt(np.mean(x * x, axis=-1, keepdims=True) + eps))  # a new array
+    if g is not None:
+        out *= g
+    return out
+
+
+def silu(x):
+    r"""The sigmoid-weighted linear unit (Elfwing et al. 2018), SwiGLU's gate: ``x·σ(x)``."""
+    with np.errstate(over="ignore"):  # exp(-x) = inf far below 0: x / inf = -0, as σ(x) → 0
+        return x / (1.0 + np.exp(-x))
 
 
 def relu(x):
@@ -179,7 +213,13 @@ def gelu_tanh(x):
 
 
 #: The feed-forward activations by the names checkpoints' config.json files give them.
-ACTIVATIONS = {"relu": relu, "gelu": gelu, "gelu_new": gelu_tanh, "gelu_pytorch_tanh": gelu_tanh}
+ACTIVATIONS = {
+    "relu": relu,
+    "gelu": gelu,
+    "gelu_new": gelu_tanh,
+    "gelu_pytorch_tanh": gelu_tanh,
+    "silu": silu,
+}
 
 
 def feed_forward(x, w_1, b_1, w_2, b_2, activation=relu, parts=1, parallel=True):
@@ -197,7 +237,7 @@ def feed_forward(x, w_1, b_1, w_2, b_2, activation=relu, parts=1, parallel=True)
     parts : int
         The hidden features in this many groups, each through its rows of ``W_2``, the
         terms summed in order (:func:`engine.parts.in_parts`).
-    parallel : bool, the groups after the first on the engine's worker thread: the same bits
+    parallel : bool or int, the groups on the engine's threads (:func:`engine.parts.in_parts`)
 
     Returns
     -------
@@ -214,6 +254,42 @@ def feed_forward(x, w_1, b_1, w_2, b_2, activation=relu, parts=1, parallel=True)
 
     out = in_parts(through, parts, parallel)
     out += b_2
+    return hidden.arrays["hidden"], out
+
+
+def swiglu(x, w_g, w_1, w_2, activation=silu, parts=1, parallel=True):
+    r"""The gated feed-forward network of Llama, Mistral and Qwen2 (Shazeer 2020, eq. 6).
+
+    .. math:: \operatorname{FFN}_{\mathrm{SwiGLU}}(x) =
+              \bigl(\operatorname{SiLU}(x W_g) \odot x W_1\bigr)\, W_2
+
+    transformers' ``gate_proj``, ``up_proj`` and ``down_proj``; no biases. Split in parts
+    over the hidden features as :func:`feed_forward` is.
+
+    Parameters
+    ----------
+    x : ndarray of shape (n, d_model)
+    w_g, w_1 : ndarray of shape (d_model, d_ff); the gate and the up projection
+    w_2 : ndarray of shape (d_ff, d_model); the down projection
+    activation : callable, elementwise, the gate's
+    parts : int
+    parallel : bool or int, the groups on the engine's threads (:func:`engine.parts.in_parts`)
+
+    Returns
+    -------
+    hidden : ndarray of shape (n, d_ff), the gated features ``SiLU(x W_g) ⊙ x W_1``
+    out : ndarray of shape (n, d_model)
+    """
+    hidden = Joined(parts)
+
+    def through(part):
+        f = share(w_1.shape[1], parts, part)
+        h = activation(linear(x, w_g[:, f]))  # [n, d_model] -> [n, d_ff/parts]
+        h *= linear(x, w_1[:, f])
+        hidden.put("hidden", h, (len(h), w_1.shape[1]), (slice(None), f))  # -> [n, d_ff]
+        return linear(h, w_2[f])  # [n, d_ff/parts] -> [n, d_model]
+
+    out = in_parts(through, parts, parallel)
     return hidden.arrays["hidden"], out
 
 
@@ -292,8 +368,11 @@ def encoder_layer(
     mask=None,
     weights_out=None,
     parallel=True,
+    norm=layer_norm,
+    rotary=False,
+    n_kv_heads=None,
 ):
-    r"""One transformer encoder layer, post-LN or pre-LN.
+    r"""One transformer layer, post-LN or pre-LN: BERT's, GPT-2's and Llama's.
 
     .. math:: \text{post-LN:}\quad h = \operatorname{LN}_1(x + \operatorname{MHA}(x)),\quad
               y = \operatorname{LN}_2(h + \operatorname{FFN}(h))
@@ -302,8 +381,14 @@ def encoder_layer(
               y = h + \operatorname{FFN}(\operatorname{LN}_2(h))
 
     From :data:`engine.parts.PARALLEL_MIN_TOKENS` tokens on, the attention's sum over
-    heads and the feed-forward's over hidden features are each two partial sums
+    heads and the feed-forward's over hidden features are each partial sums
     (:mod:`engine.parts`): a split fixed by ``n``, whatever the machine.
+
+    The Llama family (Llama, Mistral, Qwen2) is the pre-LN form with other parts, given
+    as parameters: ``norm`` :func:`rms_norm` for LayerNorm, rotary positions on q and k,
+    ``n_kv_heads`` shared key/value heads, and a gated feed-forward (:func:`swiglu`, when
+    ``ffn`` has a gate ``w_g``); a causal mask (with Mistral's sliding window) from the
+    caller, as GPT-2's.
 
     Parameters
     ----------
@@ -315,9 +400,12 @@ def encoder_layer(
     eps : float, the LayerNorms' ε
     mask : bool ndarray of shape (n, n), optional
     weights_out : ndarray of shape (n_heads, n, n), optional; receives the attention weights
-    parallel : bool
-        Compute the second part of each sum on the engine's worker thread; False computes
-        both on the caller, to the same bits.
+    parallel : bool or int
+        Compute the parts of each sum on the engine's threads: True, one per CPU the
+        process may use; an int, that many; False, all on the caller. The same bits.
+    norm : callable, :func:`layer_norm` or :func:`rms_norm`, taking ``ln_1``, ``ln_2``
+    rotary : bool or mapping, as :func:`engine.attention.multi_head_attention` takes it
+    n_kv_heads : int, optional; key/value heads, default n_heads
 
     Returns
     -------
@@ -325,19 +413,21 @@ def encoder_layer(
     """
     parts = parts_for(len(x))
     attention = multi_head_attention(
-        layer_norm(x, **ln_1, eps=eps) if norm_first else x,
+        norm(x, **ln_1, eps=eps) if norm_first else x,
         **attn,
         n_heads=n_heads,
         mask=mask,
+        rotary=rotary,
         weights_out=weights_out,
         parts=min(parts, n_heads),
         parallel=parallel,
+        n_kv_heads=n_kv_heads,
     )
     h = x + attention.output
     if not norm_first:
-        h = layer_norm(h, **ln_1, eps=eps)
-    hidden, update = feed_forward(
-        layer_norm(h, **ln_2, eps=eps) if norm_first else h,
+        h = norm(h, **ln_1, eps=eps)
+    hidden, update = (swiglu if "w_g" in ffn else feed_forward)(
+        norm(h, **ln_2, eps=eps) if norm_first else h,
         **ffn,
         activation=activation,
         parts=parts,
@@ -345,5 +435,5 @@ def encoder_layer(
     )
     y = h + update
     if not norm_first:
-        y = layer_norm(y, **ln_2, eps=eps)
+        y = norm(y, **ln_2, eps=eps)
     return EncoderLayerResult(x, h, y, attention, attention.output, hidden, update)

@@ -61,37 +61,62 @@ def learned_positional_encoding(n_positions, d_model, seed):
     return rng.standard_normal((max(n_positions, 0), d_model))
 
 
-def rotary_embedding(x, positions=None):
+def rotary_embedding(x, positions=None, base=_BASE, factor=1.0, halves=False):
     r"""Rotate each feature pair of ``x`` by an angle proportional to its position (RoPE).
 
-    .. math:: (x_{2i}, x_{2i+1}) \mapsto
-              (x_{2i}\cos p\theta_i - x_{2i+1}\sin p\theta_i,\;
-               x_{2i}\sin p\theta_i + x_{2i+1}\cos p\theta_i),
-              \quad \theta_i = 10000^{-2i/d}
+    .. math:: (x_{a}, x_{b}) \mapsto
+              (x_{a}\cos p\theta_i - x_{b}\sin p\theta_i,\;
+               x_{a}\sin p\theta_i + x_{b}\cos p\theta_i),
+              \quad \theta_i = \frac{\beta^{-2i/d}}{\lambda}
 
     Rotating queries and keys this way makes ``q_m · k_n`` depend on their positions
-    only through ``m - n``. With an odd ``d`` the last feature has no partner and is
-    left as it is.
+    only through ``m - n`` (Su et al. 2021, section 3.4.2). RoFormer pairs neighbouring
+    features, ``(a, b) = (2i, 2i+1)``; Llama, Mistral and Qwen2 as transformers stores them
+    pair the two halves of each head, ``(a, b) = (i, i + d/2)`` (its ``rotate_half``):
+    ``halves``. ``β`` is the base (config.json's ``rope_theta``), ``λ`` the linear
+    ``rope_scaling`` factor (positions stretched λ times). With an odd ``d`` the last
+    feature has no partner and is left as it is.
+
+    A float32 ``x`` is rotated in float32, the angles computed as transformers computes
+    them (float32 frequencies times float32 positions); anything else in float64.
 
     Parameters
     ----------
     x : ndarray of shape (..., n, d)
     positions : ndarray of shape (n,), optional; default ``0 … n-1``
+    base : float, β
+    factor : float, λ
+    halves : bool, pair feature ``i`` with ``i + d/2`` rather than ``2i`` with ``2i + 1``
 
     Returns
     -------
-    ndarray of shape (..., n, d)
+    ndarray of shape (..., n, d), float32 for a float32 x, else float64
     """
-    x = np.asarray(x, dtype=float)
+    x = np.asarray(x)
+    dtype = np.float32 if x.dtype == np.float32 else np.float64
+    x = x.astype(dtype, copy=False)
     n, d = x.shape[-2:]
     positions = np.arange(n) if positions is None else np.asarray(positions)
     pairs = d // 2
-    angles = positions[:, None] * _frequencies(d)[None, :pairs]  # [n, pairs]
+    if dtype == np.float64 and base == _BASE and factor == 1.0:
+        frequencies = _frequencies(d)[:pairs]  # the positional page's numbers, as they were
+    else:
+        frequencies = 1.0 / dtype(base) ** (np.arange(0, 2 * pairs, 2, dtype=dtype) / dtype(d))
+        frequencies /= dtype(factor)
+    angles = positions.astype(dtype)[:, None] * frequencies[None, :]  # [n, pairs]
     cos, sin = np.cos(angles), np.sin(angles)
-    even, odd = x[..., 0 : 2 * pairs : 2], x[..., 1 : 2 * pairs : 2]
+    a, b = (
+        (slice(0, pairs), slice(pairs, 2 * pairs))
+        if halves
+        else (
+            slice(0, 2 * pairs, 2),
+            slice(1, 2 * pairs, 2),
+        )
+    )
+    first, second = x[..., a], x[..., b]
     out = x.copy()
-    out[..., 0 : 2 * pairs : 2] = even * cos - odd * sin
-    out[..., 1 : 2 * pairs : 2] = even * sin + odd * cos
+    out[..., a] = first * cos - second * sin
+    out[..., b] = first * sin + second * cos
     return out
 
 

@@ -12,24 +12,27 @@ from app.views import (
     bars,
     compare,
     equation,
+    gqa,
     head_finder,
     last_token,
     line_view,
     model_view,
     neuron_view,
     next_token,
+    rotary,
+    sinks,
 )
 from app.widgets import compare_box, model_box, notices, pickers
 from app.words import equations, minimal_pairs, wording
 from engine import analysis, bert, checkpoint
-from engine.attention import causal_mask, query_stages
+from engine.attention import kv_head_of, query_stages
 
 
 def next_token_section(folder, model, text, run):
     """A causal model's next token: live temperature, the last token's attention, generation."""
     st.header("Next token")
     st.caption(
-        "GPT-2 predicts the next token from the last position: its logits z, and at "
+        "The model predicts the next token from the last position: its logits z, and at "
         "temperature T the probabilities softmax(z / T). T acts on the output, not on the "
         "attention; it never changes the order of the tokens, only how sharp the choice is."
     )
@@ -92,11 +95,15 @@ if not isinstance(run, bert.BertRun):  # a causal model's text without tokens
 
 labels = run.labels
 n_layers, n_heads = run.attentions.shape[:2]
-mask = causal_mask(len(labels)) if config.causal else None
+mask = bert.attention_mask(config, len(labels))
+kv_of = kv_head_of(config.n_heads, config.kv_heads)
+grouped = config.kv_heads < config.n_heads
 if config.causal:
+    window = config.sliding_window
     st.info(
-        "This model is causal: each token attends only to itself and the tokens before it. "
-        "The mask is the model's own, as it was trained, not a what-if; every view below "
+        "This model is causal: each token attends only to itself and the tokens before it"
+        + (f", at most {window} tokens back (its sliding window)" if window else "")
+        + ". The mask is the model's own, as it was trained, not a what-if; every view below "
         "shows it (the upper triangle of each head is 0)."
     )
     next_token_section(folder, model, text, run)
@@ -143,6 +150,8 @@ st.header("Head view")
 left, right = st.columns(2)
 layer = pickers.linked_slider(left, "Layer", n_layers, best.layer, "pretrained_layer", "view_layer")
 head = pickers.linked_slider(right, "Head", n_heads, best.head, "pretrained_head", "view_head")
+if grouped:
+    right.caption(gqa.sharing(kv_of, head))
 head_files = f"{model_box.file_name(folder)}-l{layer}-h{head}"  # the head's views' files
 session.name_files(head_files)
 weights = run.attentions[layer, head]
@@ -184,13 +193,31 @@ for column, (this, chart_key, name) in zip(st.columns(len(sentences)), sentences
 
 st.header("Model view")
 session.name_files(model_box.file_name(folder))  # every head: the same file and figure
-model_view.show(st, "pretrained_model_view", run.attentions, (layer, head))
+model_view.show(
+    st, "pretrained_model_view", run.attentions, (layer, head), kv_of if grouped else None
+)
+if grouped:
+    st.subheader("Grouped-query attention")
+    st.caption(
+        f"This model computes {config.kv_heads} key/value head"
+        f"{'s' if config.kv_heads > 1 else ''} for its {config.n_heads} query heads: each "
+        "group of query heads (the columns marked with the same KV above) reads the same "
+        "keys and values, and "
+        "differs only by its queries. In red, the group of the head shown."
+    )
+    gqa.show(st, "pretrained_gqa", kv_of, head)
 
 st.header("Neuron view")
 session.name_files(head_files)
 equation.show(equations.SOFTMAX)
-seen = slice(None, token + 1) if config.causal else slice(None)  # a causal token sees back only
+seen = bert.visible_keys(config, token)  # a causal token sees back only
 keys = run.keys[layer, head, seen]
+if grouped:
+    st.caption(
+        f"The keys k are key/value head {kv_of[head]}'s, the same for query heads "
+        f"{', '.join(str(h) for h in range(n_heads) if kv_of[h] == kv_of[head])}"
+        + (", after their rotation by position." if config.rotary else ".")
+    )
 stages = query_stages(run.queries[layer, head, token], keys)
 neuron_view.show(st, "pretrained_neuron", stages, keys, labels[seen], labels[token])
 
@@ -209,3 +236,34 @@ attention_maps.show_weights(
     labels[shown],
     f"Rollout through all {n_layers} layers",
 )
+
+st.header("Attention sinks")
+session.name_files(model_box.file_name(folder))
+st.caption(
+    "Xiao et al. (2024, §3.1): trained models park much of their attention on the first "
+    "token, whatever it is, a sink for the weight a head has no use for. Left: each head's "
+    "mean weight on the first token, over the tokens after it; right: the tokens that "
+    "receive the most, over every layer, head and query."
+)
+found = models.sinks(folder, text)
+sinks.show(st, "pretrained_sinks", found, labels)
+st.markdown(controls.md_escape(sinks.sentence(found, labels)))
+
+if config.rotary:
+    st.header("Rotary positions")
+    session.name_files(head_files)
+    st.caption(
+        f"Head {head} of layer {layer}: the query vector of “{controls.md_escape(labels[query])}” "
+        f"and the key vector of “{controls.md_escape(labels[key])}” (the head finder's pair), "
+        "moved apart. Rotary positions turn q and k by their positions, so the score depends "
+        "on the distance between them alone; removed, it is the same at every distance."
+    )
+    scores = models.rotary(folder, text, layer, head, query, key)
+    rotary.show(
+        st,
+        "pretrained_rotary",
+        scores,
+        labels[query],
+        labels[key],
+        query - key if query >= key else None,
+    )

@@ -20,6 +20,7 @@ from pathlib import Path
 
 import numpy as np
 import streamlit as st
+from streamlit.runtime.scriptrunner import get_script_run_ctx
 
 from app.data import cache, minilm
 from engine import analysis, bert, checkpoint, generate
@@ -101,12 +102,17 @@ def load(folder):
 
 @cache.bounded(spinner="Loading the model …")
 def _load(folder):
+    bar, text = _progress_bar(folder), f"Reading {Path(folder).name}'s weights …"
     try:
-        loaded = checkpoint.load(folder)
+        progress = None if bar is None else lambda share: bar.progress(share, text=text)
+        loaded = checkpoint.load(folder, progress=progress)
     except checkpoint.CheckpointError as error:
         return error
     except OSError as error:  # unreadable files: said as a refusal too
         return checkpoint.CheckpointError(f"{folder} could not be read: {error}")
+    finally:
+        if bar is not None:
+            bar.empty()
     size, budget = cache.nbytes(loaded), cache.budget()
     if size > budget:  # never kept, so read again on every call: refused instead
         return checkpoint.CheckpointError(
@@ -116,6 +122,13 @@ def _load(folder):
             "to read it."
         )
     return loaded
+
+
+def _progress_bar(folder):
+    """A bar for the tensors read, in a script run (not in a server thread), else None."""
+    if get_script_run_ctx(suppress_warning=True) is None:
+        return None
+    return st.progress(0.0)
 
 
 def model(folder=None):
@@ -165,6 +178,33 @@ def ranked_heads(folder, text, query, key):
 def head_grid(folder, text, query, key):
     """The weight from ``query`` to ``key`` in every head, shape (n_layers, n_heads)."""
     return np.asarray(run(folder, text).attentions[:, :, query, key])
+
+
+@cache.bounded
+def sinks(folder, text):
+    """Where the model's attention parks on ``text``: :func:`engine.analysis.attention_sinks`."""
+    this, config = run(folder, text), model(folder).config
+    return analysis.attention_sinks(this.attentions, bert.attention_mask(config, len(this.ids)))
+
+
+#: The rotary view's distances: 0 to this many tokens apart, or the model's positions.
+ROTARY_DISTANCES = 256
+
+
+@cache.bounded
+def rotary(folder, text, layer, head, query, key):
+    """Head ``head``'s score of token ``query``'s q and token ``key``'s k, moved apart.
+
+    Returns
+    -------
+    engine.analysis.RotaryScores, at distances 0 … the model's positions (at most
+    :data:`ROTARY_DISTANCES`)
+    """
+    loaded = load(folder)
+    q, k = bert.head_vectors(loaded, run(folder, text), layer, head)
+    c = loaded.config
+    distances = np.arange(min(c.max_tokens, ROTARY_DISTANCES))
+    return analysis.rotary_scores(q[query], k[key], distances, c.d_head**-0.5, **c.rotary)
 
 
 @cache.bounded

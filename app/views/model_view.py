@@ -33,7 +33,7 @@ THUMBNAIL_GAP = 2
 _GAP = 255
 
 
-def figure(attentions):
+def figure(attentions, kv_of=None):
     """Every head of every layer as a thumbnail: the layers × heads grid.
 
     Thumbnails are block-averaged to at most :data:`THUMBNAIL_MAX` tokens a side, sent
@@ -45,6 +45,9 @@ def figure(attentions):
     Parameters
     ----------
     attentions : ndarray of shape (n_layers, n_heads, n, n)
+    kv_of : int ndarray of shape (n_heads,), optional
+        Grouped-query attention's key/value head of each query head, named under each
+        column (``H3 · KV1``): the heads that share their keys and values.
 
     The outline of the head shown is drawn over it apart (:func:`outline`).
     """
@@ -72,7 +75,9 @@ def figure(attentions):
     )
     x_axis = {
         "tickvals": centres,
-        "ticktext": [f"H{head}" for head in range(n_heads)],
+        "ticktext": [
+            f"H{head}" if kv_of is None else f"H{head} · KV{kv_of[head]}" for head in range(n_heads)
+        ],
         "side": "top",
         "showgrid": False,
         "zeroline": False,
@@ -116,12 +121,13 @@ def outline(attentions, selected):
     }
 
 
-def show(container, key, attentions, selected=None):
+def show(container, key, attentions, selected=None, kv_of=None):
     """Draw :func:`figure` (no CSV: the thumbnails are pooled, the heads have their own).
 
     The outline of ``selected`` goes to the browser apart (:func:`app.views.chart.draw`'s
     ``shapes``): the grid, a large figure, is then the same whatever head is selected, and
-    Streamlit resends it as a reference when the head or layer changes.
+    Streamlit resends it as a reference when the head or layer changes. ``kv_of`` names
+    each head's key/value head (:func:`figure`).
     """
     shapes = None if selected is None else [outline(attentions, selected)]
-    chart.draw(container, chart.remembered(figure, attentions), key, shapes=shapes)
+    chart.draw(container, chart.remembered(figure, attentions, kv_of), key, shapes=shapes)

@@ -26,6 +26,9 @@ FAMILY_NAMES = {
     "distilbert": "DistilBERT",
     "electra": "ELECTRA",
     "gpt2": "GPT-2",
+    "llama": "Llama",
+    "mistral": "Mistral",
+    "qwen2": "Qwen2",
 }
 
 
@@ -67,7 +70,7 @@ def chosen():
         typed = st.text_input(
             "Folder (config.json, model.safetensors, tokenizer.json); empty for MiniLM",
             key=PATH_KEY,
-            placeholder="/path/to/a/bert-or-gpt2-folder",
+            placeholder="/path/to/a/bert-gpt2-or-llama-folder",
             persist_state="session",
         ).strip()
         folder = str(Path(typed).expanduser().resolve()) if typed else None
@@ -126,8 +129,18 @@ def description(config, folder):
     family = FAMILY_NAMES.get(config.model_type, config.model_type)
     kind = "decoder (causal)" if config.causal else "encoder"
     where = "MiniLM's package" if folder is None else "its folder"
+    parts = []
+    if config.rotary:
+        parts.append("rotary positions, RMSNorm and a SwiGLU feed-forward")
+    if config.kv_heads < config.n_heads:
+        parts.append(f"{config.kv_heads} key/value heads (grouped-query attention)")
+    if config.sliding_window:
+        parts.append(f"a {config.sliding_window}-token sliding window")
+    if config.precision != "float32":
+        parts.append(f"weights kept in {config.precision}, computed in float32")
+    extra = f" It has {', '.join(parts)}." if parts else ""
     return (
         f"A {config.n_layers}-layer, {config.n_heads}-head {family} {kind}, d_model "
         f"{config.d_model}, {config.n_vocab:,} tokens in its vocabulary, read from {where} "
-        "with safetensors and run by our own NumPy forward pass: no PyTorch."
+        f"with safetensors and run by our own NumPy forward pass: no PyTorch.{extra}"
     )

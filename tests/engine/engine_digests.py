@@ -1,17 +1,20 @@
-"""Print a digest of every array the engine returns for MiniLM, the toy model and the translator.
+"""Print a digest of every array the engine returns for MiniLM, a tiny GPT-2, the toy model
+and the translator.
 
 Run by ``tests/engine/test_process.py`` in fresh processes set up differently (BLAS
-threads, CPUs, calling threads); the digests must all be the same. ``--threads N`` runs
-the whole workload in N threads at once, which must agree with each other too;
-``--one-cpu`` keeps the process to one CPU before NumPy is imported.
+threads, CPUs, the engine's threads, calling threads); the digests must all be the same.
+``--threads N`` runs the whole workload in N threads at once, which must agree with each
+other too; ``--parallel N`` passes ``parallel=N`` to the passes (N engine threads each),
+``--serial`` ``parallel=False``.
 """
 
 import argparse
 import hashlib
-import os
 import sys
 import threading
+from pathlib import Path
 
+GPT2 = Path(__file__).parents[1] / "data" / "tiny_models" / "gpt2"
 LONG_TEXT = " ".join(["Self-attention lets every token look at every other token."] * 25)
 
 
@@ -43,6 +46,7 @@ def workload(parallel=True):
     from engine.toy import run_toy
 
     model = checkpoint.load_minilm()
+    gpt2 = checkpoint.load(GPT2)  # 4 heads, 128 positions
     short = bert.run(model, DEFAULT_TEXT, parallel=parallel)
     long = bert.run(model, LONG_TEXT, parallel=parallel)
     longest = bert.run_ids(
@@ -51,6 +55,8 @@ def workload(parallel=True):
     tokens = [f"t{i % 40}" for i in range(300)]
     toy = run_toy(tokens, 64, 4, seed=3, pe="rotary", causal=True)
     return {
+        "gpt2 default passage": bert.run(gpt2, DEFAULT_TEXT, parallel=parallel),
+        "gpt2 128 tokens": bert.run_ids(gpt2, [i % 600 for i in range(128)], parallel=parallel),
         "minilm 45 tokens": short,
         "minilm long": long,
         "minilm 512 tokens": longest,
@@ -69,15 +75,14 @@ def workload(parallel=True):
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--threads", type=int, default=1)
-    parser.add_argument("--one-cpu", action="store_true")
+    parser.add_argument("--parallel", type=int)
     parser.add_argument("--serial", action="store_true")
     args = parser.parse_args()
-    if args.one_cpu:
-        os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})
+    parallel = False if args.serial else args.parallel or True
     results = [None] * args.threads
 
     def work(index):
-        found = workload(parallel=not args.serial)
+        found = workload(parallel)
         results[index] = {
             name: digest(value, hashlib.sha256()).hexdigest() for name, value in found.items()
         }

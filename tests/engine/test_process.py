@@ -7,6 +7,7 @@ notebook or the server would see.
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 import threading
@@ -24,13 +25,14 @@ THREAD_VARIABLES = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"
 needs_minilm = pytest.mark.skipif(minilm_dir() is None, reason="all-MiniLM-L6-v2 is not installed")
 
 
-def _python(args, blas_threads=None):
-    """Run Python in a plain environment; ``blas_threads`` sets OPENBLAS_NUM_THREADS."""
+def _python(args, blas_threads=None, prefix=()):
+    """Run Python in a plain environment; ``blas_threads`` sets OPENBLAS_NUM_THREADS;
+    ``prefix`` is a command that runs it (``taskset``)."""
     env = {k: v for k, v in os.environ.items() if k not in THREAD_VARIABLES}
     if blas_threads is not None:
         env["OPENBLAS_NUM_THREADS"] = str(blas_threads)
     result = subprocess.run(
-        [sys.executable, *args], capture_output=True, text=True, env=env, timeout=600
+        [*prefix, sys.executable, *args], capture_output=True, text=True, env=env, timeout=600
     )
     assert result.returncode == 0, result.stderr
     return result.stdout
@@ -61,10 +63,11 @@ if sys.argv[1] != "import":
     model = checkpoint.load_minilm()
     bert.run(model, "The restaurant refused because it only cooks.")
     run_toy(["a", "b", "c"], 8, 2, seed=0)
-    if sys.argv[1] in ("long", "long serial"):  # 296 tokens: each layer in two parts
+    if sys.argv[1] == "long":  # 296 tokens: each layer in parts, on sys.argv[2] threads
+        parallel = json.loads(sys.argv[2])
         text = "Every token looks at every other. " * 42
         for _ in range(3):
-            bert.run(model, text, parallel=sys.argv[1] == "long")
+            bert.run(model, text, parallel=parallel)
     after_run = state()
 names = sorted(thread.name for thread in threading.enumerate())
 print(json.dumps({"before": before, "imported": imported, "after run": after_run, "names": names}))
@@ -92,23 +95,49 @@ def test_a_pass_leaves_no_thread_no_affinity_and_blas_as_it_found_them(blas_thre
 
 @needs_procfs
 @needs_minilm
-def test_long_passes_leave_one_worker_thread_and_nothing_else():
-    """Passes from 128 tokens on hand part of each layer to the engine's one worker thread,
-    made then; it stays (idle) for the next passes, and nothing else changes."""
-    found = json.loads(_python(["-c", PROBE, "long"]))
+@pytest.mark.parametrize("parallel", [True, 3])
+def test_long_passes_leave_their_worker_threads_asleep_and_nothing_else(parallel):
+    """Passes of 128 tokens or more hand parts of each layer to the engine's worker threads,
+    made then, one fewer than the threads asked for (True: the CPUs); they stay, asleep,
+    for the next passes, and nothing else changes."""
+    found = json.loads(_python(["-c", PROBE, "long", json.dumps(parallel)]))
     before, after = found["before"], found["after run"]
-    assert after["python threads"] == before["python threads"] + 1
-    assert after["os threads"] == before["os threads"] + 1
+    workers = (len(os.sched_getaffinity(0)) if parallel is True else parallel) - 1
+    assert after["python threads"] == before["python threads"] + workers
+    assert after["os threads"] == before["os threads"] + workers
     for unchanged in ("environ", "affinity", "blas threads"):
         assert after[unchanged] == before[unchanged]
-    assert [name for name in found["names"] if name != "MainThread"] == ["engine-part_0"]
+    expected = [f"engine-part_{i}" for i in range(workers)]
+    assert [name for name in found["names"] if name != "MainThread"] == expected
 
 
 @needs_procfs
 @needs_minilm
 def test_long_passes_without_parallel_start_no_thread():
-    found = json.loads(_python(["-c", PROBE, "long serial"]))
+    found = json.loads(_python(["-c", PROBE, "long", "false"]))
     assert found["after run"] == found["before"]
+
+
+FORKED = """
+import os, sys
+import numpy as np
+from engine import bert, checkpoint
+model = checkpoint.load_minilm()
+text = "Every token looks at every other. " * 42
+parent = bert.run(model, text, parallel=2).last_hidden_state  # the workers exist now
+pid = os.fork()
+if pid == 0:  # the child has none of the parent's threads: it makes its own
+    child = bert.run(model, text, parallel=2).last_hidden_state
+    os._exit(0 if np.array_equal(child, parent) else 3)
+_, status = os.waitpid(pid, 0)
+print(os.waitstatus_to_exitcode(status))
+"""
+
+
+@needs_minilm
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs os.fork")
+def test_a_forked_child_runs_passes_on_threads_of_its_own():
+    assert _python(["-c", FORKED]).strip() == "0"
 
 
 # The same bits on any machine
@@ -119,32 +148,38 @@ def reference_digests():
     return _python([str(DIGESTS)])
 
 
+def _taskset():
+    if shutil.which("taskset") is None or not hasattr(os, "sched_getaffinity"):
+        pytest.skip("needs taskset")
+    return ["taskset", "-c", str(min(os.sched_getaffinity(0)))]
+
+
 @needs_minilm
 @pytest.mark.parametrize(
-    ("blas_threads", "threads", "one_cpu", "serial"),
+    ("blas_threads", "callers", "parallel", "one_cpu"),
     [
-        (1, 1, False, False),  # BLAS on one thread, as app/main.py sets it
-        (None, 2, False, False),  # BLAS's default (one thread per core), two callers at once
-        (4, 4, False, False),  # more BLAS threads than cores, four callers
-        (None, 2, True, False),  # a process kept to one CPU (a container, taskset)
-        (None, 1, False, True),  # every part of a layer on the caller: no worker thread
-        (None, 1, True, True),  # the same, on one CPU
+        (1, 1, 1, False),  # BLAS on one thread, as app/main.py sets it; one engine thread
+        (None, 1, 2, False),  # BLAS's default (one thread per core); two engine threads
+        (None, 1, 3, False),  # three engine threads, more than the cores
+        (4, 1, 4, False),  # more BLAS threads than cores, four engine threads
+        (None, 2, 2, False),  # two callers at once, two engine threads each
+        (None, 1, None, True),  # a process kept to one CPU (taskset): one engine thread
+        (None, 1, 2, True),  # two engine threads on that one CPU
+        (None, 1, "serial", False),  # parallel=False: every part on the caller
+        (None, 2, "serial", True),  # the same, two callers on one CPU
     ],
 )
 def test_every_array_is_the_same_whatever_the_threads_and_cpus(
-    reference_digests, blas_threads, threads, one_cpu, serial
+    reference_digests, blas_threads, callers, parallel, one_cpu
 ):
-    if one_cpu and not hasattr(os, "sched_setaffinity"):
-        pytest.skip("needs os.sched_setaffinity")
-    args = [
-        str(DIGESTS),
-        "--threads",
-        str(threads),
-        *(["--one-cpu"] if one_cpu else []),
-        *(["--serial"] if serial else []),
-    ]
-    found = _python(args, blas_threads)
-    assert found.count(":") == 10  # every result of the workload was digested
+    prefix = _taskset() if one_cpu else []
+    args = [str(DIGESTS), "--threads", str(callers)]
+    if parallel == "serial":
+        args.append("--serial")
+    elif parallel is not None:
+        args += ["--parallel", str(parallel)]
+    found = _python(args, blas_threads, prefix)
+    assert found.count(":") == 12  # every result of the workload was digested
     assert found == reference_digests
 
 

@@ -41,6 +41,7 @@ VIEWS = {
     "pretrained_model_view",
     "pretrained_neuron",
     "pretrained_rollout",
+    "pretrained_sinks",
 }
 #: What only a causal model adds: the next token, the last token's attention, a step's.
 NEXT = {"pretrained_next", "pretrained_last", "pretrained_step"}

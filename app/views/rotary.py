@@ -1,0 +1,81 @@
+"""Rotary positions: one head's score of a fixed query–key pair against their distance.
+
+Su et al. (2021), "RoFormer", section 3.4.2: rotating q and k by their positions makes
+the score depend on the distance between them alone. The same two vectors are moved
+apart, and their score drawn at each distance, against the model with the rotation
+removed (the same at every distance). The numbers are
+:func:`engine.analysis.rotary_scores`'.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import plotly.graph_objects as go
+
+from app.views import axes, chart, style
+
+
+def figure(scores, query_label, key_label, distance=None):
+    """The pair's scaled score at each distance, with rotary positions and without.
+
+    Parameters
+    ----------
+    scores : engine.analysis.RotaryScores
+    query_label, key_label : str
+    distance : int, optional; the pair's distance in the text, marked
+    """
+    query, key = axes.axis_labels([query_label, key_label])
+    x = np.asarray(scores.distances)
+    traces = [
+        go.Scatter(
+            x=x,
+            y=np.asarray(scores.rotary, dtype=np.float32),
+            mode="lines",
+            name="with rotary positions",
+            line={"color": style.COMPARE_COLORS[1]},
+            hovertemplate="distance %{x}<br>score %{y:.3f}<extra></extra>",
+        ),
+        go.Scatter(
+            x=x,
+            y=np.full(len(x), scores.plain, dtype=np.float32),
+            mode="lines",
+            name="rotary positions removed",
+            line={"color": style.COMPARE_COLORS[0], "dash": "dash"},
+            hovertemplate="distance %{x}<br>score %{y:.3f}<extra></extra>",
+        ),
+    ]
+    if distance is not None and 0 <= distance < len(x):
+        traces.append(
+            go.Scatter(
+                x=[distance],
+                y=[float(scores.rotary[distance])],
+                mode="markers",
+                name="in your text",
+                marker={"size": 10, "color": style.COMPARE_COLORS[2]},
+                hovertemplate="in your text: distance %{x}<br>score %{y:.3f}<extra></extra>",
+            )
+        )
+    return style.framed(
+        traces,
+        f"Score of “{query}” (query) and “{key}” (key) as they are moved apart",
+        340,
+        xaxis={"title": "distance: query position − key position"},
+        yaxis={"title": "scaled score q·k/√d"},
+        legend={"orientation": "h", "y": -0.25},
+        bottom=60,
+    )
+
+
+def table(scores):
+    """One row per distance: the score with rotary positions and without."""
+    return pd.DataFrame(
+        {"distance": scores.distances, "rotary": scores.rotary, "no_rotary": scores.plain}
+    )
+
+
+def show(container, key, scores, query_label, key_label, distance=None):
+    """Draw :func:`figure`; the CSV is the score at every distance."""
+    chart.draw(
+        container, figure(scores, query_label, key_label, distance), key, table=table(scores)
+    )

@@ -1,0 +1,106 @@
+"""Attention sinks: how much each head gives the first token, and the tokens most attended.
+
+Xiao et al. (2024), "Efficient Streaming Language Models with Attention Sinks", section
+3.1: trained decoders park much of their attention on the first token, whatever it is.
+The numbers are :func:`engine.analysis.attention_sinks`'; the sentence is computed from
+them, for the text on screen.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import plotly.graph_objects as go
+from plotly.subplots import make_subplots
+
+from app.views import axes, chart, style
+
+
+def sentence(sinks, labels):
+    """How much of the model's attention goes to the first token, in plain words.
+
+    Parameters
+    ----------
+    sinks : engine.analysis.Sinks
+    labels : sequence of n str, the tokens' labels
+    """
+    n_heads = sinks.first.size
+    over_half = int((sinks.first > 0.5).sum())
+    first = labels[0]
+    ratio = sinks.share / sinks.uniform if sinks.uniform > 0 else float("inf")
+    return (
+        f"Across all {n_heads} heads, {sinks.share:.0%} of the attention of the tokens after "
+        f"the first goes to the first token, “{first}”: {ratio:.1f} times the "
+        f"{sinks.uniform:.0%} it would get if every token spread its attention evenly. "
+        f"In {over_half} of the {n_heads} heads it gets more than half."
+    )
+
+
+def figure(sinks, labels):
+    """Each head's weight on the first token (left); the tokens most attended (right).
+
+    Parameters
+    ----------
+    sinks : engine.analysis.Sinks
+    labels : sequence of n str
+    """
+    first = np.asarray(sinks.first, dtype=np.float32)
+    n_layers, n_heads = first.shape
+    names = axes.axis_labels([labels[i] for i in sinks.strongest])
+    fig = make_subplots(
+        rows=1,
+        cols=2,
+        column_widths=[0.6, 0.4],
+        horizontal_spacing=0.12,
+        subplot_titles=["weight on the first token, per head", "most attended tokens"],
+    )
+    fig.add_trace(
+        go.Heatmap(
+            z=first,
+            x=[f"H{h}" for h in range(n_heads)],
+            y=[f"L{layer}" for layer in range(n_layers)],
+            text=[[f"{v:.2f}" for v in row] for row in first],
+            texttemplate="%{text}",
+            colorscale=style.WEIGHTS_SCALE,
+            zmin=0.0,
+            zmax=1.0,
+            hovertemplate="%{y} %{x}<br>weight on the first token %{z:.4f}<extra></extra>",
+            colorbar=style.COLORBAR | {"x": 0.5},
+        ),
+        row=1,
+        col=1,
+    )
+    received = np.asarray(sinks.received[sinks.strongest], dtype=np.float32)
+    fig.add_trace(
+        go.Bar(
+            x=received,
+            y=names,
+            orientation="h",
+            marker={"color": style.weight_colors(received)},
+            hovertemplate="%{y}<br>mean weight received %{x:.4f}<extra></extra>",
+        ),
+        row=1,
+        col=2,
+    )
+    fig.update_yaxes(autorange="reversed")
+    fig.update_xaxes(range=[0, 1], title="mean weight received", row=1, col=2)
+    title = f"Attention sinks: {sinks.share:.0%} of the attention goes to the first token"
+    return style.frame(fig, title, 120 + 40 * max(n_layers, len(names)), top=80)
+
+
+def table(sinks, labels):
+    """One row per (layer, head): its weight on the first token."""
+    n_layers, n_heads = np.shape(sinks.first)
+    return pd.DataFrame(
+        {
+            "layer": np.repeat(np.arange(n_layers), n_heads),
+            "head": np.tile(np.arange(n_heads), n_layers),
+            "first_token": [labels[0]] * (n_layers * n_heads),
+            "weight_on_first": np.ravel(sinks.first),
+        }
+    )
+
+
+def show(container, key, sinks, labels):
+    """Draw :func:`figure`; the CSV is each head's weight on the first token."""
+    chart.draw(container, figure(sinks, labels), key, table=table(sinks, labels))
