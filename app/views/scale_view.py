@@ -134,12 +134,14 @@ def figure(sweep, labels, stop_labels, start, title="Attention weights", omitted
     return fig
 
 
-def head_figure(q, k, v, labels, mask=None, title="Attention weights", budget=FRAME_BUDGET):
+def head_figure(
+    q, k, v, labels, mask=None, title="Attention weights", budget=FRAME_BUDGET, start=None
+):
     """The scale view of one head from its queries, keys and values: the engine's sweep, drawn.
 
     The stops are the slider's of /attention for ``d_k`` (:func:`app.state.controls.scale_options`),
-    thinned to fit ``budget`` (:func:`kept_stops`); the first shown is 1/√d_k, the scale the
-    model was trained at. The weights of every stop are
+    thinned to fit ``budget`` (:func:`kept_stops`); the first shown is ``start``, by default
+    1/√d_k, the scale the model was trained at. The weights of every stop are
     :func:`engine.attention.attention_over_scales`'.
 
     Parameters
@@ -151,6 +153,7 @@ def head_figure(q, k, v, labels, mask=None, title="Attention weights", budget=FR
     mask : bool ndarray of shape (n_q, n_k), optional, True where a query may attend
     title : str
     budget : float, the most bytes the frames may hold
+    start : float, optional, the stop shown first (one of the slider's; it is always kept)
 
     Returns
     -------
@@ -160,9 +163,10 @@ def head_figure(q, k, v, labels, mask=None, title="Attention weights", budget=FR
     d_k = np.shape(q)[-1]
     options = controls.scale_options(d_k, 1)
     default = controls.default_scale(d_k, 1)
+    start = default if start is None else start
     n = len(labels)
     masked = mask is not None and not np.all(mask)
-    kept = kept_stops(options, (default, 1.0), n, masked, budget)
+    kept = kept_stops(options, (default, 1.0, start), n, masked, budget)
     scales = np.array([options[i] for i in kept])
     sweep = engine.attention_over_scales(q, k, v, scales, mask)
     stop_labels = [controls.scale_label(s, d_k, 1) for s in scales]
@@ -173,8 +177,8 @@ def head_figure(q, k, v, labels, mask=None, title="Attention weights", budget=FR
         left_out.append(
             f"hover gives the weight alone past {attention_maps.HOVER_SCORES_MAX} tokens"
         )
-    start = list(scales).index(default)
-    return figure(sweep, labels, stop_labels, start, title, "; ".join(left_out)), sweep
+    first = list(scales).index(start)
+    return figure(sweep, labels, stop_labels, first, title, "; ".join(left_out)), sweep
 
 
 def table(sweep, labels, stop):
