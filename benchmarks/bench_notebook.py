@@ -118,6 +118,8 @@ def main():
     pio.renderers.default = "plotly_mimetype"  # what JupyterLab and VS Code get
     tokenizer = checkpoint.load_minilm().tokenizer
     sizes = (30, 250)
+    took, _ = timed(ae.attention, "Loading the model.")
+    print(f"MiniLM loaded and a first text run: {took * 1000:.0f} ms (once per kernel)")
     atts = {}
     for n in sizes:
         took, att = timed(ae.attention, text_of(n, tokenizer))
