@@ -10,6 +10,7 @@ tests/app/test_notebook.py.
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 import numpy as np
 import plotly.graph_objects as go
@@ -214,3 +215,51 @@ def test_a_page_inlines_the_partial_bundle_only_when_it_draws_every_trace():
     full = page.plotly_js(go.Figure(go.Pie(values=[1, 2])))
     assert len(partial) < len(full)
     assert "partial" in partial[:200]
+
+
+TINY = Path(__file__).resolve().parents[1] / "data" / "tiny_models"
+
+
+def transformers_output(family, text="long"):
+    """What ``transformers`` returned for a tiny checkpoint: output_attentions, tokens, text."""
+    data = np.load(TINY / f"{family}.npz")
+    attentions = tuple(layer[None] for layer in data[f"{text}/attentions"])  # [1, heads, n, n]
+    return attentions, [str(t) for t in data[f"{text}/tokens"]], str(data[f"{text}/text"])
+
+
+@pytest.mark.parametrize("family", ["bert", "gpt2"])
+def test_the_bertviz_path_draws_transformers_own_attention(family):
+    attentions, tokens, _ = transformers_output(family)
+    assert attentions[0].shape == (1, 4, len(tokens), len(tokens))
+    fig = ae.head_view(attentions, tokens, layer=1, head=2)
+    np.testing.assert_array_equal(fig.data[0].z, attentions[1][0, 2].astype(np.float32))
+    lines = ae.line_view(attentions, tokens, layer=1)
+    links = strong_links(attentions[1][0], line_view.DEFAULT_THRESHOLD)
+    assert len(re.findall("M0,", "".join(s.path for s in lines.layout.shapes))) == len(links.key)
+    grid = ae.model_view(attentions, tokens)
+    expected = model_view.figure(np.stack([a[0] for a in attentions])).data[0].z
+    np.testing.assert_array_equal(grid.data[0].z, expected)
+
+
+@pytest.mark.parametrize("family", ["bert", "gpt2"])
+def test_a_checkpoint_folders_views_hold_our_engines_run(family):
+    attentions, tokens, text = transformers_output(family)
+    att = ae.attention(text, model=TINY / family, layer=1, head=2)
+    assert att.tokens == tokens
+    np.testing.assert_allclose(att.weights, attentions[1][0, 2], atol=1e-5)  # parity
+    fig = ae.head_view(att)
+    np.testing.assert_array_equal(fig.data[0].z, att.weights.astype(np.float32))
+    scale = ae.scale_view(att)
+    causal = family == "gpt2"
+    assert (att.mask is not None) == causal
+    hover = scale.frames[0].data[0].customdata
+    assert isinstance(hover, tuple | list) == causal  # masked cells make text hovers
+    neuron = ae.neuron_view(att, token=3)
+    weights = next(trace for trace in neuron.data if trace.name == "weight")
+    assert len(weights.x) == (4 if causal else len(tokens))  # a causal token sees back only
+
+
+def test_a_layer_the_model_lacks_is_refused():
+    _, _, text = transformers_output("bert")
+    with pytest.raises(ValueError, match="not in this model's 2 layers of 4 heads"):
+        ae.attention(text, model=TINY / "bert")  # the default, layer 3
