@@ -36,6 +36,7 @@ from aeviews.arrays import as_array, as_layers  # noqa: E402
 from aeviews.models import Attention, attention  # noqa: E402
 from aeviews.views import (  # noqa: E402
     Figure,
+    export_format,
     for_slide,
     head_view,
     line_view,
@@ -53,6 +54,7 @@ __all__ = [
     "as_array",
     "as_layers",
     "attention",
+    "export_format",
     "for_slide",
     "head_view",
     "line_view",

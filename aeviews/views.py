@@ -59,6 +59,9 @@ class Figure(go.Figure):
     comes from the network.
     """
 
+    #: What the camera saves: "png" or "svg" (:func:`export_format` sets it for every figure).
+    image_format = "png"
+
     def image_options(self, image_format="png", filename="attention-explorer"):
         """The camera's options: the print size (:func:`app.views.export.print_layout`), 3×."""
         printed = export.print_layout(self)
@@ -72,7 +75,8 @@ class Figure(go.Figure):
 
     def _display_config(self):
         name = f"attention-explorer_{self.layout.meta or 'view'}"
-        return {"toImageButtonOptions": self.image_options(filename=name), "displaylogo": False}
+        options = self.image_options(self.image_format, name)
+        return {"toImageButtonOptions": options, "displaylogo": False}
 
     def _repr_mimebundle_(self, include=None, exclude=None, validate=True, **kwargs):
         bundle = super()._repr_mimebundle_(
@@ -90,6 +94,13 @@ class Figure(go.Figure):
             display(bundle, raw=True)
         else:  # no notebook renderer (a browser's, say): plotly's own way
             pio.show(self, config=self._display_config())
+
+
+def export_format(image_format):
+    """Make every figure's camera save ``"png"`` or ``"svg"``, as the app's sidebar chooses."""
+    if image_format not in ("png", "svg"):
+        raise ValueError(f"the camera saves png or svg, not {image_format!r}")
+    Figure.image_format = image_format
 
 
 def _figure(fig):

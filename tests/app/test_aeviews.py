@@ -181,6 +181,15 @@ def test_the_notebook_toolbar_saves_at_the_apps_print_size(monkeypatch):
     options = config["toImageButtonOptions"]
     assert (options["width"], options["height"]) == (printed["width"], printed["height"])
     assert options["scale"] == export.EXPORT_SCALE
+    assert options["format"] == "png"
+    ae.export_format("svg")
+    try:
+        config = fig._repr_mimebundle_()["application/vnd.plotly.v1+json"]["config"]
+        assert config["toImageButtonOptions"]["format"] == "svg"
+    finally:
+        ae.export_format("png")
+    with pytest.raises(ValueError, match="png or svg"):
+        ae.export_format("jpeg")
     slide = ae.for_slide(fig)
     assert (slide.layout.width, slide.layout.height) == (printed["width"], printed["height"])
     assert slide.layout.font.size == export.PRINT_FONT
