@@ -203,7 +203,7 @@ def _scale(source, *, layer=None, head=None, model=None, title=None):
     found = _engine_source(source, layer, head, model, "scale view")
     title = f"Layer {found.layer}, head {found.head}" if title is None else title
     fig, sweep = scales.head_figure(found.q, found.k, found.v, found.labels, found.mask, title)
-    return fig, scales.sweep_table(sweep, found.labels)
+    return fig, scales.table(sweep, found.labels)
 
 
 def head_view(attention, tokens=None, *, layer=None, head=None, model=None, title=None):

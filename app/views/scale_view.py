@@ -18,11 +18,10 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
-import plotly.graph_objects as go
 
 import engine
 from app.state import controls
-from app.views import attention_maps, heatmap, style
+from app.views import attention_maps, style
 
 #: The most bytes a figure's frames may hold, as plotly.py writes them (base64 float32).
 FRAME_BUDGET = 8 * 1024 * 1024
@@ -110,7 +109,12 @@ def figure(sweep, labels, stop_labels, start, title="Attention weights", omitted
         if hovered:
             data["customdata"] = attention_maps.score_hover(sweep.scores, scaled[i])[0]
         frames.append(
-            go.Frame(name=str(i), data=[data], traces=[0], layout={"title": {"text": titles[i]}})
+            {
+                "name": str(i),
+                "data": [data],
+                "traces": [0],
+                "layout": {"title": {"text": titles[i]}},
+            }
         )
     steps = [
         {"label": stop_labels[i], "method": "animate", "args": [[str(i)], _JUMP]}
@@ -181,12 +185,7 @@ def head_figure(
     return figure(sweep, labels, stop_labels, first, title, "; ".join(left_out)), sweep
 
 
-def table(sweep, labels, stop):
-    """The weights at ``stop`` (an index into ``sweep.scales``), as the CSV writes them."""
-    return heatmap.table(sweep.weights[stop], labels, labels)
-
-
-def sweep_table(sweep, labels):
+def table(sweep, labels):
     """Every stop's weights in one long table: scale, query, key, raw and scaled score, weight."""
     n_s, n_q, n_k = sweep.weights.shape
     labels = list(labels)

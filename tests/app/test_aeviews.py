@@ -263,6 +263,13 @@ def test_a_checkpoint_folders_views_hold_our_engines_run(family):
     assert (att.mask is not None) == causal
     hover = scale.frames[0].data[0].customdata
     assert isinstance(hover, tuple | list) == causal  # masked cells make text hovers
+    every_stop = ae.table(att, view="scale")  # each stop's every cell, as its CSV
+    n = len(tokens)
+    assert len(every_stop) == len(scale.frames) * n * n
+    stop = every_stop[every_stop["scale"] == every_stop["scale"].iloc[-1]]
+    np.testing.assert_array_equal(
+        stop["weight"].to_numpy().reshape(n, n).astype(np.float32), scale.frames[-1].data[0].z
+    )
     neuron = ae.neuron_view(att, token=3)
     weights = next(trace for trace in neuron.data if trace.name == "weight")
     assert len(weights.x) == (4 if causal else len(tokens))  # a causal token sees back only
