@@ -258,6 +258,9 @@ def test_a_checkpoint_folders_views_hold_our_engines_run(family):
     np.testing.assert_allclose(att.weights, attentions[1][0, 2], atol=1e-5)  # parity
     fig = ae.head_view(att)
     np.testing.assert_array_equal(fig.data[0].z, att.weights.astype(np.float32))
+    from_text = ae.head_view(text, model=TINY / family, layer=1, head=2)  # a text, run here
+    np.testing.assert_array_equal(from_text.data[0].z, fig.data[0].z)
+    np.testing.assert_array_equal(from_text.data[0].customdata, fig.data[0].customdata)
     scale = ae.scale_view(att)
     causal = family == "gpt2"
     assert (att.mask is not None) == causal
