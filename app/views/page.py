@@ -18,6 +18,7 @@ import html as html_text
 import json
 from pathlib import Path
 
+import plotly.graph_objects as go
 import plotly.io as pio
 from plotly.offline import get_plotlyjs
 
@@ -74,6 +75,20 @@ Plotly.newPlot(gd, {data: FIGURE.data, layout: FIGURE.layout, frames: FIGURE.fra
 """
 
 
+def standalone(fig):
+    """``fig`` as the app's chart component draws it, in place, for plotly.js on its own.
+
+    The component themes every figure it draws (``attention_explorer/chart/theme.js``):
+    axes that make room for their labels (``automargin``), and no plotly.py template (a
+    white page). Outside the app, in a notebook or a saved page, the figure carries both.
+    Returns ``fig``.
+    """
+    fig.layout.template = None
+    fig.update_xaxes(automargin=True)
+    fig.update_yaxes(automargin=True)
+    return fig
+
+
 def plotly_js(fig):
     """The plotly.js a page of ``fig`` inlines: the app's partial bundle if it draws every trace."""
     source = attention_explorer.plotly_js_source()
@@ -100,7 +115,7 @@ def html(fig, title="Attention Explorer", caption="", filename="attention-explor
     caption : str, optional, a line of text under the figure (plain text, escaped)
     filename : str, the name the slide buttons save the image under, without extension
     """
-    spec = pio.to_json(fig, validate=False)
+    spec = pio.to_json(standalone(go.Figure(fig)), validate=False)
     constants = {
         "FIGURE": spec,
         "PRINT": json.dumps(export.print_layout(fig)),

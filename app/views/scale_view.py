@@ -21,7 +21,7 @@ import pandas as pd
 
 import engine
 from app.state import controls
-from app.views import attention_maps, style
+from app.views import attention_maps, axes, style
 
 #: The most bytes a figure's frames may hold, as plotly.py writes them (base64 float32).
 FRAME_BUDGET = 8 * 1024 * 1024
@@ -76,6 +76,17 @@ def _stop_title(title, scale_label, weights):
     return style.with_note(f"{title} at scale {scale_label}", note)
 
 
+#: The slider's own height, its current value above its rail, in pixels.
+SLIDER_HEIGHT = 80
+
+
+def _label_room(axis):
+    """Pixels under a plot that a token axis's labels (upright at worst) and title take."""
+    font = axis.tickfont.size or axes.SCREEN_FONT
+    longest = max((len(str(label)) for label in axis.tickvals or ()), default=1)
+    return round(axes.CHAR_WIDTH * font * longest + 2.5 * axes.SCREEN_FONT + 10)
+
+
 def figure(sweep, labels, stop_labels, start, title="Attention weights", omitted=""):
     """One head's weights at each stop of ``sweep``, a Plotly frame per stop, under a slider.
 
@@ -120,19 +131,24 @@ def figure(sweep, labels, stop_labels, start, title="Attention weights", omitted
         {"label": stop_labels[i], "method": "animate", "args": [[str(i)], _JUMP]}
         for i in range(len(scales))
     ]
+    # Under the key axis: its labels, turned upright at worst, and its title.
+    below = _label_room(fig.layout.xaxis)
     slider = {
         "active": start,
         "steps": steps,
-        "currentvalue": {"prefix": "scale ", "font": {"size": 14}},
+        "currentvalue": {"prefix": "scale ", "font": {"size": 14, "color": "#222"}},
         # Every stop's label under the slider would overlap: the current one says it.
         "font": {"color": "rgba(0,0,0,0)"},
-        "pad": {"t": 10},
+        "y": 0,
+        "yanchor": "top",
+        "pad": {"t": below},
         "len": 1.0,
     }
     top = style.NOTE_TOP + (20 if omitted else 0)
+    bottom = below + SLIDER_HEIGHT
     fig.update_layout(
-        title_text=titles[start], sliders=[slider], height=fig.layout.height + 110,
-        margin_t=top, margin_b=110,
+        title_text=titles[start], sliders=[slider], height=fig.layout.height + bottom,
+        margin_t=top, margin_b=bottom,
     )  # fmt: skip
     fig.frames = frames
     return fig

@@ -9,6 +9,7 @@ tests/app/test_notebook.py.
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 
@@ -282,3 +283,31 @@ def test_a_layer_the_model_lacks_is_refused():
     _, _, text = transformers_output("bert")
     with pytest.raises(ValueError, match="not in this model's 2 layers of 4 heads"):
         ae.attention(text, model=TINY / "bert")  # the default, layer 3
+
+
+def test_figures_make_room_for_their_labels_as_the_apps_component_does():
+    # The chart component themes every figure (theme.js: automargin, no template); plotly.js
+    # alone draws a figure's margins as given, and 10 px cut the token labels off.
+    attentions, tokens, text = transformers_output("bert")
+    att = ae.attention(text, model=TINY / "bert", layer=1, head=2)
+    for fig in (ae.head_view(att), ae.neuron_view(att), ae.scale_view(att)):
+        axes_of = [*fig.select_xaxes(), *fig.select_yaxes()]
+        assert axes_of
+        assert all(axis.automargin for axis in axes_of)
+        assert fig.layout.template.to_plotly_json() == {}
+    spec = figure_json(page.html(ae.head_view(attentions, tokens)))
+    assert spec["layout"]["xaxis"]["automargin"] is True
+    assert "template" not in spec["layout"]
+
+
+def test_the_scale_slider_sits_below_the_key_labels():
+    _, (fig, _) = scale_sweep_figure(12)
+    longest = max(len(label) for label in fig.layout.xaxis.tickvals)
+    slider = fig.layout.sliders[0]
+    assert slider.yanchor == "top"
+    assert slider.pad.t >= axes.CHAR_WIDTH * fig.layout.xaxis.tickfont.size * longest
+    assert fig.layout.margin.b >= slider.pad.t + scale_view.SLIDER_HEIGHT
+
+
+def figure_json(html):
+    return json.loads(html.split("const FIGURE = ", 1)[1].split(";\nconst PRINT = ", 1)[0])
