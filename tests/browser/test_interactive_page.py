@@ -3,7 +3,8 @@
 The scale view of MiniLM's head (a text of 45 tokens) is saved by ``ae.save_html`` and opened
 from a file: it must load nothing from anywhere, and dragging its Plotly slider must draw
 the engine's weights of the stop it lands on, the hover giving that stop's numbers. The
-line view's page keeps a hovered token's lines, as the app does.
+line view's page keeps a hovered token's lines, as the app does, and a page's camera saves
+the figure laid out for a slide, as the app's export lays it out.
 """
 
 from __future__ import annotations
@@ -13,9 +14,11 @@ import re
 import numpy as np
 import pytest
 from browser_support import unplugged_page
+from PIL import Image
 
 import aeviews as ae
 from app.state import controls
+from app.views import export
 from engine.attention import attention_over_scales
 
 pytestmark = [
@@ -131,5 +134,27 @@ def test_the_line_page_keeps_a_hovered_tokens_lines(browser, attention, tmp_path
         page.wait_for_function(f"({count})() === {mine}")
         page.mouse.move(5, 5)  # off the plot: every line again
         page.wait_for_function(f"({count})() === {expected}")
+        assert page.outside == []
+        assert page.errors == []
+
+
+def test_the_pages_camera_saves_the_slide_layout(browser, attention, tmp_path):
+    fig = ae.head_view(attention)
+    path = tmp_path / "head.html"
+    ae.save_html(fig, path)
+    printed = export.print_layout(fig)
+    with unplugged_page(browser, accept_downloads=True) as page:
+        opened(page, path)
+        page.hover("#view")
+        with page.expect_download() as download:
+            page.click('[data-title="Save as PNG, laid out for a slide"]')
+        saved = tmp_path / download.value.suggested_filename
+        download.value.save_as(saved)
+        assert saved.name == "head.png"
+        with Image.open(saved) as image:
+            assert image.size == (
+                printed["width"] * export.EXPORT_SCALE,
+                printed["height"] * export.EXPORT_SCALE,
+            )
         assert page.outside == []
         assert page.errors == []
