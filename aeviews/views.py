@@ -21,27 +21,13 @@ import re
 import plotly.graph_objects as go
 import plotly.io as pio
 
+import app.views.line_view as lines
+import app.views.model_view as grid
+import app.views.neuron_view as neurons
+import app.views.scale_view as scales
 from aeviews.arrays import as_layers, check_tokens
 from aeviews.models import DEFAULT_HEAD, DEFAULT_LAYER, Attention, attention
-from app.views import (
-    attention_maps,
-    chart,
-    export,
-    heatmap,
-    page,
-)
-from app.views import (
-    line_view as lines,
-)
-from app.views import (
-    model_view as grid,
-)
-from app.views import (
-    neuron_view as neurons,
-)
-from app.views import (
-    scale_view as scales,
-)
+from app.views import attention_maps, chart, export, heatmap, page
 from app.words import wording
 from engine.attention import query_stages, strong_links
 
@@ -132,18 +118,14 @@ def _source(source, tokens, layer, head, model):
 def _head(source, tokens=None, *, layer=None, head=None, model=None, title=None):
     found = _source(source, tokens, layer, head, model)
     if isinstance(found, Attention):
-        weights, labels = found.weights, found.labels
-        layer, head, more = (
-            found.layer,
-            found.head,
-            {"scores": found.scores, "scaled": found.scaled},
-        )
+        weights, labels, layer, head = found.weights, found.labels, found.layer, found.head
+        hover = {"scores": found.scores, "scaled": found.scaled}
     else:
         layers, labels = found
-        layer, head, more = layer or 0, head or 0, {}
+        layer, head, hover = layer or 0, head or 0, {}
         weights = layers[layer, head]
     title = f"Layer {layer}, head {head}" if title is None else title
-    fig = attention_maps.weights_figure(weights, labels, title, **more)
+    fig = attention_maps.weights_figure(weights, labels, title, **hover)
     return fig, heatmap.table(weights, labels, labels)
 
 
