@@ -3,7 +3,8 @@
 The app reaches the engine through Streamlit's caches (:mod:`app.data`); a notebook has no
 Streamlit server, so this module calls the engine itself: :func:`engine.checkpoint.load`
 once per model, :func:`engine.bert.run` once per text, :func:`engine.bert.layer_run` for
-a layer's queries, keys and values. The caches are this process's own (a few entries).
+a layer's queries, keys and values. The caches are this process's own (a few entries);
+their arrays are read-only.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from __future__ import annotations
 import functools
 from pathlib import Path
 
+from app.data import cache
 from engine import bert, checkpoint
 
 #: The head the app opens on: MiniLM's layer 3, head 1, whose "it" finds "restaurant".
@@ -33,14 +35,16 @@ def load(key=None):
     return checkpoint.load(key)
 
 
+# Cached results are shared by every later call: their arrays are made read-only, as the
+# app's caches make theirs (:func:`app.data.cache.freeze`).
 @functools.lru_cache(maxsize=16)
 def _run(key, text):
-    return bert.run(load(key), text)
+    return cache.freeze(bert.run(load(key), text))
 
 
 @functools.lru_cache(maxsize=16)
 def _layer_run(key, text, layer):
-    return bert.layer_run(load(key), _run(key, text), layer)
+    return cache.freeze(bert.layer_run(load(key), _run(key, text), layer))
 
 
 class Attention:

@@ -256,6 +256,8 @@ def test_a_checkpoint_folders_views_hold_our_engines_run(family):
     attentions, tokens, text = transformers_output(family)
     att = ae.attention(text, model=TINY / family, layer=1, head=2)
     assert att.tokens == tokens
+    assert not att.attentions.flags.writeable  # cached for the next call: read-only
+    assert not att.weights.flags.writeable
     np.testing.assert_allclose(att.weights, attentions[1][0, 2], atol=1e-5)  # parity
     fig = ae.head_view(att)
     np.testing.assert_array_equal(fig.data[0].z, att.weights.astype(np.float32))
