@@ -39,10 +39,10 @@ _MATHJAX_TAG = re.compile(r'<script src="[^"]*mathjax[^"]*"></script>')
 class Figure(go.Figure):
     """A Plotly figure whose toolbar saves it for a slide: the app's export size, at 3×.
 
-    Shown in Jupyter or VS Code by plotly's own renderers (the plotly mime type, which the
-    notebook draws with the plotly.js it ships, and the HTML with plotly.js inlined once in
-    the notebook), less the MathJax script plotly.py's HTML would load from a CDN: nothing
-    comes from the network.
+    Shown by plotly's own renderers: in an ipykernel notebook the plotly mime type, which
+    JupyterLab's plotly extension or VS Code draws with the plotly.js it ships; with the
+    fallback HTML renderer, plotly.js inlined once, less the MathJax script plotly.py's
+    HTML would load from a CDN beside each figure. Nothing comes from the network.
     """
 
     #: What the camera saves: "png" or "svg" (:func:`export_format` sets it for every figure).
