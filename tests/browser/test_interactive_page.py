@@ -4,19 +4,23 @@ The scale view of MiniLM's head (a text of 45 tokens) is saved by ``ae.save_html
 from a file: it must load nothing from anywhere, and dragging its Plotly slider must draw
 the engine's weights of the stop it lands on, the hover giving that stop's numbers. The
 line view's page keeps a hovered token's lines, as the app does, and a page's camera saves
-the figure laid out for a slide, as the app's export lays it out.
+the figure laid out for a slide, as the app's export lays it out. The app's own button on
+/attention saves such a page, which plays the engine's sweep with the network unplugged.
 """
 
 from __future__ import annotations
 
 import re
+from urllib.parse import quote
 
 import numpy as np
 import pytest
-from browser_support import unplugged_page
+from apptest_support import open_app as apptest_open
+from browser_support import open_app, unplugged_page
 from PIL import Image
 
 import aeviews as ae
+from app.data import layers
 from app.state import controls
 from app.views import export
 from engine.attention import attention_over_scales
@@ -158,3 +162,29 @@ def test_the_pages_camera_saves_the_slide_layout(browser, attention, tmp_path):
             )
         assert page.outside == []
         assert page.errors == []
+
+
+def test_the_apps_button_saves_a_page_that_plays_offline(page, app_url, browser, tmp_path):
+    text = "the cat sat on the mat because it was tired"
+    open_app(page, f"{app_url}/attention?weights=random&tokenizer=words&text={quote(text)}")
+    button = page.locator(".st-key-attention_page button")
+    assert button.inner_text().strip().endswith("Download as an interactive page")
+    with page.expect_download() as download:
+        button.click()
+    saved = tmp_path / download.value.suggested_filename
+    download.value.save_as(saved)
+    assert saved.name.startswith("attention-explorer_scale-view_")
+    at = apptest_open("attention", {"weights": "random", "tokenizer": "words", "text": text})
+    values = {key: at.session_state[key] for key in controls.CONTROLS}  # the link's settings
+    settings = controls.Settings.from_values(values)
+    run = layers.layer(settings.replace(scale=None))  # the engine's toy model on the text
+    q, k, v = (getattr(run.attention, name)[values["head"]] for name in "qkv")
+    sweep = attention_over_scales(q, k, v, np.array(controls.scale_options(*settings.shape)))
+    with unplugged_page(browser) as offline:
+        opened(offline, saved)
+        stop = drag_slider(offline, 0.9)
+        np.testing.assert_array_equal(
+            drawn_weights(offline), sweep.weights[stop].astype(np.float32)
+        )
+        assert offline.outside == []
+        assert offline.errors == []
