@@ -9,7 +9,9 @@ engine itself, not through aeviews.
 from __future__ import annotations
 
 import base64
+import json
 import re
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -29,6 +31,7 @@ NOTEBOOK = Path(__file__).resolve().parents[2] / "examples" / "notebook.ipynb"
 PLOTLY = "application/vnd.plotly.v1+json"
 TEXT = "The animal didn't cross the street because it was too tired."
 LAYER, HEAD = 3, 1
+KERNEL = "aeviews-test"
 
 
 def decoded(value):
@@ -42,13 +45,27 @@ def decoded(value):
 
 @pytest.fixture(scope="module")
 def executed(tmp_path_factory):
-    """The notebook run top to bottom in a fresh kernel: {tag: outputs}, and its folder."""
+    """The notebook run top to bottom in a fresh kernel: {tag: outputs}, and its folder.
+
+    The kernel is this interpreter's, named by a kernel spec of the test's own (a
+    ``python3`` spec installed for the user elsewhere could name another Python).
+    """
     folder = tmp_path_factory.mktemp("notebook")
+    specs = tmp_path_factory.mktemp("jupyter")
+    spec = {
+        "argv": [sys.executable, "-m", "ipykernel_launcher", "-f", "{connection_file}"],
+        "display_name": "this test's Python",
+        "language": "python",
+    }
+    (specs / "kernels" / KERNEL).mkdir(parents=True)
+    (specs / "kernels" / KERNEL / "kernel.json").write_text(json.dumps(spec))
     notebook = nbformat.read(NOTEBOOK, as_version=4)
     client = nbclient.NotebookClient(
-        notebook, timeout=300, kernel_name="python3", resources={"metadata": {"path": str(folder)}}
+        notebook, timeout=300, kernel_name=KERNEL, resources={"metadata": {"path": str(folder)}}
     )
-    client.execute()
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("JUPYTER_PATH", str(specs))
+        client.execute()
     cells = [cell for cell in notebook.cells if cell.cell_type == "code"]
     return {cell.metadata["tags"][0]: cell.outputs for cell in cells}, folder
 
