@@ -6,7 +6,7 @@ from app import live
 from app.data import layers
 from app.state import controls, session
 from app.views import attention_maps, bars, equation
-from app.widgets import notices
+from app.widgets import interactive, notices
 from app.words import equations, wording
 
 st.title("Scores → softmax → weights → output")
@@ -64,3 +64,4 @@ def random_against_trained():
 if controls.MINILM is not None:
     random_against_trained()
 live.scale_section(settings, head, labels)
+interactive.scale_page(st, settings, head, labels)

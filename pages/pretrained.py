@@ -22,7 +22,7 @@ from app.views import (
     rotary,
     sinks,
 )
-from app.widgets import compare_box, model_box, notices, pickers
+from app.widgets import compare_box, interactive, model_box, notices, pickers
 from app.words import equations, minimal_pairs, wording
 from engine import analysis, bert, checkpoint
 from engine.attention import kv_head_of, query_stages
@@ -190,6 +190,7 @@ for column, (this, chart_key, name) in zip(st.columns(len(sentences)), sentences
     line_view.show_layer(
         column, chart_key, this, layer, heads, threshold, name, hide_special=hide_special
     )
+interactive.line_page(st, run, layer, heads, threshold, folder, hide_special=hide_special)
 
 st.header("Model view")
 session.name_files(model_box.file_name(folder))  # every head: the same file and figure

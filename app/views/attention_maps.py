@@ -96,7 +96,7 @@ def weights_figure(weights, labels, title="Attention weights", *, scores=None, s
     hover = "query %{y}<br>key %{x}<br>"
     customdata = None
     if scores is not None and scaled is not None and max(z.shape) <= HOVER_SCORES_MAX:
-        customdata, lines = _score_hover(scores, scaled)
+        customdata, lines = score_hover(scores, scaled)
         hover += lines
     trace = go.Heatmap(
         z=z,
@@ -113,7 +113,7 @@ def weights_figure(weights, labels, title="Attention weights", *, scores=None, s
     return heatmap.token_figure(trace, title, *z.shape, "key", "query")
 
 
-def _score_hover(scores, scaled):
+def score_hover(scores, scaled):
     """The customdata and hover lines that give each cell's raw and scaled scores.
 
     Without masked cells the scores are a compact float32 array of shape (n_q, n_k, 2).

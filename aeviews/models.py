@@ -1,0 +1,178 @@
+"""Our engine on a text, from a notebook: MiniLM by default, or a checkpoint folder.
+
+The app reaches the engine through Streamlit's caches (:mod:`app.data`); a notebook has no
+Streamlit server, so this module calls the engine itself: :func:`engine.checkpoint.load`
+once per model, :func:`engine.bert.run` once per text, :func:`engine.bert.layer_run` for
+a layer's queries, keys and values. The caches are this process's own (a few entries);
+their arrays are read-only.
+"""
+
+from __future__ import annotations
+
+import functools
+from pathlib import Path
+
+from app.data import cache
+from engine import bert, checkpoint
+
+#: The head the app opens on: MiniLM's layer 3, head 1, whose "it" finds "restaurant".
+DEFAULT_LAYER, DEFAULT_HEAD = 3, 1
+
+
+def model_key(model=None):
+    """What names a model in this module's caches: None (MiniLM), or the folder's full path."""
+    return None if model is None else str(Path(model).expanduser().resolve())
+
+
+@functools.lru_cache(maxsize=4)
+def load(key=None):
+    """The model :func:`model_key` names: all-MiniLM-L6-v2 for None, else a checkpoint folder.
+
+    Raises what :func:`engine.checkpoint.load` raises: ModelUnavailableError (MiniLM not
+    installed, with the command that installs it) or a CheckpointError saying what the
+    folder lacks or holds that the engine does not read.
+    """
+    return checkpoint.load(key)
+
+
+# Cached results are shared by every later call: their arrays are made read-only, as the
+# app's caches make theirs (:func:`app.data.cache.freeze`).
+@functools.lru_cache(maxsize=16)
+def _run(key, text):
+    return cache.freeze(bert.run(load(key), text))
+
+
+@functools.lru_cache(maxsize=16)
+def _layer_run(key, text, layer):
+    return cache.freeze(bert.layer_run(load(key), _run(key, text), layer))
+
+
+class Attention:
+    """One text through a model, and one of its heads: the engine's arrays and the tokens.
+
+    Attributes
+    ----------
+    text : str
+    model : str or None, the checkpoint folder's full path (None: all-MiniLM-L6-v2)
+    tokens : list of n str, the model's tokens ([CLS] and [SEP] included for MiniLM)
+    labels : list of n str, the piece of the text each token covers (what the views write)
+    attentions : ndarray of shape (n_layers, n_heads, n, n), every head's weights
+    layer, head : int, the head the views draw unless told otherwise
+    run : engine.bert.BertRun, the whole forward pass (hidden states, queries, keys …)
+
+    The head's own arrays are properties: ``q``, ``k``, ``v`` of shape (n, d_head),
+    ``scores`` (raw q·kᵀ) and ``scaled`` of shape (n, n), ``weights`` (n, n), ``output``
+    (n, d_head), ``mask`` (n, n) or None and ``scale`` (1/√d_head).
+    """
+
+    def __init__(self, text, model, layer, head):
+        self.text, self.model = text, model
+        self.run = _run(model, text)
+        n_layers, n_heads = self.run.attentions.shape[:2]
+        if not (0 <= layer < n_layers and 0 <= head < n_heads):
+            raise ValueError(
+                f"layer {layer}, head {head} is not in this model's {n_layers} layers of "
+                f"{n_heads} heads"
+            )
+        self.layer, self.head = layer, head
+
+    def __repr__(self):
+        n_layers, n_heads, n = self.attentions.shape[:3]
+        return (
+            f"Attention({n} tokens, layer {self.layer}, head {self.head} of "
+            f"{n_layers} layers × {n_heads} heads)"
+        )
+
+    @property
+    def tokens(self):
+        """The model's tokens, special tokens included."""
+        return list(self.run.tokens)
+
+    @property
+    def labels(self):
+        """The piece of the text each token covers; a special token's is the token."""
+        return list(self.run.labels)
+
+    @property
+    def attentions(self):
+        """Every head's weights, shape (n_layers, n_heads, n, n)."""
+        return self.run.attentions
+
+    def at(self, layer=None, head=None):
+        """The same text and model at another ``layer`` and ``head`` (by default this one's)."""
+        layer = self.layer if layer is None else layer
+        head = self.head if head is None else head
+        return (
+            self
+            if (layer, head) == (self.layer, self.head)
+            else Attention(self.text, self.model, layer, head)
+        )
+
+    @property
+    def _layer(self):
+        return _layer_run(self.model, self.text, self.layer)
+
+    @property
+    def q(self):
+        """The head's queries, shape (n, d_head)."""
+        return self._layer.attention.q[self.head]
+
+    @property
+    def k(self):
+        """The head's keys, shape (n, d_head)."""
+        return self._layer.attention.k[self.head]
+
+    @property
+    def v(self):
+        """The head's values, shape (n, d_head)."""
+        return self._layer.attention.v[self.head]
+
+    @property
+    def mask(self):
+        """The mask, True where a query may attend (None: none)."""
+        return self._layer.mask
+
+    @property
+    def scale(self):
+        """The factor the scores are scaled by: the model's own 1/√d_head."""
+        return float(self._layer.attention.heads.scale)
+
+    @property
+    def scores(self):
+        """The raw scores q·kᵀ, shape (n, n)."""
+        return self._layer.attention.heads.scores[self.head]
+
+    @property
+    def scaled(self):
+        """The scaled scores softmax reads, ``-inf`` where the mask forbids."""
+        return self._layer.attention.heads.masked[self.head]
+
+    @property
+    def weights(self):
+        """The head's weights, shape (n, n)."""
+        return self._layer.attention.heads.weights[self.head]
+
+    @property
+    def output(self):
+        """The head's output, weights @ v, shape (n, d_head)."""
+        return self._layer.attention.heads.output[self.head]
+
+
+def attention(text, model=None, layer=DEFAULT_LAYER, head=DEFAULT_HEAD):
+    """Run ``text`` through ``model`` with our engine: its arrays and tokens, at one head.
+
+    Parameters
+    ----------
+    text : str
+    model : None (all-MiniLM-L6-v2) or a checkpoint folder's path: any model /pretrained reads
+    layer, head : int, counted from 0
+
+    Returns
+    -------
+    Attention
+
+    Raises
+    ------
+    engine.bert.TooLongError when the text has more tokens than the model has positions
+    """
+    return Attention(text, model_key(model), layer, head)
