@@ -18,8 +18,8 @@ however many threads there are. The threads change the time, never a number:
 
 - the caller and up to ``threads - 1`` of the engine's worker threads take the parts not
   yet started one at a time, in order, until none is left; each part is computed whole by
-  one thread, BLAS on one thread (:mod:`engine.blas`), and the caller adds the parts up in
-  their order, each as soon as it and those before it are done. A worker busy with
+  one thread, BLAS on one thread (:mod:`engine.blas`); once no part is left to start, the
+  caller adds them up in their order, each as soon as it is done. A worker busy with
   another caller's parts, or given no core, leaves its share to those that are free: a
   pass waits only for parts under way;
 - ``threads`` is the ``parallel`` argument: True, the CPUs the process may use

@@ -22,6 +22,14 @@ fi
 
 install_app "[test]"
 
+# The chart component's JavaScript is tested under Node (tests/js, run by
+# tests/app/test_javascript.py, in both tiers): Debian's nodejs when node is missing.
+if ! command -v node >/dev/null 2>&1; then
+    echo "installing nodejs (apt-get)" >&2
+    { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq nodejs >/dev/null; } \
+        || echo "Could not install nodejs with apt-get: the JavaScript's tests are skipped." >&2
+fi
+
 if $fast; then
     exec "$python" -m pytest tests/engine tests/app tests/pages -n auto --maxprocesses 4 "$@"
 fi

@@ -1,20 +1,18 @@
-"""The scale slider that lives in the browser: every stop's frames, packed once, and the bindings.
+"""The scale slider that lives in the browser: every stop's frames, packed, and the bindings.
 
 For the current text and settings the engine computes attention at every stop of the
 scale grid in one call (:func:`engine.attention.attention_over_scales`); :func:`pack`
-turns the frames into one compact binary message that the page sends once per text or
-settings change. While the slider is dragged the browser only switches between these
-frames (indexing and colour mapping); on release the stop goes back to Python. With
-float32 frames the browser draws the exact figures of the new stop itself, from the
-frames, and the charts' data do not depend on the stop (Streamlit resends an unchanged
-element as a reference to it): the page puts the slider in a fragment of its own, so a
-release reruns only the slider, which stores the stop. With 16-bit frames Python draws
-the figures. Above :data:`MAX_TOKENS` the frames of every stop stop paying: the browser
-holds the frames of the current stop and of its neighbours, one stop per message
-(:func:`app.live.slider.send_stop_frames`), so a keyboard step shows its stop from frames already
-there (a preview over the heatmaps' images, then the exact figures), and its release
-sends the stop that came into reach. Past :data:`MAX_BYTES` no frames are sent and the
-charts update in place from the server on release.
+turns the frames into one compact binary message, and :func:`bundle` puts a section's
+frames (every stop's of the head shown, the layer's heads at the stop, the head in every
+layer and unmasked and masked there) in one element, sent in every run
+(:mod:`app.live.section`): Streamlit resends unchanged data as a reference. While the
+slider is dragged the browser only switches between frames (indexing and colour
+mapping); on release the stop goes back to Python. With float32 frames the browser draws
+the exact figures of any stop itself, and the charts' data do not depend on the stop;
+with 16-bit frames Python draws them. Above :data:`MAX_TOKENS` the browser holds the
+frames of the current stop and its neighbours, one stop per message
+(:func:`app.live.slider.send_stop_frames`); past :data:`MAX_BYTES` no frames are sent and
+the charts update in place from the server on release.
 """
 
 from __future__ import annotations
@@ -334,6 +332,20 @@ def head_frames(source, heads, scale, stop, frame_id, curves, axis="head", head=
         texts=texts,
         extra=extra,
     )
+
+
+#: The first bytes of several frames in one message (:func:`bundle`).
+BUNDLE = b"AEFB"
+
+
+def bundle(payloads):
+    """Several packed frames (:func:`pack`) as one message; the Nones left out.
+
+    Layout: ``AEFB``, a little-endian uint32 count, then each payload after its uint32 length.
+    """
+    kept = [payload for payload in payloads if payload is not None]
+    sized = (struct.pack("<I", len(payload)) + payload for payload in kept)
+    return BUNDLE + struct.pack("<I", len(kept)) + b"".join(sized)
 
 
 def header(payload):

@@ -3,14 +3,15 @@
 The engine computes the current head's attention at every stop of the scale slider at
 once (:mod:`app.live.sweeps`), and the browser holds those frames: while the slider is
 dragged it only switches between them, and on release the stop comes back here. How
-much the browser holds is decided here, from the frames' size: every stop's frames, sent
-once per text, settings or head change, after that change's run, when the slider asks
-(then the browser draws every chart at any stop from them and, until they come, from the
-layer's heads at the stop; a release reruns the slider's fragment alone); past
-:data:`app.live.protocol.MAX_TOKENS` tokens the frames of the current stop and its
-neighbours, one stop a message; past :data:`app.live.protocol.MAX_BYTES` none, and the
-server draws each stop's figures on release. The charts are drawn in a fragment of their
-own, which a click on a weight reruns to work out that cell's arithmetic.
+much the browser holds is decided here, from the frames' size: every stop's frames of
+the head shown, with the layer's heads at the stop and the head in every layer and
+unmasked and masked there, all in one element of the slider's fragment, in every run
+(the browser draws every chart at any stop and head from them; a release reruns the
+slider's fragment alone); past :data:`app.live.protocol.MAX_TOKENS` tokens the frames of
+the current stop and its neighbours, one stop a message; past
+:data:`app.live.protocol.MAX_BYTES` none, and the server draws each stop's figures on
+release. The charts are drawn in a fragment of their own, which a click on a weight
+reruns to work out that cell's arithmetic.
 
 What a fragment keeps between runs (its arguments) is :class:`Section`: small values,
 never the layer's run or its frames, which stay in the cache.
@@ -60,16 +61,14 @@ def scale_section(settings, head, labels):
     head : int, the head the charts show
     labels : sequence of str, the layer's tokens
     """
-    per_stop, in_browser = sweeps.frames_mode(settings)  # sent after, when asked
+    per_stop, in_browser = sweeps.frames_mode(settings)
     frame_id = sweeps.layer_id(settings)
     if per_stop:  # past MAX_TOKENS: each release sends its own stop's frames
         frame_id, frames = sweeps.stop_frames(settings, head)
         in_browser = protocol.drawn_in_browser(frames)
     section = Section(settings, head, tuple(labels), frame_id, per_stop, in_browser)
-    if in_browser:  # the labels with the slider: the frames of every stop may come after
-        later = not per_stop and live_heads.holds_heads(settings)
-        asks_for = (frame_id, head) if later else None
-        _slider(section, slider.scale_slider_data(with_labels=True, asks_for=asks_for))
+    if in_browser:
+        _slider(section, slider.scale_slider_data(with_labels=True))
     _charts(section)
 
 
@@ -85,25 +84,15 @@ def _slider(section, data):
 
     Only when the browser draws the charts from the frames: the slider's ``data`` are
     those of the last full run, the same after a release, so Streamlit resends them as a
-    reference. With frames of a few stops, those of the stop and its neighbours come here.
+    reference; so are the frames, but for the layer's heads at the new stop. With frames
+    of a few stops, those of the stop and its neighbours come here.
     """
     slider.scale_slider(data, on_release=_after_release)
     if section.per_stop:
         at = section.settings.replace(scale=st.session_state["scale"])
         slider.send_stop_frames(at, section.head)
-    else:  # the charts draw from the layer's heads at the stop, the scale from every stop's
-        settings, head = section.settings, section.head
-        live_heads.send_head_frames(settings)
-
-        def frames():
-            return sweeps.scale_frames(settings, head)[1]
-
-        if "frames" in data:  # the slider asks for them once the run is over
-            asked = slider.send_frames_when_asked(data["frames"], data["head"], frames)
-            live_heads.send_layer_frames(settings, head, asked)
-            live_heads.send_mask_frames(settings, head, asked)
-        else:  # one head: no heads to draw from, so the charts draw from these
-            slider.send_frames(frames())
+    else:  # every stop's frames of the head, and what a head, layer or mask switch shows
+        live_heads.send_frames(section.settings, section.head)
     session.write_url()
 
 

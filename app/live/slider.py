@@ -19,52 +19,16 @@ from app.state import controls, session
 #: Session-state keys of the scale slider: the stop its thumb shows, the times Python moved
 #: the scale away from it, the holder of the current scale.
 _THUMB, _PLACED, _HELD = "_scale_thumb", "_scale_placed", "_scale_held"
-#: Session-state key of the frames of every stop the browser's slider last asked for,
-#: ``{"id": frame_id, "head": head}`` (its trigger's callback writes it; so do AppTests).
-ASKED = "_scale_asked"
 
 
-def send_frames(frames):
-    """Send the scale's ``frames`` to the browser: an element of height 0.
+def send_frames(payloads, key=f"{protocol.SOURCE}_frames"):
+    """Send packed frames to the browser, all in one element of height 0 (a bundle).
 
-    The bytes of :func:`app.live.sweeps.scale_frames` (every stop, sent again only when they
-    change) or :func:`app.live.sweeps.stop_frames` (one stop); the charts that follow the
-    slider read them (:mod:`app.live.protocol`).
+    The section's frames (:func:`app.live.heads.send_frames`), one stop's
+    (:func:`send_stop_frames`) or 16-bit ones; the charts that follow the slider read them
+    (:mod:`app.live.protocol`). Unchanged, Streamlit resends them as a reference.
     """
-    attention_explorer.chart(key=f"{protocol.SOURCE}_frames", data=frames, height=0)
-
-
-def send_frames_when_asked(frame_id, head, frames):
-    """Send a head's frames of every stop once the browser has asked for them, and after.
-
-    The charts are drawn from the layer's heads at the current stop, which the browser
-    holds already; only a move of the scale needs every stop's frames (2 MB at 45 tokens).
-    So a run that changes the head, the layer, the mask or the text sends none: the slider
-    asks for them once that run is over and its charts are drawn (``slider.js``), and
-    this fragment's run that follows sends them, as every later run does while they stay
-    the frames asked for (Streamlit resends them as a reference).
-
-    Parameters
-    ----------
-    frame_id : str, the layer's frames' name (:func:`app.live.sweeps.layer_id`)
-    head : int, the head shown
-    frames : callable returning the payload of :func:`app.live.sweeps.scale_frames`
-
-    Returns
-    -------
-    bool : whether they were sent (asked for)
-    """
-    asked = st.session_state.get(ASKED) == {"id": frame_id, "head": head}
-    if asked:
-        send_frames(frames())
-    return asked
-
-
-def _asked():
-    """The slider asked for a head's frames of every stop: send them from now on."""
-    asked = (st.session_state.get(protocol.SOURCE) or {}).get("frames")
-    if asked is not None:
-        st.session_state[ASKED] = asked
+    attention_explorer.chart(key=key, data=protocol.bundle(payloads), height=0)
 
 
 #: Past :data:`app.live.protocol.MAX_TOKENS` tokens the browser holds the frames of the current
@@ -91,21 +55,17 @@ def send_stop_frames(settings, head):
         if 0 <= other < len(options):
             frames = sweeps.stop_frames(settings.replace(scale=options[other]), head)[1]
             with slots[other % width]:
-                attention_explorer.chart(
-                    key=f"{protocol.SOURCE}_frames_{other % width}", data=frames, height=0
-                )
+                send_frames([frames], key=f"{protocol.SOURCE}_frames_{other % width}")
 
 
-def scale_slider_data(with_labels, asks_for=None):
+def scale_slider_data(with_labels):
     """The scale slider's data at the current stop, for :func:`scale_slider`.
 
     ``placed`` counts the times Python moved the scale away from where the browser's
     thumb is (a new weights or d_model snapping it, say): the browser moves the thumb to
     ``stop`` only when that count changes (or the slider is new), so data that keep the
     stop of an earlier run never pull the thumb back. ``with_labels``: each stop's label
-    (else the frames carry them, and a step need not resend them). ``asks_for``:
-    ``(frame_id, head)``, the frames of every stop the slider asks for once the run is
-    over (:func:`send_frames_when_asked`), if it must.
+    (else the frames carry them, and a step need not resend them).
     """
     d_model, heads = controls.model_shape(session.current())
     options = controls.scale_options(d_model, heads)
@@ -121,8 +81,6 @@ def scale_slider_data(with_labels, asks_for=None):
         "stop": stop,
         "placed": st.session_state.get(_PLACED, 0),
     }
-    if asks_for is not None:
-        data["frames"], data["head"] = asks_for
     if with_labels:
         data["labels"] = [controls.scale_label(value, d_model, heads) for value in options]
     return data
@@ -149,9 +107,7 @@ def scale_slider(data, on_release=None):
         if on_release is not None:
             on_release()
 
-    attention_explorer.chart(
-        key=protocol.SOURCE, data=data, on_stop_change=released, on_frames_change=_asked
-    )
+    attention_explorer.chart(key=protocol.SOURCE, data=data, on_stop_change=released)
 
 
 def held_scale():

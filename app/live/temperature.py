@@ -18,7 +18,7 @@ import streamlit as st
 
 import attention_explorer
 from app.data import models
-from app.live import protocol
+from app.live import protocol, slider
 from app.views import next_token
 
 #: The slider's key (the name its frames and the bars follow), and the stop it starts on:
@@ -53,7 +53,7 @@ def temperature_section(folder, text):
     """
     tokens, sweep = models.sweep(folder, text)
     frame_id, payload = frames(sweep)
-    attention_explorer.chart(key=f"{SOURCE}_frames", data=payload, height=0)
+    slider.send_frames([payload], key=f"{SOURCE}_frames")
     held = st.session_state.setdefault(HELD, HeldStop(DRAWN))
     _slider(held)
     live = protocol.follow(

@@ -9,7 +9,7 @@
 // and masked there (`axis: "mask"`), from which a layer switch and a mask toggle are. An element may be mounted before it is in the page: its frames count
 // from the mount and are forgotten when it has left the page.
 
-const sources = new Map(); // slider key -> {held: Map(element -> frames), stop, head, sent, slider, charts: Set}
+const sources = new Map(); // slider key -> {held: Map(element -> [frames]), stop, head, sent, slider, charts: Set}
 
 // The slider named `name` and what follows it, made on first use.
 export function source(name) {
@@ -48,6 +48,32 @@ export function forget(element) {
 export function headerText(bytes) {
   const length = new DataView(bytes.buffer, bytes.byteOffset).getUint32(0, true);
   return new TextDecoder().decode(bytes.subarray(4, 4 + length));
+}
+
+// A bundle, the one message an element's frames come in (app/live/protocol.py's bundle):
+// "AEFB", a uint32 count, then each packed frames message after its uint32 length.
+function parts(bytes) {
+  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  const found = [];
+  for (let i = 0, at = 8; i < view.getUint32(4, true); i++, at += 4 + view.getUint32(at, true)) {
+    found.push(bytes.subarray(at + 4, at + 4 + view.getUint32(at, true)));
+  }
+  return found;
+}
+
+// The bundle's headers, as one text: the same frames again have the same.
+export function bundleHeaders(bytes) {
+  return parts(bytes).map(headerText).join("\n");
+}
+
+// Every frames message of a bundle, decoded.
+export function decodeBundle(bytes) {
+  return parts(bytes).map((part) => ({ ...decodeFrames(part), header: headerText(part) }));
+}
+
+// Every frames message `src` holds, whichever element brought it.
+export function* heldFrames(src) {
+  for (const list of src.held.values()) yield* list;
 }
 
 export function decodeFrames(bytes) {
@@ -102,7 +128,7 @@ export function frameRows(array, frame, cols) {
 // head first, else the layer's heads at that stop.
 export function framesAt(src, stop, id) {
   let found = null;
-  for (const frames of src.held.values()) {
+  for (const frames of heldFrames(src)) {
     if (id !== undefined && frames.id !== id) continue;
     const frame = frameOf(frames, stop, src.head);
     if (frame >= 0 && (!found || frames.axis !== "head")) found = { frames, frame };
@@ -114,7 +140,7 @@ export function framesAt(src, stop, id) {
 // layer l) or "mask" (frame 0 unmasked, 1 masked), from which a layer switch or a mask
 // toggle is shown before its run; or null.
 export function otherFrames(src, axis) {
-  for (const frames of src.held.values()) {
+  for (const frames of heldFrames(src)) {
     if (frames.axis === axis && frames.stop === src.stop && frames.head === src.head) return frames;
   }
   return null;
@@ -122,7 +148,7 @@ export function otherFrames(src, axis) {
 
 // Whether `src` holds frames named `id`, whatever their stops and heads.
 function holds(src, id) {
-  return [...src.held.values()].some((frames) => frames.id === id);
+  return [...heldFrames(src)].some((frames) => frames.id === id);
 }
 
 // Whether `chart` is drawn from frames (float32, its reference figure) and which stop it

@@ -2,19 +2,19 @@
 //
 // While the slider is dragged, the charts that follow it show the frame of the stop under
 // the pointer (preview.js); on release (pointer up, or a keyboard step) the stop goes back
-// to Python. Frames arrive as elements of height 0: every stop's in one, or (past 128
-// tokens) one stop's per element, a release sending the stop that came into reach. Every
-// stop's frames of the head shown (2 MB at 45 tokens) are asked for once a run is over:
-// the run that changed the head, layer, mask or text drew its charts from the layer's
-// heads at the stop, and sent none.
+// to Python. Frames arrive in one element of height 0 per section, in every run, as a
+// bundle: every stop's of the head shown, the layer's heads at the stop, the head in every
+// layer and unmasked and masked there (app/live/heads.py); past 128 tokens one stop's per
+// element, a release sending the stop that came into reach.
 
-import { allSources, decodeFrames, frameFor, frameOf, framesAt, headerText, source } from "./frames.js";
+import { bundleHeaders, decodeBundle, forget, frameFor, frameOf, framesAt, heldFrames, source } from "./frames.js";
 import { schedule, settled } from "./plot.js";
 import { restorePlotly, showFrame } from "./preview.js";
 
 const sliders = new WeakMap(); // parentElement -> slider
 
-// Frames arrived: hold them for their slider, and draw what they bring to the current stop.
+// Frames arrived, a bundle: hold them for their slider, and draw what they bring to the
+// current stop.
 export function mountFrames(component) {
   const { data, parentElement } = component;
   if (!parentElement.querySelector(".ae-frames")) {
@@ -23,86 +23,24 @@ export function mountFrames(component) {
     parentElement.appendChild(marker);
   }
   // Decoding is cheap next to the transfer, but skip it when the same frames come again.
-  const header = headerText(data);
-  const src = source(JSON.parse(header).source);
-  if (src.held.get(parentElement)?.header === header) return;
-  const frames = decodeFrames(data);
-  frames.header = header;
-  src.held.set(parentElement, frames);
+  const headers = bundleHeaders(data);
+  if (parentElement.aeHeaders === headers) return;
+  parentElement.aeHeaders = headers;
+  const bundle = decodeBundle(data);
+  forget(parentElement); // what it held before
+  if (!bundle.length) return;
+  const src = source(bundle[0].source);
+  src.held.set(parentElement, bundle);
   parentElement.querySelector(".ae-frames").dataset.bytes = String(data.byteLength);
-  if (src.head === null && frames.head !== undefined) src.head = frames.head;
-  if (src.slider) askForFrames(src, src.slider); // perhaps the frames it asked for
+  for (const frames of bundle) if (src.head === null && frames.head !== undefined) src.head = frames.head;
   if (src.slider && src.stop !== null) src.slider.describe(src.stop);
   // A neighbouring stop's frames (or another head's) wait for their turn; nothing to draw now.
-  if (src.stop !== null && frameOf(frames, src.stop, src.head) < 0) return;
+  if (src.stop !== null && bundle.every((frames) => frameOf(frames, src.stop, src.head) < 0)) return;
   // Frames of the current stop alone arrive after a jump (a drag's release): show the
   // stop at once over the images Plotly drew, then draw the exact figures.
-  if (frames.scales.length === 1 && frames.axis !== "head" && src.stop !== null) showFrame(src, src.stop);
+  const one = bundle.length === 1 && bundle[0].scales.length === 1 && bundle[0].axis !== "head";
+  if (one && src.stop !== null) showFrame(src, src.stop);
   for (const chart of src.charts) if (!schedule(chart)) settled(chart);
-}
-
-// Whether `slider` plays frames of every stop it does not hold yet: those of the layer and
-// head Python drew (its data's `frames` and `head`), while the browser shows that head.
-function lacks(src, slider) {
-  const want = slider.wants;
-  if (!want || src.head !== want.head) return false;
-  for (const frames of src.held.values()) {
-    if (frames.id === want.id && frames.head === want.head && frames.axis !== "head") return false;
-  }
-  return true;
-}
-
-// Ask Python for the frames `slider` lacks once the run is over and the page idle (its
-// charts drawn first), again if they have not come 5 s after (a run that replaced the
-// one asked for), at most three times; the slider is pending until they come.
-const RETRY_MS = 5000;
-function askForFrames(src, slider) {
-  if (!lacks(src, slider)) {
-    slider.asking = null;
-    delete slider.wrap.dataset.pending;
-    return;
-  }
-  slider.wrap.dataset.pending = "1"; // until they arrive (the tests wait on it)
-  const want = slider.wants;
-  const key = `${want.id}:${want.head}`;
-  if (slider.asking === key) return;
-  slider.asking = key;
-  const ask = (tries) => whenRunOver(() => {
-    if (slider.asking !== key || !lacks(src, slider) || !slider.wrap.isConnected) return;
-    slider.ask(want);
-    if (tries > 1) setTimeout(() => ask(tries - 1), RETRY_MS);
-  });
-  ask(3);
-}
-
-// `callback` once the app's script is not running (at once if it is not), when the page is idle.
-const afterRun = [];
-function whenRunOver(callback) {
-  afterRun.push(callback);
-  if (!whenRunOver.watching) {
-    whenRunOver.watching = true;
-    new MutationObserver(runOver).observe(document.body, {
-      subtree: true,
-      attributes: true,
-      attributeFilter: ["data-test-script-state"],
-    });
-  }
-  runOver();
-}
-
-function runOver() {
-  const state = document.querySelector('[data-testid="stApp"]')?.dataset.testScriptState;
-  if (state === "running" || state === "rerunRequested") return;
-  const idle = window.requestIdleCallback ?? ((f) => setTimeout(f, 50));
-  for (const callback of afterRun.splice(0)) idle(callback, { timeout: 500 });
-  idle(stillHeld, { timeout: 500 });
-}
-
-// After every run, each slider checks it still holds the frames it plays: a run that did
-// not send them again took them off the page (a new session, after a lost connection came
-// back through another replica, has asked for nothing yet).
-function stillHeld() {
-  for (const src of allSources()) if (src.slider?.wrap.isConnected) askForFrames(src, src.slider);
 }
 
 // Release: the stop goes back to Python, which draws the exact figures. Back on the stop
@@ -158,10 +96,9 @@ function makeSlider(parentElement, src, name) {
   return slider;
 }
 
-// The slider's data arrived: {kind: "scale", source, label, stops, stop, placed, labels?,
-// frames?, head?}; `frames` names the frames of every stop of head `head` to ask for.
+// The slider's data arrived: {kind: "scale", source, label, stops, stop, placed, labels?}.
 export function mountSlider(component) {
-  const { data, parentElement, setStateValue, setTriggerValue } = component;
+  const { data, parentElement, setStateValue } = component;
   const src = source(data.source);
   let slider = sliders.get(parentElement);
   if (!slider) {
@@ -172,12 +109,11 @@ export function mountSlider(component) {
   // when the frames draw every chart, else the charts'), and the setter names the one
   // whose run a release starts.
   slider.send = (stop) => setStateValue("stop", stop);
-  slider.ask = (want) => setTriggerValue("frames", want);
   // The stops' labels come with the data, or with the frames (which may arrive after).
   slider.labels = data.labels || null;
   src.slider = slider;
   slider.describe = (stop) => {
-    const labels = slider.labels || [...src.held.values()].find((frames) => frames.labels)?.labels;
+    const labels = slider.labels || [...heldFrames(src)].find((frames) => frames.labels)?.labels;
     if (!labels) return;
     slider.wrap.querySelector(".ae-scale-value").textContent = labels[stop];
     slider.input.setAttribute("aria-valuetext", labels[stop]);
@@ -195,8 +131,5 @@ export function mountSlider(component) {
   }
   slider.describe(src.stop);
   src.sent = data.stop; // the stop of the figures Python drew (those not drawn from frames)
-  if (src.head === null && data.head !== undefined) src.head = data.head;
-  slider.wants = data.frames === undefined ? null : { id: data.frames, head: data.head };
-  askForFrames(src, slider);
   for (const chart of src.charts) schedule(chart);
 }

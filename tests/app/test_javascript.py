@@ -63,6 +63,7 @@ def write_fixtures(folder, monkeypatch):
     curves = np.zeros((4, 3, 5))
     _, held = protocol.head_frames(protocol.SOURCE, heads, swept.scales[1], 1, "layer", curves)
     (folder / "heads.bin").write_bytes(held)
+    (folder / "bundle.bin").write_bytes(protocol.bundle([f4, None, held]))  # a None left out
     n = swept.weights.shape[1]
     custom = np.zeros((n, n, 2))
     figure = go.Figure(

@@ -7,7 +7,9 @@ import { join } from "node:path";
 import { test } from "node:test";
 
 import { figureAt } from "../../attention_explorer/chart/exact.js";
-import { decodeFrames, frameOf, frameRows, valueAt } from "../../attention_explorer/chart/frames.js";
+import {
+  awaits, decodeBundle, decodeFrames, frameOf, frameRows, source, valueAt, wanted,
+} from "../../attention_explorer/chart/frames.js";
 
 const dir = process.env.AE_JS_FIXTURES;
 const bytes = (name) => new Uint8Array(readFileSync(join(dir, name)));
@@ -82,4 +84,39 @@ test("the exact figure of a stop is the reference figure with that stop's number
     assert.deepEqual(hover, weights.map((row) => row.map((v) => (Number.isNaN(v) ? "" : v))));
   }
   assert.ok(figure.data[0].z.bdata); // the reference figure itself untouched
+});
+
+test("a bundle holds each of an element's frames, in order", () => {
+  const bundle = decodeBundle(bytes("bundle.bin"));
+  assert.deepEqual(bundle.map((frames) => frames.axis ?? "stop"), ["stop", "head"]);
+  assert.deepEqual(asJson(rowsOf(bundle[0].arrays.weights, 2)), expected.f4.weights[2]);
+});
+
+test("a chart whose frames gave way keeps its drawing until its own data come", () => {
+  const src = source("test-replaced");
+  const element = {};
+  const held = (id) => ({ id, head: 2, scales: [0.5, 1, 2], arrays: {} });
+  src.held.set(element, [held("old")]);
+  [src.stop, src.head] = [1, 2];
+  const chart = { live: { source: "test-replaced", frames: "old", drawn: 0 }, shows: undefined };
+  const first = wanted(chart);
+  chart.shows = first;
+  src.held.set(element, [held("new")]); // new settings: the chart's new data come after
+  const waiting = wanted(chart);
+  chart.live = { ...chart.live, frames: "new" }; // they came
+  chart.shows = undefined;
+  assert.deepEqual([first, waiting, wanted(chart)], ["old:2:1", "old:2:1", "new:2:1"]);
+});
+
+test("a chart shown at a head whose frames are still to come owes a drawing", () => {
+  const src = source("test-awaits");
+  const element = {};
+  src.held.set(element, [{ id: "layer", head: 2, scales: [0.5, 1, 2], arrays: {} }]);
+  [src.stop, src.head] = [1, 2];
+  const chart = { live: { source: "test-awaits", frames: "layer", drawn: 0 } };
+  assert.equal(awaits(chart), false); // head 2's frames are held
+  src.head = 3; // another head, at a stop whose heads have not come
+  assert.equal(awaits(chart), true);
+  src.held.set(element, [{ id: "layer", axis: "head", stop: 1, scales: [1, 1, 1, 1], arrays: {} }]);
+  assert.equal(awaits(chart), false); // the layer's heads at the stop came
 });

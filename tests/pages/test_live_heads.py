@@ -20,14 +20,12 @@ from apptest_support import (
     open_app,
     scale_frames,
     scale_slider,
-    sent_scale_frames,
-    unpack,
+    section_frames,
 )
 
 import engine
 from app.data import layers
 from app.live import heads as live_heads
-from app.live import sweeps
 from app.state import controls
 from app.views import heatmap
 from engine import bert, checkpoint
@@ -59,7 +57,7 @@ def element(at, key):
 
 def head_frames(at):
     """Every head at the current stop, as the last run sent them: ``(header, arrays)``."""
-    return unpack(element(at, live_heads.HEAD_FRAMES).proto.bytes)
+    return section_frames(at)["head"]
 
 
 @pytest.mark.parametrize("scale", [None, 1.0])
@@ -87,20 +85,16 @@ def test_the_held_heads_are_the_engines_at_the_stop_shown(model_run, scale):
         np.testing.assert_allclose(held["output"][head], output, rtol=1e-6, atol=1e-6)
 
 
-def test_a_head_switch_resends_no_chart_and_no_frames_until_the_slider_asks(model_run):
+def test_a_head_switch_resends_no_chart_and_sends_the_heads_frames_in_its_run(model_run):
     at = open_app("attention")
-    assert sent_scale_frames(at) is None  # the first run draws from the layer's heads
+    assert scale_frames(at)[0]["head"] == controls.DEFAULT_HEAD  # in the first run
     before = chart_payloads(at)
-    assert scale_frames(at)[0]["head"] == controls.DEFAULT_HEAD  # asked for, then sent
-    assert sent_scale_frames(at) is not None  # and in every run while they are current
     move(at, "head", 4)
     assert not at.exception
-    assert sent_scale_frames(at) is None  # the switch's run: the old head's are gone
-    assert scale_slider(at)["head"] == 4  # the slider asks for the new head's
     after = chart_payloads(at)
     for key in LIVE_CHARTS:
         assert after[key] == before[key], key
-    header, frames = scale_frames(at)
+    header, frames = scale_frames(at)  # the new head's, in the switch's own run
     assert header["head"] == 4
     heads = engine_heads(model_run, controls.DEFAULT_LAYER, None)
     np.testing.assert_allclose(chart_z(at, "att_weights"), heads.weights[4], atol=1e-6)
@@ -109,22 +103,10 @@ def test_a_head_switch_resends_no_chart_and_no_frames_until_the_slider_asks(mode
 
 
 @pytest.mark.parametrize("control", ["head", "layer", "mask", "text"])
-def test_a_switchs_run_makes_no_frames_of_every_stop(monkeypatch, control):
-    """The frames of every stop are made when the slider asks, after the switch's run.
-
-    How they reach the browser is decided by their sizes alone (a new text's too), so no
-    run makes them to find out.
-    """
+def test_every_run_sends_all_the_sections_frames_in_one_element(control):
+    """One delivery: every stop's frames of the head shown, the layer's heads at the stop,
+    the head in every layer and unmasked and masked there, in one element of each run."""
     at = open_app("attention")
-    made = []
-    make = sweeps._scale_frames
-    monkeypatch.setattr(
-        sweeps,
-        "_scale_frames",
-        lambda settings, head: (
-            made.append((settings.layer, settings.causal, head)) or make(settings, head)
-        ),
-    )
     if control == "head":
         move(at, "head", 5)
         shown = (controls.DEFAULT_LAYER, False, 5)
@@ -138,27 +120,25 @@ def test_a_switchs_run_makes_no_frames_of_every_stop(monkeypatch, control):
         at.sidebar.text_area(key="text").set_value("The bill came later.").run()
         shown = (controls.DEFAULT_LAYER, False, controls.DEFAULT_HEAD)
     assert not at.exception
-    assert scale_slider(at)["head"] == shown[2]  # the slider will ask for them
-    assert made == []
-    scale_frames(at)  # asked for: made now
-    assert made == [shown]
+    sent = section_frames(at)
+    assert sorted(sent) == ["head", "layer", "mask", "stop"]
+    assert sent["stop"][0]["head"] == sent["layer"][0]["head"] == sent["mask"][0]["head"]
+    assert sent["stop"][0]["head"] == shown[2]
+    assert sent["stop"][0]["id"] == sent["head"][0]["id"]  # the charts follow both
+    frames_elements = [e for e in at.get("bidi_component") if "_frames" in e.proto.id]
+    assert len(frames_elements) == 1
 
 
 def sent_layer_frames(at):
     """The head shown in every layer, if the last run sent it: ``(header, arrays)`` or None."""
-    try:
-        return unpack(element(at, live_heads.LAYER_FRAMES).proto.bytes)
-    except LookupError:
-        return None
+    return section_frames(at).get("layer")
 
 
 def test_the_layers_of_the_head_shown_are_the_engines_and_come_with_the_frames(model_run):
-    """Head h in every layer at the stop: sent with the frames of every stop (not in a
-    switch's run, which they would slow), kept while a layer switch leaves them the same,
-    and the same bits as each layer's own held heads."""
+    """Head h in every layer at the stop: sent with the frames of every stop, the same
+    while a layer switch leaves them the same, and the same bits as each layer's own held
+    heads."""
     at = open_app("attention", {"head": "7", "scale": "0.5"})
-    assert sent_layer_frames(at) is None  # the first run: not made yet
-    scale_frames(at)  # the slider asks; that run sends them
     header, along = sent_layer_frames(at)
     options = controls.scale_options(384, 12)
     assert (header["axis"], header["head"], header["stop"]) == ("layer", 7, options.index(0.5))
@@ -177,24 +157,19 @@ def test_the_layers_of_the_head_shown_are_the_engines_and_come_with_the_frames(m
     assert held_header["id"] != header["id"]  # no chart follows the layers' frames
     for name, array in along.items():
         np.testing.assert_array_equal(array[2], held[name][7], name)
-    move(at, "head", 3)  # another head: made again later
-    assert sent_layer_frames(at) is None
-    scale_frames(at)
+    move(at, "head", 3)  # another head: its own, in the switch's run
     assert sent_layer_frames(at)[0]["head"] == 3
 
 
 def test_the_seeded_model_sends_no_layers():
     at = open_app("attention", {"weights": "random", "heads": "4"})
-    scale_frames(at)
+    assert scale_frames(at) is not None
     assert sent_layer_frames(at) is None  # one layer: nothing to switch to
 
 
 def sent_mask_frames(at):
     """The head shown unmasked and masked, if the last run sent it: ``(header, arrays)`` or None."""
-    try:
-        return unpack(element(at, live_heads.MASK_FRAMES).proto.bytes)
-    except LookupError:
-        return None
+    return section_frames(at).get("mask")
 
 
 @pytest.mark.parametrize("weights", ["minilm", "random"])
@@ -202,15 +177,13 @@ def test_the_head_shown_unmasked_and_masked_is_the_engines_and_comes_with_the_fr
     model_run, weights
 ):
     """Head h unmasked (frame 0) and masked (frame 1) at the stop: sent with the frames of
-    every stop, kept while a mask toggle leaves them the same, and the same bits as either
-    state's own held heads."""
+    every stop, the same while a mask toggle leaves them the same, and the same bits as
+    either state's own held heads."""
     head = 7 if weights == "minilm" else 2
     query = {"head": str(head), "scale": "0.5"} | (
         {} if weights == "minilm" else {"weights": "random", "heads": "4"}
     )
     at = open_app("attention", query)
-    assert sent_mask_frames(at) is None  # the first run: not made yet
-    scale_frames(at)  # the slider asks; that run sends them
     header, both = sent_mask_frames(at)
     assert (header["axis"], header["head"]) == ("mask", head)
     assert header["stop"] == scale_slider(at)["stop"]
@@ -236,9 +209,7 @@ def test_the_head_shown_unmasked_and_masked_is_the_engines_and_comes_with_the_fr
         np.testing.assert_array_equal(array[1], held[name][head], name)
     for name, array in unmasked.items():  # and frame 0 the unmasked heads' bits
         np.testing.assert_array_equal(both[name][0], array[head], name)
-    move(at, "head", head - 1)  # another head: made later
-    assert sent_mask_frames(at) is None
-    scale_frames(at)
+    move(at, "head", head - 1)  # another head: its own, in the switch's run
     assert sent_mask_frames(at)[0]["head"] == head - 1
 
 

@@ -19,6 +19,7 @@ from apptest_support import (
     decode,
     open_app,
     page_script,
+    unbundle,
     unpack,
 )
 
@@ -102,7 +103,8 @@ def temperature_frames(at):
     (element,) = [
         e for e in at.get("bidi_component") if e.proto.id.endswith(f"-{temperature.SOURCE}_frames")
     ]
-    return unpack(element.proto.bytes)
+    (payload,) = unbundle(element.proto.bytes)
+    return unpack(payload)
 
 
 def test_the_temperature_frames_hold_the_engines_probabilities_at_every_stop():

@@ -279,40 +279,40 @@ def unpack(payload):
     return header, arrays
 
 
-def sent_scale_frames(at):
-    """The scale's frames of every stop, if the last run sent them: ``(header, arrays)`` or None."""
+def unbundle(message):
+    """The packed frames of one element (:func:`app.live.protocol.bundle`), read here."""
+    assert message[:4] == b"AEFB", "frames come as a bundle"
+    (count,) = struct.unpack_from("<I", message, 4)
+    payloads, at = [], 8
+    for _ in range(count):
+        (length,) = struct.unpack_from("<I", message, at)
+        payloads.append(message[at + 4 : at + 4 + length])
+        at += 4 + length
+    return payloads
+
+
+def section_frames(at):
+    """The live section's frames the last run sent, by what their leading axis runs over.
+
+    ``{"stop": (header, arrays), "head": ..., "layer": ..., "mask": ...}``: every stop's
+    frames of the head shown, the layer's heads at the stop, the head in every layer and
+    unmasked and masked there (each only where the section sends it); empty without.
+    """
     for element in at.get("bidi_component"):
         if element.proto.id.endswith("-att_scale_frames"):
-            return unpack(element.proto.bytes)
-    return None
+            unpacked = [unpack(payload) for payload in unbundle(element.proto.bytes)]
+            return {header.get("axis", "stop"): (header, arrays) for header, arrays in unpacked}
+    return {}
 
 
-def ask_for_scale_frames(at):
-    """Ask for the frames of every stop as the browser's slider does after a run, and run.
-
-    The slider's data name the frames it plays (``frames``, ``head``) when a run sent none
-    (``chart/slider.js`` asks once the run is over); its trigger's callback stores what it
-    asked for, as this does. Returns whether the slider had frames to ask for.
-    """
-    from app.live import slider  # the key its trigger callback writes
-
-    data = scale_slider(at)
-    if "frames" not in data:
-        return False
-    at.session_state[slider.ASKED] = {"id": data["frames"], "head": data["head"]}
-    at.run()
-    return True
+def sent_scale_frames(at):
+    """The scale's frames of every stop, if the last run sent them: ``(header, arrays)`` or None."""
+    return section_frames(at).get("stop")
 
 
 def scale_frames(at):
-    """The scale's frames of every stop: ``(header, arrays)``, see :func:`unpack`.
-
-    Those the last run sent, else those a run sends once the slider has asked for them
-    (:func:`ask_for_scale_frames`, which runs the page again).
-    """
+    """The scale's frames of every stop the last run sent: ``(header, arrays)`` (:func:`unpack`)."""
     sent = sent_scale_frames(at)
-    if sent is None and ask_for_scale_frames(at):
-        sent = sent_scale_frames(at)
     if sent is None:
         raise LookupError("no scale frames on this page")
     return sent
@@ -323,7 +323,7 @@ def stop_frames(at):
     held = {}
     for element in at.get("bidi_component"):
         if "-att_scale_frames_" in element.proto.id:
-            header, arrays = unpack(element.proto.bytes)
+            header, arrays = unpack(unbundle(element.proto.bytes)[0])
             held[header["first"]] = header, arrays
     return held
 
