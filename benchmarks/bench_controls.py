@@ -378,8 +378,8 @@ def main():
             return perform
 
         keys = {}
-        live_head, sidebar_head = walk("att_head", "ArrowRight"), walk("head", "ArrowRight")
-        layer = walk("layer", "ArrowLeft")
+        live_head, sidebar_head = walk("att_head", "ArrowRight"), walk("head_control", "ArrowRight")
+        layer = walk("layer_control", "ArrowLeft")
         actions = [
             ("/attention: head switch", sidebar_head, False),
             ("/attention: head switch, shown", sidebar_head, True),
@@ -387,12 +387,8 @@ def main():
             ("/attention: head switch, live, shown", live_head, True),
             ("/attention: layer switch", layer, False),
             ("/attention: layer switch, shown", layer, True),
-            ("/attention: mask toggle", key_on(".st-key-causal_control input", "Space"), False),
-            (
-                "/attention: mask toggle, shown",
-                key_on(".st-key-causal_control input", "Space"),
-                True,
-            ),
+            ("/attention: mask toggle", key_on(MASK_INPUT, "Space"), False),
+            ("/attention: mask toggle, shown", key_on(MASK_INPUT, "Space"), True),
             ("/attention: sentence (Ctrl+Enter)", new_sentence(counter), False),
             ("/attention: scale step, every chart", key_on(thumb("att_scale"), "ArrowRight"), True),
         ]
