@@ -30,7 +30,7 @@ const MODULES = [
   "./mount.js",
   "./control.js", "./frames.js", "./plot.js", "./slider.js",
   "./download.js", "./exact.js", "./hover_lines.js", "./narrow.js", "./plotly_loader.js",
-  "./preview.js", "./theme.js",
+  "./plotly_parts.js", "./preview.js", "./theme.js",
 ];
 
 import("./plotly.min.js").catch(() => {}); // the module plotly_loader.js waits for (and reports)

@@ -7,6 +7,10 @@
 // figure is drawn. Each frame painted is announced to the page as an "ae-frame" event (its
 // stop and timings).
 
+import {
+  axisOf, barCorners, barPaths, barTo, cellOf, cellTexts, colourBar, drawn, fullTrace, fullTraces,
+  heatmapImage, hoverLayer, linePaths, shapeOf, shapePath, titleText,
+} from "./plotly_parts.js";
 import { framesAt, otherFrames, shownKey, start as startOf, valueAt } from "./frames.js";
 
 // 256 RGBA colours along a Plotly colour scale ([[t, css colour], ...]), drawn by the canvas.
@@ -28,8 +32,8 @@ function colourTable(colorscale) {
 // Rows are the canvas's rows, top to bottom, as the reversed y axes of our heatmaps draw
 // them. The canvas goes and Plotly's image comes back with the exact figure (restorePlotly).
 function recolour(chart, array, stop, limits, shows) {
-  const image = chart.div.querySelector(".heatmaplayer image");
-  const full = chart.div._fullData && chart.div._fullData[0];
+  const image = heatmapImage(chart.div);
+  const full = fullTrace(chart.div);
   if (!image || !full) return;
   if (!chart.table) chart.table = new Uint32Array(colourTable(full.colorscale).buffer);
   const [rows, cols] = [array.shape[1], array.shape[2]];
@@ -80,11 +84,9 @@ const SVG = "http://www.w3.org/2000/svg";
 // put where the bar shows its value, as the canvas maps values to colours. Plotly's own
 // labels are hidden until it draws the figure again (restorePlotly).
 function relabelColourBar(chart, ticks, limits, stop) {
-  const bar = chart.div.querySelector(".colorbar");
-  const fill = bar?.querySelector(".cbfill");
-  const axis = bar?.querySelector(".cbaxis");
-  const model = axis?.querySelector(":scope > g"); // one of Plotly's tick labels
-  if (!fill || !model || !ticks) return;
+  const bar = colourBar(chart.div);
+  if (!bar || !ticks) return;
+  const { fill, axis, tick: model } = bar; // model: one of Plotly's tick labels
   touch(chart, axis, "style", "hidden", "visibility");
   let ours = chart.colourBarTicks;
   if (!ours || !ours.isConnected) {
@@ -170,7 +172,7 @@ const TEXT = "textContent";
 // Whether plotly.js has drawn a table cell whose text we wrote, with the number we wrote
 // (then it wrote the same text, and the cell is its own again).
 function redrawn(text) {
-  return text.aeValue !== undefined && text.aeValue === text.__data__?.value;
+  return text.aeValue !== undefined && text.aeValue === cellOf(text)?.value;
 }
 
 // A text's one text node changed in place (cheaper to lay out than a new node).
@@ -189,7 +191,7 @@ function read(element, attr) {
 // While a chart shows a stop its figure does not hold, a hover label would give the
 // figure's numbers, not the ones seen: hide the labels until Plotly draws that stop.
 function hideHover(chart) {
-  const layer = chart.div.querySelector(".hoverlayer");
+  const layer = hoverLayer(chart.div);
   if (!layer || chart.hoverHidden) return;
   window.Plotly?.Fx.unhover(chart.div);
   touch(chart, layer, "style", "hidden", "visibility");
@@ -199,15 +201,14 @@ function hideHover(chart) {
 // Bars of trace 0 at frame `stop`: one row of `array`, heights and colours. Plotly draws a
 // bar as "M x0,y0 V y1 H x1 V y0 Z"; only y1 and the fill change.
 function moveBars(chart, array, stop, row, colours) {
-  const axis = chart.div._fullLayout && chart.div._fullLayout.yaxis;
-  const paths = chart.div.querySelectorAll(".barlayer .trace:first-child .point path");
+  const axis = drawn(chart.div) && axisOf(chart.div, "y");
+  const paths = barPaths(chart.div);
   const n = array.shape[2];
   if (!axis || paths.length !== n) return;
   paths.forEach((path, j) => {
     const value = valueAt(array, stop, row * n + j);
     const original = chart.touched?.get(path)?.d?.original ?? path.getAttribute("d");
-    const [x0, y0, , x1] = original.match(/-?[\d.]+(?:e-?\d+)?/g).map(Number);
-    touch(chart, path, "d", `M${x0},${y0}V${axis.c2p(value)}H${x1}V${y0}Z`);
+    touch(chart, path, "d", barTo(barCorners(original), axis.c2p(value)));
     const colour = colours[Math.max(0, Math.min(255, Math.round(value * 255)))];
     touch(chart, path, "style", colour, "fill");
   });
@@ -215,12 +216,10 @@ function moveBars(chart, array, stop, row, colours) {
 
 // Shapes at the current scale (vertical lines on log axes) moved to `scale`.
 function moveMarkers(chart, indices, scale) {
-  const layout = chart.div._fullLayout;
   for (const index of indices) {
-    const shape = layout.shapes[index];
-    const path = chart.div.querySelector(`.shapelayer path[data-index="${index}"]`);
+    const [shape, path] = [shapeOf(chart.div, index), shapePath(chart.div, index)];
     if (!shape || !path) continue;
-    const axis = layout[`xaxis${shape.xref.slice(1)}`];
+    const axis = axisOf(chart.div, shape.xref);
     const shift = axis.c2p(scale) - axis.c2p(shape.x0);
     touch(chart, path, "transform", `translate(${shift},0)`);
   }
@@ -230,14 +229,13 @@ function moveMarkers(chart, indices, scale) {
 // trace's path redrawn through its points, on the axes Plotly laid out (their ranges are
 // fixed by Python, the same for every head).
 function moveCurves(chart, array, frame) {
-  const full = chart.div._fullData;
-  const layout = chart.div._fullLayout;
-  const paths = chart.div.querySelectorAll(".scatterlayer .trace .js-line");
+  const full = fullTraces(chart.div);
+  const paths = linePaths(chart.div);
   const [lines, points] = [array.shape[1], array.shape[2]];
   if (!full || paths.length < lines) return;
   for (let t = 0; t < lines; t++) {
     const trace = full[t];
-    const [xaxis, yaxis] = [layout[`xaxis${trace.xaxis.slice(1)}`], layout[`yaxis${trace.yaxis.slice(1)}`]];
+    const [xaxis, yaxis] = [axisOf(chart.div, trace.xaxis), axisOf(chart.div, trace.yaxis)];
     let d = "";
     for (let j = 0; j < points; j++) {
       const [x, y] = [xaxis.c2p(trace.x[j]), yaxis.c2p(valueAt(array, frame, t * points + j))];
@@ -255,10 +253,10 @@ function setColumns(chart, frames, name, stop, first) {
   const [array, texts] = [frames.arrays[name], frames.texts?.[name]?.[stop]];
   if (!array || !texts) return;
   const [rows, width] = [array.shape[1], array.shape[2]];
-  for (const text of chart.div.querySelectorAll(".cell-text")) {
-    const cell = text.__data__;
-    if (text.closest(".column-block")?.__data__?.type !== "cells" || !cell?.column) continue;
-    const [row, column] = [cell.rowNumber, cell.column.specIndex - first];
+  for (const text of cellTexts(chart.div)) {
+    const cell = cellOf(text);
+    if (!cell) continue;
+    const [row, column] = [cell.row, cell.column - first];
     if (!(column >= 0 && column < width && row < rows)) continue;
     const shown = texts[row][column];
     if (text.textContent !== shown) touch(chart, text, TEXT, shown);
@@ -283,7 +281,7 @@ export function showFrame(src, stop, other = null) {
     const found = along ? { frames: along, frame: other.index } : framesAt(src, stop, live.frames);
     held ||= found !== null;
     // not yet drawn by Plotly (the frames of one stop may come before a chart's first draw)
-    if (!found || !chart.div.isConnected || !chart.div._fullLayout) continue;
+    if (!found || !chart.div.isConnected || !drawn(chart.div)) continue;
     if (!along && chart.shows === shownKey(chart, src.head, stop)) {
       if (!chart.reacting) restorePlotly(chart); // back on the stop drawn: Plotly's own
       continue;
@@ -291,7 +289,7 @@ export function showFrame(src, stop, other = null) {
     const { frames, frame } = found;
     const begun = performance.now();
     if (live.title) {
-      const title = chart.div.querySelector(".gtitle");
+      const title = titleText(chart.div);
       const text = live.title.replace("{scale}", frames.titles[frame]); // the first line
       const lines = title ? title.querySelectorAll("tspan.line") : [];
       if (lines.length) lines[0].textContent = text;
