@@ -200,15 +200,15 @@ def choose(page, key, option):
 def test_the_presenter_bar_changes_head_layer_and_query_and_the_link_follows(page, app_url):
     page.set_viewport_size({"width": 1280, "height": 720})
     open_presenting(page, app_url + "/attention")
-    for key in ("leave_presentation", "layer", "head", "presenter_query"):
+    for key in ("leave_presentation", "present_layer", "present_head", "presenter_query"):
         box = page.locator(f".st-key-{key}").bounding_box()
         assert box is not None, key
         assert box["y"] < 76, key  # in the bar at the top of the screen
         assert box["x"] + box["width"] <= 1280, key
-    choose(page, "head", "Head 7")
+    choose(page, "present_head", "Head 7")
     page.wait_for_url(re.compile(r"[?&]head=7\b"))
     wait_settled(page)
-    choose(page, "layer", "Layer 4")
+    choose(page, "present_layer", "Layer 4")
     page.wait_for_url(re.compile(r"[?&]layer=4\b"))
     wait_settled(page)
     choose(page, "attention_query", "Query token: restaurant (2)")
@@ -228,7 +228,7 @@ def test_the_presenter_bar_holds_its_controls_on_one_line(page, app_url, width):
     open_presenting(page, app_url + "/attention")
     boxes = [
         page.locator(f".st-key-{key}").bounding_box()
-        for key in ("leave_presentation", "layer", "head", "presenter_query")
+        for key in ("leave_presentation", "present_layer", "present_head", "presenter_query")
     ]
     for box in boxes:
         assert box["y"] >= 0
