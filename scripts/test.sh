@@ -22,25 +22,19 @@ fi
 
 install_app "[test]"
 
-# The chart component's JavaScript is tested under Node (tests/js, run by
-# tests/app/test_javascript.py, in both tiers): Debian's nodejs when node is missing.
-if ! command -v node >/dev/null 2>&1; then
-    echo "installing nodejs (apt-get)" >&2
-    { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq nodejs >/dev/null; } \
-        || echo "Could not install nodejs with apt-get: the JavaScript's tests are skipped." >&2
-fi
-
 if $fast; then
     exec "$python" -m pytest tests/engine tests/app tests/pages -n auto --maxprocesses 4 "$@"
 fi
 
-# The browser tests drive Debian's Chromium, the class test Debian's HAProxy: installed
+# The browser tests drive Debian's Chromium, the class test Debian's HAProxy, the
+# JavaScript's tests Node (tests/app/test_javascript.py, in the fast tier too): installed
 # with apt-get when missing and this user may. Without them those tests are skipped, or
 # fail when CI is set.
 export PATH=$PATH:/usr/sbin:/sbin  # where Debian puts haproxy; a user's PATH may lack it
 missing=()
 command -v chromium >/dev/null 2>&1 || missing+=(chromium)
 command -v haproxy >/dev/null 2>&1 || missing+=(haproxy)
+command -v node >/dev/null 2>&1 || missing+=(nodejs)  # the JavaScript's tests (tests/js)
 if ((${#missing[@]})); then
     echo "installing ${missing[*]} (apt-get)" >&2
     if ! { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null; }; then
