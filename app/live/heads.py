@@ -26,8 +26,8 @@ from app.state import controls, session
 from app.views import attention_maps, heatmap
 from app.widgets import channel, sidebar
 
-#: The live head control's key.
-HEAD = "att_head"
+#: The live head control's key, and the key of every stop's frames of the head shown.
+HEAD, SWEEP = "att_head", f"{protocol.SOURCE}_sweep"
 #: The control's label: the sidebar's.
 LABEL = sidebar.HEAD_LABEL
 
@@ -89,19 +89,32 @@ def holds_heads(settings):
 
 
 def send_frames(settings, head):
-    """Send the section's frames in one element of height 0, in every run.
+    """Send what a switch is shown from, in one element of height 0, in every run.
 
-    Every stop's frames of head ``head`` (:func:`app.live.sweeps.scale_frames`), and
-    beside them, with more than one head, what a switch is shown from before its run:
-    every head of the layer at the current stop (:func:`app.live.sweeps.head_frames`),
-    head ``head`` in every layer there (MiniLM: the seeded model has one layer) and
-    unmasked and masked. All cached; unchanged, Streamlit resends them as a reference.
+    With more than one head: every head of the layer at the current stop
+    (:func:`app.live.sweeps.head_frames`), head ``head`` in every layer there (MiniLM: the
+    seeded model has one layer) and unmasked and masked. With one head, nothing to switch
+    to: the scale's frames of every stop instead (:func:`send_sweep`'s). Sent before the
+    charts, whose exact figures are drawn from them. All cached; unchanged, Streamlit
+    resends them as a reference.
     """
-    payloads = [sweeps.scale_frames(settings, head)[1]]
-    if holds_heads(settings):
-        at = settings.replace(scale=st.session_state["scale"])
-        payloads.append(sweeps.head_frames(at)[1])
-        if settings.trained:
-            payloads.append(sweeps.layer_frames(at.replace(layer=0), head)[1])
-        payloads.append(sweeps.mask_frames(at.replace(causal=False), head)[1])
+    if not holds_heads(settings):
+        slider.send_frames([sweeps.scale_frames(settings, head)[1]])
+        return
+    at = settings.replace(scale=st.session_state["scale"])
+    payloads = [sweeps.head_frames(at)[1]]
+    if settings.trained:
+        payloads.append(sweeps.layer_frames(at.replace(layer=0), head)[1])
+    payloads.append(sweeps.mask_frames(at.replace(causal=False), head)[1])
     slider.send_frames(payloads)
+
+
+def send_sweep(settings, head):
+    """Send every stop's frames of head ``head`` (2 MB at 45 tokens), after the charts.
+
+    In the same run as :func:`send_frames`, last: only a move of the scale needs them, and
+    the charts' data and the frames they are drawn from go first. They do not depend on
+    the stop, so they are outside the slider's fragment, which a release reruns.
+    """
+    if holds_heads(settings):
+        slider.send_frames([sweeps.scale_frames(settings, head)[1]], key=SWEEP)

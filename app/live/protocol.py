@@ -2,9 +2,10 @@
 
 For the current text and settings the engine computes attention at every stop of the
 scale grid in one call (:func:`engine.attention.attention_over_scales`); :func:`pack`
-turns the frames into one compact binary message, and :func:`bundle` puts a section's
-frames (every stop's of the head shown, the layer's heads at the stop, the head in every
-layer and unmasked and masked there) in one element, sent in every run
+turns the frames into one compact binary message, and :func:`bundle` puts several in one
+element: a section sends, in every run, the layer's heads at the stop with the head in
+every layer and unmasked and masked there before its charts, and every stop's frames of
+the head shown after them
 (:mod:`app.live.section`): Streamlit resends unchanged data as a reference. While the
 slider is dragged the browser only switches between frames (indexing and colour
 mapping); on release the stop goes back to Python. With float32 frames the browser draws

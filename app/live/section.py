@@ -3,12 +3,13 @@
 The engine computes the current head's attention at every stop of the scale slider at
 once (:mod:`app.live.sweeps`), and the browser holds those frames: while the slider is
 dragged it only switches between them, and on release the stop comes back here. How
-much the browser holds is decided here, from the frames' size: every stop's frames of
-the head shown, with the layer's heads at the stop and the head in every layer and
-unmasked and masked there, all in one element of the slider's fragment, in every run
-(the browser draws every chart at any stop and head from them; a release reruns the
-slider's fragment alone); past :data:`app.live.protocol.MAX_TOKENS` tokens the frames of
-the current stop and its neighbours, one stop a message; past
+much the browser holds is decided here, from the frames' size: the layer's heads at the
+stop and the head in every layer and unmasked and masked there in one element of the
+slider's fragment, before the charts (drawn from them), and every stop's frames of the
+head shown in one element after them, all in every run (the browser draws every chart at
+any stop and head from them; a release reruns the slider's fragment alone); past
+:data:`app.live.protocol.MAX_TOKENS` tokens the frames of the current stop and its
+neighbours, one stop a message; past
 :data:`app.live.protocol.MAX_BYTES` none, and the server draws each stop's figures on
 release. The charts are drawn in a fragment of their own, which a click on a weight
 reruns to work out that cell's arithmetic.
@@ -70,6 +71,8 @@ def scale_section(settings, head, labels):
     if in_browser:
         _slider(section, slider.scale_slider_data(with_labels=True))
     _charts(section)
+    if in_browser and not per_stop:  # last: only a move of the scale needs them
+        live_heads.send_sweep(settings, head)
 
 
 def _after_release():
@@ -91,7 +94,7 @@ def _slider(section, data):
     if section.per_stop:
         at = section.settings.replace(scale=st.session_state["scale"])
         slider.send_stop_frames(at, section.head)
-    else:  # every stop's frames of the head, and what a head, layer or mask switch shows
+    else:  # what a head, layer or mask switch shows (every stop's come after the charts)
         live_heads.send_frames(section.settings, section.head)
     session.write_url()
 

@@ -2,10 +2,10 @@
 //
 // While the slider is dragged, the charts that follow it show the frame of the stop under
 // the pointer (preview.js); on release (pointer up, or a keyboard step) the stop goes back
-// to Python. Frames arrive in one element of height 0 per section, in every run, as a
-// bundle: every stop's of the head shown, the layer's heads at the stop, the head in every
-// layer and unmasked and masked there (app/live/heads.py); past 128 tokens one stop's per
-// element, a release sending the stop that came into reach.
+// to Python. Frames arrive as bundles in elements of height 0, all of a section's in every
+// run: the layer's heads at the stop, the head in every layer and unmasked and masked
+// there, before the charts; every stop's of the head shown after them (app/live/heads.py);
+// past 128 tokens one stop's per element, a release sending the stop that came into reach.
 
 import { bundleHeaders, decodeBundle, forget, frameFor, frameOf, framesAt, heldFrames, source } from "./frames.js";
 import { schedule, settled } from "./plot.js";

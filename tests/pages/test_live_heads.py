@@ -103,30 +103,31 @@ def test_a_head_switch_resends_no_chart_and_sends_the_heads_frames_in_its_run(mo
 
 
 @pytest.mark.parametrize("control", ["head", "layer", "mask", "text"])
-def test_every_run_sends_all_the_sections_frames_in_one_element(control):
-    """One delivery: every stop's frames of the head shown, the layer's heads at the stop,
-    the head in every layer and unmasked and masked there, in one element of each run."""
+def test_every_run_sends_all_the_sections_frames_the_sweep_last(control):
+    """One delivery: in every run, the layer's heads at the stop, the head in every layer
+    and unmasked and masked there in one element before the charts, every stop's frames of
+    the head shown in one element after them."""
     at = open_app("attention")
     if control == "head":
         move(at, "head", 5)
-        shown = (controls.DEFAULT_LAYER, False, 5)
+        shown = 5
     elif control == "layer":
         move(at, "layer", 1)
-        shown = (1, False, controls.DEFAULT_HEAD)
+        shown = controls.DEFAULT_HEAD
     elif control == "mask":
         move(at, "causal", True)
-        shown = (controls.DEFAULT_LAYER, True, controls.DEFAULT_HEAD)
+        shown = controls.DEFAULT_HEAD
     else:
         at.sidebar.text_area(key="text").set_value("The bill came later.").run()
-        shown = (controls.DEFAULT_LAYER, False, controls.DEFAULT_HEAD)
+        shown = controls.DEFAULT_HEAD
     assert not at.exception
     sent = section_frames(at)
     assert sorted(sent) == ["head", "layer", "mask", "stop"]
-    assert sent["stop"][0]["head"] == sent["layer"][0]["head"] == sent["mask"][0]["head"]
-    assert sent["stop"][0]["head"] == shown[2]
+    assert sent["stop"][0]["head"] == sent["layer"][0]["head"] == sent["mask"][0]["head"] == shown
     assert sent["stop"][0]["id"] == sent["head"][0]["id"]  # the charts follow both
-    frames_elements = [e for e in at.get("bidi_component") if "_frames" in e.proto.id]
-    assert len(frames_elements) == 1
+    order = [e.proto.id.rsplit("-", 1)[-1] for e in at.get("bidi_component")]
+    frames, sweep = order.index("att_scale_frames"), order.index(live_heads.SWEEP)
+    assert frames < order.index("att_weights") < sweep  # the charts between the two
 
 
 def sent_layer_frames(at):

@@ -298,11 +298,13 @@ def section_frames(at):
     frames of the head shown, the layer's heads at the stop, the head in every layer and
     unmasked and masked there (each only where the section sends it); empty without.
     """
+    found = {}
     for element in at.get("bidi_component"):
-        if element.proto.id.endswith("-att_scale_frames"):
-            unpacked = [unpack(payload) for payload in unbundle(element.proto.bytes)]
-            return {header.get("axis", "stop"): (header, arrays) for header, arrays in unpacked}
-    return {}
+        if element.proto.id.endswith(("-att_scale_frames", "-att_scale_sweep")):
+            for payload in unbundle(element.proto.bytes):
+                header, arrays = unpack(payload)
+                found[header.get("axis", "stop")] = header, arrays
+    return found
 
 
 def sent_scale_frames(at):
