@@ -13,7 +13,7 @@ import random
 import numpy as np
 import pandas as pd
 import pytest
-from browser_support import assert_healthy, open_app, query, slider, wait_settled
+from browser_support import WAITING_ON, assert_healthy, open_app, query, slider, wait_settled
 
 from app.state import controls
 from engine import bert, checkpoint
@@ -170,6 +170,15 @@ def test_a_chart_drawing_when_the_head_moves_stays_pending_until_it_shows_that_h
     page.add_init_script(HEAD_WHILE_DRAWING)
     open_app(page, app_url + "/attention")
     head = int(page.locator(".st-key-head_control input").input_value())
+    # What a wait that times out reports is what the page waits on: on the quiet page, a
+    # control marked as not heard by Python, and no chart (the closed "Per query row"
+    # expander's table is not waited on).
+    unheard = "document.querySelector('.st-key-head_control .ae-control').dataset.unheard"
+    page.evaluate(f"{unheard} = '1'")
+    waiting = page.evaluate(WAITING_ON)
+    assert waiting["unheard"] == ["st-key-head_control"], waiting
+    assert waiting["waiting"] == [], waiting
+    page.evaluate(f"delete {unheard}")
     page.evaluate(COUNT_DRAWN)
     page.evaluate("window.__armed = true")
     page.locator(".st-key-att_scale input").focus()
