@@ -18,12 +18,12 @@ from browser_support import WAITING_ON, assert_healthy, open_app, query, slider,
 from app.state import controls
 from engine import bert, checkpoint
 
-#: Run only when asked (``AE_SOAK=1``): two pre-existing flaky states of the live charts
-#: still show under these sequences, one run in three or four on two busy cores (a chart
-#: in the closed "Per query row" expander that the page never counts as drawn, and rarely
-#: a weights chart left at the old head after a scale step and a head step in one go).
-#: They are issue #41's to fix; until then this test would make CI flaky.
 pytestmark = pytest.mark.skipif(controls.MINILM is None, reason="MiniLM is not installed")
+#: The random sequences run only when asked (``AE_SOAK=1``): on two busy cores they still
+#: find states that are issue #41's to fix, and would make CI flaky until then: a head,
+#: layer or mask move batched with a scale step's release that Python never hears (the
+#: control stays ``data-unheard``: test_a_head_moved_with_a_scale_step_is_heard), and a
+#: scale step and its way back whose return the link does not follow.
 SOAK = pytest.mark.skipif(
     os.environ.get("AE_SOAK") != "1", reason="a soak of the live controls: AE_SOAK=1 runs it"
 )
@@ -202,3 +202,33 @@ def test_a_chart_drawing_when_the_head_moves_stays_pending_until_it_shows_that_h
     scale = controls.scale_options(384, 12)[stop]
     expected = bert.layer_run(model, run, controls.DEFAULT_LAYER, scale, False).attention.weights
     np.testing.assert_allclose(page.evaluate(WEIGHTS), expected[head + 1], atol=1e-6)
+
+
+#: The scale slider stepped left and the sidebar's head right in one task (the input and
+#: change events their arrow keys send), as two key presses on a busy page can be.
+SCALE_AND_HEAD_AT_ONCE = """() => {
+    for (const [selector, step] of [['.st-key-att_scale input', -1],
+                                    ['.st-key-head_control input', 1]]) {
+        const input = document.querySelector(selector);
+        input.value = String(Number(input.value) + step);
+        input.dispatchEvent(new Event('input', {bubbles: true}));
+        input.dispatchEvent(new Event('change', {bubbles: true}));
+    }
+}"""
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="issue #41: Streamlit's frontend sends widget changes made in one task as one "
+    "rerun, scoped to the first fragment id among them (WidgetStateManager.scheduleFlush): "
+    "with the slider's release first, only the slider's fragment runs, which does not take "
+    "the head's report, and no full run follows (app/widgets/channel.py, app/live/section.py)",
+)
+def test_a_head_moved_with_a_scale_step_is_heard(page, app_url, model_run):
+    """A head move batched with a scale step's release reaches Python: link and CSV follow."""
+    open_app(page, app_url + "/attention")
+    head = int(page.locator(".st-key-head_control input").input_value())
+    page.evaluate(SCALE_AND_HEAD_AT_ONCE)
+    wait_settled(page, timeout=10_000)  # every move heard by Python, every chart drawn
+    assert linked(query(page))["head"] == head + 1
+    check_agreement(page, model_run)
