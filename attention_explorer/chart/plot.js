@@ -281,7 +281,9 @@ async function react(chart, figure) {
     chart.div.on("plotly_hover", (event) => hoverLines(chart, event.points?.[0]));
     chart.div.on("plotly_unhover", () => hoverLines(chart, null));
   }
-  if (version === chart.version && !queue.has(chart)) delete chart.div.dataset.pending;
+  // Drawn, unless it was asked for since: another draw (queued, or a newer version) or a
+  // head or stop whose frames are still to come (owes).
+  if (version === chart.version) settled(chart);
 }
 
 // Watch the attributes written in `element`'s subtree; stop() gives them, by element.

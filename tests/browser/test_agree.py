@@ -13,22 +13,20 @@ import random
 import numpy as np
 import pandas as pd
 import pytest
-from browser_support import assert_healthy, open_app, query, slider, wait_settled
+from browser_support import WAITING_ON, assert_healthy, open_app, query, slider, wait_settled
 
 from app.state import controls
 from engine import bert, checkpoint
 
-#: Run only when asked (``AE_SOAK=1``): two pre-existing flaky states of the live charts
-#: still show under these sequences, one run in three or four on two busy cores (a chart
-#: in the closed "Per query row" expander that the page never counts as drawn, and rarely
-#: a weights chart left at the old head after a scale step and a head step in one go).
-#: They are issue #41's to fix; until then this test would make CI flaky.
-pytestmark = [
-    pytest.mark.skipif(controls.MINILM is None, reason="MiniLM is not installed"),
-    pytest.mark.skipif(
-        os.environ.get("AE_SOAK") != "1", reason="a soak of the live controls: AE_SOAK=1 runs it"
-    ),
-]
+pytestmark = pytest.mark.skipif(controls.MINILM is None, reason="MiniLM is not installed")
+#: The random sequences run only when asked (``AE_SOAK=1``): on two busy cores they still
+#: find states that are issue #41's to fix, and would make CI flaky until then: a head,
+#: layer or mask move batched with a scale step's release that Python never hears (the
+#: control stays ``data-unheard``: test_a_head_moved_with_a_scale_step_is_heard), and a
+#: scale step and its way back whose return the link does not follow.
+SOAK = pytest.mark.skipif(
+    os.environ.get("AE_SOAK") != "1", reason="a soak of the live controls: AE_SOAK=1 runs it"
+)
 
 #: The weights heatmap's numbers as plotly.js drew them.
 WEIGHTS = """() => Array.from(
@@ -108,6 +106,7 @@ def check_agreement(page, model_run):
     assert f"layer {link['layer']}, head {link['head']}" in caption, caption
 
 
+@SOAK
 @pytest.mark.parametrize("seed", [0, 1])
 def test_a_random_sequence_of_moves_leaves_everything_agreeing(page, app_url, model_run, seed):
     rng = random.Random(seed)
@@ -122,3 +121,114 @@ def test_a_random_sequence_of_moves_leaves_everything_agreeing(page, app_url, mo
         wait_settled(page)  # every move heard by Python, every chart drawn
         check_agreement(page, model_run)
     assert_healthy(page)
+
+
+#: Installed before the app's scripts: once ``window.__armed`` is set, the next drawing of
+#: the weights heatmap moves the sidebar's head one step right just before plotly.js draws
+#: (the input and change events its arrow key sends): a head move while a scale step's
+#: drawing is under way, at a stop whose frames of the new head are still to come.
+HEAD_WHILE_DRAWING = r"""
+let plotly;
+Object.defineProperty(window, 'Plotly', {configurable: true, get: () => plotly, set(value) {
+    plotly = value;
+    const react = value.react;
+    value.react = function (gd, ...rest) {
+        if (window.__armed && gd.closest('.st-key-att_weights')) {
+            window.__armed = false;
+            const input = document.querySelector('.st-key-head_control input');
+            input.value = String(Number(input.value) + 1);
+            input.dispatchEvent(new Event('input', {bubbles: true}));
+            input.dispatchEvent(new Event('change', {bubbles: true}));
+        }
+        return react.call(this, gd, ...rest);
+    };
+}});
+"""
+
+#: Notes in ``window.__counted``, each time the weights heatmap stops being pending (drawn,
+#: as the tests and the page's own waits read it), the head it shows and the sidebar's.
+COUNT_DRAWN = r"""() => {
+    window.__counted = [];
+    const div = document.querySelector('.st-key-att_weights .ae-chart');
+    new MutationObserver(() => {
+        if (div.dataset.pending) return;
+        const head = document.querySelector('.st-key-head_control input').value;
+        window.__counted.push({shows: div.aeChart.shows, head: Number(head)});
+    }).observe(div, {attributes: true, attributeFilter: ['data-pending']});
+}"""
+
+
+def test_a_chart_drawing_when_the_head_moves_stays_pending_until_it_shows_that_head(
+    page, app_url, model_run
+):
+    """A scale step, then a head step while the step's drawing is under way (issue #41).
+
+    The weights chart drew the old head at the new stop, and the end of that drawing
+    counted it as drawn though the new head's frames at that stop had not come yet: a page
+    "settled" that showed the old head until they did.
+    """
+    page.add_init_script(HEAD_WHILE_DRAWING)
+    open_app(page, app_url + "/attention")
+    head = int(page.locator(".st-key-head_control input").input_value())
+    # What a wait that times out reports is what the page waits on: on the quiet page, a
+    # control marked as not heard by Python, and no chart (the closed "Per query row"
+    # expander's table is not waited on).
+    unheard = "document.querySelector('.st-key-head_control .ae-control').dataset.unheard"
+    page.evaluate(f"{unheard} = '1'")
+    waiting = page.evaluate(WAITING_ON)
+    assert waiting["unheard"] == ["st-key-head_control"], waiting
+    assert waiting["waiting"] == [], waiting
+    page.evaluate(f"delete {unheard}")
+    page.evaluate(COUNT_DRAWN)
+    page.evaluate("window.__armed = true")
+    page.locator(".st-key-att_scale input").focus()
+    page.keyboard.press("ArrowLeft")
+    page.wait_for_function("window.__armed === false")
+    assert int(page.locator(".st-key-head_control input").input_value()) == head + 1
+    stop = int(page.locator(".st-key-att_scale input").input_value())
+    # the chart drawn at the new head and stop (not the whole page settled: this is the chart's)
+    page.wait_for_function(
+        """([head, stop]) => {
+            const div = document.querySelector('.st-key-att_weights .ae-chart');
+            return !div.dataset.pending && div.aeChart.shows.endsWith(`:${head}:${stop}`);
+        }""",
+        arg=[head + 1, stop],
+    )
+    counted = page.evaluate("window.__counted")
+    assert counted, "the weights chart was never counted as drawn"
+    for drawn in counted:  # "frames id:head:stop"
+        assert int(drawn["shows"].split(":")[1]) == drawn["head"], counted
+    model, run = model_run
+    scale = controls.scale_options(384, 12)[stop]
+    expected = bert.layer_run(model, run, controls.DEFAULT_LAYER, scale, False).attention.weights
+    np.testing.assert_allclose(page.evaluate(WEIGHTS), expected[head + 1], atol=1e-6)
+
+
+#: The scale slider stepped left and the sidebar's head right in one task (the input and
+#: change events their arrow keys send), as two key presses on a busy page can be.
+SCALE_AND_HEAD_AT_ONCE = """() => {
+    for (const [selector, step] of [['.st-key-att_scale input', -1],
+                                    ['.st-key-head_control input', 1]]) {
+        const input = document.querySelector(selector);
+        input.value = String(Number(input.value) + step);
+        input.dispatchEvent(new Event('input', {bubbles: true}));
+        input.dispatchEvent(new Event('change', {bubbles: true}));
+    }
+}"""
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="issue #41: Streamlit's frontend sends widget changes made in one task as one "
+    "rerun, scoped to the first fragment id among them (WidgetStateManager.scheduleFlush): "
+    "with the slider's release first, only the slider's fragment runs, which does not take "
+    "the head's report, and no full run follows (app/widgets/channel.py, app/live/section.py)",
+)
+def test_a_head_moved_with_a_scale_step_is_heard(page, app_url, model_run):
+    """A head move batched with a scale step's release reaches Python: link and CSV follow."""
+    open_app(page, app_url + "/attention")
+    head = int(page.locator(".st-key-head_control input").input_value())
+    page.evaluate(SCALE_AND_HEAD_AT_ONCE)
+    wait_settled(page, timeout=10_000)  # every move heard by Python, every chart drawn
+    assert linked(query(page))["head"] == head + 1
+    check_agreement(page, model_run)

@@ -15,7 +15,7 @@ import re
 from urllib.parse import parse_qs, urlsplit
 
 import numpy as np
-from harness import FRAME_LOG, NOT_CHARTS, RUN_COUNTER, SETTLED, SETTLED_AFTER
+from harness import FRAME_LOG, PART_DRAWN, RUN_COUNTER, SETTLED, SETTLED_AFTER
 from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
 
 #: Any http(s) or ws(s) address that is not this machine.
@@ -110,21 +110,32 @@ def open_presenting(page, url):
 
 
 #: What the page is waiting on, for a wait that timed out: the script's and connection's
-#: state, the runs counted, and each component that has not drawn (its key and why).
-WAITING_ON = """() => {
+#: state, the runs counted, the browser's controls whose move Python has not heard yet
+#: (``data-unheard``), whether the scale slider waits for its frames, and each component
+#: that has not drawn by :data:`harness.CHARTS_DRAWN`'s reckoning (its key and why).
+WAITING_ON = (
+    """() => {
     const app = document.querySelector('[data-testid="stApp"]');
-    const charts = [...document.querySelectorAll('.stBidiComponent')].map(c => ({
-        key: [...(c.closest('[class*="st-key-"]')?.classList || [])]
-            .find(k => k.startsWith('st-key-')),
-        marker: !!c.querySelector('NOT_CHARTS'),
-        svg: !!c.querySelector('.ae-chart .main-svg'),
-        pending: !!c.querySelector('.ae-chart[data-pending]'),
-    })).filter(c => !c.marker && (!c.svg || c.pending));
+    const keyOf = e => [...(e.closest('[class*="st-key-"]')?.classList || [])]
+        .find(k => k.startsWith('st-key-'));
+    const drawn = """
+    + PART_DRAWN
+    + """;
+    const charts = [...document.querySelectorAll('.stBidiComponent')].filter(c => !drawn(c))
+        .map(c => ({
+            key: keyOf(c),
+            svg: !!c.querySelector('.ae-chart .main-svg'),
+            pending: !!c.querySelector('.ae-chart[data-pending]'),
+            away: !!c.querySelector('.ae-chart[data-away]'),
+        }));
     return {script: app?.dataset.testScriptState, connection: app?.dataset.testConnectionState,
             runs: window.__runs,
             exceptions: document.querySelectorAll('[data-testid="stException"]').length,
+            unheard: [...document.querySelectorAll('.ae-control[data-unheard]')].map(keyOf),
+            scalePending: !!document.querySelector('.ae-scale[data-pending]'),
             waiting: charts};
-}""".replace("NOT_CHARTS", NOT_CHARTS)
+}"""
+)
 
 
 def wait_settled(page, charts=True, timeout=None):

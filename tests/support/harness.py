@@ -53,14 +53,22 @@ NOT_CHARTS = ".ae-scale, .ae-control, .ae-frames, .ae-shapes, .ae-page, .ae-shar
 #: so does a chart seen far from the window, never drawn yet: it draws when it comes near
 #: (``data-away``, pending until the page's observer has looked at it;
 #: :func:`browser_support.look_at` scrolls to one, as a reader does).
-CHARTS_DRAWN = """() => {
-    const parts = document.querySelectorAll('.stBidiComponent');
-    return parts.length > 0 && [...parts].every(c =>
+#: ``PART_DRAWN`` is the test of one component (one ``.stBidiComponent``), for the reports
+#: of what a page still waits on too (browser_support.WAITING_ON).
+PART_DRAWN = """c =>
         c.querySelector('NOT_CHARTS')
         || c.closest('details:not([open])')  // a closed expander's chart draws when opened
         || c.querySelector('.ae-chart[data-away]:not([data-pending]):not(:has(.main-svg))')
-        || (c.querySelector('.ae-chart .main-svg') && !c.querySelector('.ae-chart[data-pending]')));
-}""".replace("NOT_CHARTS", NOT_CHARTS)
+        || (c.querySelector('.ae-chart .main-svg') && !c.querySelector('.ae-chart[data-pending]'))
+""".replace("NOT_CHARTS", NOT_CHARTS)
+CHARTS_DRAWN = (
+    """() => {
+    const parts = document.querySelectorAll('.stBidiComponent');
+    return parts.length > 0 && [...parts].every("""
+    + PART_DRAWN
+    + """);
+}"""
+)
 
 #: True once the script has run, every chart on the page has drawn, the scale slider
 #: holds the frames it asks for after a run (chart/slider.js marks it ``data-pending``),
