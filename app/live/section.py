@@ -29,7 +29,7 @@ from app.live import heads as live_heads
 from app.live import protocol, slider, sweeps
 from app.state import controls, session
 from app.views import arithmetic, attention_maps, bars, equation, heatmap, saturation
-from app.widgets import pickers
+from app.widgets import channel, pickers
 from app.words import equations, wording
 
 #: The fragments of the scale slider and of the charts that follow it, by key.
@@ -91,6 +91,7 @@ def _slider(section, data):
     of a few stops, those of the stop and its neighbours come here.
     """
     slider.scale_slider(data, on_release=_after_release)
+    channel.catch_up()  # a control's move sent with the release
     if section.per_stop:
         at = section.settings.replace(scale=st.session_state["scale"])
         slider.send_stop_frames(at, section.head)

@@ -28,6 +28,7 @@ from __future__ import annotations
 import secrets
 
 import streamlit as st
+from streamlit.runtime.scriptrunner_utils.script_run_context import get_script_run_ctx
 
 import attention_explorer
 
@@ -35,8 +36,10 @@ import attention_explorer
 #: how many times Python placed each; this session's name, so that a new session (after a
 #: lost connection came back) places every value again.
 KNOWN, _PLACED, _SESSION = "_channel_known", "_channel_placed", "_channel_session"
-#: Session-state key: the browser's time of the newest report taken, by shared key.
-_REPORTED_AT = "_channel_reported_at"
+#: Session-state keys: the browser's time of the newest report taken, by shared key; the
+#: controls drawn, by their key: (shared key, number of values); the newest report's time
+#: the controls were drawn with (their ``heard``), by shared key.
+_REPORTED_AT, _DRAWN, _TOLD = "_channel_reported_at", "_channel_drawn", "_channel_told"
 #: The frames the controls move (the scale slider's key, the name the charts follow:
 #: :data:`app.live.protocol.SOURCE`).
 SOURCE = "att_scale"
@@ -88,6 +91,14 @@ def _take(key, state_key, count):
     return True
 
 
+def _tell(state_key):
+    """The newest report's time of ``state_key`` taken, as a control's data tell the browser."""
+    heard = st.session_state.get(_REPORTED_AT, {}).get(state_key)
+    if heard is not None:
+        st.session_state.setdefault(_TOLD, {})[state_key] = heard
+    return heard
+
+
 def control(key, state_key, label, count, *, hidden=False, stop=None, tooltip=None):
     """One of the browser's controls of ``state_key``, drawn where the caller is.
 
@@ -112,7 +123,7 @@ def control(key, state_key, label, count, *, hidden=False, stop=None, tooltip=No
         "count": count,
         "value": int(value),
         "placed": placed(state_key),
-        "heard": st.session_state.get(_REPORTED_AT, {}).get(state_key),
+        "heard": _tell(state_key),
         "hidden": hidden,
     }
     if stop is not None:
@@ -120,9 +131,32 @@ def control(key, state_key, label, count, *, hidden=False, stop=None, tooltip=No
     if tooltip is not None:
         data["help"] = tooltip
 
+    st.session_state.setdefault(_DRAWN, {})[key] = (state_key, count)
+
     def moved():
         _take(key, state_key, count)
 
     attention_explorer.chart(key=key, data=data, on_value_change=moved)
     if _take(key, state_key, count):  # a report whose callback a cut-short run never ran
         st.rerun()
+
+
+def catch_up():
+    """In a fragment's run: if a report came in that the controls were not drawn with, run the app.
+
+    Streamlit's frontend sends the changes of one task as one rerun, scoped to the first
+    fragment among them: a scale step's release and a head move at once run only the
+    slider's fragment, which redraws no control outside it (nor the link's other
+    readers, the captions, the CSVs). The report itself is taken, by its callback or
+    here from the control's state; then the whole app runs again with it.
+    """
+    context = get_script_run_ctx()
+    if context is None or not context.fragment_ids_this_run:  # a whole run draws them all
+        return
+    drawn = st.session_state.get(_DRAWN, {})
+    for key, (state_key, count) in drawn.items():
+        _take(key, state_key, count)
+    taken = st.session_state.get(_REPORTED_AT, {})
+    told = st.session_state.get(_TOLD, {})
+    if any(at > told.get(state_key, -1.0) for state_key, at in taken.items()):
+        st.rerun(scope="app")

@@ -20,10 +20,10 @@ from engine import bert, checkpoint
 
 pytestmark = pytest.mark.skipif(controls.MINILM is None, reason="MiniLM is not installed")
 #: The random sequences run only when asked (``AE_SOAK=1``): on two busy cores they still
-#: find states that are issue #41's to fix, and would make CI flaky until then: a head,
-#: layer or mask move batched with a scale step's release that Python never hears (the
-#: control stays ``data-unheard``: test_a_head_moved_with_a_scale_step_is_heard), and a
-#: scale step and its way back whose return the link does not follow.
+#: find a state that is issue #41's to fix, and would make CI flaky until then: a scale
+#: step and its way back whose return the link does not follow. (A head, layer or mask
+#: move batched with a scale step's release is heard since channel.catch_up:
+#: test_a_head_moved_with_a_scale_step_is_heard.)
 SOAK = pytest.mark.skipif(
     os.environ.get("AE_SOAK") != "1", reason="a soak of the live controls: AE_SOAK=1 runs it"
 )
@@ -217,15 +217,14 @@ SCALE_AND_HEAD_AT_ONCE = """() => {
 }"""
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="issue #41: Streamlit's frontend sends widget changes made in one task as one "
-    "rerun, scoped to the first fragment id among them (WidgetStateManager.scheduleFlush): "
-    "with the slider's release first, only the slider's fragment runs, which does not take "
-    "the head's report, and no full run follows (app/widgets/channel.py, app/live/section.py)",
-)
 def test_a_head_moved_with_a_scale_step_is_heard(page, app_url, model_run):
-    """A head move batched with a scale step's release reaches Python: link and CSV follow."""
+    """A head move batched with a scale step's release reaches Python: link and CSV follow.
+
+    Streamlit's frontend sends the changes of one task as one rerun scoped to the first
+    fragment among them, the slider's: its run takes the head's report and runs the app
+    (app/widgets/channel.py's catch_up). Before, the page stayed at the old head's link,
+    CSV and captions, and the control was never heard.
+    """
     open_app(page, app_url + "/attention")
     head = int(page.locator(".st-key-head_control input").input_value())
     page.evaluate(SCALE_AND_HEAD_AT_ONCE)
