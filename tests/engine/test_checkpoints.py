@@ -13,6 +13,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+import tiny_models
 from safetensors.numpy import load_file, save_file
 
 from engine import bert, checkpoint, generate
@@ -26,7 +27,7 @@ from engine.checkpoint import (
     load,
 )
 
-TINY = Path(__file__).parents[1] / "data" / "tiny_models"
+TINY = tiny_models.TINY
 FOLDERS = ("bert", "bert_variant", "roberta", "distilbert", "electra", "gpt2")
 ATOL = 1e-5  # the bound; measured in docs/benchmarks.md
 
@@ -38,11 +39,7 @@ def models():
 
 @pytest.fixture(scope="module")
 def references():
-    found = {}
-    for name in FOLDERS:
-        with np.load(TINY / f"{name}.npz") as data:
-            found[name] = {key: data[key] for key in data.files}
-    return found
+    return tiny_models.references(FOLDERS)
 
 
 def _cases(reference):

@@ -7,11 +7,11 @@ upcast, which is exact). The refusal cases are made here, in ``tmp_path``.
 
 import json
 import shutil
-from pathlib import Path
 
 import ml_dtypes
 import numpy as np
 import pytest
+import tiny_models
 from safetensors.numpy import load_file, save_file
 
 from engine import analysis, bert, generate
@@ -28,7 +28,7 @@ from engine.checkpoint import (
 from engine.layers import rms_norm, silu, swiglu
 from engine.positional import rotary_embedding
 
-TINY = Path(__file__).parents[1] / "data" / "tiny_models"
+TINY = tiny_models.TINY
 FOLDERS = ("llama", "llama_fp32", "mistral", "qwen2")
 BF16 = ("llama", "mistral", "qwen2")
 #: The issue's bounds: 1e-5 for float32 weights; 2e-3 for bf16 weights against transformers
@@ -47,11 +47,7 @@ def models():
 
 @pytest.fixture(scope="module")
 def references():
-    found = {}
-    for name in FOLDERS:
-        with np.load(TINY / f"{name}.npz") as data:
-            found[name] = {key: data[key] for key in data.files}
-    return found
+    return tiny_models.references(FOLDERS)
 
 
 CASES = ("short", "long")

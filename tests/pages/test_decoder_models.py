@@ -8,10 +8,10 @@ groups, and the rotary view's scores against :func:`engine.analysis.rotary_score
 
 import json
 import shutil
-from pathlib import Path
 
 import numpy as np
 import pytest
+import tiny_models
 from apptest_support import chart_z, charts, decode, open_app
 
 from app.data import cache, models
@@ -20,7 +20,7 @@ from app.widgets import model_box
 from engine import analysis, bert, checkpoint, generate
 from engine.resources import minilm_dir
 
-TINY = Path(__file__).resolve().parents[1] / "data" / "tiny_models"
+TINY = tiny_models.TINY
 TEXT = "The restaurant refused to serve me because it only cooks vegetarian food."
 EVERY = {
     "pretrained_finder",

@@ -8,10 +8,10 @@ the folders the engine refuses said in a notice, with MiniLM shown instead.
 
 import json
 import shutil
-from pathlib import Path
 
 import numpy as np
 import pytest
+import tiny_models
 from apptest_support import (
     chart_payloads,
     chart_z,
@@ -31,7 +31,7 @@ from app.widgets import model_box
 from engine import bert, checkpoint, generate, summarize
 from engine.resources import minilm_dir
 
-TINY = Path(__file__).resolve().parents[1] / "data" / "tiny_models"
+TINY = tiny_models.TINY
 TEXT = "The restaurant refused to serve me because it only cooks vegetarian food."
 #: Every view of /pretrained, on any model.
 VIEWS = {

@@ -1,0 +1,20 @@
+"""The tiny checkpoints in tests/data/tiny_models, and what transformers computed from them.
+
+Made by ``scripts/make_tiny_checkpoints.py`` (the BERT family, GPT-2) and
+``scripts/make_tiny_decoders.py`` (Llama, Mistral, Qwen2); ``tests/data/tiny_models/README.md``.
+"""
+
+from pathlib import Path
+
+import numpy as np
+
+TINY = Path(__file__).resolve().parents[1] / "data" / "tiny_models"
+
+
+def references(folders):
+    """Each folder's reference outputs (its ``.npz``), arrays by name, by folder."""
+    found = {}
+    for name in folders:
+        with np.load(TINY / f"{name}.npz") as data:
+            found[name] = {key: data[key] for key in data.files}
+    return found
