@@ -80,7 +80,7 @@ def _head_control(settings, head):
     n_heads = settings.shape[1]
     stop = controls.scale_options(*settings.shape).index(st.session_state["scale"])
     hidden = n_heads == 1 or session.presenting()
-    channel.control(HEAD, "head", LABEL, n_heads, hidden=hidden, stop=stop)
+    channel.control(HEAD, "head", LABEL, range(n_heads), hidden=hidden, stop=stop)
 
 
 def holds_heads(settings):

@@ -69,7 +69,7 @@ def scale_section(settings, head, labels):
         in_browser = protocol.drawn_in_browser(frames)
     section = Section(settings, head, tuple(labels), frame_id, per_stop, in_browser)
     if in_browser:
-        _slider(section, slider.scale_slider_data(with_labels=True))
+        _slider(section)
     _charts(section)
     if in_browser and not per_stop:  # last: only a move of the scale needs them
         live_heads.send_sweep(settings, head)
@@ -82,15 +82,14 @@ def _after_release():
 
 
 @st.fragment(key=SLIDER)
-def _slider(section, data):
+def _slider(section):
     """The scale slider alone: a release stores the stop and writes the URL, nothing else.
 
-    Only when the browser draws the charts from the frames: the slider's ``data`` are
-    those of the last full run, the same after a release, so Streamlit resends them as a
-    reference; so are the frames, but for the layer's heads at the new stop. With frames
-    of a few stops, those of the stop and its neighbours come here.
+    Only when the browser draws the charts from the frames: the frames are resent as
+    references, but for the layer's heads at the new stop. With frames of a few stops,
+    those of the stop and its neighbours come here.
     """
-    slider.scale_slider(data, on_release=_after_release)
+    slider.scale_slider(on_release=_after_release)
     channel.catch_up()  # a control's move sent with the release
     if section.per_stop:
         at = section.settings.replace(scale=st.session_state["scale"])
@@ -145,7 +144,7 @@ def _charts(section):
     reruns this fragment, which draws the server's exact figures at the stop.
     """
     if not section.in_browser:
-        slider.scale_slider(slider.scale_slider_data(with_labels=section.frame_id is None))
+        slider.scale_slider()
     view = _Drawing(section)
     left, right = st.columns(2)  # both rows in one pair of columns: fewer blocks per step
     click = _matrices(view, left, right)

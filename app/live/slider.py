@@ -15,10 +15,10 @@ import streamlit as st
 import attention_explorer
 from app.live import protocol, sweeps
 from app.state import controls, session
+from app.widgets import channel
 
-#: Session-state keys of the scale slider: the stop its thumb shows, the times Python moved
-#: the scale away from it, the holder of the current scale.
-_THUMB, _PLACED, _HELD = "_scale_thumb", "_scale_placed", "_scale_held"
+#: Session-state key of the holder of the current scale.
+_HELD = "_scale_held"
 
 
 def send_frames(payloads, key=f"{protocol.SOURCE}_frames"):
@@ -58,56 +58,32 @@ def send_stop_frames(settings, head):
                 send_frames([frames], key=f"{protocol.SOURCE}_frames_{other % width}")
 
 
-def scale_slider_data(with_labels):
-    """The scale slider's data at the current stop, for :func:`scale_slider`.
+#: The scale slider's label.
+LABEL = "Scale s in softmax(s · q·kᵀ), logarithmic"
 
-    ``placed`` counts the times Python moved the scale away from where the browser's
-    thumb is (a new weights or d_model snapping it, say): the browser moves the thumb to
-    ``stop`` only when that count changes (or the slider is new), so data that keep the
-    stop of an earlier run never pull the thumb back. ``with_labels``: each stop's label
-    (else the frames carry them, and a step need not resend them).
+
+def scale_slider(on_release=None):
+    """The logarithmic scale slider, which lives in the browser while it moves.
+
+    One of the browser's own controls (:mod:`app.widgets.channel`): while it is dragged
+    the charts that follow it switch between the engine-computed frames; on release (or
+    a keyboard step) the stop is reported here, into ``st.session_state["scale"]`` and
+    :func:`held_scale`. Without frames the charts update from the server on release.
+    ``on_release`` runs after the stop is stored (it may call ``st.rerun`` with a
+    fragment's key to rerun that fragment instead of this one).
     """
     d_model, heads = controls.model_shape(session.current())
     options = controls.scale_options(d_model, heads)
-    stop = options.index(st.session_state["scale"])
-    if st.session_state.get(_THUMB, stop) != stop:
-        st.session_state[_PLACED] = st.session_state.get(_PLACED, 0) + 1
-    st.session_state[_THUMB] = stop
-    data = {
-        "kind": "scale",
-        "source": protocol.SOURCE,
-        "label": "Scale s in softmax(s · q·kᵀ), logarithmic",
-        "stops": len(options),
-        "stop": stop,
-        "placed": st.session_state.get(_PLACED, 0),
-    }
-    if with_labels:
-        data["labels"] = [controls.scale_label(value, d_model, heads) for value in options]
-    return data
-
-
-def scale_slider(data, on_release=None):
-    """The logarithmic scale slider, which lives in the browser while it moves.
-
-    It is the chart component's slider (:mod:`attention_explorer`): while it is dragged
-    the charts that follow it switch between the engine-computed frames
-    (:func:`scale_frames`); on release (or a keyboard step) the stop comes back here,
-    into ``st.session_state["scale"]`` and :func:`held_scale`. Without frames
-    the charts update from the server on release. ``data`` come from
-    :func:`scale_slider_data`; ``on_release`` runs after the stop is stored (it may call
-    ``st.rerun`` with a fragment's key to rerun that fragment instead of this one).
-    """
-    options = controls.scale_options(*controls.model_shape(session.current()))
 
     def released():
-        stop = st.session_state[protocol.SOURCE]["stop"]
-        st.session_state["scale"] = options[stop]
-        st.session_state[_THUMB] = stop
         held_scale()
         if on_release is not None:
             on_release()
 
-    attention_explorer.chart(key=protocol.SOURCE, data=data, on_stop_change=released)
+    labels = [controls.scale_label(value, d_model, heads) for value in options]
+    # The stops' labels in a whole run: the browser keeps them through its fragment's runs.
+    sent = {} if channel.in_fragment_run() else {"labels": labels}
+    channel.control(protocol.SOURCE, "scale", LABEL, options, on_change=released, **sent)
 
 
 def held_scale():

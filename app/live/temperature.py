@@ -16,17 +16,20 @@ from dataclasses import dataclass
 import numpy as np
 import streamlit as st
 
-import attention_explorer
 from app.data import models
 from app.live import protocol, slider
 from app.views import next_token
+from app.widgets import channel
 
 #: The slider's key (the name its frames and the bars follow), and the stop it starts on:
 #: temperature 1, the model's own distribution.
 SOURCE = "pretrained_temperature"
 DEFAULT = 1.0
-#: Session-state key of the slider's :class:`HeldStop` (kept across pages and reruns).
-HELD = "_pretrained_temperature_held"
+#: Session-state keys of the slider's stop and its :class:`HeldStop` (kept across pages
+#: and reruns).
+STOP, HELD = "_pretrained_temperature_stop", "_pretrained_temperature_held"
+#: The slider's label.
+LABEL = "Temperature T: the next token's probabilities are softmax(logits / T)"
 #: The stop the bars' figure is drawn at: the browser puts the current stop's frame in it.
 DRAWN = models.TEMPERATURES.index(DEFAULT)
 
@@ -66,20 +69,21 @@ def temperature_section(folder, text):
 
 @st.fragment
 def _slider(held):
-    """The slider alone: a release stores the stop in the session and in ``held``, nothing else."""
+    """The slider alone: a release stores the stop in the session and in ``held``, nothing else.
+
+    One of the browser's own controls (:mod:`app.widgets.channel`), moving the bars'
+    frames; Python never places it: it stays where the visitor left it.
+    """
+    held.stop = st.session_state.setdefault(STOP, DRAWN)
+    stops = range(len(models.TEMPERATURES))
+    labels = [next_token.temperature_label(t) for t in models.TEMPERATURES]
 
     def released():
-        held.stop = st.session_state[SOURCE]["stop"]
+        held.stop = st.session_state[STOP]
 
-    data = {
-        "kind": "scale",
-        "source": SOURCE,
-        "label": "Temperature T: the next token's probabilities are softmax(logits / T)",
-        "stops": len(models.TEMPERATURES),
-        "stop": held.stop,
-        "placed": 0,  # Python never moves the thumb: it stays where the visitor left it
-    }
-    attention_explorer.chart(key=SOURCE, data=data, on_stop_change=released)
+    channel.control(
+        SOURCE, STOP, LABEL, stops, source=SOURCE, name="stop", labels=labels, on_change=released
+    )
 
 
 @dataclass

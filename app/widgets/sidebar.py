@@ -55,7 +55,7 @@ def _positions():
 
 def _causal():
     help_text = "The causal mask, on every page: each token sees only itself and earlier ones."
-    channel.control("causal_control", "causal", CAUSAL_TOGGLE, 2, tooltip=help_text)
+    channel.control("causal_control", "causal", CAUSAL_TOGGLE, (False, True), help=help_text)
 
 
 def _d_model():
@@ -147,9 +147,9 @@ def weights_control(trained, presenter_bar=None):
         _presenter_selectors(presenter_bar, controls.MINILM.n_layers if trained else 1, n_heads)
         return
     if trained:
-        channel.control("layer_control", "layer", LAYER_LABEL, controls.MINILM.n_layers)
+        channel.control("layer_control", "layer", LAYER_LABEL, range(controls.MINILM.n_layers))
     if n_heads > 1:
-        channel.control("head_control", "head", HEAD_LABEL, n_heads)
+        channel.control("head_control", "head", HEAD_LABEL, range(n_heads))
 
 
 #: The layer's and the head's labels, in the sidebar and on /attention's live head control.

@@ -2,18 +2,17 @@
 // and the scale slider that plays engine-computed frames while it is dragged.
 //
 // Streamlit calls the default export on mount and again whenever the element's data change.
-// Four kinds of data arrive from Python (app/views/chart.py, app/live/slider.py, heads.py):
+// Three kinds of data arrive from Python (app/views/chart.py, app/widgets/channel.py,
+// app/live/slider.py):
 //   chart   {spec: figure JSON string, config, print, clicks: bool, live?: {...}}  plot.js
-//   scale   {kind: "scale", source, label, stops, stop, placed, labels?}          slider.js
-//   control {kind: "control", name, source, label, count, value, placed, hidden}  control.js
-//   frames  bytes: [uint32 header length][header JSON][pad to 8][arrays]          frames.js
+//   control {kind: "control", name, source, label, count, value, placed, heard, ...}  control.js
+//   frames  bytes: a bundle of packed frames (app/live/protocol.py)                frames.js
 // The modules beside this one each do one job: plot.js mounts and redraws a chart,
-// slider.js the slider and its frames, control.js the head, layer and mask controls, frames.js holds and
-// decodes them, preview.js shows a stop or a head while a control moves, exact.js builds
-// a stop's exact figure from them,
-// narrow.js fits a chart to a phone, download.js exports it, hover_lines.js keeps a hovered
-// token's lines, theme.js applies Streamlit's theme; plotly_loader.js loads plotly.js, mount.js
-// hands each kind of data to its module.
+// control.js the scale's stop and the head, layer and mask controls, frames.js holds and
+// decodes the frames, preview.js shows a stop or a head while a control moves, exact.js
+// builds a stop's exact figure from them, narrow.js fits a chart to a phone, download.js
+// exports it, hover_lines.js keeps a hovered token's lines, theme.js applies Streamlit's
+// theme; plotly_loader.js loads plotly.js, mount.js hands each kind of data to its module.
 //
 // This entry imports nothing statically: a module runs only once every module it imports,
 // however deep, has arrived, and plotly.js (the largest file, and most of a first load's
@@ -28,9 +27,9 @@
 // tests/app/test_component.py holds this list to mount.js's imports.
 const MODULES = [
   "./mount.js",
-  "./control.js", "./frames.js", "./plot.js", "./slider.js",
+  "./control.js", "./frames.js", "./plot.js",
   "./download.js", "./exact.js", "./hover_lines.js", "./narrow.js", "./plotly_loader.js",
-  "./plotly_parts.js", "./preview.js", "./theme.js",
+  "./plotly_parts.js", "./preview.js", "./state.js", "./theme.js",
 ];
 
 import("./plotly.min.js").catch(() => {}); // the module plotly_loader.js waits for (and reports)

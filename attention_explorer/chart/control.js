@@ -1,121 +1,126 @@
-// The controls the browser owns: the head, the layer and the mask (app/widgets/channel.py).
+// The controls the browser owns: the scale's stop, the head, the layer and the mask
+// (app/widgets/channel.py).
 //
-// The sidebar's "Layer ℓ", "Head h" and "Mask future tokens", and /attention's live head
-// control, are these. Each belongs to a slider's frames (its `source`) and moves one of
-// what they show: a head is shown on every chart that follows the frames in the next
-// animation frame, from the layer's heads at the stop (preview.js), then drawn exactly
-// from the same frames (plot.js); a layer or the mask is shown from the head shown in
-// every layer, or unmasked and masked, until the run that brings it draws it. Then, and
-// only then, the move is reported to Python (the control's state value, with the time of
-// the move), which stores it for the link, the CSVs and the other pages.
+// The scale slider (and /pretrained's temperature), the sidebar's "Layer ℓ", "Head h" and
+// "Mask future tokens", and /attention's live head control are these. Each belongs to a
+// slider's frames (its `source`) and moves one of what they show: a stop or a head is shown
+// on every chart that follows the frames in the next animation frame (preview.js), then
+// drawn exactly from the same frames at release (plot.js); a layer or the mask is shown from
+// the head shown in every layer, or unmasked and masked, until the run that brings it draws
+// it. At release the move is reported to Python (the control's state value, with the time
+// of the move), which stores it for the link, the CSVs and the other pages.
 //
-// Python writes a value only on purpose (a link, a new model, the presenter bar): the
-// data's `placed` then changes, and only then is the data's value taken. Every other
-// run's value is the one the browser reported or an older one, and is ignored: the
-// browser owns the value. Two controls of one name (the sidebar's head and the page's)
-// show the same value: a move of either moves both.
+// Python writes a value only on purpose (a link, a new model, the presenter bar): the data's
+// `placed` then changes, and only then is the data's value taken. Every other run's value
+// is the one the browser reported or an older one, and is ignored: the browser owns the
+// value. Two controls of one name (the sidebar's head and the page's) show the same value.
 
 import { source } from "./frames.js";
+import { release } from "./plot.js";
 import { showFrame } from "./preview.js";
-import { redrawExact } from "./slider.js";
 
 const controls = new WeakMap(); // parentElement -> control
 
-// What a source's controls hold: by name, the value shown, the value the page's data are
-// of (Python's, last run), the last `placed` taken, and the controls on the page.
+// What a source's controls of `name` hold: the value the page's data are of (Python's, last
+// run), the last `placed` taken, the move last sent and heard, the controls on the page.
 function held(src, name) {
   src.owned ??= {};
-  src.owned[name] ??= { value: null, drawn: null, placed: null, controls: new Set(), frame: null };
+  src.owned[name] ??= { drawn: null, placed: null, controls: new Set(), frame: null };
   return src.owned[name];
 }
 
-// The value `name` shows in `src`: the head is the frames' own (frames.js reads src.head).
-function valueOf(src, name) {
-  return name === "head" ? src.head : held(src, name).value;
-}
+// The stop and the head are the frames' own (frames.js reads src.stop and src.head); a
+// layer and the mask, their controls'.
+const framesOwn = (name) => name === "stop" || name === "head";
+const valueOf = (src, name) => (framesOwn(name) ? src[name] : held(src, name).value);
 
 function setValue(src, name, value) {
-  if (name === "head") src.head = value;
+  if (framesOwn(name)) src[name] = value;
   else held(src, name).value = value;
 }
 
-// Show `value` of `name` on every chart that follows `src`, in the next animation frame.
+// Show the value of `name` on every chart that follows `src`, in the next animation frame.
 function show(src, name) {
   const own = held(src, name);
   cancelAnimationFrame(own.frame);
   own.frame = requestAnimationFrame(() => {
     own.frame = null;
-    if (name === "head") return showFrame(src, src.stop);
-    // a layer or the mask: from the head shown along that axis, until the run draws it
-    const { value, drawn } = own;
-    const axis = name === "layer" ? "layer" : "mask";
-    showFrame(src, src.stop, value === drawn ? null : { axis, index: value });
+    const { value, drawn } = own; // a layer or the mask: from the head along that axis
+    showFrame(src, src.stop, framesOwn(name) || value === drawn ? null : { axis: name, index: value });
   });
-}
-
-// Every control of `name` on the page shows `value`.
-function describeAll(src, name) {
-  for (const control of held(src, name).controls) {
-    if (control.wrap.isConnected) control.describe(valueOf(src, name));
-    else held(src, name).controls.delete(control);
-  }
 }
 
 // The user moved a control of `name` to `value`: show it, and keep the others with it.
 function moved(src, name, value) {
-  if (valueOf(src, name) === value) return false;
+  if (valueOf(src, name) === value) return;
   setValue(src, name, value);
   describeAll(src, name);
   show(src, name);
-  return true;
 }
 
-// Every control of a name is marked while a move of theirs is not yet heard by Python (a
-// run's data say which was heard last): the page is quiet only when none is.
-function markUnheard(own) {
-  const unheard = (own.sent ?? -1) > (own.heard ?? -1);
+// Every control of `name` on the page shows its value; each is marked while a move of
+// theirs is not yet heard by Python (the page is quiet only when none is).
+function describeAll(src, name) {
+  const own = held(src, name);
   for (const control of own.controls) {
-    if (unheard) control.wrap.dataset.unheard = "1";
-    else delete control.wrap.dataset.unheard;
+    if (!control.wrap.isConnected) {
+      own.controls.delete(control);
+      continue;
+    }
+    control.describe(valueOf(src, name));
+    control.wrap.toggleAttribute("data-unheard", (own.sent ?? -1) > (own.heard ?? -1));
   }
 }
 
 // The control's element: a range input, or a switch for the mask.
-function makeControl(parentElement, data) {
+function makeControl(parentElement, name) {
   const wrap = document.createElement("div");
-  wrap.className = `ae-control ae-${data.name}`;
-  const id = `ae-control-${data.name}-${Math.random().toString(36).slice(2, 8)}`;
-  const input = data.name === "mask"
-    ? `<input id="${id}" type="checkbox" role="switch" style="accent-color: var(--st-primary-color)">`
-    : `<input id="${id}" type="range" min="0" step="1" style="width: 100%; accent-color: var(--st-primary-color)">`;
-  wrap.innerHTML = data.name === "mask"
-    ? `<label class="ae-control-label" style="display: flex; align-items: center; gap: 0.5rem">${input}<span></span></label>`
+  wrap.className = `ae-control ae-${name}`;
+  const id = `ae-control-${name}-${Math.random().toString(36).slice(2, 8)}`;
+  const style = 'style="width: 100%; accent-color: var(--st-primary-color)"';
+  wrap.innerHTML = name === "mask"
+    ? `<label class="ae-control-label" style="display: flex; align-items: center; gap: 0.5rem">
+      <input id="${id}" type="checkbox" role="switch" ${style}><span></span></label>`
     : `<label class="ae-control-label" for="${id}"></label>
-      <div class="ae-control-value" aria-hidden="true"></div>${input}`;
+      <div class="ae-control-value" aria-hidden="true"></div><input id="${id}" type="range" min="0" step="1" ${style}>`;
   parentElement.appendChild(wrap);
-  return { wrap, input: wrap.querySelector("input"), name: data.name };
+  const input = wrap.querySelector("input");
+  const control = { wrap, input, name };
+  control.read = () => (name === "mask" ? Number(input.checked) : Number(input.value));
+  control.describe = (value) => {
+    if (name === "mask") {
+      input.checked = Boolean(value);
+      return;
+    }
+    const text = control.labels?.[value] ?? String(value);
+    input.value = String(value);
+    wrap.querySelector(".ae-control-value").textContent = text;
+    input.setAttribute("aria-valuetext", text);
+  };
+  return control;
 }
 
 // The control's data arrived: {kind: "control", name, source, label, count, value, placed,
-// heard, hidden, help?, stop?}.
+// heard, hidden, labels?, help?, stop?}.
 export function mountControl(component) {
   const { data, parentElement, setStateValue } = component;
+  const { name } = data;
   const src = source(data.source);
-  const own = held(src, data.name);
+  const own = held(src, name);
   let control = controls.get(parentElement);
-  if (!control || control.name !== data.name) {
+  if (!control || control.name !== name) {
     parentElement.replaceChildren();
-    control = makeControl(parentElement, data);
+    control = makeControl(parentElement, name);
     controls.set(parentElement, control);
-    const { input } = control;
-    const read = () => (control.name === "mask" ? Number(input.checked) : Number(input.value));
-    input.addEventListener("input", () => {
-      if (control.name !== "mask") moved(src, control.name, read());
+    control.input.addEventListener("input", () => {
+      if (name === "mask") return;
+      src.moving = true; // the charts show previews until the release (plot.js)
+      moved(src, name, control.read());
     });
-    input.addEventListener("change", () => {
-      const value = read();
-      moved(src, control.name, value);
-      if (control.name === "head") redrawExact(src, src.stop);
+    control.input.addEventListener("change", () => {
+      const value = control.read();
+      moved(src, name, value);
+      release(src, framesOwn(name));
       if (own.reported !== value) control.report(value);
       own.reported = value;
     });
@@ -126,34 +131,26 @@ export function mountControl(component) {
   control.report = (value) => {
     own.sent = performance.now();
     setStateValue("value", { value, at: own.sent });
-    markUnheard(own);
+    describeAll(src, name);
   };
-  control.describe = (value) => {
-    if (control.name === "mask") {
-      control.input.checked = Boolean(value);
-      return;
-    }
-    control.input.value = String(value);
-    control.wrap.querySelector(".ae-control-value").textContent = String(value);
-    control.input.setAttribute("aria-valuetext", String(value));
-  };
-  control.wrap.querySelector(data.name === "mask" ? "label span" : "label").textContent = data.label;
+  control.labels = data.labels ?? control.labels ?? null; // a slider's, sent with a whole run
+  control.wrap.querySelector(name === "mask" ? "label span" : "label").textContent = data.label;
   control.wrap.style.display = data.hidden ? "none" : "";
   if (data.help) control.wrap.title = data.help;
-  if (control.name !== "mask") control.input.max = String(data.count - 1);
+  if (name !== "mask") control.input.max = String(data.count - 1);
   if (src.stop === null && data.stop !== undefined) src.stop = data.stop; // charts above the slider
-  if (control.name !== "head") own.drawn = data.value; // what the page's data are of now
+  own.drawn = data.value; // what the page's data are of now
+  if (name === "stop") src.sent = data.value; // the stop of the figures Python drew
   own.heard = Math.max(own.heard ?? -1, data.heard ?? -1); // the newest move Python took
-  markUnheard(own);
   if (own.placed !== data.placed) { // Python placed it: a link, a new model, the presenter bar
     own.placed = data.placed;
     own.reported = data.value;
-    const changed = valueOf(src, data.name) !== data.value;
-    setValue(src, data.name, data.value);
-    if (changed && data.name === "head") {
+    const changed = valueOf(src, name) !== data.value;
+    setValue(src, name, data.value);
+    if (changed && framesOwn(name)) {
       showFrame(src, src.stop);
-      redrawExact(src, src.stop);
+      release(src, true);
     }
   }
-  describeAll(src, data.name);
+  describeAll(src, name);
 }

@@ -9,12 +9,12 @@
 // and masked there (`axis: "mask"`), from which a layer switch and a mask toggle are. An element may be mounted before it is in the page: its frames count
 // from the mount and are forgotten when it has left the page.
 
-const sources = new Map(); // slider key -> {held: Map(element -> [frames]), stop, head, sent, slider, charts: Set}
+const sources = new Map(); // slider key -> {held: Map(element -> [frames]), stop, head, sent, moving, charts: Set}
 
 // The slider named `name` and what follows it, made on first use.
 export function source(name) {
   if (!sources.has(name)) {
-    sources.set(name, { held: new Map(), stop: null, head: null, sent: null, slider: null, charts: new Set() });
+    sources.set(name, { held: new Map(), stop: null, head: null, sent: null, moving: false, charts: new Set() });
   }
   return sources.get(name);
 }

@@ -3,13 +3,11 @@
 
 import { forget as forgetFrames } from "./frames.js";
 import { mountControl } from "./control.js";
-import { forget as forgetChart, mountChart, mountShapes } from "./plot.js";
-import { mountFrames, mountSlider } from "./slider.js";
+import { forget as forgetChart, mountChart, mountFrames, mountShapes } from "./plot.js";
 
 export default function (component) {
   const { data, parentElement } = component;
   if (data instanceof Uint8Array) mountFrames(component);
-  else if (data.kind === "scale") mountSlider(component);
   else if (data.kind === "control") mountControl(component);
   else if (data.kind === "shapes") mountShapes(component);
   else mountChart(component);

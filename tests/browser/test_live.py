@@ -334,8 +334,12 @@ def test_a_keyboard_step_reruns_only_the_slider(page, app_url):
     messages = [ForwardMsg.FromString(data) for data in received]
     kinds = Counter(message.WhichOneof("type") for message in messages)
     deltas = [message.delta.WhichOneof("type") for message in messages if message.HasField("delta")]
-    assert "new_element" not in deltas  # no chart, heading or button sent again
-    assert kinds["ref_hash"] == 2  # the slider and its frames of every stop, unchanged
+    new = [m.delta.new_element for m in messages if m.delta.WhichOneof("type") == "new_element"]
+    # no chart, heading or button sent again: the slider alone, which says the step was heard
+    assert [element.WhichOneof("type") for element in new] == ["bidi_component"], deltas
+    assert new[0].bidi_component.id.endswith("-att_scale")
+    assert json.loads(new[0].bidi_component.json)["heard"] is not None
+    assert kinds["ref_hash"] == 1  # its frames of every stop, unchanged
     sizes = Counter()
     for data, message in zip(received, messages, strict=True):
         sizes[message.WhichOneof("type")] += len(data)

@@ -187,7 +187,7 @@ def test_the_head_shown_unmasked_and_masked_is_the_engines_and_comes_with_the_fr
     at = open_app("attention", query)
     header, both = sent_mask_frames(at)
     assert (header["axis"], header["head"]) == ("mask", head)
-    assert header["stop"] == scale_slider(at)["stop"]
+    assert header["stop"] == scale_slider(at)["value"]
     assert len(both["weights"]) == 2
     if weights == "minilm":
         for causal in (False, True):

@@ -139,9 +139,9 @@ def test_the_temperature_frames_hold_the_engines_probabilities_at_every_stop():
     np.testing.assert_allclose(decode(trace["y"]), bars[live["drawn"]], rtol=1e-6)
     assert trace["x"][-1] == next_token.REST
     # ... and a new visit of the page keeps the stop the slider was left on.
-    at.session_state[temperature.HELD] = temperature.HeldStop(3)
+    at.session_state[temperature.STOP] = 3
     at.run()
-    assert slider_data(at)["stop"] == 3
+    assert slider_data(at)["value"] == 3
     assert charts(at)["pretrained_next"]["data"] == chart["data"]  # the same reference figure
 
 

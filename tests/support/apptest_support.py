@@ -152,26 +152,21 @@ def chart_payloads(at):
 
 
 def scale_slider(at):
-    """The scale slider's data as the last run sent it: ``labels`` of every stop, ``stop``.
+    """The scale slider's data as the last run sent it: ``labels`` of every stop, the ``value``.
 
-    With frames, the labels come with them (:func:`scale_frames`).
-
-    The slider is the chart component's (it plays the scale's frames in the browser); a
-    test moves it as its release does, through ``at.session_state["scale"]``.
+    The slider is one of the browser's own controls (it plays the scale's frames in the
+    browser); a test moves it as its release does, through ``at.session_state["scale"]``.
     """
     for element in at.get("bidi_component"):
         if element.proto.id.endswith("-att_scale") and element.proto.WhichOneof("data") == "json":
-            data = json.loads(element.proto.json)
-            if "labels" not in data:  # sent with the frames
-                data["labels"] = scale_frames(at)[0]["labels"]
-            return data
+            return json.loads(element.proto.json)
     raise LookupError("no scale slider on this page")
 
 
 def scale_shown(at):
     """The scale slider's current stop, as it labels it."""
     data = scale_slider(at)
-    return data["labels"][data["stop"]]
+    return data["labels"][data["value"]]
 
 
 def charts(at):
@@ -234,7 +229,7 @@ def chart_z(at, key, trace=0):
     """
     live = chart_payloads(at)[key].get("live") or {}
     if trace == 0 and "drawn" in live and "heatmap" in live:
-        stop = scale_slider(at)["stop"]
+        stop = scale_slider(at)["value"]
         held = stop_frames(at)
         header, frames = held[stop] if held else scale_frames(at)
         return frames[live["heatmap"]][stop - header["first"]]
