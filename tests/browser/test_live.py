@@ -6,6 +6,7 @@ Fixtures (the server, the browser, a fresh page) are in ``conftest.py``.
 
 from __future__ import annotations
 
+import json
 import re
 from collections import Counter
 from urllib.parse import quote
