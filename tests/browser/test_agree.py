@@ -7,7 +7,6 @@ control, the link, a chart's CSV and its PNG's name all name the same layer, hea
 and stop, and the weights drawn and saved are the engine's at them.
 """
 
-import os
 import random
 
 import numpy as np
@@ -19,15 +18,6 @@ from app.state import controls
 from engine import bert, checkpoint
 
 pytestmark = pytest.mark.skipif(controls.MINILM is None, reason="MiniLM is not installed")
-#: The random sequences run only when asked (``AE_SOAK=1``): on two busy cores they still
-#: find a state that is issue #41's to fix, and would make CI flaky until then: a scale
-#: step and its way back whose return the link does not follow. (A head, layer or mask
-#: move batched with a scale step's release is heard since channel.catch_up:
-#: test_a_head_moved_with_a_scale_step_is_heard.)
-SOAK = pytest.mark.skipif(
-    os.environ.get("AE_SOAK") != "1", reason="a soak of the live controls: AE_SOAK=1 runs it"
-)
-
 #: The weights heatmap's numbers as plotly.js drew them.
 WEIGHTS = """() => Array.from(
     document.querySelector('.st-key-att_weights .js-plotly-plot')._fullData[0].z,
@@ -106,7 +96,6 @@ def check_agreement(page, model_run):
     assert f"layer {link['layer']}, head {link['head']}" in caption, caption
 
 
-@SOAK
 @pytest.mark.parametrize("seed", [0, 1])
 def test_a_random_sequence_of_moves_leaves_everything_agreeing(page, app_url, model_run, seed):
     rng = random.Random(seed)
