@@ -127,8 +127,8 @@ class Browser:
             if e[0] == "react":
                 reacts[e[3]] += e[2]
         end = result["shown"] if first_shown else result["t1"]
-        # Runs the page asked for after the action's own (the scale's frames of every stop,
-        # chart/slider.js) draw nothing: "drawn" stops at the action's runs, "ms" after all.
+        # Runs after the action's own draw nothing: "drawn" stops at the action's runs, "ms"
+        # after all.
         asks = [s for s in sends if finished and s > finished[0]]
         own = [f for f in finished if not asks or f < asks[0]]
         drawn = max(end, own[-1]) if own and not first_shown else end

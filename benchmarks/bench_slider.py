@@ -173,7 +173,7 @@ INSTRUMENT = (
         const drawn = document.querySelectorAll('[data-testid="stPlotlyChart"], .ae-chart');
         return app?.dataset.testScriptState === 'notRunning' && drawn.length > 0
             && [...drawn].every(c => c.querySelector('.main-svg') || c.dataset.away)
-            && !document.querySelector('.ae-chart[data-pending], .ae-scale[data-pending]');
+            && !document.querySelector('.ae-chart[data-pending]');
     };
     window.__bench = {
         log,

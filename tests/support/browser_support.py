@@ -111,7 +111,7 @@ def open_presenting(page, url):
 
 #: What the page is waiting on, for a wait that timed out: the script's and connection's
 #: state, the runs counted, the browser's controls whose move Python has not heard yet
-#: (``data-unheard``), whether the scale slider waits for its frames, and each component
+#: (``data-unheard``), and each component
 #: that has not drawn by :data:`harness.CHARTS_DRAWN`'s reckoning (its key and why).
 WAITING_ON = (
     """() => {
@@ -132,7 +132,6 @@ WAITING_ON = (
             runs: window.__runs,
             exceptions: document.querySelectorAll('[data-testid="stException"]').length,
             unheard: [...document.querySelectorAll('.ae-control[data-unheard]')].map(keyOf),
-            scalePending: !!document.querySelector('.ae-scale[data-pending]'),
             waiting: charts};
 }"""
 )

@@ -45,7 +45,7 @@ PIPE_BYTES = 1 << 20
 #: shapes drawn over a chart, the page's hooks, the share box, the viewport's size): a CSS
 #: selector of their classes, for every wait that tells drawn components from charts still
 #: to draw.
-NOT_CHARTS = ".ae-scale, .ae-control, .ae-frames, .ae-shapes, .ae-page, .ae-share, .ae-viewport"
+NOT_CHARTS = ".ae-control, .ae-frames, .ae-shapes, .ae-page, .ae-share, .ae-viewport"
 
 #: True once every chart the page's components hold has drawn the data they last received
 #: (the chart component marks a chart ``data-pending`` from new data until it is drawn); a
@@ -70,16 +70,15 @@ CHARTS_DRAWN = (
 }"""
 )
 
-#: True once the script has run, every chart on the page has drawn, the scale slider
-#: holds the frames it asks for after a run (chart/slider.js marks it ``data-pending``),
-#: and Python has heard every move of the browser's own controls (chart/control.js marks
-#: a control ``data-unheard`` from a report until a run's data say it was taken).
+#: True once the script has run, every chart on the page has drawn, and Python has heard
+#: every move of the browser's own controls (chart/control.js marks a control
+#: ``data-unheard`` from a report until a run's data say it was taken).
 SETTLED = (
     """() => {
     const app = document.querySelector('[data-testid="stApp"]');
     if (!app || app.dataset.testScriptState !== 'notRunning'
         || app.dataset.testConnectionState !== 'CONNECTED'
-        || document.querySelector('.ae-scale[data-pending], .ae-control[data-unheard]')) {
+        || document.querySelector('.ae-control[data-unheard]')) {
         return false;
     }
     return ("""
