@@ -325,6 +325,12 @@ export function mountFrames(component) {
   for (const chart of src.charts) settle(chart);
 }
 
+// A control of `src` began to move: its charts show previews until the release.
+export function moving(src) {
+  src.moving = true;
+  for (const chart of src.charts) look(chart);
+}
+
 // A control of `src` released: every chart that follows it drawn as it should show now,
 // after the previews. At a stop and head (`exact`), from float32 frames in the browser, else
 // by Python; back on what it drew, its own drawing put back. A layer or the mask waits

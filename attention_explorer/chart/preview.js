@@ -44,7 +44,7 @@ function recolour(chart, array, frame, limits, shows) {
   const [zmin, zmax] = limits ? [-limits[frame], limits[frame]] : [full.zmin, full.zmax];
   let preview = chart.preview;
   if (preview?.image !== image || !preview.holder.isConnected) {
-    removePreview(chart);
+    chart.preview?.holder.remove();
     const holder = document.createElementNS(SVG, "foreignObject");
     const canvas = Object.assign(document.createElement("canvas"), { width: shown[1], height: shown[0] });
     canvas.className = "ae-preview";
