@@ -16,7 +16,7 @@
 // value. Two controls of one name (the sidebar's head and the page's) show the same value.
 
 import { source } from "./frames.js";
-import { release } from "./plot.js";
+import { moving, release } from "./plot.js";
 import { showFrame } from "./preview.js";
 
 const controls = new WeakMap(); // parentElement -> control
@@ -114,7 +114,7 @@ export function mountControl(component) {
     controls.set(parentElement, control);
     control.input.addEventListener("input", () => {
       if (name === "mask") return;
-      src.moving = true; // the charts show previews until the release (plot.js)
+      if (!src.moving) moving(src);
       moved(src, name, control.read());
     });
     control.input.addEventListener("change", () => {

@@ -1,17 +1,18 @@
-// The scale's frames in the browser: decoded from Python's binary message, held per slider,
-// and which head and stop each chart that follows them should show.
+// The frames in the browser: decoded from Python's binary messages, held per source, and
+// which head and stop each chart that follows them should show.
 //
-// A slider (its key is the `source` charts name) holds the frames of the elements that
-// sent them: every stop's of the head shown in one element, or (past 128 tokens) one
-// stop's per element, the current stop's and its neighbours'; beside them, every head of
-// the layer at the current stop (header `axis: "head"`), from which a head switch is
-// painted, and the head shown in every layer at that stop (`axis: "layer"`) and unmasked
-// and masked there (`axis: "mask"`), from which a layer switch and a mask toggle are. An element may be mounted before it is in the page: its frames count
-// from the mount and are forgotten when it has left the page.
+// A source (a slider's key, which the charts name) holds the frames of the elements that
+// sent them: every stop's of the head shown in one element, or (past 128 tokens) one stop's
+// per element, the current stop's and its neighbours'; beside them, every head of the layer
+// at the current stop (header `axis: "head"`), from which a head switch is painted, and the
+// head shown in every layer at that stop (`axis: "layer"`) and unmasked and masked there
+// (`axis: "mask"`), from which a layer switch and a mask toggle are. An element's frames
+// count from its mount and are forgotten when it has left the page.
 
-const sources = new Map(); // slider key -> {held: Map(element -> [frames]), stop, head, sent, moving, charts: Set}
+// name -> {held: Map(element -> [frames]), stop, head, sent, moving, charts: Set}
+const sources = new Map();
 
-// The slider named `name` and what follows it, made on first use.
+// The source named `name` and what follows it, made on first use.
 export function source(name) {
   if (!sources.has(name)) {
     sources.set(name, { held: new Map(), stop: null, head: null, sent: null, moving: false, charts: new Set() });
@@ -19,12 +20,10 @@ export function source(name) {
   return sources.get(name);
 }
 
-// Every slider: for what spans them all (a chart that stops following, an element gone).
-export function allSources() {
-  return sources.values();
-}
+// Every source: for what spans them all (a chart that stops following, an element gone).
+export const allSources = () => sources.values();
 
-// `chart` follows the slider its `live` binding names, and no other.
+// `chart` follows the source its `live` binding names, and no other.
 export function follow(chart) {
   for (const src of sources.values()) src.charts.delete(chart);
   if (chart.live) source(chart.live.source).charts.add(chart);
@@ -35,16 +34,14 @@ export function forget(element) {
   for (const src of sources.values()) src.held.delete(element);
 }
 
-// Header: {source, id, first, scales, titles, limits, ticks, labels, texts, head?, axis?,
-// stop?, arrays: {name: {dtype, shape, offset, lo?, hi?}}}; limits[name][f] spans the
-// colour scale of frame f (± it),
-// ticks[name][f] its colour bar's [values, labels], texts[name][f] a table's array as
-// Python writes its numbers (rows of str). dtype "f4" is float32; "u2" is 16-bit
-// fixed point over [lo, hi], 65535 marking a gap (a masked cell). Arrays are (n_frames, ...)
-// in C order; frame f is the slider's stop first + f (first is 0 when the frames hold every
-// stop) of head `head`; with axis "head", frame f is head f at the slider's stop `stop`. An
-// array whose first axis is 1 is the same in every frame (a head's raw scores). The layout
-// is app/live/protocol.py's pack.
+// A packed message (app/live/protocol.py's pack): a uint32 header length, the header
+// {source, id, first, scales, titles, limits, ticks, labels, texts, head?, axis?, stop?,
+// arrays: {name: {dtype, shape, offset, lo?, hi?}}}, padding to 8, the arrays. limits[name][f]
+// spans frame f's colour scale (± it), ticks[name][f] its colour bar's [values, labels],
+// texts[name][f] a table's array as Python writes its numbers. dtype "f4" is float32, "u2"
+// 16-bit fixed point over [lo, hi], 65535 a gap (a masked cell). Arrays are (n_frames, ...)
+// in C order: frame f is stop first + f of head `head`, or with axis "head", head f at stop
+// `stop`; an array whose first axis is 1 is the same in every frame (a head's raw scores).
 export function headerText(bytes) {
   const length = new DataView(bytes.buffer, bytes.byteOffset).getUint32(0, true);
   return new TextDecoder().decode(bytes.subarray(4, 4 + length));
@@ -77,18 +74,14 @@ export function* heldFrames(src) {
 }
 
 export function decodeFrames(bytes) {
-  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-  const length = view.getUint32(0, true);
-  const header = JSON.parse(new TextDecoder().decode(bytes.subarray(4, 4 + length)));
+  const length = new DataView(bytes.buffer, bytes.byteOffset).getUint32(0, true); // in bytes
+  const header = JSON.parse(headerText(bytes));
   const start = 4 + length + ((8 - ((4 + length) % 8)) % 8);
   const body = bytes.slice(start).buffer; // aligned copy
   const arrays = {};
   for (const [name, info] of Object.entries(header.arrays)) {
     const count = info.shape.reduce((a, b) => a * b, 1);
-    const values =
-      info.dtype === "f4"
-        ? new Float32Array(body, info.offset, count)
-        : new Uint16Array(body, info.offset, count);
+    const values = new (info.dtype === "f4" ? Float32Array : Uint16Array)(body, info.offset, count);
     arrays[name] = { ...info, values, size: count / info.shape[0] };
   }
   return { ...header, arrays };
@@ -123,9 +116,8 @@ export function frameRows(array, frame, cols) {
     array.values.subarray(first + i * width, first + i * width + Math.min(cols ?? width, width)));
 }
 
-// The frames `src` holds for the slider's `stop` and the head shown, named `id` (any name
-// when omitted), and the frame in them: {frames, frame}, or null. The scale's frames of the
-// head first, else the layer's heads at that stop.
+// The frames `src` holds for `stop` and the head shown, named `id` (any name when omitted),
+// and the frame in them: {frames, frame}, or null; the head's frames first, else the layer's.
 export function framesAt(src, stop, id) {
   let found = null;
   for (const frames of heldFrames(src)) {
@@ -146,10 +138,7 @@ export function otherFrames(src, axis) {
   return null;
 }
 
-// Whether `src` holds frames named `id`, whatever their stops and heads.
-function holds(src, id) {
-  return [...heldFrames(src)].some((frames) => frames.id === id);
-}
+const holds = (src, id) => [...heldFrames(src)].some((frames) => frames.id === id);
 
 // Whether `chart` is drawn from frames (float32, its reference figure) and which stop it
 // should show now: null when it shows its data as they came.
@@ -179,18 +168,15 @@ export function wanted(chart) {
 }
 
 // Whether `chart` keeps a drawing of another head or stop than the one shown until that
-// one's frames arrive (a head moved at a stop whose heads are still to come): it owes a
-// drawing, so it stays pending, however often a redraw finds nothing new to draw.
+// one's frames arrive (a head moved at a stop whose heads are still to come).
 export function awaits(chart) {
   const stop = frameFor(chart);
   return stop !== null && !framesAt(source(chart.live.source), stop, chart.live.frames);
 }
 
-// Whether `chart`, which shows frames, and the frames its data name are apart: new
-// settings (a layer, the mask, a text) whose frames or whose data for this chart are still
-// to come in the same run, in either order. Until both are in it keeps what it shows; its
-// reference figure (the reference head at the default stop) would show another head and
-// stop for a moment, and cost a redraw.
+// Whether `chart`, which shows frames, and the frames its data name are apart: new settings
+// (a layer, the mask, a text) whose frames or data are still to come in the same run, in
+// either order. Until both are in it keeps what it shows, not its reference figure's head.
 export function replaced(chart) {
   const live = chart.live;
   if (!live || live.drawn === undefined || chart.shows === null || chart.shows === undefined) return false;

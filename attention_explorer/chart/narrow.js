@@ -1,18 +1,19 @@
 // Narrow screens: a title that fits, a mode bar that covers nothing, a whole table.
+
+import { addStyle } from "./theme.js";
 //
-// Each chart is fitted after it is drawn (fitNarrow). On a phone a chart is ~360 px wide:
-// a long title runs past the right edge (plotly.js does not wrap it), plotly.js's toolbar
-// (the mode bar, over the figure's top right corner) covers the title, and a table whose
-// header wraps to two lines pushes its last row out of its fixed height. After a draw,
-// measured: a title wider than the chart is wrapped at its spaces and the top margin
-// grows by the lines added (remembered for the same title at the same width, so the next
-// draw is fitted at once); a mode bar that covers a title moves into a strip of its own
-// above the figure; a table grows to show every row, up to TABLE_MAX px (past it the rows
-// scroll, as intended). A chart is measured once per width and layout: a redraw with new
-// numbers only (another stop or head) is not measured again, since reading a size after
-// Plotly.react forces the page's layout, which cost as much as plotly.js's own drawing on
-// a head switch.
+// Each chart is fitted after it is drawn (fitNarrow). On a phone a long title runs past the
+// right edge (plotly.js does not wrap it), the mode bar covers the title, and a table whose
+// header wraps pushes its last row out of its fixed height. So a title wider than the chart
+// is wrapped at its spaces, the top margin growing by the lines added (remembered for the
+// same title at the same width, so the next drawing is fitted at once); a mode bar that
+// covers a title moves into a strip above the figure; a table grows to show every row, up
+// to TABLE_MAX px. A chart is measured once per width and layout: reading a size after
+// Plotly.react forces the page's layout, which a redraw with new numbers only need not pay.
 const TABLE_MAX = 700;
+// A figure of several panels whose labels run off the side or into each other on a phone
+// is drawn up to WIDE px wide, and its column scrolls sideways.
+const WIDE = 640;
 
 // The chart's width, as a ResizeObserver last saw it (read without forcing a layout).
 export function widthOf(chart) {
@@ -27,10 +28,8 @@ export function widthOf(chart) {
 }
 
 // Whether `chart` was drawn at another width than its element's: its column changed width
-// (presentation mode's stacking, the sidebar, the window, a crowded chart widened above),
-// not only the window, which is all plotly.js's own `responsive` follows. plot.js then
-// draws the same figure again at the new width and fits it anew: a resize would keep the
-// height a title wrapped to the old width took.
+// (presentation mode, the sidebar, the window), not only the window, which is all plotly.js's
+// own `responsive` follows. plot.js then draws it again at the new width and fits it anew.
 export function drawnAtAnotherWidth(chart) {
   const drawn = chart.div._fullLayout?.width;
   return Boolean(drawn && chart.width && Math.abs(drawn - chart.width) > 1);
@@ -42,15 +41,11 @@ function fitKey(chart, figure) {
   return JSON.stringify([widthOf(chart), figure.layout, headers]);
 }
 
-function titleOf(layout) {
-  return typeof layout.title === "string" ? layout.title : layout.title?.text;
-}
+const titleOf = (layout) => (typeof layout.title === "string" ? layout.title : layout.title?.text);
 
-// `figure`'s layout at the chart's width, with what earlier draws at this width found it needs.
-// The width is given: plotly.js takes its element's width on a first draw only, and
-// Plotly.react keeps it after. The title and margin are copies: fitNarrow's relayout
-// writes into them, and the figure must stay as Python sent it, to be drawn again at
-// another width.
+// `figure`'s layout at the chart's width, with what earlier drawings at this width found it
+// needs. The width is given: plotly.js takes its element's width on a first drawing only.
+// The title and margin are copies: the figure stays as Python sent it.
 export function fitted(chart, figure) {
   const layout = figure.layout;
   const width = widthOf(chart);
@@ -60,20 +55,18 @@ export function fitted(chart, figure) {
   const fit = chart.titleFits?.get(`${width}|${titleOf(layout)}`);
   if (fit) {
     out.title = { ...(typeof layout.title === "object" ? layout.title : {}), ...fit.title };
-    out.margin = { ...(layout.margin || {}), t: (layout.margin?.t ?? 100) + fit.extra };
+    out.margin.t = (layout.margin?.t ?? 100) + fit.extra;
     out.height = (layout.height ?? 450) + fit.extra;
   }
-  // The height a table's header took at this width and layout, whatever its numbers: a
-  // redraw with new data (a mask, a layer) is not measured again (fitNarrow).
-  const table = chart.tableFit;
-  if (table && table.fit === fitKey(chart, figure)) out.height = Math.max(out.height ?? 0, table.height);
+  const table = chart.tableFit; // the height a table's header took at this width and layout
+  if (table?.fit === fitKey(chart, figure)) out.height = Math.max(out.height ?? 0, table.height);
   return out;
 }
 
 const measurer = document.createElement("canvas").getContext("2d");
 
-// `text` (a title line, no markup) broken at spaces into lines no wider than `room` px,
-// in the font of the SVG text `element`.
+// `text` (a title line, no markup) broken at spaces into lines no wider than `room` px, in
+// the font of the SVG text `element`.
 function wrapLine(text, room, element) {
   const css = getComputedStyle(element);
   measurer.font = `${css.fontWeight} ${css.fontSize} ${css.fontFamily}`;
@@ -87,18 +80,52 @@ function wrapLine(text, room, element) {
   return lines;
 }
 
-// A figure of several panels on a phone: its labels run off the side or into each other.
-// It is then drawn WIDE px wide (at most), and its column scrolls sideways.
-const WIDE = 640;
+const boxes = (gd, selector) => [...gd.querySelectorAll(selector)].map((t) => t.getBoundingClientRect()).filter((r) => r.width);
+const overlap = (a, b, slack = 0) =>
+  a.left < b.right - slack && b.left < a.right - slack && a.top < b.bottom && b.top < a.bottom;
 
+// Whether a figure's labels run off its sides, or its panel titles into each other.
 function crowded(gd) {
   const box = gd.getBoundingClientRect();
-  const texts = [...gd.querySelectorAll(".annotation-text, .legendtext, .gtitle, .g-xtitle text, .g-ytitle text, .cbtitle text")]
-    .map((t) => t.getBoundingClientRect())
-    .filter((r) => r.width);
+  const texts = boxes(gd, ".annotation-text, .legendtext, .gtitle, .g-xtitle text, .g-ytitle text, .cbtitle text");
   if (texts.some((r) => r.right > box.right + 1 || r.left < box.left - 1)) return true;
-  const titles = [...gd.querySelectorAll(".annotation-text")].map((t) => t.getBoundingClientRect()).filter((r) => r.width);
-  return titles.some((a, i) => titles.slice(i + 1).some((b) => a.left < b.right - 1 && b.left < a.right - 1 && a.top < b.bottom && b.top < a.bottom));
+  const titles = boxes(gd, ".annotation-text");
+  return titles.some((a, i) => titles.slice(i + 1).some((b) => overlap(a, b, 1)));
+}
+
+// The title wrapped to the chart's width: the layout update, or null when it fits.
+async function wrapTitle(chart, gd, source, width) {
+  const title = gd.querySelector(".g-gtitle .gtitle");
+  const key = `${width}|${source}`;
+  if (!source || !title || chart.titleFits?.has(key)) return null;
+  const [box, drawn] = [gd.getBoundingClientRect(), title.getBoundingClientRect()];
+  const [margin, height] = [gd._fullLayout.margin.t, gd._fullLayout.height];
+  if (!drawn.width || drawn.right <= box.right - 1) return null;
+  const room = box.right - 8 - drawn.left;
+  const lines = source.split(/<br\s*\/?>/i).flatMap((line) => {
+    const tagged = line.match(/^<(\w+)>([^<]*)<\/\1>$/); // a whole line in <sup> or <b>
+    if (tagged) return wrapLine(tagged[2], room, title).map((part) => `<${tagged[1]}>${part}</${tagged[1]}>`);
+    return line.includes("<") ? [line] : wrapLine(line, room, title);
+  });
+  if (lines.length <= source.split(/<br\s*\/?>/i).length) return null;
+  // The title hangs from where it starts and keeps the room it had above the plot (subplot
+  // titles live there): the top margin grows by what the new lines take.
+  const top = drawn.top - box.top;
+  const below = box.top + margin - drawn.bottom;
+  const hung = { text: lines.join("<br>"), y: 1, yref: "container", yanchor: "top", pad: { t: Math.max(0, top) } };
+  const titleTop = () => gd.querySelector(".g-gtitle .gtitle").getBoundingClientRect().top - gd.getBoundingClientRect().top;
+  await window.Plotly.relayout(gd, {
+    "title.text": hung.text, "title.y": 1, "title.yref": "container", "title.yanchor": "top", "title.pad.t": hung.pad.t,
+  });
+  const rise = top - titleTop(); // plotly.js hangs a title of several lines higher: down again
+  if (rise > 0.5) {
+    hung.pad.t = Math.ceil(hung.pad.t + rise);
+    await window.Plotly.relayout(gd, { "title.pad.t": hung.pad.t });
+  }
+  const bottom = gd.querySelector(".g-gtitle .gtitle").getBoundingClientRect().bottom - gd.getBoundingClientRect().top;
+  const extra = Math.max(0, Math.ceil(bottom + below - margin));
+  (chart.titleFits ||= new Map()).set(key, { title: hung, extra });
+  return { "margin.t": margin + extra, height: height + extra };
 }
 
 // Fit `chart`, just drawn from `figure`, to its width (see the top of this file).
@@ -106,57 +133,15 @@ export async function fitNarrow(chart, figure) {
   const gd = chart.div;
   const layout = gd._fullLayout;
   const width = widthOf(chart);
-  if (!layout || !width) return;
   const fit = fitKey(chart, figure);
-  if (chart.fittedFor === fit) return;
-  const box = gd.getBoundingClientRect();
-  const update = {};
-  const source = titleOf(figure.layout);
-  const title = gd.querySelector(".g-gtitle .gtitle");
-  const key = `${width}|${source}`;
-  if (source && title && !chart.titleFits?.has(key)) {
-    const drawn = title.getBoundingClientRect();
-    if (drawn.width && drawn.right > box.right - 1) {
-      const room = box.right - 8 - drawn.left;
-      const lines = source.split(/<br\s*\/?>/i).flatMap((line) => {
-        const tagged = line.match(/^<(\w+)>([^<]*)<\/\1>$/); // a whole line in <sup> or <b>
-        if (tagged) return wrapLine(tagged[2], room, title).map((part) => `<${tagged[1]}>${part}</${tagged[1]}>`);
-        return line.includes("<") ? [line] : wrapLine(line, room, title);
-      });
-      const added = lines.length - source.split(/<br\s*\/?>/i).length;
-      if (added > 0) {
-        // The title hangs from where it starts, and keeps the room it had above the plot
-        // (subplot titles live there): the top margin grows by what the new lines take.
-        const [top, margin, height] = [drawn.top - box.top, layout.margin.t, layout.height];
-        const below = box.top + margin - drawn.bottom;
-        const hung = { text: lines.join("<br>"), y: 1, yref: "container", yanchor: "top", pad: { t: Math.max(0, top) } };
-        await window.Plotly.relayout(gd, {
-          "title.text": hung.text,
-          "title.y": 1,
-          "title.yref": "container",
-          "title.yanchor": "top",
-          "title.pad.t": hung.pad.t,
-        });
-        // plotly.js hangs a title of several lines higher than its first line was: down again.
-        const rise = top - (gd.querySelector(".g-gtitle .gtitle").getBoundingClientRect().top - gd.getBoundingClientRect().top);
-        if (rise > 0.5) {
-          hung.pad.t = Math.ceil(hung.pad.t + rise);
-          await window.Plotly.relayout(gd, { "title.pad.t": hung.pad.t });
-        }
-        const bottom = gd.querySelector(".g-gtitle .gtitle").getBoundingClientRect().bottom - gd.getBoundingClientRect().top;
-        const extra = Math.max(0, Math.ceil(bottom + below - margin));
-        (chart.titleFits ||= new Map()).set(key, { title: hung, extra });
-        Object.assign(update, { "margin.t": margin + extra, height: height + extra });
-      }
-    }
-  }
+  if (!layout || !width || chart.fittedFor === fit) return;
+  const update = (await wrapTitle(chart, gd, titleOf(figure.layout), width)) ?? {};
   const view = gd.querySelector(".table-control-view")?.__data__;
   if (view && gd._fullData.length === 1) {
     const rows = (blocks) => (blocks || []).reduce((sum, b) => sum + b.rows.reduce((s, r) => s + (r.rowHeight || 0), 0), 0);
     const margin = (update["margin.t"] ?? layout.margin.t) + layout.margin.b;
     const needed = Math.ceil(rows(view.headerRowBlocks) + rows(view.rowBlocks) + margin + 2);
-    const height = update.height ?? layout.height;
-    if (needed > height && needed <= TABLE_MAX) {
+    if (needed > (update.height ?? layout.height) && needed <= TABLE_MAX) {
       update.height = needed;
       chart.tableFit = { fit, height: needed };
     }
@@ -167,24 +152,14 @@ export async function fitNarrow(chart, figure) {
     gd.style.minWidth = `${chart.wide}px`; // then drawn again at that width (plot.js)
     chart.host.style.overflowX = "auto";
   }
-  const bar = gd.querySelector(".modebar");
-  if (bar && !gd.classList.contains("ae-modebar-above")) {
-    const b = bar.getBoundingClientRect();
-    const covers = (r) => r.width && r.left < b.right && b.left < r.right && r.top < b.bottom && b.top < r.bottom;
-    const texts = gd.querySelectorAll(".g-gtitle .gtitle, .annotation-text, .legendtext");
-    if ([...texts].some((t) => covers(t.getBoundingClientRect()))) {
-      gd.style.setProperty("--ae-modebar", `${Math.ceil(b.height) + 2}px`);
-      gd.classList.add("ae-modebar-above");
-    }
+  const bar = gd.querySelector(".modebar")?.getBoundingClientRect();
+  if (bar && !gd.classList.contains("ae-modebar-above")
+    && boxes(gd, ".g-gtitle .gtitle, .annotation-text, .legendtext").some((r) => overlap(r, bar))) {
+    gd.style.setProperty("--ae-modebar", `${Math.ceil(bar.height) + 2}px`);
+    gd.classList.add("ae-modebar-above");
   }
   chart.fittedFor = fit;
 }
 
-if (!document.getElementById("ae-chart-style")) {
-  const style = document.createElement("style");
-  style.id = "ae-chart-style";
-  style.textContent = `
-.ae-chart.ae-modebar-above { margin-top: var(--ae-modebar); }
-.ae-chart.ae-modebar-above .modebar-container { top: calc(-1 * var(--ae-modebar)) !important; }`;
-  document.head.appendChild(style);
-}
+addStyle("ae-chart-style", `.ae-chart.ae-modebar-above { margin-top: var(--ae-modebar); }
+.ae-chart.ae-modebar-above .modebar-container { top: calc(-1 * var(--ae-modebar)) !important; }`);

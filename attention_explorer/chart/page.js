@@ -11,23 +11,15 @@
 import { rerunOnReconnect } from "./connection.js";
 import { watchEquations } from "./equations.js";
 import { mountShare } from "./share.js";
+import { addStyle } from "./theme.js";
 import { scrollOnNewHeading } from "./tour.js";
 import { mountViewport } from "./viewport.js";
 
-// The chart component's elements that only carry data (frames, shapes drawn over a
-// chart) take no room: Streamlit's container of each is a flex item of its own, with a
-// gap beside it. Our own CSS, with no user text in it.
-function hideDataOnlyElements() {
-  if (document.getElementById("ae-data-only")) return;
-  const style = document.createElement("style");
-  style.id = "ae-data-only";
-  style.textContent = '[data-testid="stElementContainer"]:has(.ae-frames, .ae-shapes) { display: none; }';
-  document.head.appendChild(style);
-}
-
 function mountPage(component) {
   const { parentElement, setTriggerValue } = component;
-  hideDataOnlyElements();
+  // The chart component's elements that only carry data (frames, shapes over a chart) take
+  // no room: Streamlit's container of each is a flex item of its own, with a gap beside it.
+  addStyle("ae-data-only", '[data-testid="stElementContainer"]:has(.ae-frames, .ae-shapes) { display: none; }');
   if (!parentElement.querySelector(".ae-page")) {
     const marker = document.createElement("div");
     marker.className = "ae-page";

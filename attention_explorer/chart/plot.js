@@ -27,16 +27,15 @@ const charts = new WeakMap(); // parentElement -> chart
 const queue = new Set();
 let pumping = false;
 
-// Shapes Python sends apart from a chart's figure, by the chart's key (mountShapes): the
-// browser draws them over it. The model view's outline of the head shown moves so while
-// its grid, a large figure, stays the same data, which Streamlit resends as a reference.
+// Shapes Python sends apart from a chart's figure, by the chart's key (mountShapes), drawn
+// over it: the model view's outline of the head shown moves so while its grid, a large
+// figure, stays the same data, which Streamlit resends as a reference.
 const overlays = new Map();
 
 // The key of the Streamlit element `element` is in, once it is in the page.
 const keyOf = (element) => element.closest("[class*='st-key-']")?.className.match(/st-key-(\S+)/)?.[1];
 
-// The shapes over `chart` now. Its key is its element's, known once the element is in the
-// page (a chart may be mounted before).
+// The shapes over `chart` now (its key is known once its element is in the page).
 function overlayOf(chart) {
   chart.key ??= keyOf(chart.host);
   return overlays.get(chart.key) ?? null;
@@ -89,10 +88,9 @@ function enqueue(chart, soon) {
   else requestAnimationFrame(() => requestAnimationFrame(() => setTimeout(pump, 0)));
 }
 
-// The next chart to draw: one in the window before the others (what the reader sees first:
-// on a first load, the first screen), else the one queued first. What is in the window is
-// the observer's (watch): measuring each chart here would force a layout of the page
-// between Streamlit's renders, once per chart passed over far away.
+// The next chart to draw: one in the window before the others (on a first load, the first
+// screen), else the one queued first. What is in the window is the observer's (watch):
+// measuring each chart here would force a layout of the page between Streamlit's renders.
 function next() {
   for (const chart of queue) if (chart.inWindow) return chart;
   return queue.values().next().value;
@@ -124,12 +122,10 @@ function draw(chart) {
   return react(chart, found ? figureAt(chart, found.frames, found.frame) : chart.figure);
 }
 
-// A chart far from the window is not drawn until it comes near, the first time too, and
-// not again whatever changed (a head, a stop, a width, new data: a layer, the mask, a
-// text): plotly.js replots a whole figure, axes and all, for new numbers (20-40 ms a chart;
-// 100-150 ms for a first drawing), and no one sees a chart that far. Near: within a
-// window's height above or below it, so a chart is drawn a window before it scrolls into
-// view; a page about to print draws them all.
+// A chart far from the window is not drawn until it comes near, the first time too, and not
+// again whatever changed: plotly.js replots a whole figure, axes and all, for new numbers,
+// and no one sees a chart that far. Near: within a window's height above or below it, so a
+// chart is drawn a window before it scrolls into view; a page about to print draws them all.
 const watchers = new Map(); // the element that scrolls -> its IntersectionObservers
 
 // The element whose scrolling moves `element` (Streamlit's main area scrolls, not the
@@ -185,11 +181,9 @@ async function react(chart, figure) {
   chart.reacting = (chart.reacting || 0) + 1;
   look(chart);
   const Plotly = await plotlyReady;
-  // plotly.js gets a config of its own, made once: Plotly.react compares the config it is
-  // given with the plot's (functions by identity) and rebuilds the whole plot when they
-  // differ, about three times a redraw's cost. The export options (a file name per
-  // settings) are our camera's (download.js), which replaces plotly.js's; its "Share
-  // chart..." would upload to Plotly's cloud.
+  // A config of its own, made once: Plotly.react rebuilds the whole plot when the config
+  // differs (functions by identity). Our camera (download.js) replaces plotly.js's; its
+  // "Share chart..." would upload to Plotly's cloud.
   chart.plotConfig ??= {
     responsive: false, // the chart follows its element's width, not the window's (narrow.js)
     displaylogo: false,
@@ -205,9 +199,6 @@ async function react(chart, figure) {
   chart.overlay = overlayOf(chart); // in the page by now: its key is known
   chart.drawnSpec = chart.spec;
   chart.resized = false; // drawn now, at the element's width
-  // What plotly.js writes of what the preview touched is its own again, even when it wrote
-  // the same value (a bar the preview moved where the new figure has it).
-  const writes = chart.touched?.size ? watchWrites(chart.div) : null;
   try {
     const layout = fitted(chart, overlaid(figure, chart.overlay));
     await Plotly.react(chart.div, figure.data, themed(layout, chart.host), chart.plotConfig);
@@ -217,7 +208,7 @@ async function react(chart, figure) {
     chart.reacting -= 1;
   }
   followWidth(chart); // its element changed width while it was drawn
-  restorePlotly(chart, writes?.stop());
+  restorePlotly(chart, true); // the frame drawn is the one the preview showed
   if (!chart.listening) {
     chart.listening = true;
     chart.div.on("plotly_click", (event) => chart.onClick(event));
@@ -233,29 +224,8 @@ function overlaid(figure, shapes) {
   return { ...figure, layout: { ...figure.layout, shapes: [...(figure.layout.shapes ?? []), ...shapes] } };
 }
 
-// Watch the attributes written in `element`'s subtree; stop() gives them, by element.
-function watchWrites(element) {
-  const seen = new Map();
-  const note = (records) => {
-    for (const record of records) {
-      if (!seen.has(record.target)) seen.set(record.target, new Set());
-      seen.get(record.target).add(record.attributeName);
-    }
-  };
-  const observer = new MutationObserver(note);
-  observer.observe(element, { subtree: true, attributes: true });
-  return {
-    stop() {
-      note(observer.takeRecords()); // those not yet delivered
-      observer.disconnect();
-      return seen;
-    },
-  };
-}
-
-// `chart`'s element changed width since it was drawn: the same figure, drawn again in
-// its turn and fitted to the new width (narrow.js). Not while Plotly.react draws it:
-// react calls this again after.
+// `chart`'s element changed width since it was drawn: drawn again in its turn, fitted to the
+// new width (narrow.js). Not while Plotly.react draws it: react calls this again after.
 function followWidth(chart) {
   if (chart.reacting || !chart.drawn || !drawnAtAnotherWidth(chart)) return;
   chart.resized = true;
@@ -294,13 +264,12 @@ export function mountChart(component) {
   const theme = themeKey(chart.host);
   if (chart.spec === data.spec && chart.liveText === liveText && chart.theme === theme) return settle(chart);
   Object.assign(chart, { theme, spec: data.spec, liveText, figure: JSON.parse(data.spec) });
-  // Until it is first drawn, the chart keeps its figure's room: the page below it does not
-  // move when it is drawn, and the charts far from the window are seen to be (away).
+  // Until it is first drawn, the chart keeps its figure's room: the page below does not move
+  // when it is drawn, and the charts far from the window are seen to be.
   if (!chart.drawn) chart.div.style.minHeight = `${chart.figure.layout?.height ?? 450}px`;
   chart.cells = null; // the reference figure's customdata, decoded when first needed
-  // New data: draw them (at the current stop and head, from frames), unless their frames
-  // (new settings: a layer, the mask, a text) are still to come in this run: until then
-  // the chart keeps what it shows (wanted), not its reference figure's other head for a moment.
+  // New data: draw them (at the stop and head shown), unless their frames (a layer, the
+  // mask, a text) are still to come in this run: until then it keeps what it shows (wanted).
   if (!replaced(chart)) chart.shows = undefined;
   return settle(chart, true);
 }
@@ -354,6 +323,12 @@ export function mountFrames(component) {
   const one = bundle.length === 1 && bundle[0].scales.length === 1 && bundle[0].axis !== "head";
   if (one && src.stop !== null) showFrame(src, src.stop);
   for (const chart of src.charts) settle(chart);
+}
+
+// A control of `src` began to move: its charts show previews until the release.
+export function moving(src) {
+  src.moving = true;
+  for (const chart of src.charts) look(chart);
 }
 
 // A control of `src` released: every chart that follows it drawn as it should show now,

@@ -27,8 +27,11 @@ export function colourBar(gd) {
   const tick = axis?.querySelector(":scope > g");
   return fill && tick ? { fill, axis, tick } : null;
 }
-// The layer hover labels are drawn in.
-export const hoverLayer = (gd) => gd.querySelector(".hoverlayer");
+// What a preview paints over, by the mark it puts on the chart while it does (preview.js
+// hides each part so marked): the heatmap's image, the colour bar's labels, the hover labels.
+export const UNDER_PREVIEW = {
+  "data-recoloured": ".heatmaplayer image", "data-colour-bar": ".cbaxis", "data-hover-hidden": ".hoverlayer",
+};
 // The title's text element.
 export const titleText = (gd) => gd.querySelector(".gtitle");
 

@@ -6,6 +6,8 @@
 // a fragment's included, while a box drawn by Python would keep the link of the last full
 // run. User text (the link holds the student's sentence) is only ever set as textContent.
 
+import { addStyle } from "./theme.js";
+
 const STYLE = `
 .ae-share { font-size: 0.875rem; }
 .ae-share p { margin: 0 0 0.25rem; color: var(--st-text-color); opacity: 0.7; }
@@ -19,16 +21,7 @@ const STYLE = `
   flex: none; cursor: pointer; padding: 0.35rem 0.6rem; border-radius: 0.5rem;
   border: 1px solid var(--st-border-color, #ccc); background: transparent;
   color: var(--st-text-color); font: inherit;
-}
-`;
-
-function addStyle() {
-  if (document.getElementById("ae-page-style")) return;
-  const style = document.createElement("style");
-  style.id = "ae-page-style";
-  style.textContent = STYLE;
-  document.head.appendChild(style);
-}
+}`;
 
 // Streamlit writes the query string with history.pushState / replaceState; an event after
 // each lets the share boxes follow. Wrapped once per window.
@@ -46,19 +39,11 @@ function watchHistory() {
   window.addEventListener("popstate", () => window.dispatchEvent(new Event("ae-url")));
 }
 
-// The view's link in presentation mode: the same address with present=1.
-function presenting(href) {
-  const url = new URL(href);
-  url.searchParams.set("present", "1");
-  return url.toString();
-}
-
 async function copy(text, button) {
   try {
     await navigator.clipboard.writeText(text); // only in a secure context (https, localhost)
   } catch {
-    const area = document.createElement("textarea"); // a class served over plain http
-    area.value = text;
+    const area = Object.assign(document.createElement("textarea"), { value: text }); // plain http
     area.style.cssText = "position: fixed; opacity: 0";
     document.body.appendChild(area);
     area.select();
@@ -69,38 +54,34 @@ async function copy(text, button) {
   setTimeout(() => (button.textContent = "Copy"), 1500);
 }
 
-function row(box, note) {
-  const caption = document.createElement("p");
-  caption.textContent = note;
-  const line = document.createElement("div");
-  line.className = "ae-share-row";
-  const code = document.createElement("code");
-  const button = document.createElement("button");
-  button.type = "button";
-  button.textContent = "Copy";
+// A caption and a line of `box`: the link, as code, and its copy button; the code element.
+function row(box, note, name) {
+  const line = Object.assign(document.createElement("div"), { className: "ae-share-row" });
+  const code = Object.assign(document.createElement("code"), { className: name });
+  const button = Object.assign(document.createElement("button"), { type: "button", textContent: "Copy" });
   button.title = "Copy the link";
   button.addEventListener("click", () => copy(code.textContent, button));
   line.append(code, button);
-  box.append(caption, line);
+  box.append(Object.assign(document.createElement("p"), { textContent: note }), line);
   return code;
 }
 
 // The share box in `parentElement` (made once), showing the link now.
 export function mountShare(parentElement) {
-  addStyle();
+  addStyle("ae-page-style", STYLE);
   watchHistory();
   let box = parentElement.querySelector(".ae-share");
   if (!box) {
-    box = document.createElement("div");
-    box.className = "ae-share";
-    const link = row(box, "The link carries every control, the tokens picked and the scale: it is the address bar's.");
-    link.classList.add("ae-share-link");
-    const present = row(box, "The same view in presentation mode:");
-    present.classList.add("ae-share-present");
+    box = Object.assign(document.createElement("div"), { className: "ae-share" });
+    const note = "The link carries every control, the tokens picked and the scale: it is the address bar's.";
+    const link = row(box, note, "ae-share-link");
+    const present = row(box, "The same view in presentation mode:", "ae-share-present");
     parentElement.appendChild(box);
     const show = () => {
       link.textContent = location.href;
-      present.textContent = presenting(location.href);
+      const url = new URL(location.href);
+      url.searchParams.set("present", "1");
+      present.textContent = url.toString();
     };
     window.addEventListener("ae-url", show);
     box.aeShow = show;
@@ -109,6 +90,3 @@ export function mountShare(parentElement) {
   box.aeShow();
   return box;
 }
-
-// ---- every page --------------------------------------------------------------------------
-

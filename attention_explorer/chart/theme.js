@@ -25,3 +25,10 @@ export function themed(layout, element) {
   }
   return out;
 }
+
+// A stylesheet of the app's own (no user text in it), added once by its `id`.
+export function addStyle(id, css) {
+  if (document.getElementById(id)) return;
+  const style = Object.assign(document.createElement("style"), { id, textContent: css });
+  document.head.appendChild(style);
+}
