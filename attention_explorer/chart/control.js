@@ -1,19 +1,14 @@
-// The controls the browser owns: the scale's stop, the head, the layer and the mask
-// (app/widgets/channel.py).
+// The controls the browser owns: the scale's stop (and /pretrained's temperature), the head,
+// the layer and the mask (app/widgets/channel.py), on the sidebar and on the page.
 //
-// The scale slider (and /pretrained's temperature), the sidebar's "Layer ℓ", "Head h" and
-// "Mask future tokens", and /attention's live head control are these. Each belongs to a
-// slider's frames (its `source`) and moves one of what they show: a stop or a head is shown
-// on every chart that follows the frames in the next animation frame (preview.js), then
-// drawn exactly from the same frames at release (plot.js); a layer or the mask is shown from
-// the head shown in every layer, or unmasked and masked, until the run that brings it draws
-// it. At release the move is reported to Python (the control's state value, with the time
-// of the move), which stores it for the link, the CSVs and the other pages.
-//
-// Python writes a value only on purpose (a link, a new model, the presenter bar): the data's
-// `placed` then changes, and only then is the data's value taken. Every other run's value
-// is the one the browser reported or an older one, and is ignored: the browser owns the
-// value. Two controls of one name (the sidebar's head and the page's) show the same value.
+// Each moves one of what its source's frames show: a stop or a head is shown on every chart
+// that follows them in the next animation frame (preview.js), then drawn exactly from the
+// same frames at the release (plot.js); a layer or the mask is shown from the head shown in
+// every layer, or unmasked and masked, until its run draws it. At the release the move is
+// reported to Python (the control's state value, with the time of the move), which stores it
+// for the link, the CSVs and the other pages. Python writes a value only on purpose (a link,
+// a new model, the presenter bar): the data's `placed` then changes, and only then is the
+// data's value taken. Two controls of one name show the same value.
 
 import { source } from "./frames.js";
 import { moving, release } from "./plot.js";

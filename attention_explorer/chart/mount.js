@@ -1,5 +1,4 @@
-// The chart component's modules, loaded by chart.js once plotly.js is on its way: one
-// mount per kind of data.
+// The chart component's mount for each kind of data (chart.js loads it).
 
 import { forget as forgetFrames } from "./frames.js";
 import { mountControl } from "./control.js";
@@ -11,12 +10,12 @@ export default function (component) {
   else if (data.kind === "control") mountControl(component);
   else if (data.kind === "shapes") mountShapes(component);
   else mountChart(component);
-  // Called when the data change as well as on unmount: free a plot only once its element
-  // has really left the page.
+  // Called when the data change as well as on unmount: free a plot, and its frames, only
+  // once its element has left the page.
   return () =>
     setTimeout(() => {
       if (parentElement.isConnected) return;
       forgetChart(parentElement);
-      forgetFrames(parentElement); // its frames too
+      forgetFrames(parentElement);
     }, 0);
 }
