@@ -56,22 +56,22 @@ html, body, [data-testid="stMarkdownContainer"] p { font-size: 22px; }
   .st-key-presenter .st-key-present_head { flex: 0 0 130px !important; }
   .st-key-presenter_query { width: 260px; }
 }
-.ae-scale { font-size: 22px; padding: 0.5rem 0; }
-.ae-scale-value { font-size: 28px; font-weight: 600; }
-.ae-scale input[type="range"] {
+.ae-stop { font-size: 22px; padding: 0.5rem 0; }
+.ae-stop .ae-control-value { font-size: 28px; font-weight: 600; }
+.ae-stop input[type="range"] {
   appearance: none; -webkit-appearance: none; height: 40px; background: transparent;
 }
-.ae-scale input[type="range"]::-webkit-slider-runnable-track {
+.ae-stop input[type="range"]::-webkit-slider-runnable-track {
   height: 14px; border-radius: 7px; background: #d5d7de;
 }
-.ae-scale input[type="range"]::-moz-range-track {
+.ae-stop input[type="range"]::-moz-range-track {
   height: 14px; border-radius: 7px; background: #d5d7de;
 }
-.ae-scale input[type="range"]::-webkit-slider-thumb {
+.ae-stop input[type="range"]::-webkit-slider-thumb {
   -webkit-appearance: none; width: 40px; height: 40px; margin-top: -13px; border-radius: 50%;
   border: none; background: var(--st-primary-color); cursor: grab;
 }
-.ae-scale input[type="range"]::-moz-range-thumb {
+.ae-stop input[type="range"]::-moz-range-thumb {
   width: 40px; height: 40px; border-radius: 50%; border: none;
   background: var(--st-primary-color); cursor: grab;
 }
