@@ -39,8 +39,10 @@ _CHART_STATE = r"""(key) => {
 def unplugged_page(browser, **context_options):
     """A page in a fresh browser context, with the network outside this machine unplugged.
 
-    Uncaught page errors are kept in ``page.errors``; plotly.js's own warnings (it logs
-    them as "WARN: …", with a stack trace, on every redraw) in ``page.plotly_warnings``;
+    Uncaught page errors are kept in ``page.errors``, the console's errors in
+    ``page.console_errors`` (a wait that times out reports the last); plotly.js's own
+    warnings (it logs them as "WARN: …", with a stack trace, on every redraw) in
+    ``page.plotly_warnings``;
     requests for anything outside this machine are refused and kept in ``page.outside``
     (the app must fetch nothing at run time: fonts, scripts and models are all served
     locally). ``context_options`` go to ``Browser.new_context`` (a user agent of its own,
@@ -52,11 +54,14 @@ def unplugged_page(browser, **context_options):
     context.add_init_script(FRAME_LOG)
     page = context.new_page()
     page.errors, page.plotly_warnings, page.outside, page.runs_seen = [], [], [], 0
+    page.console_errors = []
     page.on("pageerror", lambda error: page.errors.append(str(error)))
 
     def console(message):
         if message.text.startswith("WARN:"):
             page.plotly_warnings.append(message.text)
+        elif message.type == "error":
+            page.console_errors.append(message.text)
 
     page.on("console", console)
 
@@ -150,7 +155,8 @@ def wait_settled(page, charts=True, timeout=None):
         )
     except PlaywrightTimeoutError as error:
         raise AssertionError(
-            f"{error.message}; runs seen {page.runs_seen}; {page.evaluate(WAITING_ON)}"
+            f"{error.message}; runs seen {page.runs_seen}; {page.evaluate(WAITING_ON)}; "
+            f"console errors {page.console_errors[-5:]}"
         ) from error
     page.runs_seen = page.evaluate("window.__runs.finished")
 
