@@ -95,17 +95,24 @@ function relabelColourBar(chart, ticks, limits, stop) {
     axis.after(ours);
     chart.colourBarTicks = ours;
   }
-  ours.replaceChildren();
   const [values, labels] = ticks[stop];
   const limit = limits[stop] || 1;
   const [top, height] = [Number(fill.getAttribute("y")), Number(fill.getAttribute("height"))];
-  values.forEach((value, i) => {
-    const tick = model.cloneNode(true);
-    tick.removeAttribute("class");
-    ours.appendChild(tick);
+  const copies = values.map(() => model.cloneNode(true));
+  for (const tick of copies) tick.removeAttribute("class");
+  ours.replaceChildren(...copies);
+  // The copies share their group and attributes, so one pair of matrices takes the bar's
+  // y to every label's, until Plotly draws the chart again (restorePlotly forgets them):
+  // a CTM read after a write forces a layout, and one per label was most of a drag's
+  // frame (docs/benchmarks.md).
+  if (copies.length && !chart.colourBarMatrices) {
+    chart.colourBarMatrices = [fill.getCTM(), copies[0].getCTM().inverse()];
+  }
+  const [fromBar, toLabel] = chart.colourBarMatrices ?? [];
+  copies.forEach((tick, i) => {
     const text = tick.querySelector("text");
-    const y = top + height * (1 - (value + limit) / (2 * limit)); // the bar runs up from -limit
-    const at = new DOMPoint(0, y).matrixTransform(fill.getCTM()).matrixTransform(tick.getCTM().inverse());
+    const y = top + height * (1 - (values[i] + limit) / (2 * limit)); // the bar runs up from -limit
+    const at = new DOMPoint(0, y).matrixTransform(fromBar).matrixTransform(toLabel);
     text.textContent = labels[i];
     text.removeAttribute("data-unformatted");
     text.setAttribute("transform", `translate(0,${at.y})`);
@@ -133,6 +140,7 @@ export function restorePlotly(chart, written = null) {
   removePreview(chart);
   chart.colourBarTicks?.remove();
   chart.colourBarTicks = null;
+  chart.colourBarMatrices = null;
   delete chart.div.dataset.recoloured;
   delete chart.div.dataset.colourBar;
   // A label made while the hover was hidden holds the numbers of the figure before.
