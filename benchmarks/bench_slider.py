@@ -20,9 +20,11 @@ on the focused slider thumb (right through the default passage, then back left a
 tokens).
 
 Then: frames per second while the scale is dragged (driven in the page, one input event
-per animation frame, and under Playwright's pointer), with the script runs meanwhile;
-the bytes of the scale's frames at 43, 64 and 128 tokens; with ``--loads``, the first
-load of /attention (and of ``--baseline``, an older checkout, beside it).
+per animation frame; under Playwright's pointer, one move a stop; and that pointer's own
+floor, the same drag over a bare page with one range input), with the script runs
+meanwhile (``--drag-only`` measures only this, ``--drags`` rounds of it); the bytes of
+the scale's frames at 43, 64 and 128 tokens; with ``--loads``, the first load of
+/attention (and of ``--baseline``, an older checkout, beside it).
 
 An instrumented WebSocket stamps each message the page sends and receives, which
 splits a step into: press → widget value sent → first reply → last reply → painted.
@@ -37,7 +39,8 @@ and the client's, each chart's figure (as the page received it) drawn alone by t
 plotly.js that the plotly package ships, both afresh (``newPlot``, what Streamlit does,
 since it remounts a chart whose spec changed) and as an update in place (``react``).
 
-Run: ``python benchmarks/bench_slider.py [--steps 30] [--long-steps 15] [--no-profile]``.
+Run: ``python3 benchmarks/bench_slider.py [--steps 30] [--long-steps 15] [--no-profile]``;
+the drag alone: ``python3 benchmarks/bench_slider.py --drag-only --drags 3``.
 """
 
 from __future__ import annotations
@@ -656,34 +659,182 @@ _DRAG_IN_PAGE = """async (ms) => {
             paint_ms: paint[Math.floor(paint.length / 2)], runs: finished() - runs};
 }"""
 
+# Notes, in a page, the times of the pointer moves and input events it is given while on.
+_POINTER_LOG = """() => {
+    if (window.__pointer) return;
+    window.__pointer = {moves: [], inputs: [], on: false};
+    addEventListener('pointermove', () => __pointer.on && __pointer.moves.push(performance.now()),
+                     true);
+    addEventListener('input', () => __pointer.on && __pointer.inputs.push(performance.now()), true);
+}"""
 
-def measure_drag(target, seconds=3.0):
-    """Frames per second while the scale is dragged, and runs meanwhile (none expected).
+# What the page was given while on, and the script runs finished since __bench.start
+# (the app's; before the release).
+_POINTER_SEEN = """() => {
+    __pointer.on = false;
+    const runs = window.__bench
+        ? __bench.log.slice(__bench.start).filter(e => e[0] === 'finished').length : 0;
+    return [__pointer.moves, __pointer.inputs,
+            (window.__aeFrames || []).map(f => [f.started, f.painted]), runs];
+}"""
 
-    Two ways: driven in the page (one input event per animation frame: what the page can
-    paint), and with Playwright's pointer (one press, many moves, measured from the first
-    to the last painted frame; the driver's own event rate bounds it).
+# Whether the page asked for a run since __bench.start (a release on the stop Python holds
+# asks for none), waiting up to a second for it.
+_SENT = """() => new Promise(resolve => {
+    const t0 = performance.now();
+    const look = () => {
+        if (__bench.log.slice(__bench.start).some(e => e[0] === 'send')) resolve(true);
+        else if (performance.now() - t0 > 1000) resolve(false);
+        else setTimeout(look, 50);
+    };
+    look();
+})"""
+
+#: The driver's floor: a page with nothing but a range input, as wide as the scale and with
+#: as many stops, dragged by the same pointer.
+_BARE_RANGE = (
+    '<html><body style="margin: 40px"><input type="range" min="0" max="{max}" step="1" '
+    'value="0" style="width: {width}px"></body></html>'
+)
+
+
+def _rate(times):
+    """Events per second from the first time to the last (ms, performance.now())."""
+    return (len(times) - 1) / (times[-1] - times[0]) * 1000 if len(times) > 1 else float("nan")
+
+
+def pointer_drag(page, thumb, forward=True):
+    """Playwright's pointer dragging ``thumb`` (a range input), one move a stop.
+
+    Presses at 20 % of its width and moves to 80 % (``forward``; else back) in as many
+    moves as stops, each waiting for Chromium to take the one before; releases once the
+    moves are counted.
+
+    Returns {moves, frames, fps, moves_s, inputs_s}: the moves, the frames the chart
+    component painted and per second (first start to last paint), the pointer moves and
+    input events the page was given per second.
+    """
+    page.bring_to_front()
+    thumb.scroll_into_view_if_needed()
+    page.evaluate(_POINTER_LOG)
+    box = thumb.bounding_box()
+    stops = int(thumb.get_attribute("max"))
+    ends = [box["x"] + box["width"] * 0.2, box["x"] + box["width"] * 0.8]
+    start, end = ends if forward else ends[::-1]
+    moves = max(1, round(0.6 * stops))
+    y = box["y"] + box["height"] / 2
+    page.mouse.move(start, y)
+    page.evaluate(
+        "window.__aeFrames = []; __pointer.moves = []; __pointer.inputs = []; __pointer.on = true"
+    )
+    page.mouse.down()
+    page.mouse.move(end, y, steps=moves)
+    seen = page.evaluate(_POINTER_SEEN)
+    page.mouse.up()
+    pointer_moves, inputs, frames, runs = seen
+    span = frames[-1][1] - frames[0][0] if len(frames) > 1 else float("nan")
+    return {
+        "moves": moves,
+        "frames": len(frames),
+        "fps": (len(frames) - 1) / span * 1000 if len(frames) > 1 else float("nan"),
+        "moves_s": _rate(pointer_moves),
+        "inputs_s": _rate(inputs),
+        "runs": runs,
+    }
+
+
+def measure_drag(target, browser, rounds=1, seconds=3.0):
+    """Frames per second while the scale is dragged, and the pointer driver's floor.
+
+    Three ways, ``rounds`` times, alternating: driven in the page (one input event per
+    animation frame: what the page can paint), with Playwright's pointer (one move a stop,
+    so that a frame painted a move is the most there is to paint), and the same pointer
+    over a bare page with only a range input as wide and with as many stops: the rate the
+    driver delivers moves at, which bounds the second. Script runs meanwhile: none
+    expected (a drag runs nothing until release).
+
+    Returns
+    -------
+    list of {in_page, pointer, floor} per round: ``in_page`` from :data:`_DRAG_IN_PAGE`,
+    ``pointer`` and ``floor`` from :func:`pointer_drag` (``pointer`` with ``runs``, those
+    before release)
     """
     page = target.page
-    page.bring_to_front()
     thumb = page.locator(f".st-key-{target.slider_key} input[type=range]")
     thumb.scroll_into_view_if_needed()
-    in_page = page.evaluate(_DRAG_IN_PAGE, seconds * 1000)
-    box = thumb.bounding_box()
-    y = box["y"] + box["height"] / 2
-    page.mouse.move(box["x"] + box["width"] * 0.2, y)
-    page.evaluate("window.__aeFrames = []; window.__bench.arm()")
-    page.mouse.down()
-    page.mouse.move(box["x"] + box["width"] * 0.8, y, steps=120)
-    frames = page.evaluate("window.__aeFrames")
-    runs = sum(
-        e[0] == "finished" for e in page.evaluate("window.__bench.log.slice(window.__bench.start)")
+    bare = browser.new_context(viewport=page.viewport_size).new_page()
+    bare.set_content(
+        _BARE_RANGE.format(max=thumb.get_attribute("max"), width=thumb.bounding_box()["width"])
     )
-    page.mouse.up()
-    target.settle()
-    span = frames[-1]["painted"] - frames[0]["started"] if len(frames) > 1 else float("nan")
-    pointer = {"frames": len(frames), "fps": (len(frames) - 1) / span * 1000, "runs": runs}
-    return in_page, pointer
+    bare_thumb = bare.locator("input[type=range]")
+    out = []
+    for i in range(rounds):
+        forward = i % 2 == 0  # back and forth: each release lands on a new stop, so it runs
+        row = {}
+        for part in ("in_page", "pointer", "floor") if forward else ("floor", "pointer", "in_page"):
+            if part == "in_page":
+                page.bring_to_front()
+                thumb.scroll_into_view_if_needed()
+                row[part] = page.evaluate(_DRAG_IN_PAGE, seconds * 1000)
+            elif part == "floor":
+                row[part] = pointer_drag(bare, bare_thumb, forward)
+            else:
+                # runs counted, and settled waits for the release's, from here
+                page.evaluate("window.__bench.start = window.__bench.log.length")
+                row[part] = pointer_drag(page, thumb, forward)
+                if page.evaluate(_SENT):
+                    target.settle()
+        out.append(row)
+    bare.context.close()
+    return out
+
+
+def print_drag(n, drags):
+    """The drag's figures: each round's, and with several rounds the median and range."""
+    columns = (
+        ("driven in the page", lambda d: d["in_page"]["fps"]),
+        ("under the pointer", lambda d: d["pointer"]["fps"]),
+        ("pointer moves/s given", lambda d: d["pointer"]["moves_s"]),
+        ("driver's floor", lambda d: d["floor"]["inputs_s"]),
+    )
+    print(
+        f"dragging the scale, {n} tokens, painted frames/s (driven in the page: one input "
+        "event a frame; under Playwright's pointer: one move a stop; the driver's floor: input "
+        "events/s of the same pointer drag over a bare range input):"
+    )
+    print("  " + "  ".join(f"{name:>21}" for name, _ in columns) + "  runs")
+    for d in drags:
+        runs = d["in_page"]["runs"] + d["pointer"]["runs"]
+        print("  " + "  ".join(f"{get(d):21.0f}" for _, get in columns) + f"  {runs:4d}")
+    if len(drags) > 1:
+        print(
+            "  median / range: "
+            + "; ".join(
+                f"{name} {np.median([get(d) for d in drags]):.0f} "
+                f"({min(get(d) for d in drags):.0f}-{max(get(d) for d in drags):.0f})"
+                for name, get in columns
+            )
+        )
+    last = drags[-1]
+    print(
+        f"  median {last['in_page']['paint_ms']:.1f} ms to paint a frame in the page (the last "
+        f"round); under the pointer {last['pointer']['frames']} frames for "
+        f"{last['pointer']['moves']} moves"
+    )
+
+
+def drag_verdicts(drags):
+    """Each drag figure (the median of the rounds) against the target, the driver's floor."""
+    in_page = float(np.median([d["in_page"]["fps"] for d in drags]))
+    pointer = float(np.median([d["pointer"]["fps"] for d in drags]))
+    floor = float(np.median([d["floor"]["inputs_s"] for d in drags]))
+    for label, fps in (("driven in the page", in_page), ("under the pointer", pointer)):
+        verdict = "meets" if fps >= TARGET_FPS else "misses"
+        print(f"dragging, {label}: {fps:.0f} frames/s {verdict} the target ≥ {TARGET_FPS}")
+    print(
+        f"dragging, the pointer driver's floor (a bare range input): {floor:.0f} events/s; "
+        f"under the pointer the page paints {pointer / floor:.2f} of it"
+    )
 
 
 def frames_sizes():
@@ -760,7 +911,16 @@ def main():
         help="another checkout of the app (e.g. `git archive` of an older commit) whose "
         "first load of /attention is timed beside this one's",
     )
+    parser.add_argument(
+        "--drags", type=int, default=1, help="rounds of the drag's three measurements"
+    )
+    parser.add_argument(
+        "--drag-only", action="store_true", help="measure only the drag (about 30 s a round)"
+    )
     args = parser.parse_args()
+    if args.drag_only:
+        drag_only(args.drags)
+        return
     profile = not args.no_profile
     rows, charts, client = [], {}, {}
     load_before = os.getloadavg()
@@ -788,7 +948,7 @@ def main():
         )
         rows += phase
         step_messages = {"default passage": list(app.messages)}  # before the drag adds more
-        drag = measure_drag(app)
+        drags = measure_drag(app, browser, args.drags)
         loads = {}
         if args.loads:
             urls = {"this checkout": app_url + "/attention"}
@@ -842,13 +1002,7 @@ def main():
         print()
         print_profiles(server, drawing)
     print()
-    in_page, pointer = drag
-    print(
-        f"dragging the scale, {n} tokens: {in_page['fps']:.0f} painted frames/s driven in the "
-        f"page ({in_page['frames']} frames, median {in_page['paint_ms']:.1f} ms to paint one, "
-        f"{in_page['runs']} script runs meanwhile); {pointer['fps']:.0f} frames/s under "
-        f"Playwright's pointer ({pointer['frames']} frames, {pointer['runs']} runs before release)"
-    )
+    print_drag(n, drags)
     sizes = frames_sizes()
     print(
         "the scale's frames, sent once per text or settings change: "
@@ -870,8 +1024,27 @@ def main():
         if value is not None:
             verdict = "meets" if value <= target else "misses"
             print(f"{label}: {value:.2f} {verdict} the target ≤ {target}")
-    verdict = "meets" if in_page["fps"] >= TARGET_FPS else "misses"
-    print(f"dragging: {in_page['fps']:.0f} frames/s {verdict} the target ≥ {TARGET_FPS}")
+    drag_verdicts(drags)
+
+
+def drag_only(rounds):
+    """``--drag-only``: the app alone, its drag measured ``rounds`` times, and the verdicts."""
+    load_before = os.getloadavg()
+    with serve_app(ROOT / "app" / "main.py") as (app_url, _), chromium() as browser:
+        context = browser.new_context(viewport={"width": 1400, "height": 1000})
+        context.add_init_script(INSTRUMENT)
+        context.add_init_script(FRAME_LOG)
+        app = Target("attention page", context.new_page(), "att_scale")
+        app.open(app_url + "/attention?weights=random", count_frames=False)
+        n = app.tokens()
+        drags = measure_drag(app, browser, rounds)
+    print(
+        f"{time.strftime('%Y-%m-%d %H:%M', time.gmtime())} UTC, load average (1 min) before / "
+        f"after: {load_before[0]:.1f} / {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs"
+    )
+    print_drag(n, drags)
+    print()
+    drag_verdicts(drags)
 
 
 if __name__ == "__main__":

@@ -87,16 +87,20 @@ function relabelColourBar(chart, ticks, limits, frame) {
     chart.colourBarTicks.setAttribute("class", "ae-cbticks");
     bar.axis.after(chart.colourBarTicks);
   }
-  chart.colourBarTicks.replaceChildren();
   const [values, labels] = ticks[frame];
   const limit = limits[frame] || 1;
   const [top, height] = [Number(bar.fill.getAttribute("y")), Number(bar.fill.getAttribute("height"))];
-  values.forEach((value, i) => {
-    const tick = chart.colourBarTicks.appendChild(bar.tick.cloneNode(true));
-    tick.removeAttribute("class");
+  const copies = values.map(() => bar.tick.cloneNode(true));
+  for (const tick of copies) tick.removeAttribute("class");
+  chart.colourBarTicks.replaceChildren(...copies);
+  // The copies share their group and attributes, so one pair of matrices takes the bar's y
+  // to every label's until Plotly draws the chart again: a matrix read after a write forces
+  // a layout, and one per label was most of a drag's frame.
+  if (copies.length) chart.colourBarMatrices ??= [bar.fill.getCTM(), copies[0].getCTM().inverse()];
+  copies.forEach((tick, i) => {
     const text = tick.querySelector("text");
-    const y = top + height * (1 - (value + limit) / (2 * limit)); // the bar runs up from -limit
-    const at = new DOMPoint(0, y).matrixTransform(bar.fill.getCTM()).matrixTransform(tick.getCTM().inverse());
+    const y = top + height * (1 - (values[i] + limit) / (2 * limit)); // the bar runs up from -limit
+    const at = new DOMPoint(0, y).matrixTransform(chart.colourBarMatrices[0]).matrixTransform(chart.colourBarMatrices[1]);
     text.textContent = labels[i];
     text.removeAttribute("data-unformatted");
     text.setAttribute("transform", `translate(0,${at.y})`);
@@ -110,7 +114,7 @@ function relabelColourBar(chart, ticks, limits, frame) {
 export function restorePlotly(chart, drawnAgain = false) {
   chart.preview?.holder.remove();
   chart.colourBarTicks?.remove();
-  [chart.preview, chart.colourBarTicks] = [null, null];
+  [chart.preview, chart.colourBarTicks, chart.colourBarMatrices] = [null, null, null];
   const { dataset } = chart.div;
   if (dataset.hoverHidden) window.Plotly?.Fx.unhover(chart.div); // a label of the figure before
   for (const mark of ["recoloured", "colourBar", "hoverHidden"]) delete dataset[mark];
