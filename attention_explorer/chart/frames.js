@@ -65,11 +65,11 @@ export function bundleHeaders(bytes) {
 
 // Every frames message of a bundle, decoded.
 export function decodeBundle(bytes) {
-  return parts(bytes).map((part) => ({ ...decodeFrames(part), header: headerText(part) }));
+  return parts(bytes).map(decodeFrames);
 }
 
 // Every frames message `src` holds, whichever element brought it.
-export function* heldFrames(src) {
+function* heldFrames(src) {
   for (const list of src.held.values()) yield* list;
 }
 
@@ -108,12 +108,10 @@ export function valueAt(array, frame, index) {
   return raw === 65535 ? NaN : array.lo + (raw / 65534) * (array.hi - array.lo);
 }
 
-// Rows of frame `frame` of a float32 `array`, each a view of its first `cols` columns.
-export function frameRows(array, frame, cols) {
-  const [rows, width] = [array.shape[1], array.shape[2]];
-  const first = start(array, frame);
-  return Array.from({ length: rows }, (_, i) =>
-    array.values.subarray(first + i * width, first + i * width + Math.min(cols ?? width, width)));
+// Rows of frame `frame` of a float32 `array`, each a view.
+export function frameRows(array, frame) {
+  const [rows, width, first] = [array.shape[1], array.shape[2], start(array, frame)];
+  return Array.from({ length: rows }, (_, i) => array.values.subarray(first + i * width, first + (i + 1) * width));
 }
 
 // The frames `src` holds for `stop` and the head shown, named `id` (any name when omitted),

@@ -237,10 +237,8 @@ export function mountChart(component) {
   const { data, parentElement, setTriggerValue } = component;
   let chart = charts.get(parentElement);
   if (!chart) {
-    const div = document.createElement("div");
-    div.className = "ae-chart";
+    const div = parentElement.appendChild(Object.assign(document.createElement("div"), { className: "ae-chart" }));
     div.style.width = "100%";
-    parentElement.appendChild(div);
     chart = { div, host: parentElement, key: keyOf(parentElement), listening: false, overlay: null };
     chart.followWidth = () => followWidth(chart); // the ResizeObserver's (narrow.js)
     charts.set(parentElement, chart);
@@ -295,10 +293,8 @@ export function mountShapes(component) {
 
 // An element that only carries data draws nothing but a marker (page.js hides its room).
 function marker(parentElement, name) {
-  if (parentElement.querySelector(`.${name}`)) return parentElement.querySelector(`.${name}`);
-  const div = document.createElement("div");
-  div.className = name;
-  return parentElement.appendChild(div);
+  const div = () => Object.assign(document.createElement("div"), { className: name });
+  return parentElement.querySelector(`.${name}`) ?? parentElement.appendChild(div());
 }
 
 // Frames arrived, a bundle (app/live/slider.py's send_frames): hold them for their source,
