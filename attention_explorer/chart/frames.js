@@ -69,7 +69,7 @@ export function decodeBundle(bytes) {
 }
 
 // Every frames message `src` holds, whichever element brought it.
-function* heldFrames(src) {
+export function* heldFrames(src) {
   for (const list of src.held.values()) yield* list;
 }
 
