@@ -1,9 +1,7 @@
-// After a lost connection comes back, one run of the page from the address bar.
-//
-// When a replica behind HAProxy dies (scripts/serve_class.sh) the page reconnects to
-// another, whose new session knows nothing; Streamlit reruns nothing by itself, and a page
-// switch would send no query string (it clears it), so the session would start from the
-// defaults. This run reads the link first (app/state/session.py).
+// After a lost connection comes back, one run of the page from the address bar: when a
+// replica behind HAProxy dies (scripts/serve_class.sh) the page reconnects to another,
+// whose new session knows nothing, and Streamlit reruns nothing by itself (a page switch
+// would clear the query string). The run reads the link first (app/state/session.py).
 
 // The latest page element's trigger: a run of the page, with the address bar's query string.
 let rerun = null;

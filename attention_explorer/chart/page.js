@@ -1,12 +1,9 @@
 // Attention Explorer's page component: what every page needs from the browser itself.
-//
 // Three kinds of data arrive from Python (app/lecture/share.py, app/lecture/presentation.py):
-//   page      {kind: "page"}      mounted once per run by the entry point, on every page:
-//             after a lost connection comes back, one run of the page from the address bar
-//             (connection.js); equations fitted to their width (equations.js); the tour's
-//             scroll to a new step's heading (tour.js)
-//   share     {kind: "share"}     the share box: the address bar's link (share.js)
-//   viewport  {kind: "viewport", known: [width, height]}  presentation mode's screen (viewport.js)
+//   page      {kind: "page"}, once per run on every page: a run from the address bar after a
+//             lost connection (connection.js), equations fitted (equations.js), the tour's scroll
+//   share     {kind: "share"}: the share box, the address bar's link (share.js)
+//   viewport  {kind: "viewport", known: [width, height]}: presentation mode's screen (viewport.js)
 
 import { rerunOnReconnect } from "./connection.js";
 import { watchEquations } from "./equations.js";

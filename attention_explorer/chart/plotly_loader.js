@@ -1,5 +1,4 @@
-// plotly.js: the copy served beside these modules (copied there on import, never a CDN:
-// the partial bundle of the traces the app draws, 1.3 MB, or the plotly package's own).
-// Importing this module starts its download when the component's script loads.
+// plotly.js: the copy served beside these modules (attention_explorer copies it there on
+// import, never from a CDN); importing this module starts its download.
 
 export const plotlyReady = import("./plotly.min.js").then(() => window.Plotly);

@@ -1,6 +1,5 @@
-// The tour: a new step starts at its heading even when the reader had scrolled down to
-// the figure. Here, in a script the app serves, rather than inline: a Content-Security-
-// Policy (scripts/serve_class.sh) allows no inline scripts of ours.
+// The tour: a new step starts at its heading even when the reader had scrolled down to the
+// figure (here, not inline: serve_class.sh's Content-Security-Policy allows no inline script).
 
 // Scroll to the top whenever the tour's heading changes (a new step).
 export function scrollOnNewHeading() {

@@ -1,8 +1,6 @@
-// Presentation mode: the screen's size, told to Python.
-//
-// Python lays presentation mode's figures out for the screen (app/views/chart.py): say its
-// size when it differs from the size Python assumed (`known`), at first and after a resize.
-// Data: {kind: "viewport", known: [width, height]}.
+// Presentation mode's screen size, told to Python, which lays the figures out for it
+// (app/views/chart.py): when it differs from the size Python assumed (`known`), at first
+// and after a resize. Data: {kind: "viewport", known: [width, height]}.
 
 export function mountViewport(component) {
   const { data, parentElement, setStateValue } = component;
