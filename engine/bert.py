@@ -34,7 +34,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from engine import blas, parts
+from engine import blas
 from engine.attention import (
     MultiHeadResult,
     causal_mask,
@@ -257,8 +257,7 @@ def transformer(ids, types, config, blocks, ln_f=None, parallel=True, **embeddin
     n, c = len(ids), config
     hidden = [embed(ids, types, c, **embeddings)]  # [n] -> [n, d_model]
     mask = attention_mask(c, n)
-    # -> [n_layers, n_heads, n, n], filled in place by the layers' parts, on every thread
-    attentions = parts.empty((c.n_layers, c.n_heads, n, n), np.float32, parallel)
+    attentions = np.empty((c.n_layers, c.n_heads, n, n), dtype=np.float32)  # filled in place
     queries, keys = [], []
     for block, weights in zip(blocks, attentions, strict=True):
         layer = encoder_layer(

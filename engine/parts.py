@@ -29,18 +29,13 @@ however many threads there are. The threads change the time, never a number:
   starts none), as many as the most any pass has asked for, shared by every caller; idle,
   they sleep; no CPU affinity is set; a forked child starts with none and makes its own;
 - BLAS keeps one thread in the workers too: OpenBLAS's thread count is one setting for the
-  whole process, and a worker's parts count among :mod:`engine.blas`'s callers;
-- an array that the parts of several threads fill side by side, such as a pass's attention
-  weights, is made by :func:`empty`: in small pages, so that two threads writing into it
-  at once do not both have the kernel clear the same huge page.
+  whole process, and a worker's parts count among :mod:`engine.blas`'s callers.
 
 What the split buys at each length and thread count is measured in docs/benchmarks.md.
 """
 
 from __future__ import annotations
 
-import math
-import mmap
 import os
 import queue
 import threading
@@ -50,12 +45,10 @@ import numpy as np
 from engine import blas
 
 __all__ = [
-    "HUGE_PAGE_ARRAY_BYTES",
     "PARALLEL_MIN_TOKENS",
     "PARTS",
     "Joined",
     "cpus",
-    "empty",
     "in_parts",
     "parts_for",
     "share",
@@ -70,10 +63,6 @@ PARALLEL_MIN_TOKENS = 32
 #: enough for twelve cores, and small enough that a thread slowed by the others (the GIL,
 #: another program) leaves the rest of its share to them (docs/benchmarks.md).
 PARTS = 12
-
-#: NumPy asks Linux for huge pages (madvise MADV_HUGEPAGE) for every array of this many
-#: bytes or more.
-HUGE_PAGE_ARRAY_BYTES = 4 * 1024 * 1024
 
 _lock = threading.Lock()
 _pool = {"pid": None, "tickets": None, "workers": 0}
@@ -94,36 +83,6 @@ def cpus():
     if hasattr(os, "sched_getaffinity"):
         return max(len(os.sched_getaffinity(0)), 1)
     return os.cpu_count() or 1
-
-
-def empty(shape, dtype, parallel=True):
-    """An array, uninitialised, that the parts fill from several threads: in small pages.
-
-    NumPy advises huge pages (2 MB) for any array of 4 MB or more. The kernel gives an
-    array its pages as they are first written; when two threads first write into the same
-    huge page at once, each has one cleared (and, when memory is fragmented, compacted
-    for) and all but one are thrown away. At 510 tokens a pass's attention weights
-    (71 MB, written head by head by both threads) cost a two-thread pass about three times
-    the kernel time of a one-thread pass (docs/benchmarks.md). Anonymous memory from
-    ``mmap`` carries no such advice: 4 KB pages, each cleared once by the thread that
-    writes it. On one thread (``parallel`` as :func:`in_parts` takes it) or under 4 MB,
-    ``np.empty``. Where the memory lives changes no number.
-
-    Parameters
-    ----------
-    shape : tuple of int
-    dtype : numpy dtype
-    parallel : bool or int
-
-    Returns
-    -------
-    ndarray of ``shape`` and ``dtype``, writable, its contents undefined
-    """
-    dtype = np.dtype(dtype)
-    size = math.prod(shape) * dtype.itemsize
-    if size < HUGE_PAGE_ARRAY_BYTES or threads_for(parallel, PARTS) == 1:
-        return np.empty(shape, dtype)
-    return np.frombuffer(mmap.mmap(-1, size), dtype).reshape(shape)  # unmapped with the array
 
 
 def threads_for(parallel, parts):

@@ -239,34 +239,3 @@ def test_the_parts_pieces_are_joined_in_place_whoever_computes_them(parallel):
     alone = parts.Joined(1)
     alone.put("whole", pieces[0], (8, 32), slice(None))
     assert alone.arrays["whole"] is pieces[0]  # one part: the piece itself, no copy
-
-
-@pytest.mark.parametrize("parallel", [False, 1, 2])
-def test_an_array_the_threads_fill_is_in_small_pages_only_when_they_would_share_huge_ones(
-    parallel,
-):
-    import mmap
-    import pickle
-
-    shape = (2, 3, 512, 512)  # 6 MB of float32: NumPy would advise huge pages
-    big = parts.empty(shape, np.float32, parallel)
-    small = parts.empty((2, 3, 8, 8), np.float32, parallel)
-    assert (big.shape, big.dtype, small.shape, small.dtype) == (
-        shape,
-        np.float32,
-        (2, 3, 8, 8),
-        np.float32,
-    )
-
-    def mapped(array):  # memory from mmap, not NumPy's allocator
-        while isinstance(array, np.ndarray):
-            array = array.base
-        return isinstance(array, memoryview) and isinstance(array.obj, mmap.mmap)
-
-    assert mapped(big) == (parallel == 2)  # on one thread, np.empty
-    assert not mapped(small)  # under 4 MB, np.empty
-    big[...] = np.arange(big.size, dtype=np.float32).reshape(shape)
-    big.flags.writeable = False  # as the app's cache keeps a run
-    again = pickle.loads(pickle.dumps(big))
-    assert np.array_equal(again, big)
-    assert again.dtype == np.float32
