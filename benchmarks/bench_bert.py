@@ -10,7 +10,7 @@ turns on the same token ids, in blocks (see :data:`BLOCK`), on the app's default
 ratio and the load average::
 
     python3 benchmarks/bench_bert.py [--runs 40] [--torch-python /tmp/torchenv/bin/python]
-                                     [--serial] [--hogs 1] [--scaling]
+                                     [--serial] [--hogs 1] [--scaling] [--replicas 2]
 
 ``--serial`` adds a third side, the engine with ``parallel=False`` (every part of a layer
 on the caller, the same bits), and prints what the engine's threads buy; ``--hogs N``
