@@ -8,6 +8,8 @@ restaurant passage. The text reaches the app in the environment variable
 :data:`TEXT_VARIABLE`, read once per session by the entry point.
 ``attention-explorer --model PATH`` opens ``/pretrained`` on the checkpoint folder PATH
 instead of MiniLM; the folder reaches the app in :data:`MODEL_VARIABLE`, as an absolute path.
+``attention-explorer --threads N`` gives each of the engine's passes N threads instead of
+one per CPU (a server that shares its CPUs with other programs), in :data:`THREADS_VARIABLE`.
 """
 
 from __future__ import annotations
@@ -23,6 +25,8 @@ TEXT_VARIABLE = "ATTENTION_EXPLORER_TEXT"
 CACHE_VARIABLE = "ATTENTION_EXPLORER_CACHE_MB"
 #: The checkpoint folder, read by :mod:`app.data.models` (not imported here, as above).
 MODEL_VARIABLE = "ATTENTION_EXPLORER_MODEL"
+#: The engine's threads, read by :mod:`app.data.threads` (not imported here, as above).
+THREADS_VARIABLE = "ATTENTION_EXPLORER_THREADS"
 
 #: ``.streamlit/config.toml``'s settings (``tests/app/test_cli.py`` checks they agree), except
 #: ``server.headless``: the command opens a browser when there is a display.
@@ -46,11 +50,12 @@ def start_values():
     return {"text": text[:MAX_TEXT_CHARS]} if text else {}
 
 
-def command(text=None, port=None, options=SERVER_OPTIONS, cache_mb=None, model=None):
+def command(text=None, port=None, options=SERVER_OPTIONS, cache_mb=None, model=None, threads=None):
     """The ``streamlit run`` command line and the environment for it.
 
     ``cache_mb`` sets the server's cache budget (:data:`app.data.cache.BUDGET_VARIABLE`);
-    ``model`` the checkpoint folder /pretrained opens on, made absolute.
+    ``model`` the checkpoint folder /pretrained opens on, made absolute; ``threads`` the
+    engine's threads per pass (:data:`app.data.threads.THREADS_VARIABLE`).
     """
     line = [sys.executable, "-m", "streamlit", "run", str(MAIN)]
     for name, value in options.items():
@@ -60,12 +65,15 @@ def command(text=None, port=None, options=SERVER_OPTIONS, cache_mb=None, model=N
     env = dict(os.environ)
     env.pop(TEXT_VARIABLE, None)
     env.pop(MODEL_VARIABLE, None)
+    env.pop(THREADS_VARIABLE, None)
     if model:
         env[MODEL_VARIABLE] = str(Path(model).expanduser().resolve())
     if text:
         env[TEXT_VARIABLE] = text
     if cache_mb is not None:
         env[CACHE_VARIABLE] = f"{cache_mb:g}"
+    if threads is not None:
+        env[THREADS_VARIABLE] = str(threads)
     return line, env
 
 
@@ -92,8 +100,22 @@ def main(argv=None):
         "BERT-family, GPT-2, Llama, Mistral or Qwen2 model for /pretrained (default: "
         "all-MiniLM-L6-v2)",
     )
+    parser.add_argument(
+        "--threads",
+        type=int,
+        help="threads for each forward pass of a model (default: one per CPU); on a "
+        "server shared with other programs, fewer",
+    )
     args = parser.parse_args(argv)
+    if args.threads is not None and args.threads < 1:
+        parser.error(f"--threads {args.threads}: at least 1")
     if args.model and not Path(args.model).expanduser().is_dir():
         parser.error(f"--model {args.model}: no such folder")
-    line, env = command(" ".join(args.text), args.port, cache_mb=args.cache_mb, model=args.model)
+    line, env = command(
+        " ".join(args.text),
+        args.port,
+        cache_mb=args.cache_mb,
+        model=args.model,
+        threads=args.threads,
+    )
     os.execve(line[0], line, env)

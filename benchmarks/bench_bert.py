@@ -10,7 +10,7 @@ turns on the same token ids, in blocks (see :data:`BLOCK`), on the app's default
 ratio and the load average::
 
     python3 benchmarks/bench_bert.py [--runs 40] [--torch-python /tmp/torchenv/bin/python]
-                                     [--serial] [--hogs 1] [--scaling]
+                                     [--serial] [--hogs 1] [--scaling] [--replicas 2]
 
 ``--serial`` adds a third side, the engine with ``parallel=False`` (every part of a layer
 on the caller, the same bits), and prints what the engine's threads buy; ``--hogs N``
@@ -19,6 +19,10 @@ keeps N processes spinning on the CPU for the whole run, a machine busy with oth
 ``--scaling`` times the engine alone instead, one side per thread count (``parallel=1``,
 ``2``, … up to the CPUs the script may use), and prints each one's median and its speed-up
 over one thread: the same command on a machine with more cores shows how the pass scales.
+``--replicas R`` times a server of R replicas all busy at once (``serve_class.sh R``): R
+engine processes pass at the same time, each on every CPU (``parallel=True``, the default)
+against each on its share, CPUs / R threads (what ``serve_class.sh`` gives them), taking
+turns in rounds; it prints each side's median pass and their ratio.
 
 Other programs on the machine slow a two-thread pass down for as long as they run, so
 each block also records how much CPU the rest of the machine used meanwhile, and the
@@ -145,10 +149,18 @@ class Worker:
         (:func:`others_cpu`; None where /proc cannot tell).
         """
         before = others_cpu(self.process.pid)
-        self.process.stdin.write(json.dumps({"ids": ids, "runs": runs}) + "\n")
-        self.process.stdin.flush()
+        self.ask(ids, runs)
         timings = self._answer()
         return timings, others_cpu(self.process.pid, before)
+
+    def ask(self, ids, runs):
+        """Start ``runs`` timed passes; :meth:`timings` waits for them."""
+        self.process.stdin.write(json.dumps({"ids": ids, "runs": runs}) + "\n")
+        self.process.stdin.flush()
+
+    def timings(self):
+        """The timings of the passes :meth:`ask` started, in seconds."""
+        return self._answer()
 
     def close(self):
         """End the worker: it stops when its input does."""
@@ -157,7 +169,7 @@ class Worker:
 
 
 def others_cpu(pid, before=None):
-    """How many CPUs the machine used beside the process ``pid`` since ``before``.
+    """How many CPUs the machine used beside the process ``pid`` (or processes) since ``before``.
 
     Without ``before``, a reading to pass later: the machine's busy ticks, the process's
     and the time. None where /proc cannot tell (not Linux).
@@ -166,14 +178,17 @@ def others_cpu(pid, before=None):
     program of another session running one busy thread leaves a two-thread pass one CPU
     for its two threads, whose parts then take twice as long (docs/benchmarks.md).
     """
+    own = 0
     try:
         with open("/proc/stat") as stat:
             ticks = [int(t) for t in stat.readline().split()[1:]]
-        with open(f"/proc/{pid}/stat") as stat:
-            fields = stat.read().rsplit(")", 1)[1].split()
+        for one in pid if isinstance(pid, list | tuple) else [pid]:
+            with open(f"/proc/{one}/stat") as stat:
+                fields = stat.read().rsplit(")", 1)[1].split()
+            own += int(fields[11]) + int(fields[12])
     except OSError:
         return None
-    now = (sum(ticks) - ticks[3] - ticks[4], int(fields[11]) + int(fields[12]), time.monotonic())
+    now = (sum(ticks) - ticks[3] - ticks[4], own, time.monotonic())
     if before is None:
         return now
     hz = os.sysconf("SC_CLK_TCK")
@@ -214,6 +229,12 @@ def main():
     parser.add_argument(
         "--scaling", action="store_true", help="the engine alone on 1, 2, … threads"
     )
+    parser.add_argument(
+        "--replicas",
+        type=int,
+        default=0,
+        help="R engine processes at once, each on every CPU against each on CPUs / R threads",
+    )
     parser.add_argument("--worker", help=argparse.SUPPRESS)
     parser.add_argument("--folder", help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -230,6 +251,9 @@ def main():
     tokenizer.no_padding()  # as the engine reads it: the file pads to 128
     removed = [name for name in THREAD_VARIABLES if name in os.environ]
     print(f"workers' environment: the default ({', '.join(removed) or 'nothing'} removed)")
+    if args.replicas:
+        replicas(tokenizer, folder, args)
+        return
     if args.scaling:
         from engine.parts import cpus
 
@@ -299,6 +323,50 @@ def compare(workers, tokenizer, args):
                 flush=True,
             )
     print("load average after: {:.2f} {:.2f} {:.2f}".format(*os.getloadavg()))
+
+
+def replicas(tokenizer, folder, args):
+    """R engine processes passing at once: each on every CPU, against each on CPUs / R."""
+    from engine.parts import cpus
+
+    share = max(1, cpus() // args.replicas)
+    sides = {
+        "every CPU": [Worker(sys.executable, "numpy", folder) for _ in range(args.replicas)],
+        f"{share} thread{'s' * (share > 1)}": [
+            Worker(sys.executable, f"threads={share}", folder) for _ in range(args.replicas)
+        ],
+    }
+    print(f"{args.replicas} replicas at once, {cpus()} CPUs")
+    print("load average before: {:.2f} {:.2f} {:.2f}".format(*os.getloadavg()))
+    names = list(sides)
+    print(
+        f"\n{'case':<16} {'tokens':>6} {names[0] + ' ms':>13} {names[1] + ' ms':>13} {'ratio':>6}"
+    )
+    for name, ids in cases(tokenizer).items():
+        timings = {side: [] for side in sides}
+        quiet = {side: [] for side in sides}
+        for block in range(max(args.runs // BLOCK, 1)):
+            for side in names if block % 2 == 0 else names[::-1]:
+                time.sleep(SETTLE_S)
+                pids = [worker.process.pid for worker in sides[side]]
+                before = others_cpu(pids)
+                for worker in sides[side]:  # every replica at once
+                    worker.ask(ids, BLOCK)
+                found = [t for worker in sides[side] for t in worker.timings()]
+                timings[side] += found
+                others = others_cpu(pids, before)
+                if others is not None and others < QUIET_CPUS:
+                    quiet[side] += found
+        blocks = "/".join(str(len(quiet[side]) // BLOCK // args.replicas) for side in names)
+        for label, found in ((name, timings), (f"  quiet {blocks}", quiet)):
+            ms = [statistics.median(found[side]) * 1e3 if found[side] else None for side in names]
+            cells = [f"{m:>13.2f}" if m else f"{'-':>13}" for m in ms]
+            ratio = f"{ms[0] / ms[1]:>6.2f}" if all(ms) else f"{'-':>6}"
+            print(f"{label:<16} {len(ids):>6} {cells[0]} {cells[1]} {ratio}", flush=True)
+    print("load average after: {:.2f} {:.2f} {:.2f}".format(*os.getloadavg()))
+    for workers in sides.values():
+        for worker in workers:
+            worker.close()
 
 
 def _scaling_line(name, n, timings):

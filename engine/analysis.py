@@ -140,7 +140,7 @@ def rank_changes(grid_a, grid_b):
     ]
 
 
-def permutation_error(model, ids, permutation, positions=True):
+def permutation_error(model, ids, permutation, positions=True, parallel=True):
     r"""How far the whole model is from permutation-equivariant on these tokens.
 
     .. math:: \max \lvert \operatorname{Enc}(P X) - P \operatorname{Enc}(X) \rvert
@@ -154,7 +154,7 @@ def permutation_error(model, ids, permutation, positions=True):
     model : engine.checkpoint.Model
     ids : int ndarray of shape (n,)
     permutation : sequence of int, a permutation of ``range(n)``
-    positions : bool, as in :func:`engine.bert.run_ids`
+    positions, parallel : as in :func:`engine.bert.run_ids`
 
     Returns
     -------
@@ -162,8 +162,8 @@ def permutation_error(model, ids, permutation, positions=True):
     """
     ids = np.asarray(ids)
     permutation = np.asarray(permutation)
-    original = run_ids(model, ids, positions).hidden_states[-1]  # [n, d_model]
-    shuffled = run_ids(model, ids[permutation], positions).hidden_states[-1]
+    original = run_ids(model, ids, positions, parallel).hidden_states[-1]  # [n, d_model]
+    shuffled = run_ids(model, ids[permutation], positions, parallel).hidden_states[-1]
     return float(np.max(np.abs(shuffled - original[permutation])))
 
 

@@ -347,7 +347,7 @@ def run(model, text, positions=True, parallel=True):
     model : engine.checkpoint.Model
     text : str; may be empty, which runs the special tokens alone (an error for GPT-2,
         which adds none)
-    positions, parallel : bool, as in :func:`run_ids`
+    positions, parallel : as in :func:`run_ids`
 
     Returns
     -------
@@ -420,7 +420,7 @@ def _check_layer(model, layer):
 
 
 @blas.one_thread
-def layer_run(model, run, layer, scale=None, causal=False):
+def layer_run(model, run, layer, scale=None, causal=False, parallel=True):
     r"""One layer's multi-head attention, recomputed from the run's hidden state.
 
     .. math:: \text{head}_h = \operatorname{softmax}\!\left(s\,(XW^Q_h + b^Q_h)
@@ -439,6 +439,7 @@ def layer_run(model, run, layer, scale=None, causal=False):
     layer : int, 0 <= layer < n_layers
     scale : float, optional; default ``1/√d_head``
     causal : bool, the causal mask on an encoder (a causal model has it anyway)
+    parallel : bool or int, as in :func:`run_ids`: the same bits
 
     Returns
     -------
@@ -460,6 +461,7 @@ def layer_run(model, run, layer, scale=None, causal=False):
         scale=scale,
         rotary=c.rotary or False,
         parts=min(parts_for(len(x)), n_heads),  # the pass's split, so its rounding
+        parallel=parallel,
         n_kv_heads=c.n_kv_heads,
     )
     q, k, v = (merge_heads(m) for m in (attention.q, attention.k, attention.v))  # -> [n, d_model]
@@ -500,7 +502,7 @@ def head_vectors(model, run, layer, head):
 
 
 @blas.one_thread
-def layer_stages(model, run, layer):
+def layer_stages(model, run, layer, parallel=True):
     r"""Every stage of one trained layer, as the pass computed it.
 
     .. math:: h = \operatorname{LN}_1(x + \operatorname{MultiHead}(x)),\qquad
@@ -516,6 +518,7 @@ def layer_stages(model, run, layer):
     model : engine.checkpoint.Model
     run : BertRun, of ``model``
     layer : int
+    parallel : bool or int, as in :func:`run_ids`: the same bits
 
     Returns
     -------
@@ -524,4 +527,6 @@ def layer_stages(model, run, layer):
     _check_layer(model, layer)
     c, x = model.config, run.hidden_states[layer]
     mask = attention_mask(c, len(x))
-    return encoder_layer(x, **model.block(layer), **_layer_settings(c), mask=mask)
+    return encoder_layer(
+        x, **model.block(layer), **_layer_settings(c), mask=mask, parallel=parallel
+    )

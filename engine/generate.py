@@ -196,7 +196,7 @@ def next_token(model, run, temperature=1.0, k=10):
     return NextToken(sweep.ids, tokens, sweep.probabilities[0], float(temperature))
 
 
-def generate(model, text, n_new, temperature=0.0, seed=None, k=10):
+def generate(model, text, n_new, temperature=0.0, seed=None, k=10, parallel=True):
     """Continue ``text`` by ``n_new`` tokens, one pass per token.
 
     At ``temperature`` 0, greedy: the largest logit each step (the smaller id when
@@ -212,6 +212,7 @@ def generate(model, text, n_new, temperature=0.0, seed=None, k=10):
     temperature : float, >= 0
     seed : int or numpy.random.Generator; needed when temperature > 0
     k : int, candidates reported each step
+    parallel : bool or int, as in :func:`engine.bert.run_ids`: the same bits
 
     Returns
     -------
@@ -221,7 +222,7 @@ def generate(model, text, n_new, temperature=0.0, seed=None, k=10):
     if temperature > 0 and seed is None:
         raise ValueError("sampling at a temperature above 0 needs a seed")
     rng = np.random.default_rng(seed)
-    current = run(model, text)
+    current = run(model, text, parallel=parallel)
     steps = []
     for _ in range(n_new):
         if len(current.ids) == model.config.max_tokens:
@@ -234,5 +235,5 @@ def generate(model, text, n_new, temperature=0.0, seed=None, k=10):
             chosen = int(rng.choice(len(p), p=p))
         token = model.tokenizer.id_to_token(chosen)
         steps.append(Step(current, candidates, chosen, token, model.tokenizer.decode([chosen])))
-        current = run_ids(model, [*current.ids, chosen])
+        current = run_ids(model, [*current.ids, chosen], parallel=parallel)
     return steps

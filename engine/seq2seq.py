@@ -331,13 +331,14 @@ class DecoderRun(NamedTuple):
 
 
 @blas.one_thread
-def encode(model, source_ids):
+def encode(model, source_ids, parallel=True):
     """Run the encoder stack over source token ids.
 
     Parameters
     ----------
     model : Translator
     source_ids : sequence of n_src int, n_src >= 1
+    parallel : bool or int, as :func:`engine.layers.encoder_layer` takes it: the same bits
 
     Returns
     -------
@@ -346,7 +347,9 @@ def encode(model, source_ids):
     x = _embed(source_ids, model.params["source_embedding"])  # [n_src, d_model]
     weights = []
     for block in model.params["encoder"]:
-        layer = encoder_layer(x, **block, n_heads=model.config.n_heads, eps=LAYER_NORM_EPS)
+        layer = encoder_layer(
+            x, **block, n_heads=model.config.n_heads, eps=LAYER_NORM_EPS, parallel=parallel
+        )
         x = layer.output
         weights.append(layer.attention.weights)  # [n_heads, n_src, n_src]
     return Encoding(x, np.stack(weights))
@@ -468,7 +471,7 @@ class Translation(NamedTuple):
 
 
 @blas.one_thread
-def translate(model, source_text, max_len=16):
+def translate(model, source_text, max_len=16, parallel=True):
     """Greedy decoding: write the most likely token, feed it back, stop at the end token.
 
     Each step runs the decoder over the whole prefix again, as the explainer's
@@ -480,6 +483,7 @@ def translate(model, source_text, max_len=16):
     model : Translator
     source_text : str
     max_len : int >= 1, the most tokens to write, the end token included
+    parallel : bool or int, the encoder's (:func:`encode`): the same bits
 
     Raises
     ------
@@ -493,7 +497,7 @@ def translate(model, source_text, max_len=16):
     if max_len < 1:
         raise ValueError(f"max_len must be at least 1, got {max_len}")
     words, ids, unknown = read_source(model, source_text)
-    encoding = encode(model, ids)
+    encoding = encode(model, ids, parallel)
     written = [model.target_index[START]]
     steps = []
     for _ in range(max_len):

@@ -146,7 +146,7 @@ def split_sentences(text):
     return sentences
 
 
-def embed_sentences(model, sentences, max_tokens=SENTENCE_MAX_TOKENS):
+def embed_sentences(model, sentences, max_tokens=SENTENCE_MAX_TOKENS, parallel=True):
     r"""Each sentence's embedding: its tokens' last hidden states, averaged, unit length.
 
     .. math:: e = \frac{\bar h}{\lVert \bar h \rVert},\qquad
@@ -163,6 +163,7 @@ def embed_sentences(model, sentences, max_tokens=SENTENCE_MAX_TOKENS):
     model : engine.checkpoint.Model
     sentences : sequence of str, length n_sent
     max_tokens : int, at most the model's positions
+    parallel : bool or int, as in :func:`engine.bert.run_ids`: the same bits
 
     Returns
     -------
@@ -175,7 +176,7 @@ def embed_sentences(model, sentences, max_tokens=SENTENCE_MAX_TOKENS):
         n_tokens[s] = len(ids)
         if len(ids) > max_tokens:
             ids = ids[: max_tokens - 1] + ids[-1:]  # keep [SEP] at the end
-        last = bert.run_ids(model, ids).hidden_states[-1]  # -> [n, d_model]
+        last = bert.run_ids(model, ids, parallel=parallel).hidden_states[-1]  # -> [n, d_model]
         mean = last.mean(axis=0)  # -> [d_model]
         embeddings[s] = mean / np.linalg.norm(mean)
     return SentenceEmbeddings(embeddings, n_tokens)
@@ -347,7 +348,7 @@ def attention_inflow(pair):  # [n_sent, n_sent] -> [n_sent]
     return received / total if total > 0 else np.full(n, 1.0 / n)
 
 
-def rank_sentences(model, text, max_sentences=None, damping=DAMPING):
+def rank_sentences(model, text, max_sentences=None, damping=DAMPING, parallel=True):
     """The whole method: split, embed each sentence, compare, and rank by LexRank.
 
     Parameters
@@ -357,6 +358,7 @@ def rank_sentences(model, text, max_sentences=None, damping=DAMPING):
     max_sentences : int, optional
         Rank only the first this many sentences (each is one forward pass).
     damping : float
+    parallel : bool or int, as in :func:`engine.bert.run_ids`: the same bits
 
     Returns
     -------
@@ -364,7 +366,7 @@ def rank_sentences(model, text, max_sentences=None, damping=DAMPING):
     """
     sentences = split_sentences(text)
     kept = sentences[:max_sentences]
-    encoded = embed_sentences(model, [sentence.text for sentence in kept])
+    encoded = embed_sentences(model, [sentence.text for sentence in kept], parallel=parallel)
     similarity = cosine_similarity(encoded.embeddings)
     ranked = lexrank(similarity, damping)
     return Ranking(

@@ -22,6 +22,10 @@
 #   frame the app (frame-ancestors); by default only the app itself may.
 # - AE_ACCESS_LOG=1 prints one line per request (client, replica, status, method, path,
 #   user agent) from HAProxy.
+# - The CPUs shared among the replicas: each replica's engine computes a pass on
+#   CPUs / N threads (at least 1; ATTENTION_EXPLORER_THREADS, app/data/threads.py), so
+#   that N busy replicas never ask for more threads than there are CPUs
+#   (docs/decisions.md).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export PATH=$PATH:/usr/sbin:/sbin  # where Debian puts haproxy; a user's PATH may lack it
@@ -69,6 +73,11 @@ fi
 chmod 600 "$secret_file"
 cookie_secret=$(<"$secret_file")
 
+# The engine's threads per pass in each replica: the CPUs this script may use, shared.
+cpus=$(nproc)
+threads=$((cpus / replicas))
+((threads >= 1)) || threads=1
+
 work=$(mktemp -d)
 pids=()
 haproxy_pid=
@@ -98,13 +107,14 @@ EOF
 for i in $(seq 1 "$replicas"); do
     replica_port=${ports[i - 1]}
     # ATTENTION_EXPLORER_FOLDER_BOX=off: students cannot open the server's folders by path.
-    ATTENTION_EXPLORER_FOLDER_BOX=off \
+    ATTENTION_EXPLORER_FOLDER_BOX=off ATTENTION_EXPLORER_THREADS=$threads \
     STREAMLIT_SERVER_COOKIE_SECRET=$cookie_secret "$python" -m streamlit run app/main.py \
         --server.address 127.0.0.1 --server.port "$replica_port" --server.headless true \
         >"$work/r$i.log" 2>&1 &
     pids+=($!)
     echo "replica r$i port $replica_port pid $!"
 done
+echo "engine threads per pass in each replica: $threads ($cpus CPUs, $replicas replicas)"
 
 # wait_for SECONDS URL...: true once every URL answers, false when SECONDS pass first.
 wait_for() {

@@ -11,7 +11,7 @@ instead.
 
 from __future__ import annotations
 
-from app.data import cache, models
+from app.data import cache, models, threads
 from app.state import controls
 from engine import bert, summarize
 
@@ -45,7 +45,9 @@ def rank(text, folder=None):
     if isinstance(loaded, Exception):
         return loaded
     try:
-        return summarize.rank_sentences(loaded, text, controls.MAX_SENTENCES)
+        return summarize.rank_sentences(
+            loaded, text, controls.MAX_SENTENCES, parallel=threads.parallel()
+        )
     except bert.TooLongError as error:  # a sentence past a small model's positions
         return error
 

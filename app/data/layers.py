@@ -13,7 +13,7 @@ import numpy as np
 import streamlit as st
 
 import engine
-from app.data import cache, minilm
+from app.data import cache, minilm, threads
 from engine.layers import encoder_layer, toy_encoder_weights
 from engine.tokenize import Tokenization, TokenizerUnavailableError
 
@@ -119,7 +119,12 @@ def _toy_encoder(settings, norm_first):
     run = _toy(settings)
     weights = toy_encoder_weights(settings.d_model, 4 * settings.d_model, settings.seed)
     return encoder_layer(
-        run.x, **weights, n_heads=settings.heads, mask=run.mask, norm_first=norm_first
+        run.x,
+        **weights,
+        n_heads=settings.heads,
+        mask=run.mask,
+        norm_first=norm_first,
+        parallel=threads.parallel(),
     )
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 import streamlit as st
 
-from app.data import cache
+from app.data import cache, threads
 from engine import analysis, bert, checkpoint
 from engine.resources import MINILM_INSTALL_HINT
 from engine.toy import random_permutation
@@ -45,7 +45,7 @@ def _run(text, positions):
     if isinstance(loaded, Exception):
         return loaded
     try:
-        return bert.run(loaded, text, positions)
+        return bert.run(loaded, text, positions, threads.parallel())
     except bert.TooLongError as error:
         return error
 
@@ -61,7 +61,7 @@ def layer_run(text, layer, scale=None, causal=False, positions=True):
     -------
     engine.bert.LayerRun
     """
-    return bert.layer_run(model(), run(text, positions), layer, scale, causal)
+    return bert.layer_run(model(), run(text, positions), layer, scale, causal, threads.parallel())
 
 
 @cache.bounded
@@ -72,7 +72,7 @@ def layer_stages(text, layer):
     -------
     engine.layers.EncoderLayerResult
     """
-    return bert.layer_stages(model(), run(text), layer)
+    return bert.layer_stages(model(), run(text), layer, threads.parallel())
 
 
 @st.cache_data(max_entries=64, show_spinner=False)
@@ -87,7 +87,9 @@ def permutation_errors(text, shuffle_seed):
     ids = run(text).ids
     permutation = random_permutation(len(ids), shuffle_seed)
     errors = {
-        kind: analysis.permutation_error(model(), ids, permutation, positions=kind == "learned")
+        kind: analysis.permutation_error(
+            model(), ids, permutation, kind == "learned", threads.parallel()
+        )
         for kind in ("learned", "none")
     }
     return permutation.tolist(), errors

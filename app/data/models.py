@@ -22,7 +22,7 @@ import numpy as np
 import streamlit as st
 from streamlit.runtime.scriptrunner import get_script_run_ctx
 
-from app.data import cache, minilm
+from app.data import cache, minilm, threads
 from engine import analysis, bert, checkpoint, generate
 
 __all__ = [
@@ -153,7 +153,7 @@ def _run(folder, text):
     if isinstance(loaded, Exception):
         return loaded
     try:
-        return bert.run(loaded, text)
+        return bert.run(loaded, text, parallel=threads.parallel())
     except (bert.TooLongError, ValueError) as error:  # ValueError: GPT-2 with no tokens
         return error
 
@@ -230,4 +230,6 @@ def generation(folder, text, n_new, temperature, seed):
     -------
     list of engine.generate.Step
     """
-    return generate.generate(load(folder), text, n_new, temperature, seed, TOP_K)
+    return generate.generate(
+        load(folder), text, n_new, temperature, seed, TOP_K, threads.parallel()
+    )

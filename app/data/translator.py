@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from app.data import cache
+from app.data import cache, threads
 from engine import seq2seq
 
 
@@ -34,7 +34,7 @@ def translator():
 
 @cache.bounded
 def _translation(source_text):
-    return seq2seq.translate(translator()[0], source_text)
+    return seq2seq.translate(translator()[0], source_text, parallel=threads.parallel())
 
 
 def translation(source_text):

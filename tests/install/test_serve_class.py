@@ -190,6 +190,17 @@ def test_headers_cookie_and_secret(hall):
         )
 
 
+def test_the_replicas_share_the_cpus_among_their_engines(hall):
+    """Each replica's passes run on CPUs / replicas threads (at least one): three replicas
+    busy at once never ask for more threads than the machine has CPUs."""
+    threads = max(1, len(os.sched_getaffinity(0)) // len(hall.server.replicas))
+    for _, pid in hall.server.replicas.values():
+        environ = Path(f"/proc/{pid}/environ").read_bytes().split(b"\0")
+        assert f"ATTENTION_EXPLORER_THREADS={threads}".encode() in environ
+    said = f"engine threads per pass in each replica: {threads} "
+    assert any(line.startswith(said) for line in hall.server.lines)
+
+
 def test_sessions_spread_and_keep_their_replica(hall):
     _open_all(hall)
     first = [hall.replica(page) for page in hall.sessions]
