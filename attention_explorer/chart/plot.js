@@ -72,10 +72,19 @@ function look(chart) {
   return state;
 }
 
-// Look at `chart`, and queue the drawing it owes. `soon`: with no preview to wait for (a
-// first drawing, new data), the queue starts at once.
-function settle(chart, soon = false) {
-  if (look(chart) === "queued") enqueue(chart, soon);
+// Look at `chart`, and queue the drawing it owes: after the previews are on screen, or, with
+// no preview to wait for, in the next task (`soon`: a first drawing) or at once (`now`:
+// new data, drawn as it arrives, beside Streamlit's rendering of the rest of the run).
+function settle(chart, when = "after previews") {
+  if (look(chart) !== "queued") return;
+  if (when === "now") draw(chart).catch((error) => failed(chart, error));
+  else enqueue(chart, when === "soon");
+}
+
+// One chart that fails to draw must not stop the others' drawings.
+function failed(chart, error) {
+  console.error("Attention Explorer: a chart failed to draw", error);
+  settle(chart);
 }
 
 // Queue `chart` for a drawing; the queue runs after two frames (the first paints the
@@ -102,12 +111,7 @@ async function pump() {
       const chart = next();
       queue.delete(chart);
       if (look(chart) !== "queued") continue; // it came current, went away, or is drawing
-      try {
-        await draw(chart);
-      } catch (error) { // one chart that fails to draw must not stop the others' drawings
-        console.error("Attention Explorer: a chart failed to draw", error);
-        settle(chart);
-      }
+      await draw(chart).catch((error) => failed(chart, error));
       await new Promise((resolve) => setTimeout(resolve, 0));
     }
   } finally {
@@ -151,7 +155,7 @@ function watch(chart) {
       for (const entry of entries) {
         const chart = entry.target.aeChart;
         chart.near = entry.isIntersecting;
-        settle(chart, !chart.drawn);
+        settle(chart, chart.drawn ? undefined : "soon");
       }
     };
     // The window's first: both report in one task, so a chart is known to be in the window
@@ -269,7 +273,7 @@ export function mountChart(component) {
   // New data: draw them (at the stop and head shown), unless their frames (a layer, the
   // mask, a text) are still to come in this run: until then it keeps what it shows (wanted).
   if (!replaced(chart)) chart.shows = undefined;
-  return settle(chart, true);
+  return settle(chart, "now");
 }
 
 // The chart in `element`, which has left the page: free its plot.
