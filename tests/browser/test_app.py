@@ -31,6 +31,14 @@ DEFAULT_SHAPE = controls.model_shape(
     {"weights": controls.CONTROLS["weights"].default, "d_model": D_MODEL, "heads": HEADS}
 )
 INJECTION = "<img src=x onerror=alert(1)><script>alert(2)</script>"
+#: Load an image from INJECTION's address (``x``, as the page resolves it); true once it
+#: has failed, as it must.
+SAME_IMAGE_FAILED = """() => new Promise((resolve) => {
+    const image = new Image();
+    image.onload = () => resolve(false);
+    image.onerror = () => resolve(true);
+    image.src = 'x';
+})"""
 
 
 def test_router_lists_the_pages_we_test(page, app_url):
@@ -141,7 +149,10 @@ def test_typed_markup_stays_text(page, app_url):
     box.press("Control+Enter")
     page.wait_for_url(re.compile(r"[?&]text="))
     wait_settled(page)
-    page.wait_for_timeout(500)  # time for an injected handler to fire, if there were one
+    # The run has drawn the text: an element it injected is on the page now, its image
+    # asked for. An image of the same address asked for after it has failed to load: an
+    # injected one's error handler has run (its dialog would block the page till dismissed).
+    assert page.evaluate(SAME_IMAGE_FAILED)
 
     assert dialogs == []
     assert query(page)["text"] == INJECTION

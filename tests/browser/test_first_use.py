@@ -10,6 +10,7 @@ import re
 
 import pytest
 from browser_support import assert_healthy, look_at, open_app, query, wait_settled
+from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
 
 from app.lecture import tour
 from app.state import controls
@@ -115,12 +116,20 @@ def in_view(page, locator):
     return box is not None and box["y"] >= 0 and box["y"] + box["height"] <= bottom
 
 
+#: Whether the element matched by the selector is inside the window without scrolling.
+IN_VIEW = """(selector) => {
+    const box = document.querySelector(selector)?.getBoundingClientRect();
+    return box !== undefined && box.top >= 0 && box.bottom <= window.innerHeight;
+}"""
+
+
 def scroll_down(page):
+    """Scroll to the page's end, as a reader does for the figure, until its heading is gone."""
     page.evaluate(
         """() => { for (const pane of [document.scrollingElement,
             ...document.querySelectorAll('[data-testid="stMain"]')]) pane.scrollTo(0, 1e6); }"""
     )
-    page.wait_for_timeout(300)
+    page.wait_for_function(f"() => !({IN_VIEW})('[data-testid=stMain] h1')")
 
 
 def test_tour_next_is_on_screen_on_step_one(page, app_url):
@@ -139,10 +148,12 @@ def test_tour_next_shows_the_new_steps_heading(page, app_url):
     page.wait_for_url(re.compile(r"[?&]step=4"))
     wait_settled(page)
     assert "4 ·" in heading.inner_text()
-    page.wait_for_timeout(600)  # the page scrolls up as it draws
-    assert in_view(page, heading), page.evaluate(
-        "() => document.querySelector('[data-testid=stMain]').scrollTop"
-    )
+    try:  # the page scrolls up as it draws
+        page.wait_for_function(IN_VIEW, arg="[data-testid=stMain] h1", timeout=10_000)
+    except PlaywrightTimeoutError as error:
+        scrolled = page.evaluate("() => document.querySelector('[data-testid=stMain]').scrollTop")
+        raise AssertionError(f"the new step's heading is out of view: scrollTop {scrolled}") from error
+    assert in_view(page, heading)
     assert_healthy(page)
 
 

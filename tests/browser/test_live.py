@@ -1,5 +1,6 @@
 """The live charts in headless Chromium: the scale played from frames while it is dragged,
-the exact figures on release, a clicked cell's arithmetic, plotly.js served by the app.
+the exact figures on release, a clicked cell's arithmetic (plotly.js served by the app:
+test_network.py).
 
 Fixtures (the server, the browser, a fresh page) are in ``conftest.py``.
 """
@@ -26,6 +27,7 @@ from browser_support import (
     wait_settled,
 )
 from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
+from streamlit.proto.BackMsg_pb2 import BackMsg
 from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
 
 import engine
@@ -260,8 +262,11 @@ def test_past_128_tokens_a_step_needs_nothing_from_the_server(page, app_url):
 
 
 def test_a_drag_back_to_the_drawn_stop_restores_plotlys_image(page, app_url):
+    sent = []
+    page.on("websocket", lambda ws: ws.on("framesent", lambda data: sent.append(data)))
     open_app(page, app_url + "/attention")
     runs = page.evaluate("window.__runs.finished")
+    sent.clear()
     states = page.evaluate(
         """async () => {
             const input = document.querySelector('.st-key-att_scale input[type=range]');
@@ -287,10 +292,15 @@ def test_a_drag_back_to_the_drawn_stop_restores_plotlys_image(page, app_url):
                     after[0] === before[0] && after[1] === before[1]];
         }"""
     )
-    page.wait_for_timeout(1000)
-    assert page.evaluate("window.__runs.finished") == runs  # nothing to ask the server
     assert states[0] is not None
     assert states[1:] == [None, True]
+    # A keyboard step after it: the socket carries what the page sends in order, so once
+    # the step's run is over, a rerun the release asked for would have been sent before.
+    step(page, "ArrowRight")
+    messages = [BackMsg.FromString(data) for data in sent if isinstance(data, bytes)]
+    reruns = [message for message in messages if message.HasField("rerun_script")]
+    assert len(reruns) == 1  # the step's: nothing to ask the server at the drawn stop
+    assert page.evaluate("window.__runs.finished") == runs + 1
 
 
 def test_arrow_keys_step_the_scale_and_its_name_says_scale(page, app_url):
@@ -502,16 +512,6 @@ def test_the_arithmetic_follows_a_step_of_the_scale(page, app_url):
     assert_healthy(page)
 
 
-def test_plotly_js_is_served_by_the_app(page, app_url):
-    scripts = []
-    page.on("request", lambda request: scripts.append(request.url))
-    open_app(page, app_url + "/attention")
-    served = [url for url in scripts if url.endswith("plotly.min.js")]
-    assert served
-    assert all(url.startswith(app_url) for url in served)
-    assert_healthy(page)  # nothing requested from outside this machine
-
-
 #: Where cell (row, column) of a heatmap is on the page.
 HOVER_CELL = """([key, row, col]) => {
     const plot = document.querySelector(`.st-key-${key} .js-plotly-plot`);
@@ -551,6 +551,15 @@ HOVER_SEEN = """() => {
 }"""
 
 
+#: Sets ``window.__hoverHeard`` at the weights heatmap's next hover event, which plotly.js
+#: sends once it has made the hover label (shown or not).
+HOVER_HEARD = """() => {
+    window.__hoverHeard = false;
+    document.querySelector('.st-key-att_weights .js-plotly-plot')
+        .once('plotly_hover', () => { window.__hoverHeard = true; });
+}"""
+
+
 def test_hover_never_gives_the_numbers_of_a_stop_no_longer_shown(page, app_url):
     """Between a step's preview and its exact figure the hover would read the old figure."""
     open_app(page, app_url + "/attention?weights=random")
@@ -562,8 +571,9 @@ def test_hover_never_gives_the_numbers_of_a_stop_no_longer_shown(page, app_url):
     page.wait_for_function(
         "() => document.querySelector('.st-key-att_weights canvas.ae-preview') !== null"
     )
+    page.evaluate(HOVER_HEARD)
     page.mouse.move(cell["x"] + 1, cell["y"])  # the pointer moves over the previewed cell
-    page.wait_for_timeout(200)
+    page.wait_for_function("() => window.__hoverHeard")  # plotly.js has made its label
     assert not page.evaluate(HOVER_SEEN)
     page.evaluate("window.__releaseReact()")
     wait_settled(page)

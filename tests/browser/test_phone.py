@@ -126,6 +126,22 @@ def test_a_tables_fitted_height_holds_when_its_numbers_change(page, app_url):
 
 #: The smallest type an equation fitted to a narrow screen may be scaled down to, in px.
 EQUATION_MIN_FONT = 7
+#: True once every display equation is fitted to the room it has now: chart/equations.js
+#: notes on each the room (the width of its layout block) and the text it last fitted.
+EQUATIONS_FITTED = """() => [...document.querySelectorAll('.katex-display')].every((display) => {
+    const katex = display.querySelector(':scope > .katex');
+    const block = '[data-testid="stVerticalBlock"], [data-testid="stHorizontalBlock"]';
+    const room = (display.closest(block) ?? display).clientWidth;
+    return !katex || room === 0 || (katex.aeRoom === room && katex.aeText === katex.textContent);
+})"""
+
+
+def wait_fitted(page):
+    """After a change of the window or the column: wait for the two animation frames that
+    run the page's fitting (the resize or its observer, then the fit it schedules), and
+    until every equation is fitted to its room."""
+    page.evaluate("() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)))")
+    page.wait_for_function(EQUATIONS_FITTED, polling=100)
 EQUATION_FONTS = """() => [...document.querySelectorAll('.katex-display > .katex')]
     .filter((k) => k.getBoundingClientRect().width)
     .map((k) => parseFloat(getComputedStyle(k).fontSize))"""
@@ -137,7 +153,7 @@ def test_equations_stay_readable_when_the_window_changes(page, app_url):
     open_app(page, f"{app_url}/attention")
     for height in (3000, PHONE["height"], 5000):  # as a full-page screenshot grows it
         page.set_viewport_size({"width": PHONE["width"], "height": height})
-        page.wait_for_timeout(1000)
+        wait_fitted(page)
         fonts = page.evaluate(EQUATION_FONTS)
         assert fonts
         assert min(fonts) >= EQUATION_MIN_FONT, (height, fonts)
@@ -153,13 +169,13 @@ def test_equations_fit_again_when_their_column_narrows_without_the_window(page, 
     wide = page.evaluate(EQUATION_FONTS)
     column = "document.querySelector('[data-testid=\"stMainBlockContainer\"]').style.maxWidth"
     page.evaluate(f"{column} = '{PHONE['width']}px'")
-    page.wait_for_timeout(1000)
+    wait_fitted(page)
     assert [found for found in clipped(page) if found.startswith("equation")] == []
     narrow = page.evaluate(EQUATION_FONTS)
     assert min(narrow) < min(wide)  # fitted to the narrow column …
     assert min(narrow) >= EQUATION_MIN_FONT  # … and still readable
     page.evaluate(f"{column} = ''")
-    page.wait_for_timeout(1000)
+    wait_fitted(page)
     assert page.evaluate(EQUATION_FONTS) == wide
 
 
