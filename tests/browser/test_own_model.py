@@ -42,7 +42,9 @@ def load_tiny_gpt2(page, url):
     page.locator(".st-key-pretrained_next .js-plotly-plot").wait_for()
 
 
-def test_the_link_names_the_folder_and_the_temperature_plays_the_engines_frames(page, app_url, browser):
+def test_the_link_names_the_folder_and_the_temperature_plays_the_engines_frames(
+    page, app_url, browser
+):
     """The link carries the folder's name, not its path, and opens the same model in a
     colleague's browser; then the temperature slider, moved with the keyboard, shows the
     next token's bars from the frames the browser holds."""
