@@ -10,7 +10,14 @@ from __future__ import annotations
 from urllib.parse import quote
 
 import pytest
-from browser_support import assert_healthy, open_app, slider, wait_settled
+from browser_support import (
+    IMAGE_ERRORS_SEEN,
+    IMAGES_DONE,
+    assert_healthy,
+    open_app,
+    slider,
+    wait_settled,
+)
 
 from app.state import controls
 
@@ -42,6 +49,7 @@ INJECTED = """() => [
 
 @pytest.fixture
 def dialogs(page):
+    page.add_init_script(IMAGE_ERRORS_SEEN)  # for assert_safe's wait on the images
     seen = []
 
     def record(dialog):
@@ -53,6 +61,8 @@ def dialogs(page):
 
 
 def assert_safe(page, dialogs):
+    # An image the input injected has failed to load, and its error handler has run.
+    page.wait_for_function(IMAGES_DONE, polling=100)
     assert dialogs == []
     assert page.evaluate(INJECTED) == 0
     assert page.locator('[data-testid="stException"]').count() == 0

@@ -71,6 +71,16 @@ def unplugged_page(browser, **context_options):
         context.close()
 
 
+#: Installed before the app's scripts (``add_init_script``): marks each image whose error
+#: event has been dispatched (seen first, on its way down to the image's own handlers).
+IMAGE_ERRORS_SEEN = """window.addEventListener('error', (event) => {
+    if (event.target instanceof HTMLImageElement) event.target.aeErrorSeen = true;
+}, true);"""
+#: Every image on the page has loaded, or failed and its error handlers have run.
+IMAGES_DONE = """() => [...document.images].every((image) => image.complete
+    && (image.naturalWidth > 0 || image.aeErrorSeen || !image.getAttribute('src')))"""
+
+
 #: With the run counter: a run has finished since ``before`` and none is going on.
 RUN_DONE = """(before) => window.__runs !== undefined && window.__runs.finished > before
     && document.querySelector('[data-testid="stApp"]')?.dataset.testScriptState === 'notRunning'"""
