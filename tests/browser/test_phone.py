@@ -30,22 +30,25 @@ DESKTOP = {"width": 1400, "height": 1000}
 
 
 @pytest.mark.parametrize("size", [PHONE, DESKTOP], ids=["phone", "desktop"])
-@pytest.mark.parametrize("path", ["attention", "pretrained"])
-def test_nothing_is_cut_or_covered(page, app_url, path, size):
+def test_nothing_is_cut_or_covered_on_pretrained(page, app_url, size):
+    """(/attention: the first checks of the two tests that open it on a phone and a desktop.)"""
     page.set_viewport_size(size)
-    open_app(page, f"{app_url}/{path}")
+    open_app(page, f"{app_url}/pretrained")
     assert_healthy(page)
     assert clipped(page) == []
 
 
-def test_a_tables_fitted_height_holds_when_its_numbers_change(page, app_url):
-    """A phone wraps the means table's header; new numbers (the mask) keep every row shown.
+def test_nothing_is_cut_on_a_phone_and_a_tables_height_holds_when_its_numbers_change(page, app_url):
+    """/attention on a phone: nothing cut or covered. The phone wraps the means table's
+    header; new numbers (the mask) keep every row shown.
 
     The fit is measured once per width, layout and header: a redraw with new data is not
     measured again, so the height it found must outlive the data it was found with.
     """
     page.set_viewport_size(PHONE)
     open_app(page, f"{app_url}/attention")
+    assert_healthy(page)
+    assert clipped(page) == []
     look_at(page, "att_saturation_mean")
     assert [found for found in clipped(page) if "att_saturation_mean" in found] == []
     page.locator(".st-key-causal_control input").focus()
@@ -94,11 +97,15 @@ def test_equations_stay_readable_when_the_window_changes(page, app_url):
     assert clipped(page) == []
 
 
-def test_equations_fit_again_when_their_column_narrows_without_the_window(page, app_url):
-    # The sidebar opening or presentation mode changes the column's width, not the window's:
-    # equations fit to the narrower column, and grow back when it widens again.
+def test_nothing_is_cut_on_a_desktop_and_equations_fit_again_when_their_column_narrows(
+    page, app_url
+):
+    """/attention on a desktop: nothing cut or covered. The sidebar opening or presentation
+    mode changes the column's width, not the window's: equations fit to the narrower
+    column, and grow back when it widens again."""
     page.set_viewport_size(DESKTOP)
     open_app(page, f"{app_url}/attention")
+    assert_healthy(page)
     assert clipped(page) == []
     wide = page.evaluate(EQUATION_FONTS)
     column = "document.querySelector('[data-testid=\"stMainBlockContainer\"]').style.maxWidth"
