@@ -121,7 +121,8 @@ TWO_TROPHIES = f"/pretrained?text={quote(TROPHY[0])}&text_b={quote(TROPHY[1])}"
     ids=["1280x720-normal", "1920x1080-normal", "desktop-normal", "desktop-presentation"],
 )
 def test_every_label_stands_under_its_own_bar_and_column(page, app_url, screen, present):
-    """(Presenting on a projector: test_presentation_mode_fits_a_projector.)"""
+    """On /attention, after a step of the scale, and on /pretrained comparing two sentences
+    (presenting on a projector's screen: test_presentation_mode_fits_a_projector)."""
     page.set_viewport_size(dict(zip(("width", "height"), SCREENS[screen], strict=True)))
     opened = open_presenting if present else open_app
     opened(page, app_url + "/attention")
@@ -169,8 +170,8 @@ EQUATIONS_CUT = """() => [...document.querySelectorAll('.katex-display')]
 
 
 def assert_attention_fits_the_screen(page, width):
-    """No equation cut off on the right, nor the scale slider, whose weights heatmap's
-    rotated key labels each end at their tick, none piled on another."""
+    """No equation cut off on the right, nor the scale slider; the weights heatmap's
+    rotated key labels apart, none piled on another."""
     assert page.evaluate(EQUATIONS_CUT) == []
     scale = slider(page, "att_scale").bounding_box()
     assert scale["x"] >= 0
