@@ -24,14 +24,17 @@ settings.load_profile("untimed")
 
 #: Tests that must share one worker, by the start of their node ids (the first that matches):
 #: the browser tier in two halves, each one app server and one Chromium, in order, on
-#: workers of their own (the tier is the run's longest part); the README's commands in one
-#: fresh clone (its first run.sh makes the .venv the others use); and two that serve the
-#: app themselves (the class behind HAProxy, the memory benchmark).
+#: workers of their own (the tier is the run's longest part; the halves as near equal as
+#: measured, the memory benchmark with the second: docs/benchmarks.md); the README's
+#: commands in one fresh clone (its first run.sh makes the .venv the others use); and two
+#: that serve the app themselves (the class behind HAProxy, the memory benchmark).
 TOGETHER = {
     "tests/browser/test_memory.py": "memory",
     "tests/install/test_serve_class.py": "class_server",
     "tests/browser/test_app.py": "browser_pages",
     "tests/browser/test_phone.py": "browser_pages",
+    "tests/browser/test_hostile.py": "browser_pages",
+    "tests/browser/test_first_use.py": "browser_pages",
     "tests/browser/": "browser",
     "tests/install/test_scripts.py": "readme_clone",
 }

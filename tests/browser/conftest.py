@@ -17,11 +17,17 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture(scope="session")
-def app_url(chromium_executable):
-    """The base URL of the app, served by ``streamlit run app/main.py`` for the session."""
+def app_server(chromium_executable):
+    """``(url, pid)``: the app, served by ``streamlit run app/main.py`` for the session."""
     # A failing test shows the traceback, not the redacted notice.
-    with serve_app(ROOT / "app" / "main.py", "--client.showErrorDetails", "full") as (url, _):
-        yield url
+    with serve_app(ROOT / "app" / "main.py", "--client.showErrorDetails", "full") as served:
+        yield served
+
+
+@pytest.fixture(scope="session")
+def app_url(app_server):
+    """The base URL of the session's app (:func:`app_server`)."""
+    return app_server[0]
 
 
 @pytest.fixture

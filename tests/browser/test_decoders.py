@@ -32,8 +32,8 @@ TRACES = """(key) => {
 }"""
 
 
-def load_folder(page, url, folder):
-    open_app(page, url + "/pretrained?text=" + TEXT.replace(" ", "+"))
+def load_folder(page, folder):
+    """Type ``folder`` in /pretrained's path box, as a visitor does, and wait for its views."""
     box = page.locator(f".st-key-{model_box.PATH_KEY} input")
     if not box.is_visible():
         page.get_by_text("Your own model: a checkpoint folder").click()
@@ -43,19 +43,23 @@ def load_folder(page, url, folder):
     page.locator(".st-key-pretrained_next .js-plotly-plot").wait_for()
 
 
-@pytest.mark.parametrize("name", ["llama", "llama_fp32", "mistral", "qwen2"])
-def test_each_tiny_decoder_draws_every_view_and_the_sinks_are_the_engines(page, app_url, name):
-    load_folder(page, app_url, TINY / name)
-    look_at_every_chart(page)
-    for key in NEW_VIEWS:
-        look_at(page, key)
-    model = checkpoint.load(TINY / name)
-    run = bert.run(model, TEXT)
-    sinks = analysis.attention_sinks(
-        run.attentions, bert.attention_mask(model.config, len(run.ids))
-    )
-    drawn = page.evaluate(TRACES, "pretrained_sinks")
-    np.testing.assert_allclose(drawn[0]["z"], sinks.first, atol=1e-6)
-    rotary = page.evaluate(TRACES, "pretrained_rotary")
-    assert len(rotary[0]["y"]) == 128  # every distance the model's positions allow
-    assert_healthy(page)
+def test_each_tiny_decoder_draws_every_view_and_the_sinks_are_the_engines(page, app_url, subtests):
+    """Each folder typed in turn into one page, each a subtest of its own."""
+    open_app(page, app_url + "/pretrained?text=" + TEXT.replace(" ", "+"))
+    for name in ("llama", "llama_fp32", "mistral", "qwen2"):
+        with subtests.test(msg=name):
+            load_folder(page, TINY / name)
+            look_at_every_chart(page)
+            for key in NEW_VIEWS:
+                look_at(page, key)
+            model = checkpoint.load(TINY / name)
+            run = bert.run(model, TEXT)
+            sinks = analysis.attention_sinks(
+                run.attentions, bert.attention_mask(model.config, len(run.ids))
+            )
+            drawn = page.evaluate(TRACES, "pretrained_sinks")
+            np.testing.assert_allclose(drawn[0]["z"], sinks.first, atol=1e-6)
+            rotary = page.evaluate(TRACES, "pretrained_rotary")
+            assert len(rotary[0]["y"]) == 128  # every distance the model's positions allow
+            assert_healthy(page)
+        page.errors.clear()  # a page error fails the folder it came with, not the next

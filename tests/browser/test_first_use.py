@@ -1,5 +1,6 @@
 """What a new user hit, in headless Chromium (issue #13): pickers after new text, the
-positional-encoding page's first view, and the tour's layout.
+positional-encoding page's first view, and the tour's layout (its first step's "Next" and
+the heads' token labels: test_lecture.py's walk through the tour).
 
 Fixtures (the server, the browser, a fresh page) are in ``conftest.py``.
 """
@@ -9,9 +10,9 @@ from __future__ import annotations
 import re
 
 import pytest
-from browser_support import assert_healthy, look_at, open_app, query, wait_settled
+from browser_support import assert_healthy, in_view, look_at, open_app, query, wait_settled
+from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
 
-from app.lecture import tour
 from app.state import controls
 
 pytestmark = pytest.mark.browser
@@ -47,12 +48,15 @@ def type_text(page, text):
 
 @pytest.mark.parametrize("word", ["it", "because"])
 def test_query_picker_names_the_token_the_chart_uses_after_new_text(page, app_url, word):
+    """The default query ("it") or a chosen one ("because", in the link, which brings it
+    back) stays the query of picker and chart when the text changes."""
     open_app(page, app_url + "/attention?weights=random&tokenizer=words")
     labels = page.locator(".st-key-attention_query input[role=combobox]")
     if word != "it":
         position = controls.DEFAULT_TEXT.split().index(word)
         choose(page, "attention_query", f"{position}: {word}")
         assert query(page)["query"] == f"{position}:{word}"
+        link = page.url
     assert picker_shows(page, "attention_query") == word
     type_text(page, TROPHY)
 
@@ -61,17 +65,11 @@ def test_query_picker_names_the_token_the_chart_uses_after_new_text(page, app_ur
         page, "att_bar"
     )
     assert_healthy(page)
-
-
-def test_a_copied_link_brings_back_the_chosen_query(page, app_url):
-    open_app(page, app_url + "/attention?weights=random&tokenizer=words")
-    choose(page, "attention_query", "9: because")
-    page.wait_for_url(re.compile(r"[?&]query="))
-    link = page.url
-    open_app(page, link)
-    assert picker_shows(page, "attention_query") == "because"
-    assert "What “because” attends to" in chart_title(page, "att_bar")
-    assert_healthy(page)
+    if word != "it":  # a copied link brings back the chosen query
+        open_app(page, link)
+        assert picker_shows(page, "attention_query") == word
+        assert f"What “{word}” attends to" in chart_title(page, "att_bar")
+        assert_healthy(page)
 
 
 def z_range(page, key):
@@ -108,25 +106,20 @@ def test_positional_encoding_none_says_nothing_is_added(page, app_url):
     assert_healthy(page)
 
 
-def in_view(page, locator):
-    """Whether the element is inside the window without scrolling."""
-    box = locator.bounding_box()
-    bottom = page.viewport_size["height"]
-    return box is not None and box["y"] >= 0 and box["y"] + box["height"] <= bottom
+#: Whether the element matched by the selector is inside the window without scrolling.
+IN_VIEW = """(selector) => {
+    const box = document.querySelector(selector)?.getBoundingClientRect();
+    return box !== undefined && box.top >= 0 && box.bottom <= window.innerHeight;
+}"""
 
 
 def scroll_down(page):
+    """Scroll to the page's end, as a reader does for the figure, until its heading is gone."""
     page.evaluate(
         """() => { for (const pane of [document.scrollingElement,
             ...document.querySelectorAll('[data-testid="stMain"]')]) pane.scrollTo(0, 1e6); }"""
     )
-    page.wait_for_timeout(300)
-
-
-def test_tour_next_is_on_screen_on_step_one(page, app_url):
-    open_app(page, app_url + "/tour?step=1")
-    assert in_view(page, page.locator(".st-key-tour_next button"))
-    assert_healthy(page)
+    page.wait_for_function(f"() => !({IN_VIEW})('[data-testid=stMain] h1')")
 
 
 def test_tour_next_shows_the_new_steps_heading(page, app_url):
@@ -139,23 +132,12 @@ def test_tour_next_shows_the_new_steps_heading(page, app_url):
     page.wait_for_url(re.compile(r"[?&]step=4"))
     wait_settled(page)
     assert "4 ·" in heading.inner_text()
-    page.wait_for_timeout(600)  # the page scrolls up as it draws
-    assert in_view(page, heading), page.evaluate(
-        "() => document.querySelector('[data-testid=stMain]').scrollTop"
-    )
-    assert_healthy(page)
-
-
-def test_tour_heads_have_token_labels(page, app_url):
-    step = next(i for i, s in enumerate(tour.STEPS, 1) if s.page == "multi_head")
-    open_app(page, app_url + f"/tour?step={step}")
-    # The panels share their axes: keys along the bottom row, queries down the left column,
-    # one label in k when they do not all fit (their places: test_browser_labels.py).
-    chart = page.locator(f".st-key-tour_step_{step}")
-    keys = chart.locator(".xaxislayer-above text").all_text_contents()
-    queries = chart.locator(".yaxislayer-above text").all_text_contents()
-    assert keys[:1] == queries[:1] == ["[CLS]"]
-    assert {"restaurant", "it"} & set(keys + queries)  # the words of step 5's row
+    try:  # the page scrolls up as it draws
+        page.wait_for_function(IN_VIEW, arg="[data-testid=stMain] h1", timeout=10_000)
+    except PlaywrightTimeoutError as error:
+        scrolled = page.evaluate("() => document.querySelector('[data-testid=stMain]').scrollTop")
+        raise AssertionError(f"the new heading is out of view: scrollTop {scrolled}") from error
+    assert in_view(page, heading)
     assert_healthy(page)
 
 

@@ -1,9 +1,10 @@
 """Axis labels and presentation mode as the browser draws them (issue #26, items 3, 4, 5).
 
 Each tick label is read where it is drawn (its SVG text's box) and matched with the bar or
-the heatmap column nearest to it: that must be its own token's. Presentation mode must fit
-every figure below its bar on a projector's screen, in type of 16 px or more, and let the
-presenter change the layer, the head and the query token from its bar.
+the heatmap column nearest to it: that must be its own token's; no two overlap. Presentation
+mode must fit every figure below its bar on a projector's screen, in type of 16 px or more,
+and let the presenter change the layer, the head and the query token from its bar. (The
+tour's labels on a desktop: test_lecture.py's walk through the tour.)
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from urllib.parse import quote
 import numpy as np
 import pytest
 from browser_support import (
+    LABEL_OVERLAPS,
     assert_healthy,
     look_at,
     look_at_every_chart,
@@ -84,20 +86,19 @@ def assert_labels_on_their_tokens(page, key):
     return found
 
 
-@pytest.mark.parametrize("present", [False, True], ids=["normal", "presentation"])
-@pytest.mark.parametrize("screen", SCREENS, ids=list(SCREENS))
-def test_every_label_stands_under_its_own_bar_and_column(page, app_url, screen, present):
-    page.set_viewport_size(dict(zip(("width", "height"), SCREENS[screen], strict=True)))
-    opened = open_presenting if present else open_app
-    opened(page, app_url + "/attention")
-    assert_healthy(page)
+def assert_attentions_labels(page, present):
+    """On /attention as opened: each tick label on its own token; the bar chart's labels."""
     bar = assert_labels_on_their_tokens(page, "att_bar")
     assert sum(f["axis"] == "x" for f in bar) == 45  # the default passage: every label
     if not present:
         assert len(assert_labels_on_their_tokens(page, "att_weights")) == 90
     assert_labels_on_their_tokens(page, "att_weights")
+    return bar
 
-    scale = slider(page, "att_scale")  # a step: the charts redraw from the frames
+
+def assert_labels_stay_after_a_step(page, bar):
+    """A step of the scale: the charts redraw from the frames, their labels where they were."""
+    scale = slider(page, "att_scale")
     scale.focus()
     scale.press("ArrowRight")
     page.wait_for_url(re.compile(r"[?&]scale="))
@@ -109,39 +110,30 @@ def test_every_label_stands_under_its_own_bar_and_column(page, app_url, screen, 
     assert np.allclose([f["off"] for f in after], [f["off"] for f in bar], rtol=0, atol=0.02)
     assert_labels_on_their_tokens(page, "att_weights")
 
-    opened(page, f"{app_url}/pretrained?text={quote(TROPHY[0])}&text_b={quote(TROPHY[1])}")
+
+#: /pretrained comparing the two trophy sentences.
+TWO_TROPHIES = f"/pretrained?text={quote(TROPHY[0])}&text_b={quote(TROPHY[1])}"
+
+
+@pytest.mark.parametrize(
+    ("screen", "present"),
+    [("1280x720", False), ("1920x1080", False), ("desktop", False), ("desktop", True)],
+    ids=["1280x720-normal", "1920x1080-normal", "desktop-normal", "desktop-presentation"],
+)
+def test_every_label_stands_under_its_own_bar_and_column(page, app_url, screen, present):
+    """On /attention, after a step of the scale, and on /pretrained comparing two sentences
+    (presenting on a projector's screen: test_presentation_mode_fits_a_projector)."""
+    page.set_viewport_size(dict(zip(("width", "height"), SCREENS[screen], strict=True)))
+    opened = open_presenting if present else open_app
+    opened(page, app_url + "/attention")
+    assert_healthy(page)
+    bar = assert_attentions_labels(page, present)
+    assert_labels_stay_after_a_step(page, bar)
+
+    opened(page, app_url + TWO_TROPHIES)
     assert_healthy(page)
     assert_labels_on_their_tokens(page, "pretrained_bar")
     assert_labels_on_their_tokens(page, "pretrained_heatmap")
-
-
-# Pairs of tick labels of one chart whose boxes overlap (by more than a pixel each way).
-_OVERLAPS = r"""() => [...document.querySelectorAll('.js-plotly-plot')].flatMap((plot) => {
-    const key = plot.closest("[class*='st-key-']")?.className.match(/st-key-(\S+)/)?.[1];
-    const boxes = [...plot.querySelectorAll('[class*="axislayer-above"] text')]
-        .map((t) => [t.textContent, t.getBoundingClientRect()]);
-    const hits = [];
-    boxes.forEach(([a, p], i) => boxes.slice(i + 1).forEach(([b, q]) => {
-        const w = Math.min(p.right, q.right) - Math.max(p.left, q.left);
-        const h = Math.min(p.bottom, q.bottom) - Math.max(p.top, q.top);
-        if (w > 1 && h > 1) hits.push(`${key}: ${a} / ${b}`);
-    }));
-    return hits;
-})"""
-
-
-@pytest.mark.parametrize("present", [False, True], ids=["normal", "presentation"])
-def test_no_tour_step_draws_labels_over_each_other(page, app_url, present):
-    page.set_viewport_size(
-        {"width": 1280, "height": 720} if present else {"width": 1400, "height": 1000}
-    )
-    (open_presenting if present else open_app)(page, app_url + "/tour?step=1")
-    for step in range(1, len(tour.STEPS) + 1):
-        assert query(page)["step"] == str(step)
-        assert_healthy(page)
-        assert page.evaluate(_OVERLAPS) == [], step
-        if step < len(tour.STEPS):
-            next_tour_step(page, step)
 
 
 # Each chart's box, and the smallest type drawn in it.
@@ -171,19 +163,57 @@ def assert_figures_fit(page, where):
         assert figure["smallest"] >= 16, (where, figure)
 
 
+#: Display equations wider than their box (KaTeX overhangs a pixel or two).
+EQUATIONS_CUT = """() => [...document.querySelectorAll('.katex-display')]
+    .filter((e) => e.scrollWidth > e.clientWidth + 4)
+    .map((e) => e.textContent.slice(0, 40))"""
+
+
+def assert_attention_fits_the_screen(page, width):
+    """No equation cut off on the right, nor the scale slider; the weights heatmap's
+    rotated key labels apart, none piled on another."""
+    assert page.evaluate(EQUATIONS_CUT) == []
+    scale = slider(page, "att_scale").bounding_box()
+    assert scale["x"] >= 0
+    assert scale["x"] + scale["width"] <= width  # the slider is not cut off on the right
+    look_at(page, "att_weights")  # drawn once near the window
+    ends = page.evaluate(  # a rotated label ends at its tick
+        """() => [...document.querySelectorAll('.st-key-att_weights .xtick text')]
+            .map((t) => t.getBoundingClientRect().right).sort((a, b) => a - b)"""
+    )
+    assert min(b - a for a, b in itertools.pairwise(ends)) >= 12  # no pile of keys
+
+
 @pytest.mark.parametrize("screen", ["1280x720", "1920x1080"])
-def test_presentation_mode_fits_every_figure_on_the_screen_in_large_type(page, app_url, screen):
-    page.set_viewport_size(dict(zip(("width", "height"), SCREENS[screen], strict=True)))
-    for path in (
-        "/attention",
-        "/multi-head",
-        f"/pretrained?text={quote(TROPHY[0])}&text_b={quote(TROPHY[1])}",
-    ):
-        open_presenting(page, app_url + path)
-        assert_healthy(page)
-        assert_figures_fit(page, path)
+def test_presentation_mode_fits_a_projector(page, app_url, screen):
+    """Presenting on a projector's screen: every figure below the presenter bar in type of
+    16 px or more, on /attention, /multi-head, /pretrained and every step of the tour;
+    nothing cut off on the right; every tick label under its own bar and column (after a
+    step of the scale too), none over another on any step of the tour."""
+    width, height = SCREENS[screen]
+    page.set_viewport_size({"width": width, "height": height})
+    open_presenting(page, app_url + "/attention")
+    assert_healthy(page)
+    assert_attention_fits_the_screen(page, width)
+    bar = assert_attentions_labels(page, present=True)
+    assert_figures_fit(page, "/attention")
+    assert_labels_stay_after_a_step(page, bar)
+
+    open_presenting(page, app_url + "/multi-head")
+    assert_healthy(page)
+    assert_figures_fit(page, "/multi-head")
+
+    open_presenting(page, app_url + TWO_TROPHIES)
+    assert_healthy(page)
+    assert_labels_on_their_tokens(page, "pretrained_bar")
+    assert_labels_on_their_tokens(page, "pretrained_heatmap")
+    assert_figures_fit(page, TWO_TROPHIES)
+
     open_presenting(page, app_url + "/tour?step=1")
     for step in range(1, len(tour.STEPS) + 1):
+        assert query(page)["step"] == str(step)
+        assert_healthy(page)
+        assert page.evaluate(LABEL_OVERLAPS) == [], f"tour step {step}"
         assert_figures_fit(page, f"tour step {step}")
         if step < len(tour.STEPS):
             next_tour_step(page, step)

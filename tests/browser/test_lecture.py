@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import itertools
 import re
 from urllib.parse import parse_qs, urlsplit
 
@@ -11,10 +10,12 @@ import pytest
 from apptest_support import chart_payloads
 from apptest_support import open_app as apptest_open
 from browser_support import (
+    LABEL_OVERLAPS,
     assert_healthy,
     chart,
+    clipped,
     drag,
-    look_at,
+    in_view,
     next_tour_step,
     open_app,
     query,
@@ -31,15 +32,34 @@ pytestmark = pytest.mark.browser
 
 
 def test_the_tour_can_be_followed_to_its_end(page, app_url):
+    """Every step in turn, on a desktop's window: its heading and link, no error, no tick
+    labels over each other, nothing cut off or covered (on a phone: test_phone.py); the
+    first step's "Next" on screen, the heads' step with token labels."""
     open_app(page, app_url + "/tour")
+    assert in_view(page, page.locator(".st-key-tour_next button")), "step 1: Next is off screen"
+    heads = next(i for i, s in enumerate(tour.STEPS, 1) if s.page == "multi_head")
     for step in range(1, len(tour.STEPS) + 1):
         heading = page.locator('[data-testid="stMain"] h1').first
         assert heading.inner_text().strip() == tour.STEPS[step - 1].title
         assert query(page)["step"] == str(step)
         assert_healthy(page)
+        assert page.evaluate(LABEL_OVERLAPS) == [], f"step {step}"
+        assert clipped(page) == [], f"step {step}"
+        if step == heads:
+            assert_heads_have_token_labels(page, step)
         if step < len(tour.STEPS):
             next_tour_step(page, step)
     assert "End of the tour" in page.locator('[data-testid="stMain"]').inner_text()
+
+
+def assert_heads_have_token_labels(page, step):
+    """The panels share their axes: keys along the bottom row, queries down the left
+    column, one label in k when they do not all fit (their places: test_labels.py)."""
+    chart = page.locator(f".st-key-tour_step_{step}")
+    keys = chart.locator(".xaxislayer-above text").all_text_contents()
+    queries = chart.locator(".yaxislayer-above text").all_text_contents()
+    assert keys[:1] == queries[:1] == ["[CLS]"], (keys[:3], queries[:3])
+    assert {"restaurant", "it"} & set(keys + queries)  # the words of step 5's row
 
 
 def test_a_tour_link_opens_its_step(page, app_url):
@@ -198,25 +218,3 @@ def test_the_camera_saves_the_chart_laid_out_for_print(page, app_url):
     with Image.open(download.value.path()) as image:
         assert image.size == (3 * options["width"], 3 * options["height"])
         assert image.convert("RGB").getpixel((0, 0)) == (255, 255, 255)  # on white, for slides
-
-
-@pytest.mark.parametrize(("width", "height"), [(1280, 720), (1920, 1080)])
-def test_presentation_mode_fits_a_projector(page, app_url, width, height):
-    page.set_viewport_size({"width": width, "height": height})
-    open_app(page, app_url + "/attention?present=1")
-    assert_healthy(page)
-    clipped = page.evaluate(
-        """() => [...document.querySelectorAll('.katex-display')]
-            .filter((e) => e.scrollWidth > e.clientWidth + 4)  // KaTeX overhangs a pixel or two
-            .map((e) => e.textContent.slice(0, 40))"""
-    )
-    assert clipped == []  # no equation cut off on the right
-    scale = slider(page, "att_scale").bounding_box()
-    assert scale["x"] >= 0
-    assert scale["x"] + scale["width"] <= width  # the slider is not cut off on the right
-    look_at(page, "att_weights")  # drawn once near the window
-    ends = page.evaluate(  # a rotated label ends at its tick
-        """() => [...document.querySelectorAll('.st-key-att_weights .xtick text')]
-            .map((t) => t.getBoundingClientRect().right).sort((a, b) => a - b)"""
-    )
-    assert min(b - a for a, b in itertools.pairwise(ends)) >= 12  # no pile of keys

@@ -1,5 +1,6 @@
 """The live charts in headless Chromium: the scale played from frames while it is dragged,
-the exact figures on release, a clicked cell's arithmetic, plotly.js served by the app.
+the exact figures on release, a clicked cell's arithmetic (plotly.js served by the app:
+test_network.py).
 
 Fixtures (the server, the browser, a fresh page) are in ``conftest.py``.
 """
@@ -27,6 +28,7 @@ from browser_support import (
     wait_settled,
 )
 from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
+from streamlit.proto.BackMsg_pb2 import BackMsg
 from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
 
 import engine
@@ -261,8 +263,11 @@ def test_past_128_tokens_a_step_needs_nothing_from_the_server(page, app_url):
 
 
 def test_a_drag_back_to_the_drawn_stop_restores_plotlys_image(page, app_url):
+    sent = []
+    page.on("websocket", lambda ws: ws.on("framesent", lambda data: sent.append(data)))
     open_app(page, app_url + "/attention")
     runs = page.evaluate("window.__runs.finished")
+    sent.clear()
     states = page.evaluate(
         """async () => {
             const input = document.querySelector('.st-key-att_scale input[type=range]');
@@ -288,13 +293,20 @@ def test_a_drag_back_to_the_drawn_stop_restores_plotlys_image(page, app_url):
                     after[0] === before[0] && after[1] === before[1]];
         }"""
     )
-    page.wait_for_timeout(1000)
-    assert page.evaluate("window.__runs.finished") == runs  # nothing to ask the server
     assert states[0] is not None
     assert states[1:] == [None, True]
+    # A keyboard step after it: the socket carries what the page sends in order, so once
+    # the step's run is over, a rerun the release asked for would have been sent before.
+    step(page, "ArrowRight")
+    messages = [BackMsg.FromString(data) for data in sent if isinstance(data, bytes)]
+    reruns = [message for message in messages if message.HasField("rerun_script")]
+    assert len(reruns) == 1  # the step's: nothing to ask the server at the drawn stop
+    assert page.evaluate("window.__runs.finished") == runs + 1
 
 
-def test_arrow_keys_step_the_scale_and_its_name_says_scale(page, app_url):
+def test_arrow_keys_step_the_scale_its_name_says_scale_and_a_csv_is_the_new_stops(page, app_url):
+    """A step down with the keyboard, on the slider named "Scale": the link follows, and
+    the weights' CSV is the engine's array at the new stop, its name no stale scale's."""
     open_app(page, app_url + "/attention?weights=random")
     scale = page.get_by_role("slider", name=re.compile("Scale"))
     assert scale.get_attribute("aria-valuetext").endswith("(default)")
@@ -304,6 +316,14 @@ def test_arrow_keys_step_the_scale_and_its_name_says_scale(page, app_url):
     wait_settled(page)
     options = controls.scale_options(16, 1)
     assert float(query(page)["scale"]) == pytest.approx(options[options.index(0.25) - 1])
+    scale = float(query(page)["scale"])
+    assert scale != pytest.approx(0.25)
+    with page.expect_download() as download:
+        page.locator(".st-key-att_weights_csv button").click()
+    frame = pd.read_csv(download.value.path(), index_col=0)
+    np.testing.assert_array_equal(frame.to_numpy(), engine_weights("random", scale))
+    assert "-s0.25-" not in download.value.suggested_filename  # no stale scale in its name
+    assert_healthy(page)
 
 
 #: What one keyboard step of the scale may receive at the default passage (issue #11),
@@ -324,10 +344,15 @@ def step(page, key, times=1):
         wait_settled(page)
 
 
-def test_a_keyboard_step_reruns_only_the_slider(page, app_url):
+def test_a_keyboard_step_reruns_only_the_slider_and_the_views_show_the_new_stop(page, app_url):
+    """A step up reruns the slider's fragment alone; the weights, the bars (drawn where the
+    new stop's weights put them, not put back) and the saturation tables show the new stop;
+    the thumb stays there, and the next step goes on from it."""
     received = []
     page.on("websocket", lambda ws: ws.on("framereceived", lambda data: received.append(data)))
     open_app(page, app_url + "/attention?weights=random")
+    look_at(page, "att_bar")
+    _, bars_before = bars(page, "att_bar")
     before = page.evaluate(WEIGHTS)
     received.clear()
     step(page, "ArrowRight")
@@ -351,14 +376,25 @@ def test_a_keyboard_step_reruns_only_the_slider(page, app_url):
     assert scale_now == pytest.approx(options[options.index(0.25) + 1])
     shown = page.evaluate(WEIGHTS)  # drawn in the browser from the frames
     assert not np.allclose(shown, before)
-    np.testing.assert_allclose(shown, engine_weights("random", scale_now), atol=1e-6)
-    assert_healthy(page)
+    weights = engine_weights("random", scale_now)
+    np.testing.assert_allclose(shown, weights, atol=1e-6)
 
+    look_at(page, "att_bar")
+    drawn, held = bars(page, "att_bar")
+    assert np.abs(np.subtract(held, bars_before)).max() > 0.01  # the step moved the bars
+    assert np.isclose(weights, held, atol=1e-6).all(axis=1).any()  # a row of the new stop
+    np.testing.assert_allclose(drawn, held, atol=0.01)  # drawn where they are: 2 px
 
-def test_after_a_step_the_thumb_stays_and_the_next_step_goes_on_from_it(page, app_url):
-    open_app(page, app_url + "/attention?weights=random")
-    step(page, "ArrowRight", times=2)
-    options = controls.scale_options(16, 1)
+    page.get_by_text("Per query row").click()  # a closed expander's table is drawn on opening
+    look_at(page, "att_saturation_rows")
+    columns = page.evaluate(
+        """() => document.querySelector('.st-key-att_saturation_rows .js-plotly-plot')
+            .data[0].cells.values.slice(1).map(c => Array.from(c))"""
+    )
+    stats = engine.saturation(weights)
+    np.testing.assert_allclose(np.array(columns).T, np.stack(stats, axis=-1), rtol=1e-5, atol=1e-6)
+
+    step(page, "ArrowRight")
     expected = options.index(0.25) + 2
     assert float(query(page)["scale"]) == pytest.approx(options[expected])
     thumb = slider(page, "att_scale")
@@ -382,52 +418,6 @@ def test_the_slider_steps_on_after_the_text_passes_128_tokens(page, app_url):
     assert scale == pytest.approx(options[options.index(0.25) + 2])
     shown = page.evaluate(WEIGHTS)  # the exact figure, from the stop's frames
     np.testing.assert_allclose(shown, engine_weights("random", scale, text), atol=1e-6)
-    assert_healthy(page)
-
-
-def test_the_bars_drawn_after_a_step_are_the_new_stops(page, app_url):
-    """After a step the bars are drawn where the new stop's weights put them, not put back."""
-    open_app(page, app_url + "/attention?weights=random")
-    look_at(page, "att_bar")
-    _, before = bars(page, "att_bar")
-    step(page, "ArrowRight")
-    look_at(page, "att_bar")
-    drawn, held = bars(page, "att_bar")
-    assert np.abs(np.subtract(held, before)).max() > 0.01  # the step moved the bars
-    weights = engine_weights("random", float(query(page)["scale"]))
-    assert np.isclose(weights, held, atol=1e-6).all(axis=1).any()  # a row of the new stop
-    np.testing.assert_allclose(drawn, held, atol=0.01)  # drawn where they are: 2 px
-    assert_healthy(page)
-
-
-def test_a_csv_after_a_step_is_the_engines_array_at_the_new_stop(page, app_url):
-    open_app(page, app_url + "/attention?weights=random")
-    step(page, "ArrowLeft")
-    scale = float(query(page)["scale"])
-    assert scale != pytest.approx(0.25)
-    with page.expect_download() as download:
-        page.locator(".st-key-att_weights_csv button").click()
-    frame = pd.read_csv(download.value.path(), index_col=0)
-    np.testing.assert_array_equal(frame.to_numpy(), engine_weights("random", scale))
-    assert "-s0.25-" not in download.value.suggested_filename  # no stale scale in its name
-    assert_healthy(page)
-
-
-def test_the_saturation_tables_follow_the_scale(page, app_url):
-    open_app(page, app_url + "/attention?weights=random")
-    scale = page.get_by_role("slider", name=re.compile("Scale"))
-    scale.focus()
-    page.keyboard.press("ArrowRight")
-    page.wait_for_url(re.compile(r"[?&]scale="))
-    wait_settled(page)
-    page.get_by_text("Per query row").click()  # a closed expander's table is drawn on opening
-    look_at(page, "att_saturation_rows")
-    columns = page.evaluate(
-        """() => document.querySelector('.st-key-att_saturation_rows .js-plotly-plot')
-            .data[0].cells.values.slice(1).map(c => Array.from(c))"""
-    )
-    stats = engine.saturation(engine_weights("random", float(query(page)["scale"])))
-    np.testing.assert_allclose(np.array(columns).T, np.stack(stats, axis=-1), rtol=1e-5, atol=1e-6)
     assert_healthy(page)
 
 
@@ -507,16 +497,6 @@ def test_the_arithmetic_follows_a_step_of_the_scale(page, app_url):
     assert_healthy(page)
 
 
-def test_plotly_js_is_served_by_the_app(page, app_url):
-    scripts = []
-    page.on("request", lambda request: scripts.append(request.url))
-    open_app(page, app_url + "/attention")
-    served = [url for url in scripts if url.endswith("plotly.min.js")]
-    assert served
-    assert all(url.startswith(app_url) for url in served)
-    assert_healthy(page)  # nothing requested from outside this machine
-
-
 #: Where cell (row, column) of a heatmap is on the page.
 HOVER_CELL = """([key, row, col]) => {
     const plot = document.querySelector(`.st-key-${key} .js-plotly-plot`);
@@ -556,6 +536,15 @@ HOVER_SEEN = """() => {
 }"""
 
 
+#: Sets ``window.__hoverHeard`` at the weights heatmap's next hover event, which plotly.js
+#: sends once it has made the hover label (shown or not).
+HOVER_HEARD = """() => {
+    window.__hoverHeard = false;
+    document.querySelector('.st-key-att_weights .js-plotly-plot')
+        .once('plotly_hover', () => { window.__hoverHeard = true; });
+}"""
+
+
 def test_hover_never_gives_the_numbers_of_a_stop_no_longer_shown(page, app_url):
     """Between a step's preview and its exact figure the hover would read the old figure."""
     open_app(page, app_url + "/attention?weights=random")
@@ -567,8 +556,9 @@ def test_hover_never_gives_the_numbers_of_a_stop_no_longer_shown(page, app_url):
     page.wait_for_function(
         "() => document.querySelector('.st-key-att_weights canvas.ae-preview') !== null"
     )
+    page.evaluate(HOVER_HEARD)
     page.mouse.move(cell["x"] + 1, cell["y"])  # the pointer moves over the previewed cell
-    page.wait_for_timeout(200)
+    page.wait_for_function("() => window.__hoverHeard")  # plotly.js has made its label
     assert not page.evaluate(HOVER_SEEN)
     page.evaluate("window.__releaseReact()")
     wait_settled(page)

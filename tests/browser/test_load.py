@@ -4,23 +4,15 @@ each), zero errors, isolated.
 The full benchmark (25 sessions, 60 s) is ``python3 benchmarks/load.py``.
 """
 
-from pathlib import Path
-
 import pytest
-from harness import serve_app
 from load import run_load
 
 pytestmark = pytest.mark.browser
 
 
-@pytest.fixture(scope="module")
-def server(chromium_executable):
-    with serve_app(Path(__file__).resolve().parents[2] / "app" / "main.py") as (url, pid):
-        yield url, pid
-
-
-def test_five_sessions_stay_correct_and_apart(server):
-    url, pid = server
+def test_five_sessions_stay_correct_and_apart(app_server):
+    """On the browser tier's server (``conftest.py``): the sessions' own runs, measured."""
+    url, pid = app_server
     # At least three interactions each, however long a busy machine takes over them (within
     # each one's timeout): a fixed 15 s left a session two on a machine at load 10.
     result = run_load(url, pid, n_sessions=5, seconds=15, think=1.0, ramp=0.5, actions=3)

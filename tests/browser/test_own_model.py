@@ -42,8 +42,21 @@ def load_tiny_gpt2(page, url):
     page.locator(".st-key-pretrained_next .js-plotly-plot").wait_for()
 
 
-def test_the_temperature_slider_plays_the_engines_frames_in_the_browser(page, app_url):
+def test_the_link_names_the_folder_and_the_temperature_plays_the_engines_frames(
+    page, app_url, browser
+):
+    """The link carries the folder's name, not its path, and opens the same model in a
+    colleague's browser; then the temperature slider, moved with the keyboard, shows the
+    next token's bars from the frames the browser holds."""
     load_tiny_gpt2(page, app_url)
+    assert query(page)["model"] == "gpt2"
+    assert str(TINY_GPT2.parent) not in page.url
+    with unplugged_page(browser) as other:  # a colleague's browser, opening the shared link
+        open_app(other, page.url)
+        other.locator(".st-key-pretrained_next .js-plotly-plot").wait_for()
+        assert other.get_by_role("heading", name="A pretrained model: gpt2").count() == 1
+        assert_healthy(other)
+
     logits = bert.run(checkpoint.load(TINY_GPT2), TEXT).next_logits
     top = np.argsort(-logits, kind="stable")[: models.TOP_K]
 
@@ -67,14 +80,3 @@ def test_the_temperature_slider_plays_the_engines_frames_in_the_browser(page, ap
     painted = page.evaluate("() => window.__aeFrames.map((frame) => frame.stop)")
     assert temperature.DRAWN - 4 in painted  # shown from the frames the browser holds
     assert_healthy(page)
-
-
-def test_the_link_carries_the_folders_name_and_opens_it_elsewhere(page, app_url, browser):
-    load_tiny_gpt2(page, app_url)
-    assert query(page)["model"] == "gpt2"
-    assert str(TINY_GPT2.parent) not in page.url
-    with unplugged_page(browser) as other:  # a colleague's browser, opening the shared link
-        open_app(other, page.url)
-        other.locator(".st-key-pretrained_next .js-plotly-plot").wait_for()
-        assert other.get_by_role("heading", name="A pretrained model: gpt2").count() == 1
-        assert_healthy(other)

@@ -65,31 +65,6 @@ OUTLINE = """() => {
 }"""
 
 
-def test_the_model_views_outline_follows_the_head_and_its_grid_is_not_sent_again(page, app_url):
-    """A head switch moves the outline over the grid drawn before (the same plot), and the
-    page receives the grid no more: well under the 294 KB it alone came to."""
-    received = []
-    page.on("websocket", lambda ws: ws.on("framereceived", lambda data: received.append(len(data))))
-    open_app(page, app_url + "/pretrained")
-    look_at(page, "pretrained_model_view")
-    attentions = bert.run(checkpoint.load_minilm(), controls.DEFAULT_TEXT).attentions
-    best = np.unravel_index(np.argmax(attentions[:, :, 11, 2]), (6, 12))  # "it" → "restaurant"
-    rect = model_view.outline(attentions, tuple(int(i) for i in best))
-    first = page.evaluate(OUTLINE)
-    assert first["shapes"] == [[rect["x0"], rect["x1"], rect["y0"], rect["y1"]]]
-    received.clear()
-    page.locator(".st-key-pretrained_head input[type=range]").first.focus()
-    page.keyboard.press("ArrowLeft" if best[1] else "ArrowRight")
-    wait_settled(page)
-    look_at(page, "pretrained_model_view")  # far from the slider: drawn when near again
-    rect = model_view.outline(attentions, (int(best[0]), int(best[1]) + (-1 if best[1] else 1)))
-    moved = page.evaluate(OUTLINE)
-    assert moved["shapes"] == [[rect["x0"], rect["x1"], rect["y0"], rect["y1"]]]
-    assert moved["node"] == first["node"]  # updated in place
-    assert sum(received) < 200_000
-    assert_healthy(page)
-
-
 #: The head view's heatmap as drawn: its title and its weights.
 HEAD_VIEW = """() => {
     const plot = document.querySelector('.st-key-pretrained_heatmap .js-plotly-plot');
@@ -98,15 +73,34 @@ HEAD_VIEW = """() => {
 }"""
 
 
-def test_a_head_picked_in_the_head_view_is_in_the_link_and_a_reload_shows_it(page, app_url):
+def test_a_head_picked_moves_the_outline_in_place_goes_into_the_link_and_a_reload_shows_it(
+    page, app_url
+):
+    """A head switch moves the model view's outline over the grid drawn before (the same
+    plot), and the page receives the grid no more: well under the 294 KB it alone came to.
+    The head goes into the link, and a reload draws it in the head view."""
+    received = []
+    page.on("websocket", lambda ws: ws.on("framereceived", lambda data: received.append(len(data))))
     open_app(page, app_url + "/pretrained")
+    look_at(page, "pretrained_model_view")
     attentions = bert.run(checkpoint.load_minilm(), controls.DEFAULT_TEXT).attentions
     layer, best = (int(i) for i in np.unravel_index(np.argmax(attentions[:, :, 11, 2]), (6, 12)))
+    rect = model_view.outline(attentions, (layer, best))  # "it" → "restaurant"
+    first = page.evaluate(OUTLINE)
+    assert first["shapes"] == [[rect["x0"], rect["x1"], rect["y0"], rect["y1"]]]
+    received.clear()
     page.locator(".st-key-pretrained_head input[type=range]").first.focus()
     page.keyboard.press("ArrowLeft" if best else "ArrowRight")
     head = best - 1 if best else 1
     wait_settled(page)
+    look_at(page, "pretrained_model_view")  # far from the slider: drawn when near again
+    rect = model_view.outline(attentions, (layer, head))
+    moved = page.evaluate(OUTLINE)
+    assert moved["shapes"] == [[rect["x0"], rect["x1"], rect["y0"], rect["y1"]]]
+    assert moved["node"] == first["node"], "the model view was drawn anew, not updated in place"
+    assert sum(received) < 200_000
     assert query(page)["view_head"] == str(head)
+
     page.reload()
     page.runs_seen = 0
     wait_settled(page)
@@ -119,25 +113,6 @@ def test_a_head_picked_in_the_head_view_is_in_the_link_and_a_reload_shows_it(pag
 
 TROPHY_A = "The trophy doesn't fit into the brown suitcase because it is too big."
 TROPHY_B = "The trophy doesn't fit into the brown suitcase because it is too small."
-
-
-def test_line_view_draws_every_token_and_a_click_keeps_one_tokens_lines(page, app_url):
-    open_app(page, app_url + "/pretrained")
-    look_at(page, "pretrained_lines")
-    drawn = page.evaluate(LINES, ["pretrained_lines", 5])
-    assert {int(q) for q, _ in drawn["pairs"]} == set(range(drawn["n"]))  # a line per token
-    assert drawn["paths"] > 0
-    page.mouse.click(drawn["x"], drawn["y"])
-    wait_settled(page)  # the click's run sets the picker and runs the page again (one run seen)
-    picker = page.locator(".st-key-pretrained_lines_token input[role=combobox]")
-    page.wait_for_function(CHOSEN, arg=["pretrained_lines", 5])
-    assert picker.input_value().startswith("5: ")
-    page.locator(".st-key-pretrained_lines").scroll_into_view_if_needed()
-    one = page.evaluate(LINES, ["pretrained_lines", 5])
-    assert one["pairs"]
-    assert {int(q) for q, _ in one["pairs"]} == {5}
-    assert len(one["pairs"]) < len(drawn["pairs"])
-    assert_healthy(page)
 
 
 #: Each line-view path as drawn: where its segments start and end on screen (y, in pixels),
@@ -180,32 +155,50 @@ def lines_drawn(page, key, side, row):
     return page.evaluate(DRAWN, key)
 
 
-@pytest.mark.parametrize(
-    ("url_path", "key", "side", "row"),
-    [
-        ("/pretrained", "pretrained_lines", 0, 11),
-        ("/pretrained", "pretrained_lines", 1, 2),
-        ("/multi-head", "mh_lines", 0, 3),
-    ],
-)
-def test_line_view_keeps_the_lines_of_the_token_under_the_pointer(
-    page, app_url, url_path, key, side, row
-):
-    """As in BertViz: a query token keeps the lines from it, a key token those into it."""
-    open_app(page, app_url + url_path)
-    look_at(page, key)
+def assert_pointer_keeps_the_tokens_lines(page, key, side, row):
+    """Token ``row`` of column ``side`` (0 the queries, 1 the keys) under the pointer keeps
+    its lines alone; the pointer away, every line again."""
     every = page.evaluate(DRAWN, key)
     total = sum(len(path["pairs"]) for path in every)
     token = page.evaluate(TOKEN_AT, [key, side, row])
     page.mouse.move(token["x"], token["y"])
     kept = lines_drawn(page, key, side, row)
     ends = [end[side] for path in kept for end in path["ends"]]
-    assert 0 < len(ends) < total
-    assert max(ends) - min(ends) < 0.5  # every line left starts (or ends) at that token
-    assert ends[0] == pytest.approx(token["own"], abs=0.5)
+    assert 0 < len(ends) < total, (side, row)
+    assert max(ends) - min(ends) < 0.5, (side, row)  # every line left starts (or ends) there
+    assert ends[0] == pytest.approx(token["own"], abs=0.5), (side, row)
     page.mouse.move(1, 1)  # away: every line again
     back = lines_drawn(page, key, None, None)
-    assert sum(len(path["ends"]) for path in back) == total
+    assert sum(len(path["ends"]) for path in back) == total, (side, row)
+
+
+def test_line_view_draws_every_token_keeps_the_pointers_and_a_clicked_tokens_lines(page, app_url):
+    """A line per token; a query token under the pointer keeps the lines from it, a key
+    token those into it (as in BertViz); a click keeps one token's lines, in the picker."""
+    open_app(page, app_url + "/pretrained")
+    look_at(page, "pretrained_lines")
+    drawn = page.evaluate(LINES, ["pretrained_lines", 5])
+    assert {int(q) for q, _ in drawn["pairs"]} == set(range(drawn["n"]))  # a line per token
+    assert drawn["paths"] > 0
+    for side, row in ((0, 11), (1, 2)):
+        assert_pointer_keeps_the_tokens_lines(page, "pretrained_lines", side, row)
+    page.mouse.click(drawn["x"], drawn["y"])
+    wait_settled(page)  # the click's run sets the picker and runs the page again (one run seen)
+    picker = page.locator(".st-key-pretrained_lines_token input[role=combobox]")
+    page.wait_for_function(CHOSEN, arg=["pretrained_lines", 5])
+    assert picker.input_value().startswith("5: ")
+    page.locator(".st-key-pretrained_lines").scroll_into_view_if_needed()
+    one = page.evaluate(LINES, ["pretrained_lines", 5])
+    assert one["pairs"]
+    assert {int(q) for q, _ in one["pairs"]} == {5}
+    assert len(one["pairs"]) < len(drawn["pairs"])
+    assert_healthy(page)
+
+
+def test_multi_heads_line_view_keeps_the_lines_of_the_token_under_the_pointer(page, app_url):
+    open_app(page, app_url + "/multi-head")
+    look_at(page, "mh_lines")
+    assert_pointer_keeps_the_tokens_lines(page, "mh_lines", 0, 3)
     assert_healthy(page)
 
 

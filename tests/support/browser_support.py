@@ -76,6 +76,16 @@ def unplugged_page(browser, **context_options):
         context.close()
 
 
+#: Installed before the app's scripts (``add_init_script``): marks each image whose error
+#: event has been dispatched (seen first, on its way down to the image's own handlers).
+IMAGE_ERRORS_SEEN = """window.addEventListener('error', (event) => {
+    if (event.target instanceof HTMLImageElement) event.target.aeErrorSeen = true;
+}, true);"""
+#: Every image on the page has loaded, or failed and its error handlers have run.
+IMAGES_DONE = """() => [...document.images].every((image) => image.complete
+    && (image.naturalWidth > 0 || image.aeErrorSeen || !image.getAttribute('src')))"""
+
+
 #: With the run counter: a run has finished since ``before`` and none is going on.
 RUN_DONE = """(before) => window.__runs !== undefined && window.__runs.finished > before
     && document.querySelector('[data-testid="stApp"]')?.dataset.testScriptState === 'notRunning'"""
@@ -314,3 +324,100 @@ def cells(picture, rows, cols):
     i = ((np.arange(rows) + 0.5) * picture["height"] / rows).astype(int)
     j = ((np.arange(cols) + 0.5) * picture["width"] / cols).astype(int)
     return pixels[i][:, j]
+
+
+#: Everything cut off or covered on the page, as readable strings (empty when none is).
+CLIPPED = """() => {
+    const found = [];
+    const name = (el) => el.closest('[class*="st-key-"]')?.className.match(/st-key-(\\S+)/)?.[1]
+        ?? el.tagName;
+    const main = document.querySelector('[data-testid="stMainBlockContainer"]');
+    const column = main.getBoundingClientRect();
+    if (document.documentElement.scrollWidth > window.innerWidth) {
+        found.push('page scrolls sideways');
+    }
+    for (const el of main.querySelectorAll('[data-testid="stElementContainer"]')) {
+        const r = el.getBoundingClientRect();
+        if (r.width && (r.right > column.right + 1 || r.left < column.left - 1)) {
+            found.push(`element ${name(el)} runs off the column`);
+        }
+    }
+    for (const el of main.querySelectorAll('.katex-display')) {
+        if (el.clientWidth && el.scrollWidth > el.clientWidth + 4) {  // KaTeX overhangs 1-2 px
+            found.push(`equation cut: ${el.textContent.slice(0, 30)}`);
+        }
+    }
+    const overlap = (a, b) => a.left < b.right && b.left < a.right && a.top < b.bottom
+        && b.top < a.bottom;
+    for (const gd of main.querySelectorAll('.js-plotly-plot')) {
+        const box = gd.getBoundingClientRect();
+        if (!box.width) continue;
+        const key = name(gd);
+        const texts = gd.querySelectorAll('.gtitle, .annotation-text, .legendtext, '
+            + '.g-xtitle text, .g-ytitle text, .cbtitle text, .colorbar text');
+        for (const t of texts) {
+            const r = t.getBoundingClientRect();
+            if (r.width && (r.right > box.right + 1 || r.left < box.left - 1)) {
+                found.push(`${key}: “${t.textContent.slice(0, 30)}” runs off the chart`);
+            }
+        }
+        const titles = [...gd.querySelectorAll('.gtitle, .annotation-text')]
+            .map((t) => [t.textContent, t.getBoundingClientRect()]).filter(([, r]) => r.width);
+        const bar = gd.querySelector('.modebar');
+        if (bar) {
+            for (const [text, r] of titles) {
+                if (overlap(bar.getBoundingClientRect(), r)) {
+                    found.push(`${key}: the mode bar covers “${text.slice(0, 30)}”`);
+                }
+            }
+        }
+        const table = gd.querySelector('.table');
+        const rows = gd.data?.[0]?.cells?.values?.[0]?.length ?? 0;
+        if (table && rows <= 20) {  // a longer table scrolls its rows, as meant
+            for (const cell of table.querySelectorAll('.column-cell')) {
+                const text = cell.querySelector('.cell-text')?.getBoundingClientRect();
+                const rect = cell.querySelector('.cell-rect')?.getBoundingClientRect();
+                if (!text || !rect || !text.height) continue;
+                if (text.bottom > box.bottom + 0.5 || text.top < box.top - 0.5) {
+                    found.push(`${key}: a row is cut off (“${cell.textContent.slice(0, 20)}”)`);
+                } else if (text.bottom > rect.bottom + 0.5) {
+                    found.push(`${key}: “${cell.textContent.slice(0, 20)}” crosses its border`);
+                }
+            }
+        }
+    }
+    return [...new Set(found)];
+}"""
+
+
+def clipped(page, settle_ms=5000):
+    """What is cut or covered once the page's own fitting has run (it runs after a frame).
+
+    Under load the fitting (equations scaled, titles wrapped) can land a few frames after
+    the page reports settled: wait up to ``settle_ms`` for nothing to be found, then report.
+    """
+    with contextlib.suppress(PlaywrightTimeoutError):
+        page.wait_for_function(f"() => ({CLIPPED})().length === 0", timeout=settle_ms)
+    return page.evaluate(CLIPPED)
+
+
+#: Pairs of tick labels of one chart whose boxes overlap (by more than a pixel each way).
+LABEL_OVERLAPS = r"""() => [...document.querySelectorAll('.js-plotly-plot')].flatMap((plot) => {
+    const key = plot.closest("[class*='st-key-']")?.className.match(/st-key-(\S+)/)?.[1];
+    const boxes = [...plot.querySelectorAll('[class*="axislayer-above"] text')]
+        .map((t) => [t.textContent, t.getBoundingClientRect()]);
+    const hits = [];
+    boxes.forEach(([a, p], i) => boxes.slice(i + 1).forEach(([b, q]) => {
+        const w = Math.min(p.right, q.right) - Math.max(p.left, q.left);
+        const h = Math.min(p.bottom, q.bottom) - Math.max(p.top, q.top);
+        if (w > 1 && h > 1) hits.push(`${key}: ${a} / ${b}`);
+    }));
+    return hits;
+})"""
+
+
+def in_view(page, locator):
+    """Whether the element is inside the window without scrolling."""
+    box = locator.bounding_box()
+    bottom = page.viewport_size["height"]
+    return box is not None and box["y"] >= 0 and box["y"] + box["height"] <= bottom
