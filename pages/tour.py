@@ -3,7 +3,7 @@
 import streamlit as st
 
 from app import registry
-from app.lecture import tour
+from app.lecture import share, tour
 from app.state import session
 from app.views import chart
 from app.widgets import notices, pickers
@@ -15,6 +15,7 @@ current = tour.STEPS[step - 1]
 
 st.progress(step / len(tour.STEPS), text=f"Step {step} of {len(tour.STEPS)}")
 st.title(current.title)
+share.top_on_change(step)
 st.write(current.text)
 settings, _, run = notices.layer_or_stop()  # with the same notices as every page
 head = pickers.shared_head(run)

@@ -36,5 +36,16 @@ def page_frame():
         )
 
 
+def top_on_change(at):
+    """Scroll the page to its top when ``at`` differs from the last run's on this page.
+
+    The tour's new step starts at its heading, even when the reader had scrolled down to
+    the figure (``chart/page.js``; not inline: ``serve_class.sh``'s Content-Security-Policy
+    allows no inline script).
+    """
+    with st.sidebar:
+        attention_explorer.page(key="page_top", data={"kind": "top", "at": at}, height=0)
+
+
 def _ignore():
     """The component's trigger reruns the page; the callback only registers it."""

@@ -218,7 +218,7 @@ def draw(container, fig, key, table=None, *, live=None, clicks=False, shapes=Non
             "height": printed["height"],
         },
     }
-    payload = {"spec": spec, "config": config, "print": printed, "clicks": clicks}
+    payload = {"key": key, "spec": spec, "config": config, "print": printed, "clicks": clicks}
     if live is not None:
         payload["live"] = live
     with _inside(container):

@@ -4,7 +4,7 @@
 // Streamlit calls the default export on mount and again whenever the element's data change.
 // Four kinds of data arrive from Python (app/views/chart.py, app/widgets/channel.py,
 // app/live/slider.py, app/views/model_view.py), each for a module beside this one:
-//   chart   {spec: figure JSON string, config, print, clicks: bool, live?: {...}}  plot.js
+//   chart   {key, spec: figure JSON string, config, print, clicks, live?: {...}}  plot.js
 //   control {kind: "control", name, source, label, count, value, placed, heard, ...}  control.js
 //   frames  bytes: a bundle of packed frames (app/live/protocol.py)                plot.js, frames.js
 //   shapes  {kind: "shapes", chart, shapes}: drawn over a chart                   plot.js

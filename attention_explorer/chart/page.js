@@ -1,7 +1,8 @@
 // Attention Explorer's page component: what every page needs from the browser itself.
 // Three kinds of data arrive from Python (app/lecture/share.py, app/lecture/presentation.py):
 //   page      {kind: "page"}, once per run on every page: a run from the address bar after a
-//             lost connection (connection.js), equations fitted (equations.js), the tour's scroll
+//             lost connection (connection.js), equations fitted (equations.js)
+//   top       {kind: "top", at}: the page scrolled to its top when `at` changes (the tour's step)
 //   share     {kind: "share"}: the share box, the address bar's link (share.js)
 //   viewport  {kind: "viewport", known: [width, height]}: presentation mode's screen (viewport.js)
 
@@ -9,7 +10,6 @@ import { rerunOnReconnect } from "./connection.js";
 import { watchEquations } from "./equations.js";
 import { mountShare } from "./share.js";
 import { addStyle } from "./theme.js";
-import { scrollOnNewHeading } from "./tour.js";
 import { mountViewport } from "./viewport.js";
 
 function mountPage(component) {
@@ -24,7 +24,16 @@ function mountPage(component) {
   }
   rerunOnReconnect(() => setTriggerValue("reconnected", Date.now()));
   watchEquations();
-  scrollOnNewHeading();
+}
+
+// The page at its top when `at` differs from what this element last had.
+function scrollToTop(parentElement, at) {
+  if (parentElement.aeAt !== undefined && parentElement.aeAt !== at) {
+    for (const pane of [document.scrollingElement, ...document.querySelectorAll('[data-testid="stMain"]')]) {
+      pane.scrollTo({ top: 0 });
+    }
+  }
+  parentElement.aeAt = at;
 }
 
 export default function (component) {
@@ -32,6 +41,7 @@ export default function (component) {
   let box = null;
   if (data.kind === "share") box = mountShare(parentElement);
   else if (data.kind === "viewport") mountViewport(component);
+  else if (data.kind === "top") scrollToTop(parentElement, data.at);
   else mountPage(component);
   return () =>
     setTimeout(() => {

@@ -32,14 +32,10 @@ let pumping = false;
 // figure, stays the same data, which Streamlit resends as a reference.
 const overlays = new Map();
 
-// The key of the Streamlit element `element` is in, once it is in the page.
-const keyOf = (element) => element.closest("[class*='st-key-']")?.className.match(/st-key-(\S+)/)?.[1];
+const byKey = new Map(); // the chart's key (Python's, in its data) -> chart
 
-// The shapes over `chart` now (its key is known once its element is in the page).
-function overlayOf(chart) {
-  chart.key ??= keyOf(chart.host);
-  return overlays.get(chart.key) ?? null;
-}
+// The shapes over `chart` now.
+const overlayOf = (chart) => overlays.get(chart.key) ?? null;
 
 // Whether `chart` shows what it should: its stop and head, its overlay, at its width.
 function current(chart) {
@@ -200,7 +196,7 @@ async function react(chart, figure) {
     }],
   };
   chart.drawn = figure;
-  chart.overlay = overlayOf(chart); // in the page by now: its key is known
+  chart.overlay = overlayOf(chart);
   chart.drawnSpec = chart.spec;
   chart.resized = false; // drawn now, at the element's width
   try {
@@ -243,11 +239,13 @@ export function mountChart(component) {
   if (!chart) {
     const div = parentElement.appendChild(Object.assign(document.createElement("div"), { className: "ae-chart" }));
     div.style.width = "100%";
-    chart = { div, host: parentElement, key: keyOf(parentElement), listening: false, overlay: null };
+    chart = { div, host: parentElement, listening: false, overlay: null };
     chart.followWidth = () => followWidth(chart); // the ResizeObserver's (narrow.js)
     charts.set(parentElement, chart);
     watch(chart);
   }
+  chart.key = data.key;
+  byKey.set(chart.key, chart);
   chart.config = data.config; // the export options, for the camera (download.js)
   chart.print = data.print || null;
   chart.onClick = (event) => {
@@ -280,6 +278,7 @@ export function mountChart(component) {
 export function forget(element) {
   const chart = charts.get(element);
   if (!chart) return;
+  if (byKey.get(chart.key) === chart) byKey.delete(chart.key);
   for (const watcher of [...watchers.values()].flat()) watcher.unobserve(chart.div);
   if (window.Plotly) window.Plotly.purge(chart.div);
 }
@@ -291,7 +290,7 @@ export function mountShapes(component) {
   marker(parentElement, "ae-shapes");
   if (JSON.stringify(overlays.get(data.chart)) === JSON.stringify(data.shapes)) return;
   overlays.set(data.chart, data.shapes);
-  const chart = document.querySelector(`.st-key-${CSS.escape(data.chart)} .ae-chart`)?.aeChart;
+  const chart = byKey.get(data.chart);
   if (chart?.drawn) settle(chart);
 }
 
