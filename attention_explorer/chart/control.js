@@ -1,14 +1,9 @@
-// The controls the browser owns: the scale's stop (and /pretrained's temperature), the head,
-// the layer and the mask (app/widgets/channel.py), on the sidebar and on the page.
-//
-// Each moves one of what its source's frames show: a stop or a head is shown on every chart
-// that follows them in the next animation frame (preview.js), then drawn exactly from the
-// same frames at the release (plot.js); a layer or the mask is shown from the head shown in
-// every layer, or unmasked and masked, until its run draws it. At the release the move is
-// reported to Python (the control's state value, with the time of the move), which stores it
-// for the link, the CSVs and the other pages. Python writes a value only on purpose (a link,
-// a new model, the presenter bar): the data's `placed` then changes, and only then is the
-// data's value taken. Two controls of one name show the same value.
+// The controls the browser owns: the stop (and /pretrained's temperature), the head, the
+// layer and the mask (app/widgets/channel.py). A move is previewed in the next frame
+// (preview.js) and drawn at the release (plot.js), then reported to Python as the control's
+// state value, which the link, the CSVs and the other pages read. Python sets a value only on
+// purpose (a link, a new model, the presenter bar), by changing `placed`: one owner, one
+// channel. Two controls of one name show the same value.
 
 import { source } from "./frames.js";
 import { moving, release } from "./plot.js";
@@ -16,8 +11,8 @@ import { showFrame } from "./preview.js";
 
 const controls = new WeakMap(); // parentElement -> control
 
-// What a source's controls of `name` hold: the value the page's data are of (Python's, last
-// run), the last `placed` taken, the move last sent and heard, the controls on the page.
+// What a source's controls of `name` hold: the value Python last drew (`drawn`), the last
+// `placed` taken, the move last sent and heard, the controls on the page.
 function held(src, name) {
   src.owned ??= {};
   src.owned[name] ??= { drawn: null, placed: null, controls: new Set(), frame: null };

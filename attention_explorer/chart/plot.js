@@ -1,14 +1,7 @@
-// A chart: mounted once per element, drawn with Plotly.react and updated in place.
-//
-// Streamlit calls the component again whenever a chart's data change; the chart stays in
-// the same element and Plotly.react draws the new figure (st.plotly_chart would remount
-// it). A chart whose `live.drawn` is set got a reference figure (the same data at every
-// stop and head, so Streamlit resends only a reference to it): the exact figure of any
-// stop and head is that figure with their frame put in (exact.js). Every event here ends
-// in `look`, which names what the chart is (state.js) and queues the drawing it owes.
-// Drawings wait their turn in the queue, one chart a task, those in the window first: a
-// control's release shows the new stop at once (the previews) and spends Plotly.react's
-// 10-40 ms per chart after, leaving the socket room in between.
+// A chart: mounted once per element and redrawn in place with Plotly.react (st.plotly_chart
+// would remount it). Every event ends in `look`, which names what the chart is (state.js)
+// and queues the drawing it owes; drawings run one chart a task, those in the window first,
+// so the previews show a release at once and the socket keeps room between drawings.
 
 import { download } from "./download.js";
 import { figureAt } from "./exact.js";
@@ -27,9 +20,8 @@ const charts = new WeakMap(); // parentElement -> chart
 const queue = new Set();
 let pumping = false;
 
-// Shapes Python sends apart from a chart's figure, by the chart's key (mountShapes), drawn
-// over it: the model view's outline of the head shown moves so while its grid, a large
-// figure, stays the same data, which Streamlit resends as a reference.
+// Shapes drawn over a chart, by its key (mountShapes): the model view's outline moves while
+// its large grid stays the same data, which Streamlit resends as a reference.
 const overlays = new Map();
 
 const byKey = new Map(); // the chart's key (Python's, in its data) -> chart
@@ -37,12 +29,12 @@ const byKey = new Map(); // the chart's key (Python's, in its data) -> chart
 // The shapes over `chart` now.
 const overlayOf = (chart) => overlays.get(chart.key) ?? null;
 
-// Whether `chart` shows what it should: its stop and head, its overlay, at its width.
+// Whether `chart` shows its stop and head, its overlay, at its width.
 function current(chart) {
   return wanted(chart) === chart.shows && overlayOf(chart) === chart.overlay && !chart.resized;
 }
 
-// What `chart` is now (state.js), marked on its element.
+// What `chart` is now (state.js), marked on its element for the page's waits.
 function look(chart) {
   const details = chart.div.closest("details:not([open])");
   if (details) unfold(details);
@@ -62,15 +54,13 @@ function look(chart) {
   if (!PENDING.has(state)) delete dataset.pending;
   if (state === "away") dataset.away = "1";
   else delete dataset.away;
-  // A chart drawn and owed new data far away is hidden meanwhile: a jump to it (the End
-  // key) shows nothing for a drawing's time rather than the layer or text before.
+  // Far away and owed new data: a jump to it shows nothing for a moment, not stale data.
   style.visibility = state === "away" && chart.drawnSpec !== chart.spec ? "hidden" : "";
   return state;
 }
 
-// Look at `chart`, and queue the drawing it owes: after the previews are on screen, or, with
-// no preview to wait for, in the next task (`soon`: a first drawing) or at once (`now`:
-// new data, drawn as it arrives, beside Streamlit's rendering of the rest of the run).
+// Look at `chart`, and queue the drawing it owes: after the previews are on screen, in the
+// next task (`soon`: a first drawing) or at once (`now`: new data, beside Streamlit's render).
 function settle(chart, when = "after previews") {
   if (look(chart) !== "queued") return;
   if (when === "now") draw(chart).catch((error) => failed(chart, error));
@@ -83,8 +73,7 @@ function failed(chart, error) {
   settle(chart);
 }
 
-// Queue `chart` for a drawing; the queue runs after two frames (the first paints the
-// preview, the second puts it on screen), or in the next task when `soon`.
+// The queue runs after two frames (the preview painted, then on screen), or `soon`, next task.
 function enqueue(chart, soon) {
   queue.add(chart);
   if (pumping) return;
@@ -93,9 +82,8 @@ function enqueue(chart, soon) {
   else requestAnimationFrame(() => requestAnimationFrame(() => setTimeout(pump, 0)));
 }
 
-// The next chart to draw: one in the window before the others (on a first load, the first
-// screen), else the one queued first. What is in the window is the observer's (watch):
-// measuring each chart here would force a layout of the page between Streamlit's renders.
+// One in the window first, else the oldest. The observer says what is in the window (watch):
+// measuring here would force a layout between Streamlit's renders.
 function next() {
   for (const chart of queue) if (chart.inWindow) return chart;
   return queue.values().next().value;
@@ -115,21 +103,18 @@ async function pump() {
   }
 }
 
-// Draw `chart` as it should show now: its data as they came, or the stop and head shown.
+// Draw `chart` as it should show now: its data as they came, or its stop and head.
 function draw(chart) {
   chart.shows = wanted(chart);
   const found = chart.shows === null ? null : shownFrames(chart);
   return react(chart, found ? figureAt(chart, found.frames, found.frame) : chart.figure);
 }
 
-// A chart far from the window is not drawn until it comes near, the first time too, and not
-// again whatever changed: plotly.js replots a whole figure, axes and all, for new numbers,
-// and no one sees a chart that far. Near: within a window's height above or below it, so a
-// chart is drawn a window before it scrolls into view; a page about to print draws them all.
+// A chart more than a window's height from view waits until it comes near: plotly.js replots
+// the whole figure for new numbers, and no one sees it. Printing draws them all.
 const watchers = new Map(); // the element that scrolls -> its IntersectionObservers
 
-// The element whose scrolling moves `element` (Streamlit's main area scrolls, not the
-// page): a margin only reaches as far as the box it is measured in.
+// The element that scrolls `element` (Streamlit's main area): a root margin needs that box.
 function scroller(element) {
   for (let node = element.parentElement; node; node = node.parentElement) {
     if (/auto|scroll/.test(getComputedStyle(node).overflowY)) return node;
@@ -154,8 +139,7 @@ function watch(chart) {
         settle(chart, chart.drawn ? undefined : "soon");
       }
     };
-    // The window's first: both report in one task, so a chart is known to be in the window
-    // by the time the one that comes near is drawn (next).
+    // In the window first: both report in one task, so `next` knows it before a drawing.
     watchers.set(root, [
       new IntersectionObserver(inWindow, { root }),
       new IntersectionObserver(seen, { root, rootMargin: "100% 0px" }),
@@ -165,8 +149,7 @@ function watch(chart) {
   for (const watcher of watchers.get(root)) watcher.observe(chart.div);
 }
 
-// A closed expander's charts wait until it is opened (a Plotly table of 43 rows costs
-// 60-150 ms to redraw, as much as all the heatmaps together).
+// A closed expander's charts wait until it is opened (a table redraws slowly).
 function unfold(details) {
   if (details.aeWatched) return;
   details.aeWatched = true;
@@ -181,9 +164,8 @@ async function react(chart, figure) {
   chart.reacting = (chart.reacting || 0) + 1;
   look(chart);
   const Plotly = await plotlyReady;
-  // A config of its own, made once: Plotly.react rebuilds the whole plot when the config
-  // differs (functions by identity). Our camera (download.js) replaces plotly.js's; its
-  // "Share chart..." would upload to Plotly's cloud.
+  // Made once: Plotly.react rebuilds the plot for a new config (functions by identity). Our
+  // camera replaces plotly.js's (download.js); "Share chart" would upload to Plotly's cloud.
   chart.plotConfig ??= {
     responsive: false, // the chart follows its element's width, not the window's (narrow.js)
     displaylogo: false,
@@ -224,8 +206,8 @@ function overlaid(figure, shapes) {
   return { ...figure, layout: { ...figure.layout, shapes: [...(figure.layout.shapes ?? []), ...shapes] } };
 }
 
-// `chart`'s element changed width since it was drawn: drawn again in its turn, fitted to the
-// new width (narrow.js). Not while Plotly.react draws it: react calls this again after.
+// Its element changed width since it was drawn: drawn again, fitted (narrow.js); react calls
+// this again after a drawing under way.
 function followWidth(chart) {
   if (chart.reacting || !chart.drawn || !drawnAtAnotherWidth(chart)) return;
   chart.resized = true;
@@ -264,12 +246,10 @@ export function mountChart(component) {
   const theme = themeKey(chart.host);
   if (chart.spec === data.spec && chart.liveText === liveText && chart.theme === theme) return settle(chart);
   Object.assign(chart, { theme, spec: data.spec, liveText, figure: JSON.parse(data.spec) });
-  // Until it is first drawn, the chart keeps its figure's room: the page below does not move
-  // when it is drawn, and the charts far from the window are seen to be.
+  // Its room kept until its first drawing: the page below does not jump.
   if (!chart.drawn) chart.div.style.minHeight = `${chart.figure.layout?.height ?? 450}px`;
   chart.cells = null; // the reference figure's customdata, decoded when first needed
-  // New data: draw them (at the stop and head shown), unless their frames (a layer, the
-  // mask, a text) are still to come in this run: until then it keeps what it shows (wanted).
+  // New data, drawn at the stop and head shown, unless their frames come later in this run.
   if (!replaced(chart)) chart.shows = undefined;
   return settle(chart, "now");
 }
@@ -283,8 +263,7 @@ export function forget(element) {
   if (window.Plotly) window.Plotly.purge(chart.div);
 }
 
-// Shapes for the chart `data.chart` arrived ({kind: "shapes", chart, shapes}): drawn over
-// its figure, now if it is drawn, else with it (react).
+// Shapes for chart `data.chart`: drawn over it now, or with its first drawing.
 export function mountShapes(component) {
   const { data, parentElement } = component;
   marker(parentElement, "ae-shapes");
@@ -300,12 +279,11 @@ function marker(parentElement, name) {
   return parentElement.querySelector(`.${name}`) ?? parentElement.appendChild(div());
 }
 
-// Frames arrived, a bundle (app/live/slider.py's send_frames): hold them for their source,
-// and draw what they bring to the current stop and head.
+// A bundle of frames (app/live/slider.py): held for their source, drawn where they are due.
 export function mountFrames(component) {
   const { data, parentElement } = component;
   marker(parentElement, "ae-frames").dataset.bytes = String(data.byteLength);
-  // Decoding is cheap next to the transfer, but skip it when the same frames come again.
+  // The same frames again: nothing to do.
   const headers = bundleHeaders(data);
   if (parentElement.aeHeaders === headers) return;
   parentElement.aeHeaders = headers;
@@ -315,10 +293,9 @@ export function mountFrames(component) {
   const src = source(bundle[0].source);
   src.held.set(parentElement, bundle);
   for (const frames of bundle) if (src.head === null && frames.head !== undefined) src.head = frames.head;
-  // A neighbouring stop's frames (or another head's) wait for their turn; nothing to draw now.
+  // Another stop's or head's frames wait for their turn.
   if (src.stop !== null && bundle.every((frames) => frameOf(frames, src.stop, src.head) < 0)) return;
-  // Frames of the current stop alone arrive after a jump (a drag's release): show the
-  // stop at once over the images Plotly drew, then draw the exact figures.
+  // The current stop's alone (after a jump, past 128 tokens): previewed at once, then drawn.
   const one = bundle.length === 1 && bundle[0].scales.length === 1 && bundle[0].axis !== "head";
   if (one && src.stop !== null) showFrame(src, src.stop);
   for (const chart of src.charts) settle(chart);
@@ -330,10 +307,8 @@ export function moving(src) {
   for (const chart of src.charts) look(chart);
 }
 
-// A control of `src` released: every chart that follows it drawn as it should show now,
-// after the previews. At a stop and head (`exact`), from float32 frames in the browser, else
-// by Python; back on what it drew, its own drawing put back. A layer or the mask waits
-// for its run, its preview painted.
+// A control of `src` released: its charts drawn after the previews. Back on what Plotly drew
+// at a stop and head (`exact`), its drawing put back; a layer or the mask waits for its run.
 export function release(src, exact) {
   src.moving = false;
   for (const chart of src.charts) {

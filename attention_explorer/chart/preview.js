@@ -1,11 +1,7 @@
-// The preview of a stop, a head, a layer or the mask while a control moves: one frame on
-// every chart that follows the control's frames.
-//
-// A canvas over a heatmap's image shows the frame (indexing and colour mapping only, no
-// maths), its colour bar gets the frame's ticks, bars are restyled, markers moved, curves
-// and titles redrawn, tables' numbers rewritten. Whatever is touched here is Plotly's to
-// draw again: restorePlotly puts Plotly's own drawing back once the exact figure is drawn.
-// Each frame painted is announced to the page as an "ae-frame" event (its stop and timings).
+// The preview while a control moves: a frame painted over what plotly.js drew (a canvas over
+// a heatmap, the colour bar's ticks, bars, markers, curves, titles, table texts; indexing and
+// colour mapping only), since a replot is too slow for every frame of a drag. restorePlotly
+// gives plotly.js its drawing back. Each frame painted is announced as an "ae-frame" event.
 
 import {
   axisOf, barCorners, barPaths, barTo, cellOf, cellTexts, colourBar, drawn, fullTrace, fullTraces,
@@ -21,7 +17,7 @@ const TEXT = "textContent"; // an element's text, touched as if it were an attri
 const hidden = Object.entries(UNDER_PREVIEW).map(([mark, part]) => `.ae-chart[${mark}] ${part}`);
 addStyle("ae-preview-style", `${hidden.join(", ")} { visibility: hidden; }`);
 
-// 256 RGBA colours along a Plotly colour scale ([[t, css colour], ...]), drawn by the canvas.
+// 256 RGBA colours along a Plotly colour scale ([[t, css colour], ...]).
 function colourTable(colorscale) {
   const ctx = Object.assign(document.createElement("canvas"), { width: 256, height: 1 }).getContext("2d");
   const gradient = ctx.createLinearGradient(0, 0, 256, 0);
@@ -31,10 +27,8 @@ function colourTable(colorscale) {
   return new Uint32Array(ctx.getImageData(0, 0, 256, 1).data.buffer);
 }
 
-// Frame `frame` of `array` over the heatmap image Plotly drew for trace 0: a canvas of one
-// pixel per cell in a foreignObject at the image's place and size (stretched like it,
-// pixelated). Rows are the canvas's rows, top to bottom, as the reversed y axes of our
-// heatmaps draw them. Whether it was painted.
+// Frame `frame` of `array` on a canvas of one pixel a cell over trace 0's heatmap image, at
+// its place and size (our heatmaps' y axes are reversed: rows top to bottom). Whether painted.
 function recolour(chart, array, frame, limits, shows) {
   const [image, full] = [heatmapImage(chart.div), fullTrace(chart.div)];
   if (!image || !full) return false;
@@ -76,9 +70,7 @@ function recolour(chart, array, frame, limits, shows) {
   return true;
 }
 
-// The colour bar of a heatmap recoloured at frame `frame` with ± `limits[frame]`: the
-// frame's ticks in place of Plotly's, each where the bar shows its value, as the canvas
-// maps values to colours.
+// The colour bar's ticks for frame `frame` (± `limits[frame]`), each where the bar shows it.
 function relabelColourBar(chart, ticks, limits, frame) {
   const bar = colourBar(chart.div);
   if (!bar || !ticks) return;
@@ -93,9 +85,8 @@ function relabelColourBar(chart, ticks, limits, frame) {
   const copies = values.map(() => bar.tick.cloneNode(true));
   for (const tick of copies) tick.removeAttribute("class");
   chart.colourBarTicks.replaceChildren(...copies);
-  // The copies share their group and attributes, so one pair of matrices takes the bar's y
-  // to every label's until Plotly draws the chart again: a matrix read after a write forces
-  // a layout, and one per label was most of a drag's frame.
+  // One pair of matrices for every label until Plotly draws again: reading one after a write
+  // forces a layout.
   if (copies.length) chart.colourBarMatrices ??= [bar.fill.getCTM(), copies[0].getCTM().inverse()];
   copies.forEach((tick, i) => {
     const text = tick.querySelector("text");
@@ -108,9 +99,8 @@ function relabelColourBar(chart, ticks, limits, frame) {
   chart.div.dataset.colourBar = String(frame);
 }
 
-// Give Plotly back its own drawing: the canvas and labels gone, what was hidden shown. Back
-// on what it drew, what the preview wrote and Plotly has not drawn since is put back; after
-// Plotly.react drew the frame the preview showed (`drawnAgain`), it is that frame's already.
+// Give Plotly back its drawing. What the preview wrote and Plotly has not drawn since is put
+// back, unless Plotly.react just drew the frame the preview showed (`drawnAgain`).
 export function restorePlotly(chart, drawnAgain = false) {
   chart.preview?.holder.remove();
   chart.colourBarTicks?.remove();
@@ -129,8 +119,7 @@ export function restorePlotly(chart, drawnAgain = false) {
   chart.touched = null;
 }
 
-// Set an attribute (or one style property, or TEXT) that Plotly drew, remembering Plotly's
-// value so that restorePlotly can put it back if Plotly has not drawn the element since.
+// Set an attribute (or a style property, or TEXT) Plotly drew, keeping Plotly's for restorePlotly.
 function touch(chart, element, attr, value, property) {
   chart.touched ??= new Map();
   if (!chart.touched.has(element)) chart.touched.set(element, {});
@@ -142,7 +131,7 @@ function touch(chart, element, attr, value, property) {
   record[attr].ours = read(element, attr);
 }
 
-// A text's one text node changed in place (cheaper to lay out than a new node).
+// A text node changed in place: cheaper to lay out than a new node.
 function setText(element, value) {
   if (element.childNodes.length === 1 && element.firstChild.nodeType === Node.TEXT_NODE) {
     element.firstChild.nodeValue = value;
@@ -153,8 +142,7 @@ function setText(element, value) {
 
 const read = (element, attr) => (attr === TEXT ? element.textContent : element.getAttribute(attr));
 
-// While a chart shows a frame its figure does not hold, a hover label would give the
-// figure's numbers, not the ones seen: no labels until Plotly draws that frame.
+// A hover label would give the figure's numbers, not the frame's: none until Plotly draws it.
 function hideHover(chart) {
   if (chart.div.dataset.hoverHidden) return;
   window.Plotly?.Fx.unhover(chart.div);
@@ -185,8 +173,7 @@ function moveMarkers(chart, indices, scale) {
   }
 }
 
-// Line traces 0, 1, ... at frame `frame` of `array` (n_lines, n_points per frame), each
-// path redrawn through its points on the axes Plotly laid out (their ranges fixed by Python).
+// Line traces 0, 1, ... at frame `frame` of `array` (n_lines, n_points), on Plotly's axes.
 function moveCurves(chart, array, frame) {
   const full = fullTraces(chart.div);
   const paths = linePaths(chart.div);
@@ -202,9 +189,8 @@ function moveCurves(chart, array, frame) {
   }
 }
 
-// A table's columns `first`, `first` + 1, ... at frame `frame` of the frames' array `name`
-// (n_rows, n_columns per frame): each body cell plotly.js drew (a long table draws the rows
-// in view) gets the frame's text as Python wrote it (frames.texts).
+// A table's columns `first`, `first` + 1, ... at frame `frame` of array `name`, as Python
+// wrote them (frames.texts), in the cells plotly.js drew (a long table draws those in view).
 function setColumns(chart, frames, name, frame, first) {
   const [array, texts] = [frames.arrays[name], frames.texts?.[name]?.[frame]];
   if (!array || !texts) return;
@@ -217,10 +203,8 @@ function setColumns(chart, frames, name, frame, first) {
   }
 }
 
-// Show the slider's `stop` and the head shown on every chart that follows `src`, from the
-// frames held for them; with `other` ({axis, index}: a layer, or the mask off 0 or on 1),
-// that one's, from the frames held along its axis (otherFrames), until the run that
-// brings it draws it.
+// Show `stop` and the head on every chart that follows `src`; with `other` ({axis, index}: a
+// layer, or the mask 0 or 1), that one's from the frames along its axis, until its run.
 export function showFrame(src, stop, other = null) {
   const started = performance.now();
   const parts = {};
@@ -229,10 +213,9 @@ export function showFrame(src, stop, other = null) {
   let held = false;
   for (const chart of src.charts) {
     const live = chart.live;
-    // frames of other stops only (past 128 tokens): wait for the stop's own
+    // past 128 tokens the stop's own frames may be still to come
     const found = along ? { frames: along, frame: other.index } : framesAt(src, stop, live.frames);
     held ||= found !== null;
-    // not yet drawn by Plotly (the frames of one stop may come before a chart's first draw)
     if (!found || !chart.div.isConnected || !drawn(chart.div)) continue;
     if (!along && chart.shows === shownKey(chart, src.head, stop)) {
       if (!chart.reacting) restorePlotly(chart); // back on what was drawn: Plotly's own
