@@ -80,6 +80,12 @@ def write_url(keep_step=False, page=None):
 
     On a ``page`` with opening values, a control that differs from its opening value is
     written even at its default, so the link reopens what was shown.
+
+    The whole query string is sent on every run, changed or not: Streamlit's copy of it
+    is the one the browser sent with the run's request, which may predate the last
+    run's write (a head moved back while the run of its first move was on its way), so a
+    write skipped as unchanged could leave the address bar on the older value. The
+    browser adds no history entry for an address it already shows.
     """
     values = current()
     wanted = url_params(values)
@@ -87,13 +93,13 @@ def write_url(keep_step=False, page=None):
         if values[key] != opening:
             wanted[key] = format_value(key, values[key])
     keep = EXTRA_PARAMS if keep_step else EXTRA_PARAMS - {"step"}
-    for key in list(st.query_params):
-        stale = key not in wanted if key in CONTROLS else key not in keep
-        if stale:
-            del st.query_params[key]
-    for key, value in wanted.items():
-        if st.query_params.get(key) != value:
-            st.query_params[key] = value
+    url = {}
+    for key in st.query_params:  # in the address's order
+        if key in wanted:
+            url[key] = wanted[key]
+        elif key not in CONTROLS and key in keep:
+            url[key] = st.query_params.get_all(key)
+    st.query_params.from_dict({**url, **wanted})
 
 
 #: Session-state key of the name this run's exported files start with (:func:`name_files`).

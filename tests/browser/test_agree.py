@@ -65,9 +65,6 @@ def linked(link):
 def check_agreement(page, model_run):
     at = shown(page)
     link = linked(query(page))
-    print(
-        "CHECK", at, link, page.url, page.evaluate("location.search"), page.evaluate("window.__rep")
-    )
     assert at["head"] == at["live head"] == link["head"], (at, link)
     assert (at["layer"], at["causal"]) == (link["layer"], link["causal"]), (at, link)
     model, run = model_run

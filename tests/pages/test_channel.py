@@ -5,6 +5,7 @@ on purpose (a link, the presenter bar, a new model) are, once each.
 """
 
 import pytest
+from streamlit.testing.v1 import AppTest
 from apptest_support import RANDOM, control, move, open_app, sidebar_controls
 
 from engine.resources import minilm_dir
@@ -63,3 +64,27 @@ def test_the_mask_reaches_every_page_that_reads_it():
     assert not at.exception
     assert at.query_params["causal"] == "1"
     assert control(at, "causal")["value"] == 1
+
+
+def test_a_run_sends_its_link_even_when_streamlits_copy_of_the_address_agrees():
+    """The address bar can be newer than the address a run's request carried.
+
+    A head moved to 2 and back to 1 before the first move's run wrote ``head=2``: the
+    second run starts from the request's address (no head) while the browser's bar shows
+    the first run's ``head=2``. Its link (head 1, the default: no head) must still be sent.
+    """
+
+    def script():
+        from streamlit.runtime.scriptrunner_utils.script_run_context import get_script_run_ctx
+
+        from app.state import session
+
+        session.load_url()
+        get_script_run_ctx().query_string = "layer=1&head=2"  # the bar, after the run before
+        session.write_url()
+
+    at = AppTest.from_function(script)
+    at.query_params["layer"] = "1"
+    at.run()
+    assert not at.exception
+    assert at.query_params == {"layer": "1"}
