@@ -14,9 +14,9 @@ import { mountViewport } from "./viewport.js";
 
 function mountPage(component) {
   const { parentElement, setTriggerValue } = component;
-  // The chart component's elements that only carry data (frames, shapes over a chart) take
+  // The elements that only carry data (frames, shapes over a chart, the tour's step) take
   // no room: Streamlit's container of each is a flex item of its own, with a gap beside it.
-  addStyle("ae-data-only", '[data-testid="stElementContainer"]:has(.ae-frames, .ae-shapes) { display: none; }');
+  addStyle("ae-data-only", '[data-testid="stElementContainer"]:has(.ae-frames, .ae-shapes, .ae-top) { display: none; }');
   if (!parentElement.querySelector(".ae-page")) {
     const marker = document.createElement("div");
     marker.className = "ae-page";
@@ -28,6 +28,9 @@ function mountPage(component) {
 
 // The page at its top when `at` differs from what this element last had.
 function scrollToTop(parentElement, at) {
+  if (!parentElement.querySelector(".ae-top")) {
+    parentElement.append(Object.assign(document.createElement("div"), { className: "ae-top" }));
+  }
   if (parentElement.aeAt !== undefined && parentElement.aeAt !== at) {
     for (const pane of [document.scrollingElement, ...document.querySelectorAll('[data-testid="stMain"]')]) {
       pane.scrollTo({ top: 0 });
