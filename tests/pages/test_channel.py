@@ -5,8 +5,8 @@ on purpose (a link, the presenter bar, a new model) are, once each.
 """
 
 import pytest
-from streamlit.testing.v1 import AppTest
 from apptest_support import RANDOM, control, move, open_app, sidebar_controls
+from streamlit.testing.v1 import AppTest
 
 from engine.resources import minilm_dir
 
