@@ -1,23 +1,17 @@
-// Attention Explorer's chart component: every chart in the app, kept mounted by its key,
-// the controls the browser owns, and the frames they play.
-//
-// Streamlit calls the default export on mount and again whenever the element's data change.
-// Four kinds of data arrive from Python (app/views/chart.py, app/widgets/channel.py,
-// app/live/slider.py, app/views/model_view.py), each for a module beside this one:
+// Attention Explorer's chart component: every chart in the app, kept mounted by its key, the
+// controls the browser owns and the frames they play. Streamlit calls the default export on
+// mount and whenever the element's data change. The data, from app/views/chart.py,
+// app/widgets/channel.py, app/live/slider.py and app/views/model_view.py, by kind:
 //   chart   {key, spec: figure JSON string, config, print, clicks, live?: {...}}  plot.js
 //   control {kind: "control", name, source, label, count, value, placed, heard, ...}  control.js
 //   frames  bytes: a bundle of packed frames (app/live/protocol.py)                plot.js, frames.js
 //   shapes  {kind: "shapes", chart, shapes}: drawn over a chart                   plot.js
-// state.js names what a chart is, preview.js paints a frame while a control moves, exact.js
-// builds a frame's exact figure, narrow.js fits a chart to a phone, download.js exports it,
-// hover_lines.js keeps a hovered token's lines, theme.js applies Streamlit's theme.
 //
-// This entry imports nothing statically: a module runs only once every module it imports,
-// however deep, has arrived, and the browser learns of a module's imports only once it has
-// arrived. So plotly.js (most of a first load's scripting) is asked for first, and every
-// module under mount.js at once beside it; a chart mounted before they are in is mounted
-// when they are, in the order Streamlit called (docs/benchmarks.md, "The first load").
-// tests/app/test_component.py holds this list to mount.js's imports.
+// No static import: a module runs only once all it imports, however deep, has arrived, and
+// the browser learns a module's imports only when it arrives. So plotly.js (most of a first
+// load's scripting) is asked for first and every module under mount.js at once beside it; a
+// chart mounted before they are in is mounted when they are, in Streamlit's order
+// (docs/benchmarks.md, "The first load"). tests/app/test_component.py holds MODULES to mount.js's.
 const MODULES = [
   "./mount.js",
   "./control.js", "./frames.js", "./plot.js",

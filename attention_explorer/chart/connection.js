@@ -3,10 +3,9 @@
 // whose new session knows nothing, and Streamlit reruns nothing by itself (a page switch
 // would clear the query string). The run reads the link first (app/state/session.py).
 
-// The latest page element's trigger: a run of the page, with the address bar's query string.
 let rerun = null;
 
-// After the connection was lost and is back, run the page once from the address bar.
+// One observer per window, though every run of the page hands in a trigger.
 function watchConnection() {
   if (window.__aeConnectionWatched) return;
   window.__aeConnectionWatched = true;
@@ -28,7 +27,7 @@ function watchConnection() {
   look();
 }
 
-// Watch the connection; `trigger` (the latest page element's) runs the page when it is back.
+// `trigger`, the latest page element's, runs the page with the address bar's query string.
 export function rerunOnReconnect(trigger) {
   rerun = trigger;
   watchConnection();

@@ -1,10 +1,10 @@
-// The camera button: the figure downloaded for a slide or a paper.
+// The camera button: the figure downloaded for a slide or a paper, laid out for print
+// (app/views/export.py: its own size from the token count, thinned tick labels, the print
+// font), on white.
 
 import { shownFrames, source } from "./frames.js";
 import { plotlyReady } from "./plotly_loader.js";
 
-// The camera button saves the figure laid out for print (app/views/export.py): its own size
-// from the token count, thinned tick labels, the print font, on white.
 export async function download(chart, gd) {
   const Plotly = await plotlyReady;
   const options = chart.config.toImageButtonOptions;

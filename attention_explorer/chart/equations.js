@@ -1,9 +1,8 @@
-// Equations fitted to their width: KaTeX draws a display equation on one line, which a narrow
-// screen cuts off. Each display wider than its room is scaled down to fit it (the browser's
-// own font scaling, no maths on the formula), and grows back when the room does. The room
-// is the width of the layout block the equation sits in (the page's column, a column of
-// st.columns, a horizontal row): the display's own box and its wrappers are as wide as
-// their content, so measured there a shrunk equation only ever shrank further.
+// Display equations scaled by their font size alone to fit their room, down and back up:
+// KaTeX draws each on one line, which a narrow screen cuts off.
+
+// The room is the layout block an equation sits in, not the display or its wrappers: they are
+// as wide as their content, so a shrunk equation measured there would only shrink further.
 const ROOM = '[data-testid="stVerticalBlock"], [data-testid="stHorizontalBlock"]';
 const EQUATION = ".katex-display";
 
@@ -38,9 +37,8 @@ function touchesEquation(record) {
   return [...record.addedNodes].some((node) => node.nodeType === 1 && (node.matches(EQUATION) || node.querySelector(EQUATION)));
 }
 
-// Fit every equation now, and again whenever one is added or changed, or the page's column
-// changes width (the window, the sidebar, presentation mode). Not on every change: reading a
-// width after one forces the page's layout there and then.
+// Not on every change to the page, only one to an equation, a width or the fonts: reading a
+// width after a change forces the page's layout there and then.
 export function watchEquations() {
   if (window.__aeEquationsWatched) return;
   window.__aeEquationsWatched = true;

@@ -1,9 +1,6 @@
-// The exact figure of a stop, from float32 frames: the chart's reference figure with the
-// engine's numbers of that stop put in its place.
-//
-// Indexing only: every number shown comes from the frames, and colours, cell text and hover
-// text follow from them as plotly.js draws them, with the templates Python set
-// (texttemplate, hovertemplate): nothing is formatted here.
+// The exact figure of a stop: the chart's reference figure with the engine's float32 numbers
+// of that stop in place. Indexing only: colours, cell and hover text follow from the numbers,
+// drawn by plotly.js with Python's texttemplate and hovertemplate: nothing is formatted here.
 
 import { frameRows, start } from "./frames.js";
 
@@ -24,10 +21,9 @@ function nested(spec) {
   return split(flat, shape);
 }
 
-// Cells of `customdata` (rows of cells, each a list) with entry `slot` of each taken from
-// `rows`, for each [rows, slot] of `slots`. A gap (NaN: a masked cell) becomes "", which
-// plotly.js writes as it is, so the template's other entries (Python's note for such a
-// cell) speak for it.
+// `customdata` (rows of cells, each a list) with entry `slot` of each cell from `rows`, for
+// each [rows, slot] of `slots`. A gap (NaN: a masked cell) becomes "", which plotly.js writes
+// as it is, so the template's other entries (Python's note for such a cell) speak for it.
 function withSlots(customdata, slots) {
   return customdata.map((row, i) =>
     row.map((original, j) => {
@@ -40,10 +36,8 @@ function withSlots(customdata, slots) {
     }));
 }
 
-// The figure at the slider's stop and the head shown: the reference figure (the chart's
-// data) with the engine's float32 numbers of that head and stop (frame `frame` of
-// `frames`) put in its place. The chart's `live` binding says where each array goes
-// (app/live/protocol.py's follow).
+// The figure of frame `frame` of `frames`; the chart's `live` binding says where each array
+// goes (app/live/protocol.py's follow).
 export function figureAt(chart, frames, frame) {
   const live = chart.live;
   const figure = chart.figure;

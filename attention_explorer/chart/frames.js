@@ -1,18 +1,16 @@
-// The frames in the browser: decoded from Python's binary messages, held per source, and
-// which head and stop each chart that follows them should show.
-//
-// A source (a slider's key, which the charts name) holds the frames of the elements that
-// sent them: every stop's of the head shown in one element, or (past 128 tokens) one stop's
-// per element, the current stop's and its neighbours'; beside them, every head of the layer
-// at the current stop (header `axis: "head"`), from which a head switch is painted, and the
-// head shown in every layer at that stop (`axis: "layer"`) and unmasked and masked there
-// (`axis: "mask"`), from which a layer switch and a mask toggle are. An element's frames
-// count from its mount and are forgotten when it has left the page.
+// The frames in the browser: decoded from Python's binary messages, held per source (a
+// slider's key, which its charts name), and which head and stop each chart should show.
+// A source holds its elements' frames: every stop's of the head shown in one element, or past
+// 128 tokens one stop's per element, the current stop's and its neighbours'; beside them, to
+// paint a head switch, every head of the layer at the current stop (header `axis: "head"`), and
+// for a layer switch and a mask toggle, the head shown in every layer (`axis: "layer"`) and
+// unmasked and masked (`axis: "mask"`) there. An element's frames count from its mount, though
+// it may not be in the page yet, and go when it has left.
 
 // name -> {held: Map(element -> [frames]), stop, head, sent, moving, charts: Set}
 const sources = new Map();
 
-// The source named `name` and what follows it, made on first use.
+// Made on first use: a chart, a control or frames may name it first.
 export function source(name) {
   if (!sources.has(name)) {
     sources.set(name, { held: new Map(), stop: null, head: null, sent: null, moving: false, charts: new Set() });
@@ -20,7 +18,7 @@ export function source(name) {
   return sources.get(name);
 }
 
-// Every source: for what spans them all (a chart that stops following, an element gone).
+// For what spans every source (a chart that stops following, an element gone).
 export const allSources = () => sources.values();
 
 // `chart` follows the source its `live` binding names, and no other.
@@ -58,17 +56,17 @@ function parts(bytes) {
   return found;
 }
 
-// The bundle's headers, as one text: the same frames again have the same.
+// The bundle's headers as one text, which tells the same frames sent again.
 export function bundleHeaders(bytes) {
   return parts(bytes).map(headerText).join("\n");
 }
 
-// Every frames message of a bundle, decoded.
 export function decodeBundle(bytes) {
   return parts(bytes).map(decodeFrames);
 }
 
-// Every frames message `src` holds, whichever element brought it.
+// Every frames message `src` holds, whichever element brought it (exported for the browser
+// tests, which read what is held).
 export function* heldFrames(src) {
   for (const list of src.held.values()) yield* list;
 }
@@ -182,7 +180,7 @@ export function replaced(chart) {
   return src.held.size > 0 && !holds(src, live.frames);
 }
 
-// The name of what `chart` shows at `head` and `stop`.
+// What `chart` shows at `head` and `stop`, named as wanted() names it.
 export function shownKey(chart, head, stop) {
   const live = chart.live;
   return live.stopless ? `${live.frames}:${head}` : `${live.frames}:${head}:${stop}`;

@@ -1,11 +1,10 @@
-// The line view (BertViz's head view): a token under the pointer keeps its lines.
+// The line view (BertViz's head view): a token under the pointer keeps its lines, in the
+// browser alone; a click keeps them for good (Python draws them, and the picker names it).
 
-// A line view (app/views/line_view.py's figure, layout.meta "line-view") draws its lines as path
-// shapes "M0,q L1,k M0,q′ L1,k′ …"; plotly.js draws each as an SVG path with the same
-// segments in the same order, in pixels. As in BertViz's head view, a token of the query
-// column (trace 0) under the pointer keeps the lines from it, one of the key column
-// (trace 1) the lines into it; leaving the token brings every line back. A click still
-// keeps a token's lines for good (Python draws them, and the picker names it).
+// A line view (app/views/line_view.py, layout.meta "line-view") draws its lines as path shapes
+// "M0,q L1,k M0,q′ L1,k′ …", which plotly.js draws as SVG paths of the same segments in the
+// same order, in pixels. A query token (trace 0) keeps the lines from it, a key token
+// (trace 1) those into it; no token (`point` null) brings every line back.
 export function hoverLines(chart, point) {
   const layout = chart.div._fullLayout;
   if (!layout || chart.div.layout?.meta !== "line-view") return;

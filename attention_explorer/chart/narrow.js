@@ -1,15 +1,10 @@
-// Narrow screens: a title that fits, a mode bar that covers nothing, a whole table.
+// Charts fitted to a phone after each drawing: there plotly.js runs a long title past the
+// right edge (it wraps none) and its mode bar over the title, and a table whose header wraps
+// pushes its last rows out of its fixed height.
 
 import { addStyle } from "./theme.js";
-//
-// Each chart is fitted after it is drawn (fitNarrow). On a phone a long title runs past the
-// right edge (plotly.js does not wrap it), the mode bar covers the title, and a table whose
-// header wraps pushes its last row out of its fixed height. So a title wider than the chart
-// is wrapped at its spaces, the top margin growing by the lines added (remembered for the
-// same title at the same width, so the next drawing is fitted at once); a mode bar that
-// covers a title moves into a strip above the figure; a table grows to show every row, up
-// to TABLE_MAX px. A chart is measured once per width and layout: reading a size after
-// Plotly.react forces the page's layout, which a redraw with new numbers only need not pay.
+
+// The tallest, in px, a table grows to show every row.
 const TABLE_MAX = 700;
 // A figure of several panels whose labels run off the side or into each other on a phone
 // is drawn up to WIDE px wide, and its column scrolls sideways.
@@ -27,15 +22,14 @@ export function widthOf(chart) {
   return chart.width ?? chart.div.clientWidth;
 }
 
-// Whether `chart` was drawn at another width than its element's: its column changed width
-// (presentation mode, the sidebar, the window), not only the window, which is all plotly.js's
-// own `responsive` follows. plot.js then draws it again at the new width and fits it anew.
+// Its column changed width (presentation mode, the sidebar), which plotly.js's `responsive`,
+// following the window only, misses: plot.js draws it again and fits it anew.
 export function drawnAtAnotherWidth(chart) {
   const drawn = chart.div._fullLayout?.width;
   return Boolean(drawn && chart.width && Math.abs(drawn - chart.width) > 1);
 }
 
-// What a fit depends on: the width, the layout, and a table's header (which may wrap).
+// What a fit depends on: a table's header too, as it may wrap.
 function fitKey(chart, figure) {
   const headers = figure.data.map((trace) => (trace.type === "table" ? trace.header?.values : null));
   return JSON.stringify([widthOf(chart), figure.layout, headers]);
@@ -43,9 +37,8 @@ function fitKey(chart, figure) {
 
 const titleOf = (layout) => (typeof layout.title === "string" ? layout.title : layout.title?.text);
 
-// `figure`'s layout at the chart's width, with what earlier drawings at this width found it
-// needs. The width is given: plotly.js takes its element's width on a first drawing only.
-// The title and margin are copies: the figure stays as Python sent it.
+// `figure`'s layout with what earlier fits at this width found (in copies: the figure stays
+// as Python sent it), and the width, which plotly.js reads on a first drawing only.
 export function fitted(chart, figure) {
   const layout = figure.layout;
   const width = widthOf(chart);
@@ -58,7 +51,7 @@ export function fitted(chart, figure) {
     out.margin.t = (layout.margin?.t ?? 100) + fit.extra;
     out.height = (layout.height ?? 450) + fit.extra;
   }
-  const table = chart.tableFit; // the height a table's header took at this width and layout
+  const table = chart.tableFit;
   if (table?.fit === fitKey(chart, figure)) out.height = Math.max(out.height ?? 0, table.height);
   return out;
 }
@@ -93,7 +86,8 @@ function crowded(gd) {
   return titles.some((a, i) => titles.slice(i + 1).some((b) => overlap(a, b, 1)));
 }
 
-// The title wrapped to the chart's width: the layout update, or null when it fits.
+// The title wrapped at its spaces to the chart's width: the layout update, or null when it
+// fits. Kept per title and width, so the next drawing is fitted at once (fitted).
 async function wrapTitle(chart, gd, source, width) {
   const title = gd.querySelector(".g-gtitle .gtitle");
   const key = `${width}|${source}`;
@@ -128,7 +122,8 @@ async function wrapTitle(chart, gd, source, width) {
   return { "margin.t": margin + extra, height: height + extra };
 }
 
-// Fit `chart`, just drawn from `figure`, to its width (see the top of this file).
+// Once per width and layout: reading a size after Plotly.react forces the page's layout,
+// which a redraw with new numbers only need not pay.
 export async function fitNarrow(chart, figure) {
   const gd = chart.div;
   const layout = gd._fullLayout;

@@ -1,5 +1,5 @@
 // Attention Explorer's page component: what every page needs from the browser itself.
-// Three kinds of data arrive from Python (app/lecture/share.py, app/lecture/presentation.py):
+// The data, from app/lecture/share.py and app/lecture/presentation.py, by kind:
 //   page      {kind: "page"}, once per run on every page: a run from the address bar after a
 //             lost connection (connection.js), equations fitted (equations.js)
 //   top       {kind: "top", at}: the page scrolled to its top when `at` changes (the tour's step)
@@ -26,7 +26,8 @@ function mountPage(component) {
   watchEquations();
 }
 
-// The page at its top when `at` differs from what this element last had.
+// A new `at` (the tour's next step) starts at the top though the reader had scrolled down;
+// a rerun, or this element's first data, leaves the page where it is.
 function scrollToTop(parentElement, at) {
   if (!parentElement.querySelector(".ae-top")) {
     parentElement.append(Object.assign(document.createElement("div"), { className: "ae-top" }));

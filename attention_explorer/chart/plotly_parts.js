@@ -1,14 +1,11 @@
-// The parts of a plot that plotly.js drew which the previews reach into (preview.js): every
-// selector, private field and path format they rely on, in one place. They hold for the
-// vendored plotly.js (vendor/, scripts/build_plotly.sh); tests/browser/test_plotly_parts.py
-// draws one plot of each kind with it in a bare page and checks that each part is found
-// and means what the previews take it to mean, so an upgrade that moves one fails there.
+// The previews' one adapter to plotly.js's internals: every selector, private field and path
+// format preview.js relies on. tests/browser/test_plotly_parts.py checks each on plots drawn by
+// the vendored plotly.js (scripts/build_plotly.sh), so an upgrade that moves one fails there.
 
 // Whether plotly.js has drawn `gd` (its laid-out figure is there).
 export const drawn = (gd) => Boolean(gd._fullLayout);
 // Trace `t` as plotly.js laid it out (z, zmin, zmax, colorscale, x, xaxis, yaxis), or null.
 export const fullTrace = (gd, t = 0) => gd._fullData?.[t] ?? null;
-// Every trace as laid out, or null.
 export const fullTraces = (gd) => gd._fullData ?? null;
 // The axis a trace or a shape names ("x", "y2", ...), with c2p: a value to a pixel.
 export const axisOf = (gd, ref) => gd._fullLayout[`${ref[0]}axis${ref.slice(1)}`];
@@ -16,7 +13,7 @@ export const axisOf = (gd, ref) => gd._fullLayout[`${ref[0]}axis${ref.slice(1)}`
 export const shapeOf = (gd, index) => gd._fullLayout.shapes[index];
 export const shapePath = (gd, index) => gd.querySelector(`.shapelayer path[data-index="${index}"]`);
 
-// The image a heatmap's cells are drawn in (trace 0's).
+// Trace 0's heatmap cells, drawn as one image.
 export const heatmapImage = (gd) => gd.querySelector(".heatmaplayer image");
 // A heatmap's colour bar: its fill (the colours, bottom to top), its axis of tick labels,
 // and one of those labels to copy; null without one.
@@ -32,7 +29,6 @@ export function colourBar(gd) {
 export const UNDER_PREVIEW = {
   "data-recoloured": ".heatmaplayer image", "data-colour-bar": ".cbaxis", "data-hover-hidden": ".hoverlayer",
 };
-// The title's text element.
 export const titleText = (gd) => gd.querySelector(".gtitle");
 
 // Trace 0's bars, one path each, in the order of its x.

@@ -1,10 +1,7 @@
-// The share box: the address bar's link, kept up to date, with a copy button, and the same
-// link in presentation mode.
-//
-// The address bar is the one place that always holds the whole view (every control, the
-// tokens picked, the scale after in-browser steps): Streamlit writes it after every run,
-// a fragment's included, while a box drawn by Python would keep the link of the last full
-// run. User text (the link holds the student's sentence) is only ever set as textContent.
+// The share box: the address bar's link, and the same in presentation mode, to copy. Only the
+// address bar always holds the whole view (the scale's in-browser steps too): Streamlit writes
+// it after every run, a fragment's included, where a box drawn by Python would keep the last
+// full run's. User text (the link holds the student's sentence) is only set as textContent.
 
 import { addStyle } from "./theme.js";
 
@@ -23,8 +20,8 @@ const STYLE = `
   color: var(--st-text-color); font: inherit;
 }`;
 
-// Streamlit writes the query string with history.pushState / replaceState; an event after
-// each lets the share boxes follow. Wrapped once per window.
+// Streamlit writes the query string with history.pushState / replaceState, which fire no
+// event: an "ae-url" after each lets the share boxes follow.
 function watchHistory() {
   if (window.__aeHistoryWatched) return;
   window.__aeHistoryWatched = true;
@@ -54,7 +51,7 @@ async function copy(text, button) {
   setTimeout(() => (button.textContent = "Copy"), 1500);
 }
 
-// A caption and a line of `box`: the link, as code, and its copy button; the code element.
+// A caption and a row of `box` for a link, with its copy button; returns the link's element.
 function row(box, note, name) {
   const line = Object.assign(document.createElement("div"), { className: "ae-share-row" });
   const code = Object.assign(document.createElement("code"), { className: name });
@@ -66,7 +63,7 @@ function row(box, note, name) {
   return code;
 }
 
-// The share box in `parentElement` (made once), showing the link now.
+// Made once per element; page.js forgets it (aeForget) once the element has left the page.
 export function mountShare(parentElement) {
   addStyle("ae-page-style", STYLE);
   watchHistory();

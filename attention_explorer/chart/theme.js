@@ -7,7 +7,7 @@ export function themeKey(element) {
   return ["--st-text-color", "--st-font", "--st-border-color-light"].map((name) => css.getPropertyValue(name)).join("|");
 }
 
-// `layout` in Streamlit's theme.
+// `layout` over Streamlit's theme: what the figure sets wins.
 export function themed(layout, element) {
   const css = getComputedStyle(element);
   const text = css.getPropertyValue("--st-text-color").trim() || undefined;
@@ -26,7 +26,7 @@ export function themed(layout, element) {
   return out;
 }
 
-// A stylesheet of the app's own (no user text in it), added once by its `id`.
+// The app's own CSS only, never user text; added once per `id`.
 export function addStyle(id, css) {
   if (document.getElementById(id)) return;
   const style = Object.assign(document.createElement("style"), { id, textContent: css });
