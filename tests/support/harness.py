@@ -45,7 +45,7 @@ PIPE_BYTES = 1 << 20
 #: shapes drawn over a chart, the page's hooks, the share box, the viewport's size): a CSS
 #: selector of their classes, for every wait that tells drawn components from charts still
 #: to draw.
-NOT_CHARTS = ".ae-control, .ae-frames, .ae-shapes, .ae-page, .ae-share, .ae-viewport"
+NOT_CHARTS = ".ae-control, .ae-frames, .ae-shapes, .ae-page, .ae-top, .ae-share, .ae-viewport"
 
 #: True once every chart the page's components hold has drawn the data they last received
 #: (the chart component marks a chart ``data-pending`` from new data until it is drawn); a
