@@ -67,12 +67,12 @@ function makeControl(parentElement, name) {
   const wrap = document.createElement("div");
   wrap.className = `ae-control ae-${name}`;
   const id = `ae-control-${name}-${Math.random().toString(36).slice(2, 8)}`;
-  const style = 'style="width: 100%; accent-color: var(--st-primary-color)"';
+  const accent = "accent-color: var(--st-primary-color)";
   wrap.innerHTML = name === "mask"
     ? `<label class="ae-control-label" style="display: flex; align-items: center; gap: 0.5rem">
-      <input id="${id}" type="checkbox" role="switch" ${style}><span></span></label>`
-    : `<label class="ae-control-label" for="${id}"></label>
-      <div class="ae-control-value" aria-hidden="true"></div><input id="${id}" type="range" min="0" step="1" ${style}>`;
+      <input id="${id}" type="checkbox" role="switch" style="${accent}"><span></span></label>`
+    : `<label class="ae-control-label" for="${id}"></label><div class="ae-control-value" aria-hidden="true"></div>
+      <input id="${id}" type="range" min="0" step="1" style="width: 100%; ${accent}">`;
   parentElement.appendChild(wrap);
   const input = wrap.querySelector("input");
   const control = { wrap, input, name };

@@ -97,16 +97,28 @@ def test_equations_stay_readable_when_the_window_changes(page, app_url):
     assert clipped(page) == []
 
 
+#: The sidebar's mask switch: its box's width, and its label's height in lines of its type.
+MASK_SWITCH = """() => {
+    const box = document.querySelector('.st-key-causal_control input').getBoundingClientRect();
+    const label = document.querySelector('.st-key-causal_control label span');
+    const size = parseFloat(getComputedStyle(label).fontSize);
+    return {box: box.width, lines: label.getBoundingClientRect().height / (1.7 * size)};
+}"""
+
+
 def test_nothing_is_cut_on_a_desktop_and_equations_fit_again_when_their_column_narrows(
     page, app_url
 ):
-    """/attention on a desktop: nothing cut or covered. The sidebar opening or presentation
-    mode changes the column's width, not the window's: equations fit to the narrower
-    column, and grow back when it widens again."""
+    """/attention on a desktop: nothing cut or covered, the mask switch a box beside its
+    label on one line. The sidebar opening or presentation mode changes the column's width,
+    not the window's: equations fit to the narrower column, and grow back when it widens
+    again."""
     page.set_viewport_size(DESKTOP)
     open_app(page, f"{app_url}/attention")
     assert_healthy(page)
     assert clipped(page) == []
+    switch = page.evaluate(MASK_SWITCH)
+    assert switch["box"] < 40 and switch["lines"] <= 1, switch
     wide = page.evaluate(EQUATION_FONTS)
     column = "document.querySelector('[data-testid=\"stMainBlockContainer\"]').style.maxWidth"
     page.evaluate(f"{column} = '{PHONE['width']}px'")
