@@ -68,6 +68,7 @@ __all__ = [
     "load",
     "load_minilm",
     "minilm_config",
+    "packaged_config",
     "parameter_shapes",
     "read_config",
     "upcast",
@@ -717,6 +718,23 @@ def _check_head_dim(raw, fields):
             f"this engine implements head_dim = hidden_size / num_attention_heads = "
             f"{fields['d_model'] // fields['n_heads']}, the model has head_dim={head_dim}"
         )
+
+
+def packaged_config(name):
+    """A packaged model's sizes, read without its weights: ``"minilm"`` or ``"smollm2"``.
+
+    Returns
+    -------
+    ModelConfig, or None when the model's package is not installed
+    """
+    if name == MINILM_NAME:
+        return minilm_config()
+    if name != SMOLLM2_NAME:
+        raise ValueError(f"the packaged models are {MINILM_NAME} and {SMOLLM2_NAME}, not {name!r}")
+    from engine import gguf_reader  # it builds on this module
+
+    path = smollm2_file()
+    return None if path is None else gguf_reader.read_config(path)
 
 
 def minilm_config():

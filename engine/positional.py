@@ -24,22 +24,26 @@ ENCODINGS = ("none", "sinusoidal", "learned", "rotary")
 _BASE = 10000.0
 
 
-def _frequencies(d):
-    """Angular frequency of each feature pair: ``1 / 10000^(2i/d)``, shape (ceil(d/2),)."""
-    return _BASE ** (-np.arange(0, d, 2) / d)
+def _frequencies(d, base=_BASE):
+    """Angular frequency of each feature pair: ``1 / base^(2i/d)``, shape (ceil(d/2),)."""
+    return base ** (-np.arange(0, d, 2) / d)
 
 
-def sinusoidal_positional_encoding(n_positions, d_model):
+def sinusoidal_positional_encoding(n_positions, d_model, base=_BASE):
     r"""Fixed sinusoidal encoding (Vaswani et al. 2017, section 3.5).
 
     .. math:: PE_{pos, 2i} = \sin\!\left(pos / 10000^{2i/d}\right), \quad
               PE_{pos, 2i+1} = \cos\!\left(pos / 10000^{2i/d}\right)
 
+    With another ``base`` (a rotary model's θ, over its d_head) the same table holds the
+    sines and cosines of the angles ``pos · θ^{-2i/d}`` by which rotary positions turn
+    each feature pair of a query or key.
+
     Returns
     -------
     ndarray of shape (n_positions, d_model)
     """
-    angles = np.arange(n_positions)[:, None] * _frequencies(d_model)[None, :]  # [n, ceil(d/2)]
+    angles = np.arange(n_positions)[:, None] * _frequencies(d_model, base)  # [n, ceil(d/2)]
     pe = np.empty((n_positions, d_model))
     pe[:, 0::2] = np.sin(angles)
     pe[:, 1::2] = np.cos(angles[:, : d_model // 2])

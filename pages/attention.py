@@ -26,33 +26,36 @@ right.caption(
 )
 
 
-def random_against_trained():
-    """MiniLM's head beside random weights of its shape on the same tokens, at its own scale."""
+def random_against_trained(name):
+    """Model ``name``'s head beside random weights of its shape on the same tokens, at its scale."""
+    config = controls.trained_config(name)
+    shape = f"{config.d_model} features, {config.n_heads} heads of {config.d_head}"
     if not st.toggle(
         "Random against trained: this head before and after training, side by side",
         key="attention_compare",
-        help="The same tokens, sizes (384 features, 12 heads of 32), scale 1/√32 and mask; "
-        "only training differs.",
+        help=f"The same tokens, sizes ({shape}), scale 1/√{config.d_head} and mask; only "
+        "training differs.",
         persist_state="session",
     ):
         return
     values = session.current()
-    shown = values["head"] if settings.trained else controls.DEFAULT_HEAD
-    pair = layers.random_and_trained(
-        settings.text, values["layer"], values["seed"], None, values["causal"]
+    layer, shown = (
+        (values["layer"], values["head"]) if settings.trained else controls.default_head(name)
     )
+    causal = values["causal"] or config.causal
+    pair = layers.random_and_trained(name, settings.text, layer, values["seed"], None, causal)
     if pair is None:
-        st.info("MiniLM cannot read this text; shorten it to compare.")
+        st.info(f"{controls.short_name(name)} cannot read this text; shorten it to compare.")
         return
     tokens, untrained, trained = pair[0], pair[1][shown], pair[2][shown]
     query = st.session_state.get("attention_query") if settings.trained else None
     if query is None or query >= len(tokens):
         query = wording.default_query(tokens)
-    trained_name = f"MiniLM, {wording.layer_head(values['layer'], shown)}"
+    trained_name = f"{controls.short_name(name)}, {wording.layer_head(layer, shown)}"
     names = (f"Random (seeded), head {shown}", trained_name)
     st.caption(
         wording.random_and_trained(tokens, query, untrained[query], trained[query], names[1])
-        + " Both at the scale 1/√32, whatever the slider below says."
+        + f" Both at the scale 1/√{config.d_head}, whatever the slider below says."
     )
     rows = dict(zip(names, (untrained[query], trained[query]), strict=True))
     bars.show_compared(st, "att_compare_bars", rows, tokens, tokens[query])
@@ -61,7 +64,8 @@ def random_against_trained():
     attention_maps.show_weights(trained_side, "att_trained", trained, tokens, names[1])
 
 
-if controls.MINILM is not None:
-    random_against_trained()
+compared = controls.comparison_model(session.current())
+if compared is not None:
+    random_against_trained(compared)
 live.scale_section(settings, head, labels)
 interactive.scale_page(st, settings, head, labels)

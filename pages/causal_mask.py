@@ -19,12 +19,19 @@ st.caption(
 
 settings, tokenization, run, head = notices.head_or_stop()
 labels = tokenization.labels
-if settings.trained:
+own_mask = settings.trained and settings.config.causal
+if own_mask:
     st.info(
-        "MiniLM is an encoder: it was trained reading in both directions, so every token "
-        "sees every other. Masking it here is a what-if — the same trained scores with the "
-        "later tokens cut off — not something the model ever does. Side by side, with and "
-        "without."
+        f"{settings.label} is a decoder: it was trained with this mask, so the masked side "
+        "is the model's own attention, and the side without it is the what-if — the same "
+        "trained scores with the later tokens let in, something the model never does."
+    )
+elif settings.trained:
+    st.info(
+        f"{settings.label} is an encoder: it was trained reading in both directions, so every "
+        "token sees every other. Masking it here is a what-if — the same trained scores with "
+        "the later tokens cut off — not something the model ever does. Side by side, with "
+        "and without."
     )
 masked_run = layers.layer(settings.replace(causal=True))
 masked = masked_run.attention.heads
@@ -52,7 +59,11 @@ def weights(column, side, heads, title, clicks=False):
 
 
 left, right = st.columns(2)
-what_if, as_read = (" (what-if)", " (as MiniLM reads)") if settings.trained else ("", "")
+what_if, as_read = ("", "")
+if own_mask:
+    what_if, as_read = f" (as {settings.label} reads)", " (what-if)"
+elif settings.trained:
+    what_if, as_read = " (what-if)", f" (as {settings.label} reads)"
 click = weights(left, "masked", masked, "Weights with the mask" + what_if, clicks=True)
 weights(right, "unmasked", unmasked, "Weights without the mask" + as_read)
 

@@ -72,8 +72,9 @@ with grid[-1]:
         "here only to compare them. ΔA: weights minus the full softmax weights; Δ output: "
         "the same for the outputs A·V. "
         + (
-            "These are a trained head's weights, but the model was trained with full "
-            "attention: the errors say how far each pattern moves it, untuned."
+            "These are a trained head's weights, but the model was trained with "
+            + ("causal" if settings.trained and settings.config.causal else "full")
+            + " attention: the errors say how far each pattern moves it, untuned."
             if settings.trained
             else "The toy weights are random and untrained, so these errors measure how "
             "different each pattern is, not how well a trained model would cope."

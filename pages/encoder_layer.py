@@ -7,7 +7,7 @@ from app.lecture.presentation import control_hint
 from app.state import controls, session
 from app.views import equation, heatmap, residual
 from app.widgets import notices
-from app.words import equations
+from app.words import equations, wording
 
 st.title("One encoder layer")
 st.caption(
@@ -21,17 +21,22 @@ values = session.current()
 settings, tokenization, run = notices.layer_or_stop()
 labels = tokenization.labels
 if settings.trained:
+    config = settings.config
+    norm = "pre" if config.norm_first else "post"
     st.caption(
-        f"MiniLM's layer {settings.layer}, as trained: BERT is post-LN, so that is what "
-        "runs"
-        + control_hint("; pre-LN stays available with “Random (seeded)” weights")
-        + ". Every sub-layer has its trained biases and LayerNorm gains."
+        wording.trained_layer(settings)
+        + control_hint(
+            f"; {'post' if config.norm_first else 'pre'}-LN stays available with “Random "
+            "(seeded)” weights"
+        )
+        + "."
     )
-    norm = "post"
-    if settings.causal or settings.scale != controls.default_scale(*controls.model_shape(values)):
+    own_mask = settings.causal == config.causal
+    if not own_mask or settings.scale != controls.default_scale(*controls.model_shape(values)):
         st.caption(
-            "This page runs the layer as the model does: unmasked, at its own scale "
-            "1/√32, whatever scale or mask the other pages try."
+            "This page runs the layer as the model does: "
+            + ("masked" if config.causal else "unmasked")
+            + f", at its own scale 1/√{config.d_head}, whatever scale or mask the other pages try."
         )
 else:
     norm = st.segmented_control(
@@ -45,7 +50,7 @@ else:
     )
     if settings.pe == "rotary":
         st.info("This page adds positions to X; rotary encoding is shown on the attention pages.")
-equation.show(equations.ENCODER["bert" if settings.trained else norm])
+equation.show(equations.ENCODER[settings.config.model_type if settings.trained else norm])
 layer = layers.encoder(settings, norm_first=norm == "pre")
 d_ff = layer.ffn_hidden.shape[1]
 

@@ -26,7 +26,7 @@ st.dataframe(
     hide_index=False,
     width="stretch",
 )
-kind = "wordpiece" if settings.trained else settings.tokenizer
+kind = {"minilm": "wordpiece", "smollm2": "bpe"}.get(settings.weights, settings.tokenizer)
 st.caption(" ".join(wording.tokens_sentences(tokenization, kind)))
 
 convention = st.segmented_control(
@@ -42,12 +42,7 @@ weights, outputs = layers.projections(settings, run, head)
 if settings.trained:
     equation.show(equations.HEAD_PROJECTIONS[convention])
     part, matrices = ("rows", "Ω_q, Ω_k and Ω_v") if columns else ("columns", "W_Q, W_K and W_V")
-    st.caption(
-        f"X is the hidden state entering layer {settings.layer}: 384 features per token, "
-        f"drawn cropped to the first 128. Head {head} owns {part} {32 * head}–{32 * head + 31} "
-        f"of the layer's {matrices} (and their biases): its queries, keys and values have "
-        "32 features each. Layers, heads and features are counted from 0, as on the charts."
-    )
+    st.caption(wording.head_projections(settings, head, part, matrices))
     x_title, suffix = f"Hidden state X entering layer {settings.layer}", f", head {head}"
 else:
     equation.show(equations.PROJECTIONS[convention])

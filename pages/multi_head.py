@@ -3,9 +3,10 @@
 import streamlit as st
 
 from app.lecture.presentation import control_hint
-from app.views import arithmetic, equation, heatmap, line_view, multi_head
-from app.widgets import notices
+from app.views import arithmetic, equation, gqa, heatmap, line_view, multi_head
+from app.widgets import notices, pickers
 from app.words import equations, wording
+from engine.attention import kv_head_of
 
 st.title("Multi-head attention")
 equation.show(equations.MULTI_HEAD)
@@ -22,8 +23,7 @@ mha = run.attention
 n_heads, n, d_head = mha.q.shape
 if settings.trained:
     st.caption(
-        f"MiniLM's layer {settings.layer}: its 12 trained heads of 32 features, their real "
-        "split of Q (biases included), their concatenation and the layer's W_O (and b_O)."
+        wording.trained_heads(settings)
         + control_hint(
             " Choose “Random (seeded)” under Weights to set the number of heads yourself."
         )
@@ -76,5 +76,11 @@ heatmap.show_features(
     "mh_output",
     mha.output,
     labels,
-    "Output = Concat · W_O" + (" + b_O" if settings.trained else ""),
+    "Output = Concat · W_O" + ("" if run.weights.b_o is None else " + b_O"),
 )
+
+if settings.trained and settings.config.kv_heads < settings.config.n_heads:
+    st.subheader("Grouped-query attention")
+    st.caption(wording.grouped_heads(settings.config))
+    kv_of = kv_head_of(settings.config.n_heads, settings.config.kv_heads)
+    gqa.show(st, "mh_gqa", kv_of, pickers.shared_head(run))

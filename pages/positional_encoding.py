@@ -2,7 +2,7 @@
 
 import streamlit as st
 
-from app.data import encodings, layers, minilm
+from app.data import encodings, layers, trained
 from app.lecture.presentation import control_hint
 from app.state import controls, session
 from app.views import attention_maps, encoding_curves, equation, heatmap
@@ -31,14 +31,18 @@ n, d_model = run.x.shape
 n_positions = st.slider(
     "Positions to draw", 2, 512, min(max(n, 32), 512), key="pe_positions", persist_state="session"
 )
-if settings.trained:
+config = settings.config
+if settings.weights == "minilm":
     st.caption(
-        "MiniLM learned its own table: one 384-feature vector per position, 512 of them, "
-        f"added to the word embeddings. {wording.LEARNED_POSITIONS_SCALE} The similarity "
-        "below shows its structure. Beside it, the sinusoidal table and the cos/sin of "
-        "rotary's angles at the same size."
+        f"MiniLM learned its own table: one {config.d_model}-feature vector per position, "
+        f"{config.max_tokens} of them, added to the word embeddings. "
+        f"{wording.LEARNED_POSITIONS_SCALE} The similarity below shows its structure. Beside "
+        "it, the sinusoidal table and the cos/sin of rotary's angles at the same size."
     )
     kinds = {"minilm": "MiniLM", "sinusoidal": "Sinusoidal", "rotary": "Rotary"}
+elif settings.trained:
+    st.caption(wording.rotary_positions(settings))
+    kinds = {settings.weights: f"{settings.label}'s rotary angles: cos and sin"}
 elif values["pe"] == "none":
     st.info(
         "With the encoding “None”, nothing is added: every position's vector is zero, so "
@@ -55,12 +59,13 @@ for column, (kind, name) in zip(
     st.columns(len(kinds)) if kinds else (), kinds.items(), strict=True
 ):
     encoding = encodings.encoding_table(kind, n_positions, d_model, values["seed"])
+    features = encoding.shape[1]
     heatmap.show(
         column,
         f"pe_table_{kind}" if settings.trained else "pe_table",
         encoding,
         positions,
-        heatmap.feature_labels(d_model),
+        heatmap.feature_labels(features),
         name,
         x_title="dimension",
         y_title="position",
@@ -88,14 +93,15 @@ if not settings.trained and values["pe"] == "rotary":
 
 st.subheader("Effect on attention")
 if settings.trained:
+    removed = "rotation of q and k" if config.rotary else "position embeddings"
     st.caption(
         f"Layer {settings.layer}, head {head}: the model as trained, and the same model run "
-        "with its position embeddings removed (a what-if: it never ran so)."
+        f"with its {removed} removed (a what-if: it never ran so)."
     )
-    without = minilm.layer_run(
-        settings.text, settings.layer, settings.scale, settings.causal, positions=False
-    )
-    with_title = "Weights with MiniLM's learned positions"
+    s = settings
+    without = trained.layer_run(s.weights, s.text, s.layer, s.scale, s.causal, positions=False)
+    own = "rotary" if config.rotary else "learned"
+    with_title = f"Weights with {settings.label}'s {own} positions"
 else:
     if values["pe"] == "none":
         st.caption("With “None” both heatmaps are the same: no position was added.")
@@ -110,10 +116,7 @@ attention_maps.show_weights(right, "pe_with", run.attention.weights[head], label
 st.subheader("Is self-attention equivariant to permutation?")
 equation.show(equations.PERMUTATION)
 if settings.trained:
-    st.caption(
-        "Here the whole 6-layer model: shuffle its tokens ([CLS] and [SEP] too) and compare "
-        "its last hidden states with the original ones, shuffled the same way."
-    )
+    st.caption(wording.permutation_test(settings, trained.model(settings.weights).special_tokens))
 shuffle_seed = st.number_input(
     "Shuffle seed", 0, 10_000, 1, key="pe_shuffle", persist_state="session"
 )

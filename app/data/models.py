@@ -22,8 +22,9 @@ import numpy as np
 import streamlit as st
 from streamlit.runtime.scriptrunner import get_script_run_ctx
 
-from app.data import cache, minilm, threads
-from engine import analysis, bert, checkpoint, generate
+from app.data import cache, threads, trained
+from engine import analysis, bert, checkpoint, generate, ollama
+from engine.resources import MINILM_NAME, SMOLLM2_NAME
 
 __all__ = [
     "FOLDER_BOX_VARIABLE",
@@ -57,9 +58,25 @@ TOP_K = 10
 
 
 def start_folder():
-    """The folder the server was started with (``--model``), or None for MiniLM."""
+    """The model the server was started with (``--model``), or None for MiniLM."""
     folder = os.environ.get(MODEL_VARIABLE, "").strip()
-    return str(Path(folder).expanduser().resolve()) if folder else None
+    return source_of(folder) if folder and folder != MINILM_NAME else None
+
+
+def source_of(typed):
+    """What :func:`engine.checkpoint.load` is given for a typed model: a name kept, a path resolved.
+
+    ``smollm2`` and ``ollama:NAME[:TAG]`` are names; anything else is a folder's or a
+    ``.gguf`` file's path, made absolute.
+    """
+    if typed == SMOLLM2_NAME or typed.startswith(ollama.PREFIX):
+        return typed
+    return str(Path(typed).expanduser().resolve())
+
+
+def is_gguf(source):
+    """Whether ``source`` (as :func:`source_of` gives it) is read from a GGUF file."""
+    return source == SMOLLM2_NAME or source.startswith(ollama.PREFIX) or Path(source).is_file()
 
 
 def typed_folders():
@@ -86,7 +103,12 @@ def remember(folder):
 
 
 def path_of(name):
-    """The path of the folder a link names, or None when this server has not loaded it."""
+    """The path of the folder a link names, or None when this server has not loaded it.
+
+    A packaged model's name (``smollm2``) stands for itself on every server.
+    """
+    if name == SMOLLM2_NAME:
+        return name
     start = start_folder()
     if start is not None and name_of(start) == name:
         return start
@@ -96,7 +118,12 @@ def path_of(name):
 
 
 def load(folder):
-    """The checkpoint in ``folder`` (an absolute path), or the CheckpointError saying why not."""
+    """The model at ``folder`` (an absolute path, or a name), or the CheckpointError saying why not.
+
+    A packaged model is a server resource as MiniLM is, loaded once (:mod:`app.data.trained`).
+    """
+    if folder == SMOLLM2_NAME:
+        return trained.model(SMOLLM2_NAME)
     return _load(str(folder))
 
 
@@ -133,7 +160,7 @@ def _progress_bar(folder):
 
 def model(folder=None):
     """MiniLM (``folder`` None) or the folder's model; or the error saying why not."""
-    return minilm.model() if folder is None else load(folder)
+    return trained.model(MINILM_NAME) if folder is None else load(folder)
 
 
 def run(folder, text):
@@ -144,7 +171,7 @@ def run(folder, text):
     engine.bert.BertRun, or the error saying why not (ModelUnavailableError,
     CheckpointError, TooLongError, or a ValueError for a text with no tokens)
     """
-    return minilm.run(text) if folder is None else _run(folder, text)
+    return trained.run(MINILM_NAME, text) if folder is None else _run(folder, text)
 
 
 @cache.bounded
@@ -160,7 +187,7 @@ def _run(folder, text):
 
 def rollout(folder, text):
     """Attention rollout through every layer for ``text``, shape (n, n)."""
-    return minilm.rollout(text) if folder is None else _rollout(folder, text)
+    return trained.rollout(MINILM_NAME, text) if folder is None else _rollout(folder, text)
 
 
 @cache.bounded
@@ -171,7 +198,7 @@ def _rollout(folder, text):
 def ranked_heads(folder, text, query, key):
     """Every head ranked by the weight from token ``query`` to token ``key``."""
     if folder is None:
-        return minilm.ranked_heads(text, query, key)
+        return trained.ranked_heads(MINILM_NAME, text, query, key)
     return analysis.rank_heads(run(folder, text).attentions, query, key)
 
 

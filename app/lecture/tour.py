@@ -51,12 +51,14 @@ def _tokens(settings, head, values):
 
 def _tokens_says(settings, head, values):
     tokenization = layers.tokens(settings)[0]
-    kind = "wordpiece" if settings.trained else settings.tokenizer
+    kind = {"minilm": "wordpiece", "smollm2": "bpe"}.get(settings.weights, settings.tokenizer)
     sentences = wording.tokens_sentences(tokenization, kind)
-    if settings.trained:
+    if settings.weights == "minilm":
         sentences.append(
             "MiniLM also adds two markers of its own, [CLS] at the start and [SEP] at the end."
         )
+    elif settings.trained:
+        sentences.append(f"{settings.label} adds no markers of its own: every token is the text's.")
     return " ".join(sentences)
 
 
@@ -74,7 +76,8 @@ def _qkv(settings, head, values):
 def _qkv_says(settings, head, values):
     if settings.trained:
         return (
-            f"These are the real numbers of MiniLM's {wording.layer_head(settings.layer, head)}, "
+            f"These are the real numbers of {settings.label}'s "
+            f"{wording.layer_head(settings.layer, head)}, "
             "a trained model (the sidebar picks another layer and head)."
         )
     return "These are the random model's: the same mechanism before any training."
@@ -116,7 +119,7 @@ def _weights_says(settings, head, values):
     query = wording.default_query(labels)
     said = [
         wording.query_note(labels, query) or f"Find the row {wording.quote(labels[query])}.",
-        f"In {wording.head_model(settings.trained, settings.layer, head)}, "
+        f"In {wording.head_model(settings.trained and settings.label, settings.layer, head)}, "
         + wording.attends(weights[query], labels, query),
         "A large weight shows where a head looks, not what the model understands: whether "
         "a head follows what a pronoun refers to, or just a nearby noun, a minimal pair on "
@@ -126,26 +129,26 @@ def _weights_says(settings, head, values):
 
 
 def _pair(settings, head, values):
-    """The head, and the random and trained weights of the tour's comparison, or None."""
-    head = head if settings.trained else controls.DEFAULT_HEAD
+    """The model, layer, head, and the random and trained weights of the comparison, or None."""
+    name = controls.comparison_model(values)
+    if name is None:
+        return None, 0, head, None
+    layer, head = (settings.layer, head) if settings.trained else controls.default_head(name)
     scale = settings.scale if settings.trained else None  # the toy's scale suits its own d_k
-    if controls.MINILM is None:
-        return head, None
-    pair = layers.random_and_trained(
-        settings.text, values["layer"], values["seed"], scale, settings.causal
-    )
-    return head, pair
+    causal = settings.causal or controls.trained_config(name).causal
+    pair = layers.random_and_trained(name, settings.text, layer, values["seed"], scale, causal)
+    return name, layer, head, pair
 
 
 def _training(settings, head, values):
-    """The query row with random weights beside MiniLM's trained ones."""
-    head, pair = _pair(settings, head, values)
+    """The query row with random weights beside a trained model's."""
+    name, layer, head, pair = _pair(settings, head, values)
     if pair is None:
         heads = layers.layer(settings).attention.heads
         labels = _labels(settings)
         return (
             attention_maps.weights_figure(
-                heads.weights[head], labels, "Random weights (MiniLM not available)"
+                heads.weights[head], labels, "Random weights (no trained model available)"
             ),
             heatmap.table(heads.weights[head], labels, labels),
         )
@@ -153,16 +156,18 @@ def _training(settings, head, values):
     query = wording.default_query(labels)
     rows = {
         f"Random (seeded), head {head}": random_weights[head, query],
-        f"MiniLM, {wording.layer_head(values['layer'], head)}": trained_weights[head, query],
+        f"{controls.short_name(name)}, {wording.layer_head(layer, head)}": trained_weights[
+            head, query
+        ],
     }
     figure = bars.compared_figure(rows, labels, labels[query])
     return figure, bars.compared_table(rows, labels)
 
 
 def _training_says(settings, head, values):
-    head, pair = _pair(settings, head, values)
+    name, layer, head, pair = _pair(settings, head, values)
     if pair is None:
-        return "MiniLM is not available here, so the chart shows the random weights alone."
+        return "No trained model is installed here, so the chart shows the random weights alone."
     labels, random_weights, trained_weights = pair
     query = wording.default_query(labels)
     return " ".join(
@@ -175,7 +180,7 @@ def _training_says(settings, head, values):
                     query,
                     random_weights[head, query],
                     trained_weights[head, query],
-                    f"MiniLM's {wording.layer_head(values['layer'], head)}",
+                    f"{controls.short_name(name)}'s {wording.layer_head(layer, head)}",
                 ),
                 "Meaning lives in the weights.",
             ],
@@ -193,14 +198,17 @@ def _causal(settings, head, values):
 
 
 def _causal_says(settings, head, values):
+    if settings.trained and settings.config.causal:
+        return f"{settings.label} is a decoder, trained with this mask: these are its own weights."
     if settings.trained:
-        return "MiniLM was trained reading both ways, so on it the mask is a what-if."
+        return f"{settings.label} was trained reading both ways, so on it the mask is a what-if."
     return None
 
 
 #: Step 8's title for each table it can draw, by the encoding's kind.
 POSITION_TITLES = {
     "minilm": "MiniLM's learned positions × dimensions",
+    "smollm2": "SmolLM2's rotary angles: cos and sin × position",
     "sinusoidal": "Sinusoidal positions × dimensions",
     "learned": "Learned (seeded) positions × dimensions",
     "rotary": "Rotary: cos and sin of each position's angles × dimensions",
@@ -210,7 +218,7 @@ POSITION_TITLES = {
 def _position_kind(settings):
     """The table step 8 draws: the model's own, or the sinusoidal one when it adds none."""
     if settings.trained:
-        return "minilm"
+        return settings.weights
     return "sinusoidal" if settings.pe == "none" else settings.pe
 
 
@@ -227,7 +235,7 @@ def _positions(settings, head, values):
         range(table.shape[0]),
         heatmap.feature_labels(table.shape[1]),
         title,
-        x_title="dimension",
+        x_title="dimension (of one head)" if kind == "smollm2" else "dimension",
         y_title="position",
         max_cols=heatmap.FEATURE_LIMIT,
         clip=True,
@@ -236,11 +244,13 @@ def _positions(settings, head, values):
 
 
 def _positions_says(settings, head, values):
-    if settings.trained:
+    if settings.weights == "minilm":
         return (
             "MiniLM learned one vector per position and adds it to each token's embedding. "
             + wording.LEARNED_POSITIONS_SCALE
         )
+    if settings.trained:
+        return wording.rotary_positions(settings)
     return {
         "none": "The random model adds no positions now (“Add positions” is “None” in the "
         "sidebar), so it sees the words in no order. The chart shows the sinusoidal table "
@@ -272,8 +282,8 @@ def _multi_head(settings, head, values):
 def _multi_head_says(settings, head, values):
     if settings.trained:
         return (
-            f"MiniLM's layer {settings.layer} has "
-            f"{wording.plural(controls.MINILM.n_heads, 'head')}, "
+            f"{settings.label}'s layer {settings.layer} has "
+            f"{wording.plural(settings.config.n_heads, 'head')}, "
             "numbered from 0 as on every chart."
         )
     heads = _random_heads(settings)
@@ -331,7 +341,7 @@ STEPS = (
     Step(
         "6 · What training changes",
         "One row of the same head, on the same tokens, at the same sizes: grey with random "
-        "weights, red with MiniLM's trained ones. The mechanism is identical; only the "
+        "weights, red with a trained model's. The mechanism is identical; only the "
         "weights differ.",
         "attention",
         _training,

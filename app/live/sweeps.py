@@ -153,7 +153,7 @@ def layer_frames(settings, head):
 
 @cache.bounded
 def _layer_frames(settings, head):  # settings at layer 0: one entry for every layer shown
-    every = [settings.replace(layer=layer) for layer in range(controls.MINILM.n_layers)]
+    every = [settings.replace(layer=layer) for layer in range(settings.config.n_layers)]
     return _one_head_along(every, head, "layer", ("layers", settings.replace(scale=None)))
 
 

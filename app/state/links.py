@@ -13,10 +13,11 @@ from app.state.controls import (
     CONTROLS,
     D_MODEL_CHOICES,
     MAX_URL_TEXT,
-    MINILM,
     TEXT_KEYS,
     divisors,
     md_escape,
+    model_shape,
+    n_layers,
 )
 
 
@@ -68,7 +69,14 @@ def parse_query(query, controls=CONTROLS):
             f"Ignored heads={values.pop('heads')} from the link: it must divide "
             f"d_model={d_model}. Using the default instead."
         )
-    n_heads = _n_heads(values, controls)
+    selected = _selected(values, controls)
+    layers = n_layers(selected)
+    if "layer" in values and values["layer"] >= layers:
+        warnings.append(
+            f"Ignored layer={values.pop('layer')} from the link: this model has {layers} "
+            "layers, numbered from 0. Using the default instead."
+        )
+    n_heads = model_shape(selected)[1]
     if "head" in values and values["head"] >= n_heads:
         warnings.append(
             f"Ignored head={values.pop('head')} from the link: this model has {n_heads} "
@@ -77,12 +85,9 @@ def parse_query(query, controls=CONTROLS):
     return values, warnings
 
 
-def _n_heads(values, controls):
-    """Heads of the layer that ``values`` select, defaults filling the gaps (parse time)."""
-    weights = values.get("weights", controls["weights"].default)
-    if weights == "minilm" and MINILM is not None:
-        return MINILM.n_heads
-    return values.get("heads", controls["heads"].default)
+def _selected(values, controls):
+    """The weights and sizes that ``values`` select, defaults filling the gaps (parse time)."""
+    return {key: values.get(key, controls[key].default) for key in ("weights", "d_model", "heads")}
 
 
 #: Parameters that belong to other features, left alone here: presentation mode, the

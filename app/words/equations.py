@@ -85,6 +85,9 @@ ENCODER = {
     "bert": r"h = \operatorname{LN}_1\big(x + \operatorname{MHA}(x)\big),\qquad y ="
     r" \operatorname{LN}_2\big(h + \operatorname{FFN}(h)\big),\qquad \operatorname{FFN}(h) ="
     r" \operatorname{GELU}(hW_1 + b_1)W_2 + b_2 \quad\text{(BERT, post-LN)}",
+    "llama": r"h = x + \operatorname{MHA}\big(\operatorname{RMSNorm}_1(x)\big),\qquad y = h +"
+    r" \operatorname{FFN}\big(\operatorname{RMSNorm}_2(h)\big),\qquad \operatorname{FFN}(h) ="
+    r" \big(\operatorname{SiLU}(hW_g) \odot hW_1\big)W_2 \quad\text{(Llama, pre-norm, SwiGLU)}",
 }
 LINEAR_ATTENTION = (
     r"V'_i = \frac{\sum_j \operatorname{sim}(q_i, k_j)\, v_j}{\sum_j \operatorname{sim}(q_i, k_j)},"

@@ -195,10 +195,117 @@ def case_sentence(tokens, labels, ids):
     return None
 
 
-def head_model(trained, layer, head):
-    """Whose head a sentence is about: MiniLM's layer and head, or the random model's."""
-    if trained:
-        return f"MiniLM's {layer_head(layer, head)}"
+def head_projections(settings, head, part, matrices):
+    """Which features of a trained layer's projections head ``head`` owns, from its config.
+
+    ``part`` is "columns" (X W, the papers' convention) or "rows" (the book's), ``matrices``
+    the projections' names in that convention.
+    """
+    c = settings.config
+    d, own = c.d_head, f"{part} {c.d_head * head}–{c.d_head * (head + 1) - 1}"
+    said = (
+        f"X is the hidden state entering layer {settings.layer}"
+        + (" after its RMSNorm" if c.norm_first else "")
+        + f": {c.d_model} features per token, drawn cropped to the first 128. "
+    )
+    if c.kv_heads == c.n_heads:
+        said += (
+            f"Head {head} owns {own} of the layer's {matrices}"
+            + (" (and their biases)" if c.norm == "layer" else "")
+            + f": its queries, keys and values have {d} features each."
+        )
+    else:
+        kv = head // (c.n_heads // c.kv_heads)
+        said += (
+            f"Head {head} owns {own} of W_Q; its keys and values come from key/value head "
+            f"{kv}, {part} {d * kv}–{d * (kv + 1) - 1} of W_K and W_V, which "
+            f"{c.n_heads // c.kv_heads} query heads share (grouped-query attention). Each has "
+            f"{d} features; q and k are drawn after their rotary rotation."
+        )
+    return said + " Layers, heads and features are counted from 0, as on the charts."
+
+
+def trained_heads(settings):
+    """What /multi-head shows of a trained layer: its heads, its split, its W_O."""
+    c = settings.config
+    said = (
+        f"{settings.label}'s layer {settings.layer}: its {c.n_heads} trained heads of "
+        f"{c.d_head} features, their real split of Q"
+    )
+    if c.kv_heads < c.n_heads:
+        return said + (
+            f" (the keys and values of {c.kv_heads} key/value heads, each shared by "
+            f"{c.n_heads // c.kv_heads} query heads), their concatenation and the layer's W_O."
+        )
+    return said + " (biases included), their concatenation and the layer's W_O (and b_O)."
+
+
+def trained_layer(settings):
+    """What /encoder-layer runs of a trained model: its layer, its norms, its feed-forward."""
+    c = settings.config
+    if c.norm_first:
+        return (
+            f"{settings.label}'s layer {settings.layer}, as trained: a pre-norm decoder layer, "
+            "RMSNorm before each sub-layer and a SwiGLU feed-forward, with no biases, so that "
+            "is what runs"
+        )
+    return (
+        f"{settings.label}'s layer {settings.layer}, as trained: BERT is post-LN, so that is "
+        "what runs, every sub-layer with its trained biases and LayerNorm gains"
+    )
+
+
+def rotary_positions(settings):
+    """What /positional-encoding says of a rotary model's positions, from its config."""
+    c = settings.config
+    pairs = c.d_head // 2
+    return (
+        f"{settings.label} adds nothing to its embeddings: it rotates each head's queries "
+        f"and keys, feature pair i of d_head = {c.d_head} by the angle p·θ_i, "
+        f"θ_i = {c.rope_theta:,.0f}^(−2i/{c.d_head}), for the {pairs} pairs (Su et al. 2021). "
+        "The table shows the sines (even columns) and cosines (odd columns) of those angles "
+        f"at each position; it reads {c.max_tokens:,} positions. A query–key score then "
+        "depends on how far apart the two tokens are, not where they are."
+    )
+
+
+def permutation_test(settings, specials):
+    """What /positional-encoding's permutation test runs on a trained model.
+
+    ``specials``: the tokens the model adds around a text ([CLS] and [SEP]), or none.
+    """
+    c = settings.config
+    said = (
+        f"Here the whole {c.n_layers}-layer model: shuffle its tokens"
+        + (f" ({' and '.join(specials)} too)" if specials else "")
+        + " and compare its last hidden states with the original ones, shuffled the same way."
+    )
+    if c.causal:
+        said += (
+            f" {settings.label} is causal: even with its positions removed each token sees "
+            "only the tokens before it, and a shuffle changes which those are, so its outputs "
+            "do not just permute either way."
+        )
+    return said
+
+
+def grouped_heads(config):
+    """What the grouped-query view says, from the model's config."""
+    kv = config.kv_heads
+    return (
+        f"This model computes {plural(kv, 'key/value head')} for its {config.n_heads} query "
+        "heads: each group of query heads reads the same keys and values, and differs only "
+        "by its queries. In red, the group of the head shown."
+    )
+
+
+def head_model(model, layer, head):
+    """Whose head a sentence is about: a trained model's layer and head, or the random model's.
+
+    ``model`` is the trained model's short name ("MiniLM", "SmolLM2"), or None for random.
+    """
+    if model:
+        return f"{model}'s {layer_head(layer, head)}"
     return f"the random model's head {head} (untrained: its patterns mean nothing yet)"
 
 

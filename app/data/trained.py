@@ -1,0 +1,125 @@
+"""Cached access to the packaged trained models: loaded once per server, run once per text.
+
+The core pages run a packaged model by name (:data:`engine.resources.PACKAGED`):
+all-MiniLM-L6-v2, a 2019 encoder, and SmolLM2-135M-Instruct, a 2024 decoder. The weights
+are read-only and shared by every session (``cache_resource``); runs are keyed on the
+model's name and the text and kept within the server's memory budget
+(:mod:`app.data.cache`), which makes their arrays read-only.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import streamlit as st
+
+from app.data import cache, threads
+from engine import analysis, bert, checkpoint
+from engine.toy import random_permutation
+
+__all__ = [
+    "head_grid",
+    "layer_run",
+    "layer_stages",
+    "model",
+    "permutation_errors",
+    "ranked_heads",
+    "rollout",
+    "run",
+]
+
+
+@st.cache_resource(show_spinner="Loading the model …")
+def model(name):
+    """The loaded model ``name``, or the ModelUnavailableError saying how to install it."""
+    try:
+        return checkpoint.load(name)
+    except checkpoint.ModelUnavailableError as error:
+        return error
+
+
+def run(name, text, positions=True):
+    """One forward pass of model ``name`` over ``text``, arrays read-only, cached.
+
+    ``positions=False`` runs the model with its position embeddings removed (no rotation
+    of q and k in a rotary model).
+
+    Returns
+    -------
+    engine.bert.BertRun, or the error (ModelUnavailableError, TooLongError, a ValueError
+    for a decoder's text with no tokens) saying why not
+    """
+    return _run(name, text, positions)  # one call form, so one cache entry per text
+
+
+@cache.bounded
+def _run(name, text, positions):
+    loaded = model(name)
+    if isinstance(loaded, Exception):
+        return loaded
+    try:
+        return bert.run(loaded, text, positions, threads.parallel())
+    except (bert.TooLongError, ValueError) as error:  # ValueError: a decoder with no tokens
+        return error
+
+
+@cache.bounded
+def layer_run(name, text, layer, scale=None, causal=False, positions=True):
+    """Every head of layer ``layer`` on ``text`` (see :func:`engine.bert.layer_run`).
+
+    Cheap: the model has run once for the text (:func:`run`); this redoes one layer's
+    attention from its input. Call only when :func:`run` succeeds for the text.
+
+    Returns
+    -------
+    engine.bert.LayerRun
+    """
+    this = run(name, text, positions)
+    return bert.layer_run(model(name), this, layer, scale, causal, threads.parallel())
+
+
+@cache.bounded
+def layer_stages(name, text, layer):
+    """Every stage of layer ``layer`` on ``text`` (see :func:`engine.bert.layer_stages`).
+
+    Returns
+    -------
+    engine.layers.EncoderLayerResult
+    """
+    return bert.layer_stages(model(name), run(name, text), layer, threads.parallel())
+
+
+@st.cache_data(max_entries=64, show_spinner=False)
+def permutation_errors(name, text, shuffle_seed):
+    """Shuffle the text's tokens and measure the model with and without its positions.
+
+    Returns
+    -------
+    permutation : list of int, the new order of the tokens (special tokens included)
+    errors : dict of {"learned": float, "none": float}, max |Enc(PX) − P·Enc(X)|
+    """
+    ids = run(name, text).ids
+    permutation = random_permutation(len(ids), shuffle_seed)
+    errors = {
+        kind: analysis.permutation_error(
+            model(name), ids, permutation, kind == "learned", threads.parallel()
+        )
+        for kind in ("learned", "none")
+    }
+    return permutation.tolist(), errors
+
+
+@cache.bounded
+def rollout(name, text):
+    """Attention rollout over every layer for ``text``, shape (n, n)."""
+    return analysis.attention_rollout(run(name, text).attentions)
+
+
+@cache.bounded
+def ranked_heads(name, text, query, key):
+    """Every head ranked by the weight from token ``query`` to token ``key``."""
+    return analysis.rank_heads(run(name, text).attentions, query, key)
+
+
+def head_grid(name, text, query, key):
+    """The weight from ``query`` to ``key`` in every head, shape (n_layers, n_heads)."""
+    return np.asarray(run(name, text).attentions[:, :, query, key])
