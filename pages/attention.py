@@ -4,7 +4,7 @@ import streamlit as st
 
 from app import live
 from app.data import layers
-from app.state import controls, session
+from app.state import controls, session, weights
 from app.views import attention_maps, bars, equation
 from app.widgets import interactive, notices
 from app.words import equations, wording
@@ -64,7 +64,7 @@ def random_against_trained(name):
     attention_maps.show_weights(trained_side, "att_trained", trained, tokens, names[1])
 
 
-compared = controls.comparison_model(session.current())
+compared = weights.comparison_model(session.current())
 if compared is not None:
     random_against_trained(compared)
 live.scale_section(settings, head, labels)

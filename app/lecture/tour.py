@@ -16,7 +16,7 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from app.data import encodings, layers
-from app.state import controls
+from app.state import controls, weights
 from app.views import attention_maps, bars, heatmap, multi_head, saturation, token_ids
 from app.words import wording
 
@@ -130,7 +130,7 @@ def _weights_says(settings, head, values):
 
 def _pair(settings, head, values):
     """The model, layer, head, and the random and trained weights of the comparison, or None."""
-    name = controls.comparison_model(values)
+    name = weights.comparison_model(values)
     if name is None:
         return None, 0, head, None
     layer, head = (settings.layer, head) if settings.trained else controls.default_head(name)

@@ -9,15 +9,29 @@ hashable value, the cache key and the engine's input. Pure: no Streamlit here.
 from __future__ import annotations
 
 import dataclasses
-import functools
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from engine.checkpoint import minilm_config, packaged_config
+from app.state.weights import (  # DEFAULT_LAYER, DEFAULT_HEAD: MiniLM's, as pages name them
+    DEFAULT_HEAD,  # noqa: F401
+    DEFAULT_LAYER,  # noqa: F401
+    INSTALL_HINTS,
+    INSTALLED,
+    MINILM,  # noqa: F401  (None when MiniLM is not installed: read by pages and tests)
+    TRAINED_LABELS,
+    WEIGHTS_LABELS,
+    available_weights,
+    default_head,
+    max_layers,
+    model_config,
+    model_shape,
+    n_layers,
+    short_name,
+    trained_config,
+)
 from engine.positional import ENCODINGS
-from engine.resources import MINILM_INSTALL_HINT, SMOLLM2_INSTALL_HINT, smollm2_file
 from engine.tokenize import available_tokenizers
 
 DEFAULT_TEXT = (
@@ -49,90 +63,11 @@ PE_LABELS = {
     "rotary": "Rotary (RoPE)",
 }
 CONVENTIONS = ("rows", "columns")
-#: The packaged trained models the core pages run, in the order the Weights box offers them.
-TRAINED_LABELS = {
-    "minilm": "MiniLM (trained encoder)",
-    "smollm2": "SmolLM2 (trained decoder)",
-}
-WEIGHTS_LABELS = {**TRAINED_LABELS, "random": "Random (seeded)"}
-#: How to install each packaged model.
-INSTALL_HINTS = {"minilm": MINILM_INSTALL_HINT, "smollm2": SMOLLM2_INSTALL_HINT}
-#: Each trained model's layer and head on opening: the head whose "it" finds "restaurant"
-#: in the default passage, found with /pretrained's head finder (README, "Weights"):
-#: MiniLM's weight 0.430; SmolLM2's is a decoder's, whose "it" sees only earlier tokens.
-DEFAULT_HEADS = {"minilm": (3, 1), "smollm2": (22, 0)}
-DEFAULT_LAYER, DEFAULT_HEAD = DEFAULT_HEADS["minilm"]
-#: all-MiniLM-L6-v2's sizes, from its config.json; None when the package is not installed.
-MINILM = minilm_config()
 
 #: Scale grid: quarter-octave steps from 2⁻¹⁰ ≈ 0.001 to 2¹⁰ = 1024; 1 ("no scaling")
 #: and every 1/√d_k with d_k a power of two lie on it.
 SCALE_GRID = tuple(float(2.0 ** (i / 4)) for i in range(-40, 41))
 SCALE_MIN, SCALE_MAX = SCALE_GRID[0], SCALE_GRID[-1]
-
-
-@functools.cache
-def trained_config(name):
-    """A packaged model's sizes (read once per process, without its weights), or None."""
-    return MINILM if name == "minilm" else packaged_config(name)
-
-
-def installed(name, config=MINILM):
-    """Whether the packaged model ``name`` is installed (``config``: MiniLM's, or None)."""
-    return config is not None if name == "minilm" else smollm2_file() is not None
-
-
-def available_weights(config=MINILM):
-    """The weights the core pages can run: the installed trained models first, then random."""
-    return (*(name for name in TRAINED_LABELS if installed(name, config)), "random")
-
-
-def model_config(values, config=MINILM):
-    """The trained model's config the values select, or None for the random model."""
-    weights = values["weights"]
-    if weights == "minilm":
-        return config
-    return trained_config(weights) if weights in TRAINED_LABELS else None
-
-
-def model_shape(values, config=MINILM):
-    """(d_model, heads) of the layer the values select: a trained model's own, or the sliders'."""
-    trained = model_config(values, config)
-    if trained is not None:
-        return trained.d_model, trained.n_heads
-    return values["d_model"], values["heads"]
-
-
-def n_layers(values, config=MINILM):
-    """Layers of the model the values select: a trained model's, or the random one's 1."""
-    trained = model_config(values, config)
-    return 1 if trained is None else trained.n_layers
-
-
-def default_head(weights):
-    """(layer, head) the core pages open on for ``weights``: :data:`DEFAULT_HEADS`, or (0, 0)."""
-    return DEFAULT_HEADS.get(weights, (0, 0))
-
-
-def comparison_model(values):
-    """The trained model a random-against-trained comparison shows, or None if none is installed.
-
-    The chosen one when the weights are trained; with random weights, the first installed.
-    """
-    trained = [name for name in available_weights() if name != "random"]
-    if values["weights"] in trained:
-        return values["weights"]
-    return trained[0] if trained else None
-
-
-def short_name(weights):
-    """A model's name in sentences: "MiniLM", "SmolLM2" or "Random"."""
-    return WEIGHTS_LABELS[weights].split(" (")[0]
-
-
-def _max_layers(config):
-    """The most layers any installed trained model has: the widest range a link may name."""
-    return max(n_layers({"weights": name}, config) for name in available_weights(config))
 
 
 def default_tokenizer():
@@ -252,7 +187,7 @@ class Control:
         return self.default(values) if callable(self.default) else self.default
 
 
-def make_controls(config=MINILM):
+def make_controls(config=INSTALLED):
     """The registry of shared controls, for the installed model (``config``) or none."""
     tokenizers = available_tokenizers()
     weights = available_weights(config)
@@ -288,7 +223,7 @@ def make_controls(config=MINILM):
             Control(
                 "layer",
                 lambda v: default_head(v["weights"])[0],
-                lambda t: _parse_int(t, 0, _max_layers(config) - 1),
+                lambda t: _parse_int(t, 0, max_layers(config) - 1),
                 "a layer index below the model's number of layers",
             ),
             Control(

@@ -71,7 +71,8 @@ def parse_query(query, controls=CONTROLS):
         )
     selected = _selected(values, controls)
     layers = n_layers(selected)
-    if "layer" in values and values["layer"] >= layers:
+    trained = selected["weights"] != "random"  # the random model ignores the layer
+    if "layer" in values and trained and values["layer"] >= layers:
         warnings.append(
             f"Ignored layer={values.pop('layer')} from the link: this model has {layers} "
             "layers, numbered from 0. Using the default instead."

@@ -17,7 +17,7 @@ import re
 import streamlit as st
 
 from app.data import models
-from app.state import controls
+from app.state import controls, weights
 
 #: The path box's key, the packaged-or-own choice's key, and the link's parameter naming the model.
 PATH_KEY, CHOICE_KEY, LINK = "pretrained_model_path", "pretrained_model", "model"
@@ -53,7 +53,7 @@ def _start():
 
 def _choices():
     """The installed packaged models, then "your own"."""
-    return (*(name for name in PACKAGED_TITLES if controls.installed(name)), OWN)
+    return (*(name for name in PACKAGED_TITLES if weights.installed(name)), OWN)
 
 
 def chosen():

