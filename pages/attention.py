@@ -3,9 +3,9 @@
 import streamlit as st
 
 from app import live
-from app.data import layers
+from app.data import layers, models
 from app.state import controls, session, weights
-from app.views import attention_maps, bars, equation
+from app.views import attention_maps, bars, equation, sinks
 from app.widgets import interactive, notices
 from app.words import equations, wording
 
@@ -69,3 +69,10 @@ if compared is not None:
     random_against_trained(compared)
 live.scale_section(settings, head, labels)
 interactive.scale_page(st, settings, head, labels)
+
+if settings.trained and settings.config.causal:  # a decoder's sinks: where its spare weight goes
+    st.subheader("Attention sinks")
+    st.caption(wording.SINKS)
+    found = models.sinks(settings.weights, settings.text)
+    sinks.show(st, "att_sinks", found, labels)
+    st.markdown(controls.md_escape(sinks.sentence(found, labels)))

@@ -240,12 +240,7 @@ attention_maps.show_weights(
 
 st.header("Attention sinks")
 session.name_files(model_box.file_name(folder))
-st.caption(
-    "Xiao et al. (2024, §3.1): trained models park much of their attention on the first "
-    "token, whatever it is, a sink for the weight a head has no use for. Left: each head's "
-    "mean weight on the first token, over the tokens after it; right: the tokens that "
-    "receive the most, over every layer, head and query."
-)
+st.caption(wording.SINKS)
 found = models.sinks(folder, text)
 sinks.show(st, "pretrained_sinks", found, labels)
 st.markdown(controls.md_escape(sinks.sentence(found, labels)))

@@ -122,9 +122,8 @@ def load(folder):
 
     A packaged model is a server resource as MiniLM is, loaded once (:mod:`app.data.trained`).
     """
-    if folder == SMOLLM2_NAME:
-        return trained.model(SMOLLM2_NAME)
-    return _load(str(folder))
+    name = _packaged(folder)
+    return trained.model(name) if name else _load(str(folder))
 
 
 @cache.bounded(spinner="Loading the model …")
@@ -160,7 +159,18 @@ def _progress_bar(folder):
 
 def model(folder=None):
     """MiniLM (``folder`` None) or the folder's model; or the error saying why not."""
-    return trained.model(MINILM_NAME) if folder is None else load(folder)
+    name = _packaged(folder)
+    return trained.model(name) if name else load(folder)
+
+
+def _packaged(folder):
+    """The packaged model's name ``folder`` stands for (None: MiniLM), or None for a source.
+
+    The core pages and /pretrained then share one model and one run per text.
+    """
+    if folder is None:
+        return MINILM_NAME
+    return folder if folder == SMOLLM2_NAME else None
 
 
 def run(folder, text):
@@ -171,7 +181,8 @@ def run(folder, text):
     engine.bert.BertRun, or the error saying why not (ModelUnavailableError,
     CheckpointError, TooLongError, or a ValueError for a text with no tokens)
     """
-    return trained.run(MINILM_NAME, text) if folder is None else _run(folder, text)
+    name = _packaged(folder)
+    return trained.run(name, text) if name else _run(folder, text)
 
 
 @cache.bounded
@@ -187,7 +198,8 @@ def _run(folder, text):
 
 def rollout(folder, text):
     """Attention rollout through every layer for ``text``, shape (n, n)."""
-    return trained.rollout(MINILM_NAME, text) if folder is None else _rollout(folder, text)
+    name = _packaged(folder)
+    return trained.rollout(name, text) if name else _rollout(folder, text)
 
 
 @cache.bounded
@@ -197,8 +209,9 @@ def _rollout(folder, text):
 
 def ranked_heads(folder, text, query, key):
     """Every head ranked by the weight from token ``query`` to token ``key``."""
-    if folder is None:
-        return trained.ranked_heads(MINILM_NAME, text, query, key)
+    name = _packaged(folder)
+    if name:
+        return trained.ranked_heads(name, text, query, key)
     return analysis.rank_heads(run(folder, text).attentions, query, key)
 
 

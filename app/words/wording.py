@@ -195,6 +195,15 @@ def case_sentence(tokens, labels, ids):
     return None
 
 
+#: What the attention-sinks view shows (/pretrained, and /attention on a decoder).
+SINKS = (
+    "Xiao et al. (2024, §3.1): trained models park much of their attention on the first "
+    "token, whatever it is, a sink for the weight a head has no use for. Left: each head's "
+    "mean weight on the first token, over the tokens after it; right: the tokens that "
+    "receive the most, over every layer, head and query."
+)
+
+
 def head_projections(settings, head, part, matrices):
     """Which features of a trained layer's projections head ``head`` owns, from its config.
 
