@@ -207,7 +207,8 @@ def gguf_metadata(reader):
     """A ``gguf.GGUFReader``'s key/value metadata as plain Python values.
 
     Strings come back as ``str``, arrays as lists of ``str``/``int``/``float``, scalars
-    as ``int``/``float``/``bool``.
+    as ``int``/``float``/``bool``. The reader's own ``GGUF.version``, ``GGUF.tensor_count``
+    and ``GGUF.kv_count`` (from the header) come along.
 
     Returns
     -------
@@ -289,7 +290,9 @@ def _byte_level_bpe(metadata, tokens):
         token if set(token) <= alphabet else "".join(spelling[b] for b in token.encode()): i
         for i, token in enumerate(tokens)
     }
-    merges = [_split_merge(merge) for merge in metadata.get("tokenizer.ggml.merges", ())]
+    if not metadata.get("tokenizer.ggml.merges"):
+        raise GGUFTokenizerError("a byte-level BPE tokenizer needs tokenizer.ggml.merges")
+    merges = [_split_merge(merge) for merge in metadata["tokenizer.ggml.merges"]]
     tokenizer = Tokenizer(
         models.BPE(
             vocab, merges, fuse_unk=False, byte_fallback=False, ignore_merges=pre.ignore_merges
@@ -339,6 +342,11 @@ def gguf_tokenizer(metadata):
     ``add_eos_token`` say; absent, as llama.cpp: BOS for ``llama`` and Llama 3's split,
     never EOS.
 
+    Where llama.cpp and transformers differ, this follows transformers for ``llama``
+    (no "▁" after a special token inside the text, none added before a text that starts
+    with a space) and llama.cpp for ``gpt2`` (transformers 5 knows no ``smollm`` split
+    and runs GPT-2's, which keeps a space with the digits after it).
+
     Parameters
     ----------
     metadata : dict of str -> object
@@ -350,7 +358,8 @@ def gguf_tokenizer(metadata):
 
     Raises
     ------
-    GGUFTokenizerError when the file carries no tokenizer, or one of an unknown kind
+    GGUFTokenizerError when the file carries no tokenizer, one of an unknown kind or
+    pre-tokenizer, or one without the merges, scores or BOS/EOS id it needs
     """
     model = metadata.get("tokenizer.ggml.model")
     tokens = metadata.get("tokenizer.ggml.tokens")
@@ -377,17 +386,17 @@ def gguf_tokenizer(metadata):
     ]
     tokenizer.add_special_tokens([t for t in added if t.special])
     tokenizer.add_tokens([t for t in added if not t.special])
-    ends = []
-    if _flag(metadata, "add_bos_token", add_bos):
-        ends.append(("bos", _special_token(metadata, tokens, "bos")))
-    if _flag(metadata, "add_eos_token", False):
-        ends.append(("eos", _special_token(metadata, tokens, "eos")))
-    bos = [token for name, (token, _) in ends if name == "bos"]
-    eos = [token for name, (token, _) in ends if name == "eos"]
+    ends = {
+        name: _special_token(metadata, tokens, name)
+        for name, default in (("bos", add_bos), ("eos", False))
+        if _flag(metadata, f"add_{name}_token", default)
+    }  # name -> (token, id)
+    bos = [ends["bos"][0]] if "bos" in ends else []
+    eos = [ends["eos"][0]] if "eos" in ends else []
     tokenizer.post_processor = processors.TemplateProcessing(
         single=[*bos, "$A", *eos],
         pair=[*bos, "$A", *eos, *bos, "$B:1", *eos],
-        special_tokens=[pair for _, pair in ends],
+        special_tokens=list(ends.values()),
     )
     return tokenizer
 

@@ -338,3 +338,10 @@ def test_spm_without_scores_is_refused():
     del metadata["tokenizer.ggml.scores"]
     with pytest.raises(GGUFTokenizerError, match=r"tokenizer\.ggml\.scores"):
         gguf_tokenizer(metadata)
+
+
+def test_byte_level_bpe_without_merges_is_refused():
+    metadata = _as_gguf_metadata(tiny_models.TINY / "gpt2" / "tokenizer.json")
+    del metadata["tokenizer.ggml.merges"]
+    with pytest.raises(GGUFTokenizerError, match=r"needs tokenizer\.ggml\.merges"):
+        gguf_tokenizer(metadata)
