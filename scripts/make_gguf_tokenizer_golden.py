@@ -5,12 +5,15 @@ Development only, in the environment with PyTorch, transformers, gguf and senten
     HF_HUB_OFFLINE=1 /tmp/torchenv/bin/python scripts/make_gguf_tokenizer_golden.py \
         [--smollm2 FILE.gguf] [--llama-cpp NODE_DIR]
 
-writes two small files under ``tests/data`` that tests/engine/test_gguf_tokenizer.py reads
-without torch:
+writes three small files under ``tests/data`` that tests/engine/test_gguf_tokenizer.py
+reads without torch:
 
 - ``gguf_tokenizer_golden.json``: for each text, the ids, tokens and character offsets
   that transformers' own GGUF reading gives for the packaged SmolLM2 file
   (``AutoTokenizer.from_pretrained(folder, gguf_file=...)``), and its decoded text.
+- ``gguf_pre_tokenizers.json``: SmolLM2's tokens and merges written again into a
+  vocabulary-only GGUF file under each of five ``tokenizer.ggml.pre`` names, and the ids
+  transformers reads from each.
 - ``gguf_spm_tokenizer.json``: a tiny SentencePiece BPE tokenizer (byte fallback on)
   trained here on ``assets/bpe-corpus.txt``, its GGUF metadata written as llama.cpp's
   ``convert_hf_to_gguf.py`` writes a SentencePiece vocabulary (tokens, scores, token
@@ -18,8 +21,8 @@ without torch:
   ids, tokens, offsets and decoded text of transformers reading a GGUF file with that
   metadata.
 
-With ``--llama-cpp NODE_DIR`` (a folder where ``npm install node-llama-cpp`` ran) both
-files also get llama.cpp's own ids, from ``scripts/llamacpp_tokenize.mjs``: a third
+With ``--llama-cpp NODE_DIR`` (a folder where ``npm install node-llama-cpp`` ran) every
+file also gets llama.cpp's own ids, from ``scripts/llamacpp_tokenize.mjs``: a third
 opinion where transformers' GGUF reading and the model's tokenizer part ways.
 Deterministic: run again, it writes the same bytes.
 """
@@ -69,6 +72,9 @@ SMOLLM2_TEXTS = {
     "specials_inline": "text<|endoftext|>more <|im_end|> tail<|im_start|>",
     "single_space": " ",
 }
+
+# the splits tried on SmolLM2's vocabulary
+PRE_NAMES = ("default", "gpt-2", "smollm", "llama-bpe", "qwen2")
 
 SPM_VOCAB_SIZE = 400
 # llama.cpp's llama_token_type
@@ -195,20 +201,44 @@ def write_vocab_only_gguf(path, metadata):
     writer.add_feed_forward_length(64)
     writer.add_head_count(4)
     writer.add_layer_norm_rms_eps(1e-5)
-    writer.add_tokenizer_model(metadata["tokenizer.ggml.model"])
-    writer.add_token_list(metadata["tokenizer.ggml.tokens"])
-    writer.add_token_scores(metadata["tokenizer.ggml.scores"])
-    writer.add_token_types(metadata["tokenizer.ggml.token_type"])
-    writer.add_bos_token_id(metadata["tokenizer.ggml.bos_token_id"])
-    writer.add_eos_token_id(metadata["tokenizer.ggml.eos_token_id"])
-    writer.add_unk_token_id(metadata["tokenizer.ggml.unknown_token_id"])
-    writer.add_add_bos_token(metadata["tokenizer.ggml.add_bos_token"])
-    writer.add_add_eos_token(metadata["tokenizer.ggml.add_eos_token"])
-    writer.add_add_space_prefix(metadata["tokenizer.ggml.add_space_prefix"])
+    for key, value in metadata.items():
+        if isinstance(value, str):
+            writer.add_string(key, value)
+        elif isinstance(value, bool):
+            writer.add_bool(key, value)
+        elif isinstance(value, int):
+            writer.add_uint32(key, value)
+        else:  # tokens, merges (str), scores (float32), token types (int32)
+            writer.add_array(key, value)
     writer.write_header_to_file()
     writer.write_kv_data_to_file()
     writer.write_tensors_to_file()
     writer.close()
+
+
+def pre_tokenizer_golden(path, node_dir):
+    """Each split on SmolLM2's vocabulary: transformers' and llama.cpp's ids per pre name.
+
+    The file's tokenizer keys are written again with ``tokenizer.ggml.pre`` changed, so
+    that the same 49,152 tokens and 48,900 merges meet each split.
+    """
+    reader = gguf.GGUFReader(path)
+    keys = ("model", "tokens", "token_type", "merges", "bos_token_id", "eos_token_id")
+    metadata = {
+        f"tokenizer.ggml.{k}": reader.fields[f"tokenizer.ggml.{k}"].contents() for k in keys
+    }
+    metadata["tokenizer.ggml.add_bos_token"] = False
+    found = {"file": SMOLLM2_FILE, "texts": SMOLLM2_TEXTS}
+    with tempfile.TemporaryDirectory() as tmp:
+        for pre in PRE_NAMES:
+            vocab_file = Path(tmp) / f"{pre}.gguf"
+            write_vocab_only_gguf(vocab_file, {**metadata, "tokenizer.ggml.pre": pre})
+            reference = transformers_reference(vocab_file.parent, vocab_file.name, SMOLLM2_TEXTS)
+            found[pre] = {
+                "transformers": {name: entry["ids"] for name, entry in reference.items()},
+                "llama_cpp": llama_cpp_ids(node_dir, vocab_file, SMOLLM2_TEXTS),
+            }
+    return found
 
 
 def spm_golden(node_dir):
@@ -244,12 +274,16 @@ def main():
     parser.add_argument("--smollm2", metavar="FILE", help="the packaged SmolLM2 GGUF file")
     parser.add_argument("--llama-cpp", metavar="NODE_DIR", help="where node-llama-cpp is installed")
     args = parser.parse_args()
+    smollm2 = smollm2_path(args.smollm2)
     for name, golden in (
-        ("gguf_tokenizer_golden.json", smollm2_golden(smollm2_path(args.smollm2), args.llama_cpp)),
+        ("gguf_tokenizer_golden.json", smollm2_golden(smollm2, args.llama_cpp)),
         ("gguf_spm_tokenizer.json", spm_golden(args.llama_cpp)),
+        ("gguf_pre_tokenizers.json", pre_tokenizer_golden(smollm2, args.llama_cpp)),
     ):
         golden = {"made_by": "scripts/make_gguf_tokenizer_golden.py", **versions(), **golden}
-        (DATA / name).write_text(json.dumps(golden, ensure_ascii=False, indent=1) + "\n")
+        (DATA / name).write_text(
+            json.dumps(golden, ensure_ascii=False, separators=(",", ":")) + "\n"
+        )
         print(f"wrote {DATA / name}")
 
 

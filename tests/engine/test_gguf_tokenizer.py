@@ -4,6 +4,8 @@ References, none of them our own output (``scripts/make_gguf_tokenizer_golden.py
 
 - ``tests/data/gguf_tokenizer_golden.json``: transformers' own GGUF reading of the packaged
   SmolLM2 file (ids, tokens, offsets), and llama.cpp's ids for the same texts.
+- ``tests/data/gguf_pre_tokenizers.json``: SmolLM2's vocabulary under each of five
+  ``tokenizer.ggml.pre`` splits, with llama.cpp's and transformers' ids.
 - ``tests/data/gguf_spm_tokenizer.json``: a tiny SentencePiece BPE tokenizer's GGUF
   metadata, with the ids of ``sentencepiece`` itself, of transformers reading it from a
   GGUF file, and of llama.cpp.
@@ -26,6 +28,8 @@ from engine.tokenize import GGUF_PRE_TOKENIZERS, GGUFTokenizerError, gguf_metada
 DATA = Path(__file__).resolve().parents[1] / "data"
 GOLDEN = json.loads((DATA / "gguf_tokenizer_golden.json").read_text(encoding="utf-8"))
 SPM = json.loads((DATA / "gguf_spm_tokenizer.json").read_text(encoding="utf-8"))
+PRE = json.loads((DATA / "gguf_pre_tokenizers.json").read_text(encoding="utf-8"))
+PRE_NAMES = ("default", "gpt-2", "smollm", "llama-bpe", "qwen2")
 TEXTS = GOLDEN["texts"]
 
 # transformers (5.25) reads SmolLM2's file with GPT-2's split alone: it has no entry for
@@ -138,6 +142,51 @@ _HELD = st.characters(exclude_categories=("Cs", "Cc")).filter(
 def test_smollm2_decode_inverts_encode(smollm2, text):
     ids = smollm2.encode(text, add_special_tokens=False).ids
     assert smollm2.decode(ids, skip_special_tokens=False) == text
+
+
+# --- each split on SmolLM2's vocabulary ----------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def split_by(smollm2_metadata):
+    return {
+        pre: gguf_tokenizer({**smollm2_metadata, "tokenizer.ggml.pre": pre}) for pre in PRE_NAMES
+    }
+
+
+@pytest.mark.parametrize("name", sorted(PRE["texts"]))
+@pytest.mark.parametrize("pre", PRE_NAMES)
+def test_each_split_gives_llama_cpp_ids(split_by, pre, name):
+    ids = split_by[pre].encode(PRE["texts"][name], add_special_tokens=False).ids
+    assert ids == PRE[pre]["llama_cpp"][name]
+
+
+# the names transformers (5.25) maps to a split of its own (GPT-2's is its fallback)
+@pytest.mark.parametrize("name", sorted(PRE["texts"]))
+@pytest.mark.parametrize("pre", ["gpt-2", "llama-bpe", "qwen2"])
+def test_each_split_transformers_knows_gives_its_ids(split_by, pre, name):
+    ids = split_by[pre].encode(PRE["texts"][name], add_special_tokens=False).ids
+    assert ids == PRE[pre]["transformers"][name]
+
+
+def test_the_splits_part_on_these_texts():
+    def apart(a, b):
+        return {n for n in PRE["texts"] if PRE[a]["llama_cpp"][n] != PRE[b]["llama_cpp"][n]}
+
+    assert apart("gpt-2", "smollm") == {"digits", "digits_after_spaces"}
+    assert "newlines" in apart("smollm", "llama-bpe")
+    assert "contractions" in apart("default", "gpt-2")
+
+
+def test_llama3_split_adds_bos_when_the_metadata_is_silent(smollm2_metadata):
+    metadata = {**smollm2_metadata, "tokenizer.ggml.pre": "llama-bpe"}
+    del metadata["tokenizer.ggml.add_bos_token"]
+    assert gguf_tokenizer(metadata).encode("hi").ids[0] == metadata["tokenizer.ggml.bos_token_id"]
+    metadata["tokenizer.ggml.pre"] = "qwen2"
+    assert (
+        gguf_tokenizer(metadata).encode("hi").ids
+        == gguf_tokenizer(metadata).encode("hi", add_special_tokens=False).ids
+    )
 
 
 # --- the tiny checkpoints' byte-level BPE, written as GGUF metadata ------------------
