@@ -46,9 +46,9 @@ from engine.checkpoint import (
     parse_config,
     read_params,
 )
-from engine.tokenize import GGUFTokenizerError, gguf_tokenizer
+from engine.tokenize import GGUFTokenizerError, gguf_metadata, gguf_tokenizer
 
-__all__ = ["ARCHITECTURES", "read", "read_metadata"]
+__all__ = ["ARCHITECTURES", "read", "read_config"]
 
 _MAGIC = b"GGUF"
 
@@ -133,16 +133,6 @@ _PLAIN = {
 _BF16 = gguf.GGMLQuantizationType.BF16
 #: Every block type ``gguf.quants.dequantize`` decodes: Q4_0 … Q8_0, the K-quants, the IQ types.
 _QUANTIZED = frozenset(gguf.quants._type_traits) - {_BF16}
-
-
-def read_metadata(reader):
-    """A GGUF file's metadata as plain values: key -> str, int, float, bool or list."""
-    values = {}
-    for key, field in reader.fields.items():
-        if key.startswith("GGUF."):
-            continue
-        values[key] = field.contents()
-    return values
 
 
 def _open(path):
@@ -251,6 +241,32 @@ def _array(tensor, path):
     )
 
 
+def _config(reader, metadata, path):
+    """The file's :class:`ModelConfig` and architecture; one this engine does not read refused."""
+    arch = metadata.get("general.architecture")
+    if arch not in _CONFIG_KEYS:
+        raise UnsupportedModelError(
+            f"{path.name} is a GGUF file of architecture {arch!r}; this engine reads "
+            f"{', '.join(ARCHITECTURES)} (Llama, SmolLM2, TinyLlama and Mistral are llama)"
+        )
+    shapes = {t.name: tuple(int(n) for n in reversed(t.shape.tolist())) for t in reader.tensors}
+    if "token_embd.weight" not in shapes:
+        raise UnsupportedModelError(f"{path.name} has no tensor token_embd.weight")
+    return parse_config(_raw_config(metadata, arch, shapes))[0], arch
+
+
+def read_config(path):
+    """The :class:`engine.checkpoint.ModelConfig` of a GGUF file, its tensors left unread.
+
+    Raises
+    ------
+    as :func:`read`, for the file and its metadata
+    """
+    path = Path(path)
+    reader = _open(path)
+    return _config(reader, gguf_metadata(reader), path)[0]
+
+
 def read(path, progress=None):
     """The model in a GGUF file: :func:`engine.checkpoint.load` for a ``.gguf``.
 
@@ -271,18 +287,9 @@ def read(path, progress=None):
     """
     path = Path(path)
     reader = _open(path)
-    metadata = read_metadata(reader)
-    arch = metadata.get("general.architecture")
-    if arch not in _CONFIG_KEYS:
-        raise UnsupportedModelError(
-            f"{path.name} is a GGUF file of architecture {arch!r}; this engine reads "
-            f"{', '.join(ARCHITECTURES)} (Llama, SmolLM2, TinyLlama and Mistral are llama)"
-        )
+    metadata = gguf_metadata(reader)
+    config, arch = _config(reader, metadata, path)
     stored = {tensor.name: tensor for tensor in reader.tensors}
-    if "token_embd.weight" not in stored:
-        raise UnsupportedModelError(f"{path.name} has no tensor token_embd.weight")
-    shapes = {name: tuple(reversed(t.shape.tolist())) for name, t in stored.items()}
-    config, family = parse_config(_raw_config(metadata, arch, shapes))
     try:
         tokenizer = gguf_tokenizer(metadata)
     except GGUFTokenizerError as error:

@@ -43,6 +43,7 @@ __all__ = [
     "TTL",
     "bounded",
     "budget",
+    "make_room",
     "clear",
     "digest",
     "freeze",
@@ -120,13 +121,29 @@ def freeze_long_lived():
             gc.freeze()
 
 
+#: Room added to the default budget by the resources loaded so far (:func:`make_room`).
+_ROOM = {}
+
+
+def make_room(name, mb):
+    """Grow the default budget by ``mb`` for ``name``'s results, once per name.
+
+    A resource whose results are large (SmolLM2: its 512-token run holds 30 layers × 9
+    heads of 512 × 512 weights) calls this when it is loaded, so that the default budget
+    keeps them rather than computing them again on every call; a server that never loads
+    it keeps the plain default. A budget set with ``--cache-mb`` is kept as given.
+    """
+    _ROOM[name] = mb
+
+
 def budget():
-    """The byte budget: :data:`BUDGET_VARIABLE` MB, or :data:`DEFAULT_BUDGET_MB` when unset."""
+    """The byte budget: :data:`BUDGET_VARIABLE` MB, else the default and :func:`make_room`'s."""
     raw = os.environ.get(BUDGET_VARIABLE, "").strip()
+    default = DEFAULT_BUDGET_MB + sum(_ROOM.values())
     try:
-        mb = float(raw) if raw else DEFAULT_BUDGET_MB
+        mb = float(raw) if raw else default
     except ValueError:
-        mb = DEFAULT_BUDGET_MB
+        mb = default
     return int(max(mb, 0.0) * 1024 * 1024)
 
 

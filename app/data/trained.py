@@ -28,13 +28,22 @@ __all__ = [
 ]
 
 
+#: Room each packaged model's results need in the cache budget, in MB: SmolLM2's run of a
+#: 512-token text with its layer runs and frames (docs/benchmarks.md); MiniLM's fit the
+#: default.
+RESULTS_MB = {"smollm2": 450}
+
+
 @st.cache_resource(show_spinner="Loading the model …")
 def model(name):
     """The loaded model ``name``, or the ModelUnavailableError saying how to install it."""
     try:
-        return checkpoint.load(name)
+        loaded = checkpoint.load(name)
     except checkpoint.ModelUnavailableError as error:
         return error
+    if name in RESULTS_MB:
+        cache.make_room(name, RESULTS_MB[name])
+    return loaded
 
 
 def run(name, text, positions=True):
