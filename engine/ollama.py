@@ -63,8 +63,10 @@ def names(folder=None):
     for path in manifests.glob("*/*/*/*"):
         if path.is_file():
             host, namespace, model, tag = path.relative_to(manifests).parts
-            prefix = "" if (host, namespace) == (_HOST, _NAMESPACE) else (
-                f"{namespace}/" if host == _HOST else f"{host}/{namespace}/"
+            prefix = (
+                ""
+                if (host, namespace) == (_HOST, _NAMESPACE)
+                else (f"{namespace}/" if host == _HOST else f"{host}/{namespace}/")
             )
             found.append(f"{prefix}{model}:{tag}")
     return sorted(found)

@@ -76,7 +76,7 @@ heatmap.show_features(
     "mh_output",
     mha.output,
     labels,
-    "Output = Concat · W_O" + ("" if run.weights.b_o is None else " + b_O"),
+    "Output = Concat · W_O" + (" + b_O" if getattr(run.weights, "b_o", None) is not None else ""),
 )
 
 if settings.trained and settings.config.kv_heads < settings.config.n_heads:

@@ -43,11 +43,11 @@ __all__ = [
     "TTL",
     "bounded",
     "budget",
-    "make_room",
     "clear",
     "digest",
     "freeze",
     "freeze_long_lived",
+    "make_room",
     "nbytes",
     "stats",
 ]

@@ -25,6 +25,8 @@ MINILM_NAME = "all-MiniLM-L6-v2"
 #: The packaged models by the name a link and ``--model`` give them, as the page titles them.
 PACKAGED_TITLES = {"minilm": MINILM_NAME, "smollm2": "SmolLM2-135M-Instruct"}
 OWN = "own"
+#: The model the page showed last: what it keeps showing when a newly typed one is refused.
+_SHOWN = "_pretrained_shown"
 FAMILY_NAMES = {
     "bert": "BERT",
     "roberta": "RoBERTa",
@@ -59,7 +61,7 @@ def _choices():
 def chosen():
     """The path box, and the model it names: ``(folder or None for MiniLM, model or error)``.
 
-    A refused folder is said so and MiniLM shown instead; MiniLM's own absence is
+    A refused source is said so and the model shown before kept; MiniLM's own absence is
     returned as its error, for the page to say.
     """
     _start()
@@ -86,34 +88,50 @@ def chosen():
         "read from its GGUF file. Your own: a folder, a .gguf file or an Ollama model.",
         persist_state="session",
     )
+    if not models.typed_folders():
+        folder = None if choice == "minilm" else choice
+        if choice == OWN:
+            folder = st.session_state[PATH_KEY] or None  # the link's or --model's, never typed
+        st.session_state[_SHOWN] = folder
+        _write_link(folder)
+        return folder, models.model(folder)
+    with st.expander(
+        "Your own model: a checkpoint folder, a .gguf file or an Ollama name",
+        expanded=choice == OWN,
+    ):
+        typed = st.text_input(
+            "A folder (config.json, model.safetensors, tokenizer.json), a .gguf file, or "
+            "ollama:NAME[:TAG]; empty for MiniLM",
+            key=PATH_KEY,
+            placeholder="/path/to/a/model-folder, /path/to/model.gguf or ollama:qwen2.5:0.5b",
+            on_change=_typed,
+            persist_state="session",
+        ).strip()
     if choice != OWN:
         folder = None if choice == "minilm" else choice
+        st.session_state[_SHOWN] = folder
         _write_link(folder)
         return folder, models.model(folder)
-    if not models.typed_folders():
-        folder = st.session_state[PATH_KEY] or None  # the link's or --model's, never typed
-        _write_link(folder)
-        return folder, models.model(folder)
-    typed = st.text_input(
-        "A folder (config.json, model.safetensors, tokenizer.json), a .gguf file, or "
-        "ollama:NAME[:TAG]; empty for MiniLM",
-        key=PATH_KEY,
-        placeholder="/path/to/a/model-folder, /path/to/model.gguf or ollama:qwen2.5:0.5b",
-        persist_state="session",
-    ).strip()
     folder = models.source_of(typed) if typed else None
     loaded = models.model(folder)
     if folder is not None and isinstance(loaded, Exception):
+        folder = st.session_state.get(_SHOWN)  # the model shown before, else MiniLM
         st.error(controls.md_escape(str(loaded)), icon="🚫")
         st.caption(
             "This engine reads safetensors and GGUF files only and never runs code from them; "
-            "the page shows MiniLM meanwhile."
+            f"the page keeps showing {title(folder)} meanwhile."
         )
-        folder, loaded = None, models.model(None)
+        loaded = models.model(folder)
+    st.session_state[_SHOWN] = folder
     if folder is not None:
         models.remember(folder)
     _write_link(folder)
     return folder, loaded
+
+
+def _typed():
+    """A source typed in the box is the model chosen: "your own" (empty: MiniLM)."""
+    st.session_state[CHOICE_KEY] = OWN if st.session_state[PATH_KEY].strip() else "minilm"
 
 
 def encoder():

