@@ -16,11 +16,13 @@ fields are the real ones:
   ``sliding_window`` of 16 (shorter than the long text), per-layer-type
   ``rope_parameters`` (1e4 local, 1e6 global), q/k norms, √d embeddings, (1 + w) norms,
   four norms a layer, ``query_pre_attn_scalar`` 24 (not head_dim 16), GeGLU;
-- ``gemma3_fp32``: the same family in float32 with Gemma 2's soft-capping of scores (10)
-  and logits (6) set, linear scaling (factor 2) on the global layers, 3 layers
+- ``gemma3_fp32``: the same family in float32 with Gemma 2's soft-capping of the logits
+  (6) set, linear scaling (factor 2) on the global layers, 3 layers
   (sliding, full, sliding), config.json in the older layout the released Gemma 3 models
   ship (``rope_theta``, ``rope_local_base_freq``, ``rope_scaling``,
-  ``sliding_window_pattern`` instead of ``layer_types``);
+  ``sliding_window_pattern`` instead of ``layer_types``). Not the scores' soft-capping:
+  transformers 5 reads Gemma 3's ``attn_logit_softcapping`` but never applies it (Gemma 3
+  replaced it with the norms of q and k), so the engine refuses a Gemma 3 that sets it;
 - ``phi3``: ``Phi3ForCausalLM`` in bf16: fused ``qkv_proj`` and ``gate_up_proj``, a
   ``sliding_window`` of 16 (Phi-3-mini-4k has one), untied ``lm_head``, older layout.
 
@@ -120,7 +122,6 @@ def families():
                     "sliding_attention": {"rope_type": "default", "rope_theta": 1e4},
                     "full_attention": {"rope_type": "linear", "factor": 2.0, "rope_theta": 1e6},
                 },
-                attn_logit_softcapping=10.0,
                 final_logit_softcapping=6.0,
             ),
             Gemma3ForCausalLM,
