@@ -403,8 +403,9 @@ class LayerWeights(NamedTuple):
     ``h`` owns columns ``h*d_head:(h+1)*d_head`` of W_Q, and those of its key/value head
     of W_K and W_V. Where heads do not share d_model out (Qwen3, Gemma 3), ``w_q`` is
     (d_model, n_heads · d_head) and ``w_o`` (n_heads · d_head, d_model). ``q_norm`` and
-    ``k_norm`` (d_head,): the gains of Qwen3's and Gemma 3's norms of q and k, or None. The first four fields are named as :class:`engine.toy.ToyWeights`'s,
-    so a page can draw either. float32, whatever the checkpoint's precision.
+    ``k_norm`` (d_head,): the gains of Qwen3's and Gemma 3's norms of q and k, or None.
+    The first four fields are named as :class:`engine.toy.ToyWeights`'s, so a page can
+    draw either. float32, whatever the checkpoint's precision.
     """
 
     w_q: np.ndarray

@@ -46,8 +46,8 @@ __all__ = [
     "DISTILBERT",
     "ELECTRA",
     "FAMILIES",
-    "GPT2",
     "GEMMA3",
+    "GPT2",
     "LLAMA",
     "MISTRAL",
     "PHI3",
@@ -228,7 +228,9 @@ class ModelConfig(NamedTuple):
 
     def is_local(self, layer):
         """Layer ``layer`` is one of Gemma 3's local layers (None: no layer in particular)."""
-        return self.layer_types is not None and layer is not None and self.layer_types[layer] == LOCAL
+        return (
+            self.layer_types is not None and layer is not None and self.layer_types[layer] == LOCAL
+        )
 
     def window(self, layer=None):
         """The sliding window of layer ``layer``, or None where it sees every token before it.
@@ -924,7 +926,9 @@ def _check_head_dim(fields):
     """Refuse a ``head_dim`` that is not a positive whole number."""
     head_dim = fields["head_dim"]
     if head_dim is not None and (not isinstance(head_dim, int) or head_dim < 1):
-        raise UnsupportedModelError(f"head_dim should be a positive integer, the model has {head_dim!r}")
+        raise UnsupportedModelError(
+            f"head_dim should be a positive integer, the model has {head_dim!r}"
+        )
 
 
 def minilm_config():
