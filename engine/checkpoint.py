@@ -637,7 +637,7 @@ GEMMA3 = LLAMA._replace(
 PHI3 = LLAMA._replace(
     config_keys={**LLAMA.config_keys, "sliding_window": "sliding_window"},
     defaults={**LLAMA.defaults, "sliding_window": None},
-    implemented={"partial_rotary_factor": 1.0},
+    implemented={},
     tensors={
         "wte": "embed_tokens.weight",
         "ln_f.g": "norm.weight",
