@@ -95,7 +95,6 @@ if not isinstance(run, bert.BertRun):  # a causal model's text without tokens
 
 labels = run.labels
 n_layers, n_heads = run.attentions.shape[:2]
-mask = bert.attention_mask(config, len(labels))
 kv_of = kv_head_of(config.n_heads, config.kv_heads)
 grouped = config.kv_heads < config.n_heads
 if config.causal:
@@ -169,8 +168,8 @@ click = attention_maps.show_weights(
 arithmetic.panel(
     arithmetic.clicked_cell("pretrained_heatmap", click, *weights[shown, shown].shape, shown),
     (run.queries[layer, head], run.keys[layer, head], None),
-    None,  # the model's own 1/√d_head
-    mask,  # the model's own: None for an encoder
+    config.attn_scale,  # the model's own: None for 1/√d_head
+    bert.attention_mask(config, len(labels), layer=layer),  # the model's own: None for an encoder
     labels,
 )
 
@@ -211,7 +210,7 @@ if grouped:
 st.header("Neuron view")
 session.name_files(head_files)
 equation.show(equations.SOFTMAX)
-seen = bert.visible_keys(config, token)  # a causal token sees back only
+seen = bert.visible_keys(config, token, layer)  # a causal token sees back only
 keys = run.keys[layer, head, seen]
 if grouped:
     st.caption(
@@ -219,7 +218,7 @@ if grouped:
         f"{', '.join(str(h) for h in range(n_heads) if kv_of[h] == kv_of[head])}"
         + (", after their rotation by position." if config.rotary else ".")
     )
-stages = query_stages(run.queries[layer, head, token], keys)
+stages = query_stages(run.queries[layer, head, token], keys, config.attn_scale)
 neuron_view.show(st, "pretrained_neuron", stages, keys, labels[seen], labels[token])
 
 st.header("Attention rollout")

@@ -204,7 +204,8 @@ def rotary(folder, text, layer, head, query, key):
     q, k = bert.head_vectors(loaded, run(folder, text), layer, head)
     c = loaded.config
     distances = np.arange(min(c.max_tokens, ROTARY_DISTANCES))
-    return analysis.rotary_scores(q[query], k[key], distances, c.d_head**-0.5, **c.rotary)
+    scale = c.attn_scale or c.d_head**-0.5
+    return analysis.rotary_scores(q[query], k[key], distances, scale, **c.rotary_at(layer))
 
 
 @cache.bounded

@@ -16,6 +16,7 @@ import streamlit as st
 
 from app.data import models
 from app.state import controls
+from engine.checkpoint import LOCAL
 
 #: The path box's key, and the link's parameter naming the folder.
 PATH_KEY, LINK = "pretrained_model_path", "model"
@@ -29,7 +30,12 @@ FAMILY_NAMES = {
     "llama": "Llama",
     "mistral": "Mistral",
     "qwen2": "Qwen2",
+    "qwen3": "Qwen3",
+    "gemma3_text": "Gemma 3",
+    "phi3": "Phi-3",
 }
+#: The families that normalise each head's q and k before the rotation.
+QK_NORMED = ("qwen3", "gemma3_text")
 
 
 def _start():
@@ -131,10 +137,23 @@ def description(config, folder):
     where = "MiniLM's package" if folder is None else "its folder"
     parts = []
     if config.rotary:
-        parts.append("rotary positions, RMSNorm and a SwiGLU feed-forward")
+        glu = "GeGLU" if config.activation.startswith("gelu") else "SwiGLU"
+        parts.append(f"rotary positions, RMSNorm and a {glu} feed-forward")
+    if config.rope_llama3:
+        parts.append(
+            f"Llama 3's rotary scaling (its slow frequencies {config.rope_factor:g} times slower)"
+        )
+    if config.model_type in QK_NORMED:
+        parts.append(f"each head's q and k normalised ({config.d_head} features a head)")
     if config.kv_heads < config.n_heads:
         parts.append(f"{config.kv_heads} key/value heads (grouped-query attention)")
-    if config.sliding_window:
+    if config.layer_types:
+        local = config.layer_types.count(LOCAL)
+        parts.append(
+            f"{local} local layers with a {config.sliding_window}-token sliding window and "
+            f"{len(config.layer_types) - local} global ones"
+        )
+    elif config.sliding_window:
         parts.append(f"a {config.sliding_window}-token sliding window")
     if config.precision != "float32":
         parts.append(f"weights kept in {config.precision}, computed in float32")
