@@ -193,9 +193,18 @@ interactive.line_page(st, run, layer, heads, threshold, folder, hide_special=hid
 
 st.header("Model view")
 session.name_files(model_box.file_name(folder))  # every head: the same file and figure
+windows = [config.window(i) for i in range(n_layers)] if config.layer_types else None
 model_view.show(
-    st, "pretrained_model_view", run.attentions, (layer, head), kv_of if grouped else None
+    st, "pretrained_model_view", run.attentions, (layer, head), kv_of if grouped else None, windows
 )
+if windows:
+    st.caption(
+        f"{config.layer_types.count(checkpoint.LOCAL)} of the {n_layers} layers are local: "
+        f"each token sees itself and the {config.sliding_window - 1} tokens before it (past "
+        "the dotted line, no weight); the global layers see every token before it, each kind "
+        f"with its own rotary base ({config.rope_local_theta:g} local, "
+        f"{config.rope_theta:g} global)."
+    )
 if grouped:
     st.subheader("Grouped-query attention")
     st.caption(
@@ -217,6 +226,11 @@ if grouped:
         f"The keys k are key/value head {kv_of[head]}'s, the same for query heads "
         f"{', '.join(str(h) for h in range(n_heads) if kv_of[h] == kv_of[head])}"
         + (", after their rotation by position." if config.rotary else ".")
+    )
+if config.model_type in model_box.QK_NORMED:
+    st.caption(
+        f"q and k are shown as the scores use them: after the model's RMSNorm of each "
+        f"head's {config.d_head} features (its q_norm and k_norm), then rotated by position."
     )
 stages = query_stages(run.queries[layer, head, token], keys, config.attn_scale)
 neuron_view.show(st, "pretrained_neuron", stages, keys, labels[seen], labels[token])
@@ -267,3 +281,16 @@ if config.rotary:
         labels[key],
         query - key if query >= key else None,
     )
+    if config.rope_llama3:
+        st.caption(
+            "Llama 3's rope_scaling (type llama3): the pairs that turn slowly, over more "
+            f"than {config.rope_llama3[2] / config.rope_llama3[0]:g} tokens a turn in "
+            f"training, turn {config.rope_factor:g} times slower, so that they still tell "
+            f"positions apart in a longer text; those faster than "
+            f"{config.rope_llama3[2] / config.rope_llama3[1]:g} tokens a turn are kept, "
+            "and those between are blended. The scores above use the scaled turns."
+        )
+        plain, scaled = models.rotary_frequencies(folder)
+        rotary.show_wavelengths(
+            st, "pretrained_rotary_wavelengths", plain, scaled, config.rope_llama3
+        )

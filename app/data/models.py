@@ -23,7 +23,7 @@ import streamlit as st
 from streamlit.runtime.scriptrunner import get_script_run_ctx
 
 from app.data import cache, minilm, threads
-from engine import analysis, bert, checkpoint, generate
+from engine import analysis, bert, checkpoint, generate, positional
 
 __all__ = [
     "FOLDER_BOX_VARIABLE",
@@ -206,6 +206,23 @@ def rotary(folder, text, layer, head, query, key):
     distances = np.arange(min(c.max_tokens, ROTARY_DISTANCES))
     scale = c.attn_scale or c.d_head**-0.5
     return analysis.rotary_scores(q[query], k[key], distances, scale, **c.rotary_at(layer))
+
+
+def rotary_frequencies(folder):
+    """The model's rotary angle per token of each feature pair, unscaled and as it scales them.
+
+    Returns
+    -------
+    plain, scaled : float32 ndarray of shape (d_head // 2,) each
+        :func:`engine.positional.rotary_frequencies` without and with the model's
+        ``rope_scaling``.
+    """
+    c = load(folder).config
+    plain = positional.rotary_frequencies(c.d_head, c.rope_theta, dtype=np.float32)
+    scaled = positional.rotary_frequencies(
+        c.d_head, c.rope_theta, c.rope_factor, c.rope_llama3, np.float32
+    )
+    return plain, scaled
 
 
 @cache.bounded

@@ -46,7 +46,10 @@ def test_every_view_is_drawn_on_each_family(name):
     assert not at.error
     model = checkpoint.load(TINY / name)
     grouped = model.config.kv_heads < model.config.n_heads
-    assert set(charts(at)) == EVERY | ({"pretrained_gqa"} if grouped else set())
+    llama3 = model.config.rope_llama3 is not None
+    assert set(charts(at)) == EVERY | ({"pretrained_gqa"} if grouped else set()) | (
+        {"pretrained_rotary_wavelengths"} if llama3 else set()
+    )
     run = bert.run(model, TEXT)
     query = at.selectbox(key="pretrained_finder_query").value
     key = at.selectbox(key="pretrained_finder_key").value
@@ -109,3 +112,32 @@ def test_the_rotary_view_of_a_gemma_3_local_layer_uses_its_base_and_scale():
     assert scores.rotary[query - key] == pytest.approx(
         float(rotated_q @ rotated_k) * 24**-0.5, abs=1e-5
     )
+
+
+def test_the_rotary_view_of_llama_3_draws_its_stretched_wavelengths_against_unscaled():
+    at = open_model("llama3")
+    c = checkpoint.load(TINY / "llama3").config
+    drawn = charts(at)["pretrained_rotary_wavelengths"]["data"]
+    plain = 2 * np.pi / (5e5 ** (-np.arange(0, 8, 2) / 8))
+    np.testing.assert_allclose(decode(drawn[0]["y"]), plain, rtol=1e-6)
+    scaled = decode(drawn[1]["y"])
+    np.testing.assert_allclose(scaled[0], plain[0], rtol=1e-6)  # fast: kept
+    assert plain[1] < scaled[1] < 32 * plain[1]  # between: blended
+    np.testing.assert_allclose(scaled[2:], 32 * plain[2:], rtol=1e-5)  # slow: 32 times
+    assert c.rope_llama3 == (1.0, 4.0, 256.0)
+    assert any("turn 32 times slower" in caption.value for caption in at.caption)
+
+
+def test_gemma_3s_model_view_names_local_and_global_layers_and_draws_the_window():
+    at = open_model("gemma3")
+    figure = charts(at)["pretrained_model_view"]["layout"]
+    assert figure["yaxis"]["ticktext"] == ["L0 · local", "L1 · global"]
+    edges = figure["shapes"]
+    assert len(edges) == 4  # one per head of the local layer
+    assert all(edge["y1"] < 50 for edge in edges)  # on layer 0's row of thumbnails
+    assert any("1 of the 2 layers are local" in caption.value for caption in at.caption)
+
+
+def test_qwen3s_neuron_view_says_q_and_k_are_after_its_norms():
+    at = open_model("qwen3")
+    assert any("q_norm and k_norm" in caption.value for caption in at.caption)
