@@ -685,8 +685,9 @@ class Model(NamedTuple):
         embeddings' LayerNorm), ``proj`` {w, b} (ELECTRA's projection to d_model),
         ``ln_f`` {g, b} (GPT-2's final LayerNorm; g only for an RMSNorm), ``lm_head``
         (n_vocab, d_model) (an untied output matrix; no ``wpe`` in a rotary model);
-        ``blocks``, a tuple of n_layers mappings with ``attn``, ``ln_1``, ``ffn``
-        (with a gate ``w_g`` in the Llama family), ``ln_2``, as
+        ``blocks``, a tuple of n_layers mappings with ``attn`` (with ``q_norm`` and
+        ``k_norm`` in Qwen3 and Gemma 3), ``ln_1``, ``ffn`` (with a gate ``w_g`` in the
+        Llama family), ``ln_2`` (and Gemma 3's ``post_ln_1``, ``post_ln_2``), as
         :func:`engine.layers.encoder_layer` takes them. Shapes in :func:`parameter_shapes`.
     tokenizer : tokenizers.Tokenizer
         The model's own, from its tokenizer.json, padding and truncation off.
