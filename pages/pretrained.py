@@ -99,9 +99,10 @@ kv_of = kv_head_of(config.n_heads, config.kv_heads)
 grouped = config.kv_heads < config.n_heads
 if config.causal:
     window = config.sliding_window
+    where = " in its local layers" if config.layer_types else ""
     st.info(
         "This model is causal: each token attends only to itself and the tokens before it"
-        + (f", at most {window} tokens back (its sliding window)" if window else "")
+        + (f", at most {window} tokens back{where} (its sliding window)" if window else "")
         + ". The mask is the model's own, as it was trained, not a what-if; every view below "
         "shows it (the upper triangle of each head is 0)."
     )

@@ -184,7 +184,12 @@ def head_grid(folder, text, query, key):
 def sinks(folder, text):
     """Where the model's attention parks on ``text``: :func:`engine.analysis.attention_sinks`."""
     this, config = run(folder, text), model(folder).config
-    return analysis.attention_sinks(this.attentions, bert.attention_mask(config, len(this.ids)))
+    n = len(this.ids)
+    if config.layer_types:  # Gemma 3: each layer's own mask, local or global
+        mask = np.stack([bert.attention_mask(config, n, layer=i) for i in range(config.n_layers)])
+    else:
+        mask = bert.attention_mask(config, n)
+    return analysis.attention_sinks(this.attentions, mask)
 
 
 #: The rotary view's distances: 0 to this many tokens apart, or the model's positions.

@@ -15,8 +15,13 @@ import pytest
 import tiny_models
 from safetensors.numpy import load_file
 
-from engine import bert, generate
-from engine.attention import scaled_dot_product_attention, soft_cap, softmax
+from engine import analysis, bert, generate
+from engine.attention import (
+    scaled_dot_product_attention,
+    sliding_window_mask,
+    soft_cap,
+    softmax,
+)
 from engine.checkpoint import GLOBAL, LOCAL, UnsupportedModelError, load
 from engine.layers import gemma_rms_norm
 from engine.positional import rotary_embedding, rotary_frequencies
@@ -224,6 +229,17 @@ def test_the_llama3_frequencies_of_the_tiny_checkpoint_fall_in_all_three_bands(m
     assert scaled[0] == plain[0]  # fast: kept
     assert plain[1] / 32 < scaled[1] < plain[1]  # between: blended
     np.testing.assert_allclose(scaled[2:], plain[2:] / 32, rtol=1e-6)  # slow: stretched 32 times
+
+
+def test_the_sink_baseline_of_local_and_global_layers_is_each_layers_own_averaged():
+    rng = np.random.default_rng(10)
+    n = 9
+    attentions = rng.random((2, 3, n, n))
+    masks = np.stack([sliding_window_mask(n, 3), sliding_window_mask(n, n)])  # local, global
+    found = analysis.attention_sinks(attentions, masks)
+    each = [analysis.attention_sinks(attentions[i : i + 1], masks[i]).uniform for i in (0, 1)]
+    assert found.uniform == pytest.approx(np.mean(each), rel=1e-12)
+    assert each[0] < each[1]  # the first token is out of most local queries' sight
 
 
 # The new operations, against their definitions

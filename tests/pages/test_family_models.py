@@ -136,6 +136,7 @@ def test_gemma_3s_model_view_names_local_and_global_layers_and_draws_the_window(
     assert len(edges) == 4  # one per head of the local layer
     assert all(edge["y1"] < 50 for edge in edges)  # on layer 0's row of thumbnails
     assert any("1 of the 2 layers are local" in caption.value for caption in at.caption)
+    assert any("16 tokens back in its local layers" in info.value for info in at.info)
 
 
 def test_qwen3s_neuron_view_says_q_and_k_are_after_its_norms():
