@@ -9,8 +9,8 @@ with a causal mask, a final LayerNorm, and next-token logits from the word embed
 The Llama family (Touvron et al. 2023; Mistral, Qwen2) is GPT-2's form with other parts:
 no position table but rotary positions on q and k, RMSNorm, grouped-query attention, a
 SwiGLU feed-forward, an output matrix of its own (or tied), Mistral's sliding window;
-Qwen3 and Gemma 3 add norms of each head's q and k, and Gemma 3 local and global layers,
-norms after each sub-layer, scaled embeddings and soft-capped scores and logits.
+Qwen3 and Gemma 3 add norms of each head's q and k, and Gemma 2 and 3 local and global
+layers, norms after each sub-layer, scaled embeddings and soft-capped scores and logits.
 Each layer is :func:`engine.layers.encoder_layer`, the function the toy model and the
 translator run too. The weights and sizes come from :mod:`engine.checkpoint`; the
 analyses of a run (rollout, the head finder) are in :mod:`engine.analysis`; next-token
@@ -20,10 +20,10 @@ The code follows picoGPT (jaymody/picoGPT): one small function per operation, th
 parameters a nested dict passed with ``**``. The references it must agree with are
 Hugging Face transformers' ``BertModel``, ``RobertaModel``, ``DistilBertModel``,
 ``ElectraModel``, ``GPT2LMHeadModel``, ``LlamaForCausalLM``, ``MistralForCausalLM``,
-``Qwen2ForCausalLM``, ``Qwen3ForCausalLM``, ``Gemma3ForCausalLM`` and ``Phi3ForCausalLM``,
-eager attention; ``tests/engine/test_bert.py``, ``tests/engine/test_checkpoints.py``,
-``tests/engine/test_decoders.py`` and ``tests/engine/test_families.py`` check every
-attention map against their outputs.
+``Qwen2ForCausalLM``, ``Qwen3ForCausalLM``, ``Gemma2ForCausalLM``, ``Gemma3ForCausalLM`` and
+``Phi3ForCausalLM``, eager attention; ``tests/engine/test_bert.py``,
+``tests/engine/test_checkpoints.py``, ``tests/engine/test_decoders.py`` and
+``tests/engine/test_families.py`` check every attention map against their outputs.
 
 Beyond the dimension vocabulary of :mod:`engine`, ``n_layers`` counts layers,
 ``d_ff`` the features inside the feed-forward block, ``d_embedding`` the features of

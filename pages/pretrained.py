@@ -202,9 +202,13 @@ if windows:
     st.caption(
         f"{config.layer_types.count(checkpoint.LOCAL)} of the {n_layers} layers are local: "
         f"each token sees itself and the {config.sliding_window - 1} tokens before it (past "
-        "the dotted line, no weight); the global layers see every token before it, each kind "
-        f"with its own rotary base ({config.rope_local_theta:g} local, "
-        f"{config.rope_theta:g} global)."
+        "the dotted line, no weight); the global layers see every token before it"
+        + (
+            f", each kind with its own rotary base ({config.rope_local_theta:g} local, "
+            f"{config.rope_theta:g} global)."
+            if config.rope_local_theta
+            else "."
+        )
     )
 if grouped:
     st.subheader("Grouped-query attention")

@@ -1,4 +1,4 @@
-"""Write tests/data/tiny_models/{llama3,qwen3,gemma3,gemma3_fp32,phi3}: the 2026 families, tiny.
+"""Write tests/data/tiny_models/{llama3,qwen3,gemma3,gemma3_fp32,gemma2,phi3}: 2026's families.
 
 The families people download now (issue #53), each changing attention in its own way, as
 tiny random checkpoints made with transformers' own classes so that key names and config
@@ -23,6 +23,10 @@ fields are the real ones:
   ``sliding_window_pattern`` instead of ``layer_types``). Not the scores' soft-capping:
   transformers 5 reads Gemma 3's ``attn_logit_softcapping`` but never applies it (Gemma 3
   replaced it with the norms of q and k), so the engine refuses a Gemma 3 that sets it;
+- ``gemma2``: ``Gemma2ForCausalLM`` in bf16, Gemma 3's layers without the q/k norms but
+  with the scores' soft-capping (5, low enough to bite on these weights) and the logits'
+  (8), every other layer local (no ``layer_types``: Gemma 2's files give none), one rotary
+  base, ``rope_theta`` on top;
 - ``phi3``: ``Phi3ForCausalLM`` in bf16: fused ``qkv_proj`` and ``gate_up_proj``, a
   ``sliding_window`` of 16 (Phi-3-mini-4k has one), untied ``lm_head``, older layout.
 
@@ -46,6 +50,8 @@ import torch
 import transformers
 from make_tiny_decoders import OUT, SIZES, VOCAB_SIZE, byte_bpe, reference, write_checkpoint
 from transformers import (
+    Gemma2Config,
+    Gemma2ForCausalLM,
     Gemma3ForCausalLM,
     Gemma3TextConfig,
     LlamaConfig,
@@ -129,6 +135,19 @@ def families():
             with_bos,
             legacy_gemma,
         ),
+        "gemma2": (
+            Gemma2Config(
+                **gemma,
+                **ids,
+                attn_logit_softcapping=5.0,
+                final_logit_softcapping=8.0,
+                rope_parameters={"rope_type": "default", "rope_theta": 1e4},
+            ),
+            Gemma2ForCausalLM,
+            torch.bfloat16,
+            with_bos,
+            legacy_gemma2,
+        ),
         "phi3": (
             Phi3Config(
                 **{**SIZES, "num_key_value_heads": 4},
@@ -188,17 +207,33 @@ def legacy_gemma(folder):
 def check_windows(name, arrays):
     """Gemma 3's local layers see 16 tokens of the long text, its global layers all of them."""
     config = json.loads(str(arrays["config_json"]))
-    if "sliding_window_pattern" in config:
-        pattern = config["sliding_window_pattern"]
-        types = ["sliding_attention" if (i + 1) % pattern else "full_attention" for i in range(3)]
-    else:
+    if "layer_types" in config:
         types = config["layer_types"]
+    else:
+        pattern = config.get("sliding_window_pattern", 2)  # Gemma 2's: every other layer
+        n_layers = config["num_hidden_layers"]
+        types = [
+            "sliding_attention" if (i + 1) % pattern else "full_attention" for i in range(n_layers)
+        ]
     weights = arrays["long/attentions"]
     i, j = np.indices(weights.shape[-2:])
     for layer, kind in enumerate(types):
         far = weights[layer][:, j <= i - config["sliding_window"]]
         if (kind == "sliding_attention") != (not far.any()):
             raise SystemExit(f"{name}: layer {layer} is not {kind}")
+
+
+def legacy_gemma2(folder):
+    """Gemma 2's released layout: ``rope_theta`` on top, no ``layer_types`` (every other local)."""
+
+    def change(config):
+        config["rope_theta"] = config.pop("rope_parameters")["rope_theta"]
+        types = config.pop("layer_types")
+        if types != ["sliding_attention", "full_attention"]:
+            raise SystemExit(f"{folder.name}: layer_types {types}")
+        return config
+
+    _rewrite(folder, change)
 
 
 def main():
@@ -216,7 +251,7 @@ def main():
             rewrite(folder)
         arrays = reference(folder, model_class)
         arrays["versions"] = np.array(versions)
-        if name.startswith("gemma3"):
+        if name.startswith("gemma"):
             check_windows(name, arrays)
         np.savez_compressed(OUT / f"{name}.npz", **arrays)
         files = sorted(folder.iterdir())

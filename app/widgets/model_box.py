@@ -31,6 +31,7 @@ FAMILY_NAMES = {
     "mistral": "Mistral",
     "qwen2": "Qwen2",
     "qwen3": "Qwen3",
+    "gemma2": "Gemma 2",
     "gemma3_text": "Gemma 3",
     "phi3": "Phi-3",
 }

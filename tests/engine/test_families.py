@@ -1,6 +1,6 @@
-"""Llama 3.x, Qwen3, Gemma 3 and Phi-3 read and run by the engine: parity, settings, refusals.
+"""Llama 3.x, Qwen3, Gemma 2 and 3, Phi-3 read and run by the engine: parity, settings, refusals.
 
-The five tiny folders (``scripts/make_tiny_families.py``, ``tests/data/tiny_models/README.md``)
+The six tiny folders (``scripts/make_tiny_families.py``, ``tests/data/tiny_models/README.md``)
 come with what transformers computed from them in float32 eager on the same weights (bf16
 upcast, which is exact). The refusal cases are made here, in ``tmp_path``.
 """
@@ -27,8 +27,8 @@ from engine.layers import gemma_rms_norm
 from engine.positional import rotary_embedding, rotary_frequencies
 
 TINY = tiny_models.TINY
-FOLDERS = ("llama3", "qwen3", "gemma3", "gemma3_fp32", "phi3")
-BF16 = ("llama3", "qwen3", "gemma3", "phi3")
+FOLDERS = ("llama3", "qwen3", "gemma3", "gemma3_fp32", "gemma2", "phi3")
+BF16 = ("llama3", "qwen3", "gemma3", "gemma2", "phi3")
 CASES = ("short", "long")
 #: The issue's bounds are 1e-5 on float32 weights and 2e-3 on bf16 weights upcast; both
 #: references ran in float32 on exactly the weights the engine upcasts, so every folder
@@ -193,8 +193,8 @@ def test_bf16_weights_stay_bf16_in_memory(models, name):
 # What each family changes in attention, on the tiny checkpoints
 
 
-@pytest.mark.parametrize("name", ["gemma3", "gemma3_fp32"])
-def test_gemma_3s_local_layers_see_the_window_and_its_global_layers_everything(
+@pytest.mark.parametrize("name", ["gemma3", "gemma3_fp32", "gemma2"])
+def test_gemmas_local_layers_see_the_window_and_its_global_layers_everything(
     models, references, name
 ):
     model = models[name]
@@ -220,6 +220,28 @@ def test_gemma_3s_logits_are_soft_capped(models, references):
     uncapped = result.last_hidden_state @ model.unembedding.T
     assert np.abs(uncapped).max() > 6 > np.abs(capped).max()
     np.testing.assert_allclose(capped, 6 * np.tanh(uncapped / 6), rtol=0, atol=1e-5)
+
+
+def test_gemma_2_is_read_with_its_soft_caps_and_one_rotary_base(models):
+    c = models["gemma2"].config
+    assert c.layer_types == (LOCAL, GLOBAL)  # every other layer: no layer_types in the file
+    assert (c.attn_softcap, c.final_softcap) == (5.0, 8.0)
+    assert c.rotary_at(0) == c.rotary_at(1) == {"base": 1e4, "factor": 1.0, "halves": True}
+    assert "q_norm" not in models["gemma2"].params["blocks"][0]["attn"]
+    assert (c.norm, c.scale_embeddings, c.attn_scale) == ("gemma_rms", True, 24**-0.5)
+
+
+def test_gemma_2s_scores_are_soft_capped(models, references):
+    """The cap of 5 bites on these weights: without it the attention is not transformers'."""
+    model = models["gemma2"]
+    ids = references["gemma2"]["long/ids"]
+    expected = references["gemma2"]["long/attentions"]
+    capped = bert.run_ids(model, ids)
+    np.testing.assert_allclose(capped.attentions, expected, rtol=0, atol=ATOL_ATTENTION)
+    scores = bert.layer_run(model, capped, 0).attention.heads.scaled
+    assert np.abs(scores).max() < 5
+    uncapped = model._replace(config=model.config._replace(attn_softcap=None))
+    assert np.abs(bert.run_ids(uncapped, ids).attentions - expected).max() > 1e-2
 
 
 def test_the_llama3_frequencies_of_the_tiny_checkpoint_fall_in_all_three_bands(models):

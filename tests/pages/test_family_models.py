@@ -1,4 +1,4 @@
-"""Llama 3.x, Qwen3, Gemma 3 and Phi-3 on /pretrained (issue #53): every view drawn.
+"""Llama 3.x, Qwen3, Gemma 2 and 3, Phi-3 on /pretrained (issue #53): every view drawn.
 
 The tiny checkpoints of ``tests/data/tiny_models`` (``scripts/make_tiny_families.py``)
 opened as ``tests/pages/test_decoder_models.py`` opens today's decoders: no exception, every
@@ -31,7 +31,7 @@ EVERY = {
     "pretrained_sinks",
     "pretrained_rotary",
 }
-FOLDERS = ("llama3", "qwen3", "gemma3", "gemma3_fp32", "phi3")
+FOLDERS = ("llama3", "qwen3", "gemma3", "gemma3_fp32", "gemma2", "phi3")
 
 
 def open_model(name, **session):
@@ -64,6 +64,7 @@ def test_every_view_is_drawn_on_each_family(name):
         ("llama3", ("Llama decoder", "Llama 3's rotary scaling", "32 times slower")),
         ("qwen3", ("Qwen3 decoder", "q and k normalised (16 features a head)")),
         ("gemma3", ("Gemma 3 decoder", "GeGLU", "1 local layers with a 16-token sliding")),
+        ("gemma2", ("Gemma 2 decoder", "GeGLU", "1 local layers with a 16-token sliding")),
         ("phi3", ("Phi-3 decoder", "a 16-token sliding window", "SwiGLU")),
     ],
 )
