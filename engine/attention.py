@@ -579,6 +579,7 @@ class QueryStages(NamedTuple):
     scaled : ndarray of shape (n_k,)
     weights : ndarray of shape (n_k,)
     scale : float
+    softcap : float or None, the soft cap in ``scaled`` (Gemma 2), or None
     """
 
     product: np.ndarray
@@ -586,9 +587,10 @@ class QueryStages(NamedTuple):
     scaled: np.ndarray
     weights: np.ndarray
     scale: float
+    softcap: float | None = None
 
 
-def query_stages(q, k, scale=None):
+def query_stages(q, k, scale=None, softcap=None):
     r"""Every stage of one row of attention, down to the elementwise products.
 
     .. math:: a_j = \operatorname{softmax}_j\Bigl(s \sum_f q_f\, k_{j,f}\Bigr)
@@ -598,14 +600,15 @@ def query_stages(q, k, scale=None):
     q : ndarray of shape (d_k,)
     k : ndarray of shape (n_k, d_k)
     scale : float, optional; default ``1/√d_k``
+    softcap : float, optional; the scores' soft cap (Gemma 2), applied in ``scaled``
 
     Returns
     -------
     QueryStages
     """
     q, k = np.asarray(q), np.asarray(k)
-    row = scaled_dot_product_attention(q[None, :], k, k, scale=scale)  # values unused
-    return QueryStages(k * q, row.scores[0], row.scaled[0], row.weights[0], row.scale)
+    row = scaled_dot_product_attention(q[None, :], k, k, scale=scale, softcap=softcap)
+    return QueryStages(k * q, row.scores[0], row.scaled[0], row.weights[0], row.scale, softcap)
 
 
 class CellArithmetic(NamedTuple):
@@ -620,7 +623,7 @@ class CellArithmetic(NamedTuple):
     scaled : float, ``scale · q_i · k_j``, before the mask
     mask_term : float, ``M_ij``: 0 where key ``j`` is visible to query ``i``, ``-inf`` where
         masked (0 without a mask)
-    masked : float, ``scaled + M_ij``: the score the softmax reads
+    masked : float, ``capped + M_ij``: the score the softmax reads
     row_max : float, the largest masked score of row ``i``
     shifted : float, ``masked − row_max``
     exp : float, ``exp(shifted)``
@@ -629,6 +632,8 @@ class CellArithmetic(NamedTuple):
     v : ndarray of shape (d_v,), the value ``v_j`` (None without values)
     contribution : ndarray of shape (d_v,), ``weight · v_j`` (None without values)
     output : ndarray of shape (d_v,), ``o_i = Σ_j a_ij v_j`` (None without values)
+    softcap : float or None, the scores' soft cap ``c`` (Gemma 2), or None
+    capped : float, ``c tanh(scaled / c)``, before the mask (``scaled`` without a cap)
     """
 
     q: np.ndarray
@@ -646,10 +651,12 @@ class CellArithmetic(NamedTuple):
     v: np.ndarray
     contribution: np.ndarray
     output: np.ndarray
+    softcap: float | None = None
+    capped: float | None = None
 
 
 @blas.one_thread
-def cell_arithmetic(q, k, v, i, j, scale=None, mask=None):
+def cell_arithmetic(q, k, v, i, j, scale=None, mask=None, softcap=None):
     r"""One weight of the attention matrix worked out by hand: what a clicked cell shows.
 
     .. math:: a_{ij} = \frac{e^{s\,q_i \cdot k_j + M_{ij} - m_i}}
@@ -672,6 +679,7 @@ def cell_arithmetic(q, k, v, i, j, scale=None, mask=None):
     i, j : int, the query row and the key column
     scale : float, optional; default ``1/√d_k``
     mask : bool ndarray of shape (n_q, n_k), optional
+    softcap : float, optional; the scaled scores soft-capped first (:func:`soft_cap`)
 
     Returns
     -------
@@ -682,9 +690,10 @@ def cell_arithmetic(q, k, v, i, j, scale=None, mask=None):
         scale = 1.0 / np.sqrt(q.shape[-1])
     scores = q @ k.T  # [n_q, d_k] @ [d_k, n_k] -> [n_q, n_k], as the matrix form computes it
     scaled = scores[i] * scale  # [n_k]
-    row = scaled
+    row = soft_cap(scaled, softcap)  # Gemma 2's cap, into a new array: scaled is kept
+    capped = float(row[j])
     if mask is not None:
-        row = np.where(np.asarray(mask, dtype=bool)[i], scaled, -np.inf)
+        row = np.where(np.asarray(mask, dtype=bool)[i], row, -np.inf)
     weights = softmax(row)
     row_max = float(np.max(row))
     finite = np.isfinite(row_max)
@@ -706,6 +715,8 @@ def cell_arithmetic(q, k, v, i, j, scale=None, mask=None):
         v=None if v is None else np.asarray(v)[j],
         contribution=None if v is None else weights[j] * np.asarray(v)[j],
         output=None if v is None else weights @ np.asarray(v),  # [n_k] @ [n_k, d_v] -> [d_v]
+        softcap=None if softcap is None else float(softcap),
+        capped=capped,
     )
 
 

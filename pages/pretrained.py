@@ -172,6 +172,7 @@ arithmetic.panel(
     config.attn_scale,  # the model's own: None for 1/√d_head
     bert.attention_mask(config, len(labels), layer=layer),  # the model's own: None for an encoder
     labels,
+    config.attn_softcap,
 )
 
 st.header("Line view")
@@ -237,7 +238,7 @@ if config.model_type in model_box.QK_NORMED:
         f"q and k are shown as the scores use them: after the model's RMSNorm of each "
         f"head's {config.d_head} features (its q_norm and k_norm), then rotated by position."
     )
-stages = query_stages(run.queries[layer, head, token], keys, config.attn_scale)
+stages = query_stages(run.queries[layer, head, token], keys, config.attn_scale, config.attn_softcap)
 neuron_view.show(st, "pretrained_neuron", stages, keys, labels[seen], labels[token])
 
 st.header("Attention rollout")

@@ -17,6 +17,8 @@ from safetensors.numpy import load_file
 
 from engine import analysis, bert, generate
 from engine.attention import (
+    cell_arithmetic,
+    query_stages,
     scaled_dot_product_attention,
     sliding_window_mask,
     soft_cap,
@@ -334,6 +336,21 @@ def test_soft_capped_attention_is_the_softmax_of_capped_scaled_scores():
     np.testing.assert_allclose(softmax(found.masked), found.weights, rtol=1e-12)
     plain = scaled_dot_product_attention(q, k, v, mask=mask, scale=0.7)
     assert not np.allclose(plain.weights, found.weights)
+
+
+def test_the_neuron_and_cell_views_work_out_a_capped_row_as_the_attention_does():
+    rng = np.random.default_rng(11)
+    q, k = rng.standard_normal((6, 4)) * 3, rng.standard_normal((6, 4)) * 3
+    mask = np.tril(np.ones((6, 6), dtype=bool))
+    whole = scaled_dot_product_attention(q, k, k, mask=mask, scale=0.5, softcap=2.0)
+    for i in range(6):
+        cell = cell_arithmetic(q, k, None, i, 0, 0.5, mask, softcap=2.0)
+        assert cell.weight == whole.weights[i, 0]
+        assert cell.capped == pytest.approx(2.0 * np.tanh(cell.scaled / 2.0), rel=1e-12)
+        assert cell.scaled == pytest.approx(0.5 * q[i] @ k[0], rel=1e-12)
+        stages = query_stages(q[i], k[: i + 1], 0.5, softcap=2.0)
+        np.testing.assert_allclose(stages.weights, whole.weights[i, : i + 1], rtol=1e-12)
+        np.testing.assert_allclose(stages.scaled, whole.scaled[i, : i + 1], rtol=1e-12)
 
 
 def test_gemmas_norm_has_gain_one_plus_the_stored_weight():

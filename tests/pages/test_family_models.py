@@ -75,11 +75,12 @@ def test_the_description_names_what_each_family_changes(name, words):
         assert word in caption
 
 
+@pytest.mark.parametrize("name", ["gemma3", "gemma2"])
 @pytest.mark.parametrize("layer", [0, 1])
-def test_gemma_3s_neuron_view_uses_the_layers_window_and_the_models_scale(layer):
+def test_gemmas_neuron_view_uses_the_layers_window_and_the_models_scale_and_cap(name, layer):
     """Local layer 0 shows the 16 keys of its window, global layer 1 all of them."""
-    at = open_model("gemma3")
-    model = checkpoint.load(TINY / "gemma3")
+    at = open_model(name)
+    model = checkpoint.load(TINY / name)
     run = bert.run(model, TEXT)
     n = len(run.ids)
     assert n > 16
@@ -90,8 +91,12 @@ def test_gemma_3s_neuron_view_uses_the_layers_window_and_the_models_scale(layer)
     seen = slice(n - 16, n) if layer == 0 else slice(0, n)
     keys = run.keys[layer, head, seen]
     assert chart_z(at, "pretrained_neuron").shape == (len(keys), 16)
-    stages = query_stages(run.queries[layer, head, n - 1], keys, 24**-0.5)
+    cap = model.config.attn_softcap  # Gemma 2's 5, Gemma 3's none
+    stages = query_stages(run.queries[layer, head, n - 1], keys, 24**-0.5, cap)
     np.testing.assert_allclose(stages.weights, run.attentions[layer, head, n - 1, seen], atol=1e-6)
+    bars = charts(at)["pretrained_neuron"]["data"]
+    np.testing.assert_allclose(decode(bars[-1]["x"]), stages.weights, atol=1e-6)
+    assert bars[-2]["name"] == ("scaled, × 0.204, capped at 5" if cap else "scaled, × 0.204")
 
 
 def test_the_rotary_view_of_a_gemma_3_local_layer_uses_its_base_and_scale():
