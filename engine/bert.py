@@ -257,10 +257,11 @@ def attention_mask(config, n, causal=False, layer=None):
 def _masks(config, n):
     """Every layer's mask, one array per distinct mask (Gemma 3's local layers share one)."""
     made = {}
-    return [
-        made.setdefault(config.window(layer), attention_mask(config, n, layer=layer))
-        for layer in range(config.n_layers)
-    ]
+    for layer in range(config.n_layers):
+        window = config.window(layer)
+        if window not in made:
+            made[window] = attention_mask(config, n, layer=layer)
+    return [made[config.window(layer)] for layer in range(config.n_layers)]
 
 
 @blas.one_thread
