@@ -155,7 +155,7 @@ class ModelConfig(NamedTuple):
         per query head.
     norm : str
         "layer" (LayerNorm), "rms" (RMSNorm: Llama, Mistral, Qwen2) or "gemma_rms"
-        (RMSNorm with gain 1 + w: Gemma 3)
+        (RMSNorm with gain 1 + w: Gemma 2 and 3)
     rope_theta : float or None
         Rotary positions' base; None for a model without them (learned positions). In
         Gemma 3, its global layers'.
@@ -178,7 +178,7 @@ class ModelConfig(NamedTuple):
     rope_local_theta : float or None
         The rotary base of Gemma 3's local layers; None: the same as the global ones'.
     query_pre_attn_scalar : float or None
-        Gemma 3's scores are scaled by its ``-1/2`` power, not by ``1/√d_head``.
+        Gemma's scores are scaled by its ``-1/2`` power, not by ``1/√d_head``.
     attn_softcap, final_softcap : float or None
         Gemma 2's soft-capping, ``c · tanh(x / c)``, of the scores and of the logits.
     scale_embeddings : bool, the embeddings multiplied by √d_model (Gemma)
@@ -223,13 +223,13 @@ class ModelConfig(NamedTuple):
 
     @property
     def attn_scale(self):
-        """The scores' scale where it is not ``1/√d_head`` (Gemma 3's), else None."""
+        """The scores' scale where it is not ``1/√d_head`` (Gemma's), else None."""
         if self.query_pre_attn_scalar is None:
             return None
         return float(self.query_pre_attn_scalar) ** -0.5
 
     def is_local(self, layer):
-        """Layer ``layer`` is one of Gemma 3's local layers (None: no layer in particular)."""
+        """Layer ``layer`` is one of Gemma's local layers (None: no layer in particular)."""
         return (
             self.layer_types is not None and layer is not None and self.layer_types[layer] == LOCAL
         )
@@ -237,8 +237,8 @@ class ModelConfig(NamedTuple):
     def window(self, layer=None):
         """The sliding window of layer ``layer``, or None where it sees every token before it.
 
-        Every layer of Mistral and Phi-3 has the model's window; of Gemma 3, its local
-        layers only (layer None: a global layer's, none).
+        Every layer of Mistral and Phi-3 has the model's window; of Gemma 2 and 3, their
+        local layers only (layer None: a global layer's, none).
         """
         if self.layer_types is not None and not self.is_local(layer):
             return None
