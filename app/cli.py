@@ -97,8 +97,8 @@ def main(argv=None):
         "--model",
         metavar="PATH",
         help="a checkpoint folder (config.json, model.safetensors, tokenizer.json) of a "
-        "BERT-family, GPT-2, Llama, Mistral or Qwen2 model for /pretrained (default: "
-        "all-MiniLM-L6-v2)",
+        "BERT-family, GPT-2, Llama, Mistral, Qwen2, Qwen3, Gemma 2 or 3, or Phi-3 model for "
+        "/pretrained (default: all-MiniLM-L6-v2)",
     )
     parser.add_argument(
         "--threads",

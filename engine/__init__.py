@@ -18,7 +18,7 @@ n_k         keys and values (columns of the attention matrix)
 d_model     features per token in the residual stream
 n_heads     attention heads (query heads)
 n_kv_heads  key/value heads in grouped-query attention, a divisor of n_heads
-d_head      features per head, d_model // n_heads
+d_head      features per head, d_model // n_heads (or a checkpoint's head_dim)
 d_k         features of a query or key (d_head inside multi-head attention)
 d_v         features of a value
 n_vocab     tokens in a pretrained model's vocabulary

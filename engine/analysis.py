@@ -210,7 +210,9 @@ def attention_sinks(attentions, mask=None, k=5):
     Parameters
     ----------
     attentions : ndarray of shape (n_layers, n_heads, n, n)
-    mask : bool ndarray of shape (n, n), optional; the model's, for the uniform baseline
+    mask : bool ndarray of shape (n, n) or (n_layers, n, n), optional
+        The model's, for the uniform baseline: one for every layer, or each layer's own
+        (Gemma 3's local and global layers see different keys)
     k : int, the strongest tokens kept
 
     Returns
@@ -223,7 +225,7 @@ def attention_sinks(attentions, mask=None, k=5):
     first = rows[..., 0].mean(axis=-1)  # -> [L, H]
     received = rows.mean(axis=(0, 1, 2))  # -> [n]
     visible = np.ones((n, n), dtype=bool) if mask is None else np.asarray(mask, dtype=bool)
-    uniform = float(np.mean(visible[queries, 0] / visible[queries].sum(axis=-1)))
+    uniform = float(np.mean(visible[..., queries, 0] / visible[..., queries, :].sum(axis=-1)))
     strongest = np.argsort(-received, kind="stable")[: min(k, n)]
     return Sinks(first, float(first.mean()), uniform, received, strongest)
 

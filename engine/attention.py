@@ -34,6 +34,7 @@ __all__ = [
     "query_stages",
     "scaled_dot_product_attention",
     "sliding_window_mask",
+    "soft_cap",
     "softmax",
     "split_heads",
     "strong_links",
@@ -78,6 +79,34 @@ def softmax(x, axis=-1, out=None):
     return e
 
 
+def soft_cap(x, cap, out=None):
+    r"""Gemma 2's soft-capping (Gemma Team 2024, section 2): ``x`` squashed into ``(-c, c)``.
+
+    .. math:: \operatorname{cap}_c(x) = c \tanh(x / c)
+
+    Near 0 it is ``x``; far out it tends to ``±c``. Gemma 2 caps the scores at 50 and the
+    logits at 30; Gemma 3's config.json may set either (``attn_logit_softcapping``,
+    ``final_logit_softcapping``). None leaves ``x`` as it is.
+
+    Parameters
+    ----------
+    x : floating ndarray of any shape
+    cap : float or None
+    out : ndarray of x's shape, optional; receives the result (may be ``x``)
+
+    Returns
+    -------
+    ndarray of the same shape
+    """
+    if cap is None:
+        return x
+    cap = float(cap)  # a Python float keeps float32 float32
+    out = np.divide(x, cap, out=out)
+    np.tanh(out, out=out)
+    out *= cap
+    return out
+
+
 @blas.one_thread
 def linear(x, w, b=None):  # [n, d_in], [d_in, d_out], [d_out] -> [n, d_out]
     """A dense layer, ``x @ w + b`` (no bias when ``b`` is None).
@@ -115,6 +144,8 @@ class AttentionResult(NamedTuple):
         The factor that multiplied the dot products.
     mask : bool ndarray broadcastable to (..., n_q, n_k), or None
         True where the query may attend to the key.
+    softcap : float or None
+        The scaled scores' soft cap (:func:`soft_cap`), or None.
 
     ``scores`` (the raw ``q · kᵀ``), ``scaled`` and ``masked`` are computed from these
     when read, by the operations the weights came from, so to the same bits: a pass
@@ -128,6 +159,7 @@ class AttentionResult(NamedTuple):
     output: np.ndarray
     scale: float
     mask: np.ndarray | None = None
+    softcap: float | None = None
 
     @property
     def scores(self):
@@ -136,8 +168,9 @@ class AttentionResult(NamedTuple):
 
     @property
     def scaled(self):
-        """``scores · scale``, shape (..., n_q, n_k)."""
-        return self.scores * self.scale
+        """``scores · scale`` (soft-capped where the model caps it), shape (..., n_q, n_k)."""
+        scaled = self.scores * self.scale
+        return soft_cap(scaled, self.softcap, out=scaled)
 
     @property
     def masked(self):
@@ -153,14 +186,16 @@ def _dot_products(q, k, out=None):  # [..., n_q, d_k], [..., n_k, d_k] -> [..., 
 
 
 @blas.one_thread
-def scaled_dot_product_attention(q, k, v, mask=None, scale=None, weights_out=None):
+def scaled_dot_product_attention(q, k, v, mask=None, scale=None, weights_out=None, softcap=None):
     r"""Scaled dot-product attention (Vaswani et al. 2017, eq. 1).
 
     .. math:: \operatorname{Attention}(Q, K, V) =
               \operatorname{softmax}\!\left(s\,QK^\top + M\right)V,
               \quad s = 1/\sqrt{d_k}\ \text{by default}
 
-    where ``M`` is 0 where the mask allows attention and ``-inf`` elsewhere.
+    where ``M`` is 0 where the mask allows attention and ``-inf`` elsewhere. With
+    ``softcap`` ``c`` the scaled scores are first soft-capped, ``c tanh(s QKᵀ / c)``
+    (Gemma 2 and 3: :func:`soft_cap`), before the mask, as transformers' eager Gemma.
 
     Parameters
     ----------
@@ -173,6 +208,7 @@ def scaled_dot_product_attention(q, k, v, mask=None, scale=None, weights_out=Non
         Factor that multiplies ``q · kᵀ``; default ``1/√d_k``.
     weights_out : ndarray of shape (..., n_q, n_k), optional
         Receives the weights (a model's pass keeps every layer's in one array).
+    softcap : float, optional; no cap when None
 
     Returns
     -------
@@ -194,11 +230,12 @@ def scaled_dot_product_attention(q, k, v, mask=None, scale=None, weights_out=Non
     if not np.issubdtype(weights.dtype, np.floating):
         weights = weights.astype(np.float64)  # integer inputs: the softmax needs floats
     weights *= scale  # scaled,
+    soft_cap(weights, softcap, out=weights)  # capped, where the model caps,
     if mask is not None:
         np.copyto(weights, -np.inf, where=~mask)  # masked,
     softmax(weights, axis=-1, out=weights)  # and the weights
     output = weights @ v  # [..., n_q, n_k] @ [..., n_k, d_v] -> [..., n_q, d_v]
-    return AttentionResult(q, k, weights, output, scale, mask)
+    return AttentionResult(q, k, weights, output, scale, mask, softcap)
 
 
 class ScaleSweep(NamedTuple):
@@ -384,7 +421,7 @@ class MultiHeadResult(NamedTuple):
         Per-head projections, biases added (after rotary encoding, when it is on).
     heads : AttentionResult
         Each field has a leading ``n_heads`` dimension.
-    concat : ndarray of shape (n_q, d_model)
+    concat : ndarray of shape (n_q, n_heads · d_head)
         Head outputs concatenated in head order.
     output : ndarray of shape (n_q, d_model)
         ``concat @ w_o + b_o``.
@@ -423,6 +460,10 @@ def multi_head_attention(
     parts=1,
     parallel=True,
     n_kv_heads=None,
+    q_norm=None,
+    k_norm=None,
+    qk_norm=None,
+    softcap=None,
 ):
     r"""Multi-head attention (Vaswani et al. 2017, section 3.2.2): self- or cross-attention.
 
@@ -435,14 +476,18 @@ def multi_head_attention(
     cross-attention (section 3.2.3), whose queries are the decoder's tokens. With
     ``n_kv_heads`` < ``n_heads``, grouped-query attention (Ainslie et al. 2023): ``w_k`` and
     ``w_v`` make ``n_kv_heads`` heads, each repeated for the query heads that share it
-    (:func:`kv_head_of`), and then this is the same attention.
+    (:func:`kv_head_of`), and then this is the same attention. Qwen3 and Gemma 3 normalise
+    each head's query and key (``qk_norm`` with gains ``q_norm``, ``k_norm``) before the
+    rotation, and their heads need not share d_model out: ``d_head`` is ``w_q``'s columns
+    over ``n_heads``, and ``w_o`` takes the n_heads · d_head features back to d_model.
 
     Parameters
     ----------
     x : ndarray of shape (n_q, d_model)
-    w_q, w_o : ndarray of shape (d_model, d_model), applied as ``x @ w``
+    w_q : ndarray of shape (d_model, n_heads · d_head), applied as ``x @ w``
+    w_o : ndarray of shape (n_heads · d_head, d_model)
     w_k, w_v : ndarray of shape (d_model, n_kv_heads · d_head)
-    n_heads : int, a divisor of d_model
+    n_heads : int, a divisor of w_q's columns
     mask : bool ndarray broadcastable to (n_q, n_k), optional
     scale : float, optional; default ``1/√d_head``
     rotary : bool or mapping
@@ -450,7 +495,8 @@ def multi_head_attention(
         products: True as the positional page does, a mapping with the keyword arguments
         of :func:`engine.positional.rotary_embedding` (``base``, ``factor``, ``halves``)
         as a checkpoint says.
-    b_q, b_o : ndarray of shape (d_model,), optional; no bias when None
+    b_q : ndarray of shape (n_heads · d_head,), optional; no bias when None
+    b_o : ndarray of shape (d_model,), optional
     b_k, b_v : ndarray of shape (n_kv_heads · d_head,), optional
     memory : ndarray of shape (n_k, d_model), optional; default ``x`` (self-attention)
     weights_out : ndarray of shape (n_heads, n_q, n_k), optional; receives the weights
@@ -459,15 +505,19 @@ def multi_head_attention(
         summed in order (:func:`engine.parts.in_parts`); rounds as the layer does.
     parallel : bool or int, the groups on the engine's threads (:func:`engine.parts.in_parts`)
     n_kv_heads : int, optional; a divisor of n_heads, default n_heads
+    q_norm, k_norm : ndarray of shape (d_head,), optional; the gains of the q and k norms
+    qk_norm : callable, ``qk_norm(x, g)`` over the last axis; needed with ``q_norm``
+    softcap : float, optional; the scores' soft cap (:func:`scaled_dot_product_attention`)
 
     Returns
     -------
-    MultiHeadResult, with k and v per query head (a shared one repeated)
+    MultiHeadResult, with k and v per query head (a shared one repeated), q and k after
+    their norms and rotation
     """
     x = np.asarray(x)
     memory = x if memory is None else np.asarray(memory)
-    _check_heads(x.shape[-1], n_heads)
-    d_head = x.shape[-1] // n_heads
+    _check_heads(w_q.shape[-1], n_heads)
+    d_head = w_q.shape[-1] // n_heads
     kv_of = kv_head_of(n_heads, n_heads if n_kv_heads is None else n_kv_heads)
     rotation = {} if rotary is True else rotary
     found = [None] * parts
@@ -483,12 +533,16 @@ def multi_head_attention(
         n_kv = shared[-1] - shared[0] + 1
         k = split_heads(linear(memory, w_k[:, kv], _cut(b_k, kv)), n_kv)  # -> [n_kv, n_k, d_head]
         v = split_heads(linear(memory, w_v[:, kv], _cut(b_v, kv)), n_kv)
+        if q_norm is not None:  # each head's q and k normalised over d_head (Qwen3, Gemma 3)
+            q, k = qk_norm(q, q_norm), qk_norm(k, k_norm)
         if rotary:
             q, k = rotary_embedding(q, **rotation), rotary_embedding(k, **rotation)
         if n_kv != count:  # grouped-query: each key/value head once per query head reading it
             k, v = k[shared - shared[0]], v[shared - shared[0]]  # -> [count, n_k, d_head]
         out = None if weights_out is None else weights_out[heads]
-        attended = scaled_dot_product_attention(q, k, v, mask=mask, scale=scale, weights_out=out)
+        attended = scaled_dot_product_attention(
+            q, k, v, mask=mask, scale=scale, weights_out=out, softcap=softcap
+        )
         concat = merge_heads(attended.output)  # [count, n_q, d_head] -> [n_q, count * d_head]
         found[part] = attended
         for name, piece in (("q", q), ("k", k), ("v", v), ("output", attended.output)):
@@ -525,6 +579,7 @@ class QueryStages(NamedTuple):
     scaled : ndarray of shape (n_k,)
     weights : ndarray of shape (n_k,)
     scale : float
+    softcap : float or None, the soft cap in ``scaled`` (Gemma 2), or None
     """
 
     product: np.ndarray
@@ -532,9 +587,10 @@ class QueryStages(NamedTuple):
     scaled: np.ndarray
     weights: np.ndarray
     scale: float
+    softcap: float | None = None
 
 
-def query_stages(q, k, scale=None):
+def query_stages(q, k, scale=None, softcap=None):
     r"""Every stage of one row of attention, down to the elementwise products.
 
     .. math:: a_j = \operatorname{softmax}_j\Bigl(s \sum_f q_f\, k_{j,f}\Bigr)
@@ -544,14 +600,15 @@ def query_stages(q, k, scale=None):
     q : ndarray of shape (d_k,)
     k : ndarray of shape (n_k, d_k)
     scale : float, optional; default ``1/√d_k``
+    softcap : float, optional; the scores' soft cap (Gemma 2), applied in ``scaled``
 
     Returns
     -------
     QueryStages
     """
     q, k = np.asarray(q), np.asarray(k)
-    row = scaled_dot_product_attention(q[None, :], k, k, scale=scale)  # values unused
-    return QueryStages(k * q, row.scores[0], row.scaled[0], row.weights[0], row.scale)
+    row = scaled_dot_product_attention(q[None, :], k, k, scale=scale, softcap=softcap)
+    return QueryStages(k * q, row.scores[0], row.scaled[0], row.weights[0], row.scale, softcap)
 
 
 class CellArithmetic(NamedTuple):
@@ -566,7 +623,7 @@ class CellArithmetic(NamedTuple):
     scaled : float, ``scale · q_i · k_j``, before the mask
     mask_term : float, ``M_ij``: 0 where key ``j`` is visible to query ``i``, ``-inf`` where
         masked (0 without a mask)
-    masked : float, ``scaled + M_ij``: the score the softmax reads
+    masked : float, ``capped + M_ij``: the score the softmax reads
     row_max : float, the largest masked score of row ``i``
     shifted : float, ``masked − row_max``
     exp : float, ``exp(shifted)``
@@ -575,6 +632,8 @@ class CellArithmetic(NamedTuple):
     v : ndarray of shape (d_v,), the value ``v_j`` (None without values)
     contribution : ndarray of shape (d_v,), ``weight · v_j`` (None without values)
     output : ndarray of shape (d_v,), ``o_i = Σ_j a_ij v_j`` (None without values)
+    softcap : float or None, the scores' soft cap ``c`` (Gemma 2), or None
+    capped : float, ``c tanh(scaled / c)``, before the mask (``scaled`` without a cap)
     """
 
     q: np.ndarray
@@ -592,10 +651,12 @@ class CellArithmetic(NamedTuple):
     v: np.ndarray
     contribution: np.ndarray
     output: np.ndarray
+    softcap: float | None = None
+    capped: float | None = None
 
 
 @blas.one_thread
-def cell_arithmetic(q, k, v, i, j, scale=None, mask=None):
+def cell_arithmetic(q, k, v, i, j, scale=None, mask=None, softcap=None):
     r"""One weight of the attention matrix worked out by hand: what a clicked cell shows.
 
     .. math:: a_{ij} = \frac{e^{s\,q_i \cdot k_j + M_{ij} - m_i}}
@@ -618,6 +679,7 @@ def cell_arithmetic(q, k, v, i, j, scale=None, mask=None):
     i, j : int, the query row and the key column
     scale : float, optional; default ``1/√d_k``
     mask : bool ndarray of shape (n_q, n_k), optional
+    softcap : float, optional; the scaled scores soft-capped first (:func:`soft_cap`)
 
     Returns
     -------
@@ -628,9 +690,10 @@ def cell_arithmetic(q, k, v, i, j, scale=None, mask=None):
         scale = 1.0 / np.sqrt(q.shape[-1])
     scores = q @ k.T  # [n_q, d_k] @ [d_k, n_k] -> [n_q, n_k], as the matrix form computes it
     scaled = scores[i] * scale  # [n_k]
-    row = scaled
+    row = soft_cap(scaled, softcap)  # Gemma 2's cap, into a new array: scaled is kept
+    capped = float(row[j])
     if mask is not None:
-        row = np.where(np.asarray(mask, dtype=bool)[i], scaled, -np.inf)
+        row = np.where(np.asarray(mask, dtype=bool)[i], row, -np.inf)
     weights = softmax(row)
     row_max = float(np.max(row))
     finite = np.isfinite(row_max)
@@ -652,6 +715,8 @@ def cell_arithmetic(q, k, v, i, j, scale=None, mask=None):
         v=None if v is None else np.asarray(v)[j],
         contribution=None if v is None else weights[j] * np.asarray(v)[j],
         output=None if v is None else weights @ np.asarray(v),  # [n_k] @ [n_k, d_v] -> [d_v]
+        softcap=None if softcap is None else float(softcap),
+        capped=capped,
     )
 
 

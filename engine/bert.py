@@ -8,7 +8,9 @@ section 2.3) differs only in data: no segments and no embedding LayerNorm, pre-L
 with a causal mask, a final LayerNorm, and next-token logits from the word embeddings.
 The Llama family (Touvron et al. 2023; Mistral, Qwen2) is GPT-2's form with other parts:
 no position table but rotary positions on q and k, RMSNorm, grouped-query attention, a
-SwiGLU feed-forward, an output matrix of its own (or tied), Mistral's sliding window.
+SwiGLU feed-forward, an output matrix of its own (or tied), Mistral's sliding window;
+Qwen3 and Gemma 3 add norms of each head's q and k, and Gemma 2 and 3 local and global
+layers, norms after each sub-layer, scaled embeddings and soft-capped scores and logits.
 Each layer is :func:`engine.layers.encoder_layer`, the function the toy model and the
 translator run too. The weights and sizes come from :mod:`engine.checkpoint`; the
 analyses of a run (rollout, the head finder) are in :mod:`engine.analysis`; next-token
@@ -17,9 +19,11 @@ probabilities and generation in :mod:`engine.generate`.
 The code follows picoGPT (jaymody/picoGPT): one small function per operation, the
 parameters a nested dict passed with ``**``. The references it must agree with are
 Hugging Face transformers' ``BertModel``, ``RobertaModel``, ``DistilBertModel``,
-``ElectraModel``, ``GPT2LMHeadModel``, ``LlamaForCausalLM``, ``MistralForCausalLM`` and
-``Qwen2ForCausalLM``, eager attention; ``tests/engine/test_bert.py`` and
-``tests/engine/test_checkpoints.py`` check every attention map against their outputs.
+``ElectraModel``, ``GPT2LMHeadModel``, ``LlamaForCausalLM``, ``MistralForCausalLM``,
+``Qwen2ForCausalLM``, ``Qwen3ForCausalLM``, ``Gemma2ForCausalLM``, ``Gemma3ForCausalLM`` and
+``Phi3ForCausalLM``, eager attention; ``tests/engine/test_bert.py``,
+``tests/engine/test_checkpoints.py``, ``tests/engine/test_decoders.py`` and
+``tests/engine/test_families.py`` check every attention map against their outputs.
 
 Beyond the dimension vocabulary of :mod:`engine`, ``n_layers`` counts layers,
 ``d_ff`` the features inside the feed-forward block, ``d_embedding`` the features of
@@ -30,6 +34,7 @@ computed in float32: bf16 and fp16 weights are upcast a layer at a time
 
 from __future__ import annotations
 
+import functools
 from typing import NamedTuple
 
 import numpy as np
@@ -43,9 +48,10 @@ from engine.attention import (
     merge_heads,
     multi_head_attention,
     sliding_window_mask,
+    soft_cap,
 )
 from engine.checkpoint import upcast
-from engine.layers import ACTIVATIONS, encoder_layer, layer_norm, rms_norm
+from engine.layers import ACTIVATIONS, NORMS, encoder_layer, layer_norm
 from engine.parts import parts_for
 from engine.tokenize import piece_labels
 
@@ -162,6 +168,9 @@ def embed(ids, types, config, wte, wpe=None, wtt=None, ln_e=None, proj=None):  #
     either (its layers normalise their own inputs); ELECTRA projects its smaller
     embeddings to d_model after the LayerNorm (``proj``). A rotary model (Llama) has no
     ``wpe``: its positions enter each layer's q and k. The rows are read in float32.
+    Gemma multiplies them by √d_model (``scale_embeddings``) in the precision the pass
+    computes in, as transformers casts its ``embed_scale`` to the weights' dtype at run
+    time: float32 here, as transformers run in float32.
 
     Parameters
     ----------
@@ -178,6 +187,8 @@ def embed(ids, types, config, wte, wpe=None, wtt=None, ln_e=None, proj=None):  #
     ndarray of shape (n, d_model)
     """
     x = wte[ids].astype(np.float32, copy=False)  # [n] -> [n, d_embedding], a new array
+    if config.scale_embeddings:
+        x *= np.float32(np.sqrt(config.d_model))
     if wtt is not None:
         x += wtt[types]
     if wpe is not None:
@@ -190,50 +201,67 @@ def embed(ids, types, config, wte, wpe=None, wtt=None, ln_e=None, proj=None):  #
 
 
 def _norm(config):
-    return rms_norm if config.norm == "rms" else layer_norm
+    return NORMS[config.norm]
 
 
-def _layer_settings(config):
-    """The arguments of :func:`engine.layers.encoder_layer` that the config fixes."""
+def _layer_settings(config, layer):
+    """The arguments of :func:`engine.layers.encoder_layer` that the config fixes for ``layer``."""
     return {
         "n_heads": config.n_heads,
         "activation": ACTIVATIONS[config.activation],
         "norm_first": config.norm_first,
         "eps": config.eps,
         "norm": _norm(config),
-        "rotary": config.rotary or False,
+        "rotary": config.rotary_at(layer) or False,
         "n_kv_heads": config.n_kv_heads,
+        "scale": config.attn_scale,
+        "softcap": config.attn_softcap,
     }
 
 
-def visible_keys(config, query):
-    """The keys query ``query`` may attend to, as a slice of the tokens.
+def visible_keys(config, query, layer=None):
+    """The keys query ``query`` may attend to in layer ``layer``, as a slice of the tokens.
 
     All of them in an encoder; up to itself in a causal model; within Mistral's sliding
-    window, its last ``sliding_window`` tokens.
+    window (or a Gemma 3 local layer's), its last ``sliding_window`` tokens.
     """
     if not config.causal:
         return slice(None)
-    window = config.sliding_window
+    window = config.window(layer)
     return slice(0 if window is None else max(0, query - window + 1), query + 1)
 
 
-def attention_mask(config, n, causal=False):
-    """Where each query may attend: None (everywhere), causal, or Mistral's sliding window.
+def attention_mask(config, n, causal=False, layer=None):
+    """Where each query may attend: None (everywhere), causal, or a sliding window.
+
+    Mistral's and Phi-3's window holds in every layer, Gemma 3's in its local layers
+    (``layer`` None: a global layer's mask).
 
     Parameters
     ----------
     config : engine.checkpoint.ModelConfig
     n : int, tokens
     causal : bool, the causal mask on an encoder too
+    layer : int, optional
 
     Returns
     -------
     bool ndarray of shape (n, n), or None
     """
-    if config.sliding_window is not None and config.sliding_window < n:
-        return sliding_window_mask(n, config.sliding_window)
+    window = config.window(layer)
+    if window is not None and window < n:
+        return sliding_window_mask(n, window)
     return causal_mask(n) if causal or config.causal else None
+
+
+def _masks(config, n):
+    """Every layer's mask, one array per distinct mask (Gemma 3's local layers share one)."""
+    made = {}
+    for layer in range(config.n_layers):
+        window = config.window(layer)
+        if window not in made:
+            made[window] = attention_mask(config, n, layer=layer)
+    return [made[config.window(layer)] for layer in range(config.n_layers)]
 
 
 @blas.one_thread
@@ -256,15 +284,15 @@ def transformer(ids, types, config, blocks, ln_f=None, parallel=True, **embeddin
     """
     n, c = len(ids), config
     hidden = [embed(ids, types, c, **embeddings)]  # [n] -> [n, d_model]
-    mask = attention_mask(c, n)
+    masks = _masks(c, n)
     attentions = np.empty((c.n_layers, c.n_heads, n, n), dtype=np.float32)  # filled in place
     queries, keys = [], []
-    for block, weights in zip(blocks, attentions, strict=True):
+    for i, (block, weights) in enumerate(zip(blocks, attentions, strict=True)):
         layer = encoder_layer(
             hidden[-1],
             **upcast(block),  # a bf16 layer in float32 while it runs, then let go
-            **_layer_settings(c),
-            mask=mask,
+            **_layer_settings(c, i),
+            mask=masks[i],
             weights_out=weights,
             parallel=parallel,
         )
@@ -328,7 +356,9 @@ def run_ids(model, ids, positions=True, parallel=True, types=None):
     hidden, attentions, queries, keys, last = transformer(
         ids, types, c, **params, parallel=parallel
     )
-    logits = last[-1] @ model.unembedding.T if c.lm_head else None  # [d_model] -> [n_vocab]
+    logits = None
+    if c.lm_head:
+        logits = soft_cap(last[-1] @ model.unembedding.T, c.final_softcap)  # -> [n_vocab]
     tokens = [model.tokenizer.id_to_token(int(i)) for i in ids]
     return BertRun(tokens, list(tokens), None, ids, attentions, hidden, queries, keys, last, logits)
 
@@ -372,8 +402,11 @@ class LayerWeights(NamedTuple):
     n_kv_heads · d_head) (d_model without grouped-query attention), the biases as many
     features, or None where the model has none (the Llama family; Qwen2's output); head
     ``h`` owns columns ``h*d_head:(h+1)*d_head`` of W_Q, and those of its key/value head
-    of W_K and W_V. The first four fields are named as :class:`engine.toy.ToyWeights`'s,
-    so a page can draw either. float32, whatever the checkpoint's precision.
+    of W_K and W_V. Where heads do not share d_model out (Qwen3, Gemma 3), ``w_q`` is
+    (d_model, n_heads · d_head) and ``w_o`` (n_heads · d_head, d_model). ``q_norm`` and
+    ``k_norm`` (d_head,): the gains of Qwen3's and Gemma 3's norms of q and k, or None.
+    The first four fields are named as :class:`engine.toy.ToyWeights`'s, so a page can
+    draw either. float32, whatever the checkpoint's precision.
     """
 
     w_q: np.ndarray
@@ -384,6 +417,8 @@ class LayerWeights(NamedTuple):
     b_k: np.ndarray
     b_v: np.ndarray
     b_o: np.ndarray
+    q_norm: np.ndarray | None = None
+    k_norm: np.ndarray | None = None
 
 
 class LayerRun(NamedTuple):
@@ -396,9 +431,9 @@ class LayerRun(NamedTuple):
         The attention's input: the hidden state entering the layer (``hidden_states[layer]``
         of the run), or its LayerNorm ``ln_1`` in a pre-LN model (GPT-2).
     weights : LayerWeights
-    q, k, v : ndarray of shape (n, d_model)
+    q, k, v : ndarray of shape (n, n_heads · d_head)
         ``x @ w_q + b_q`` etc., per query head (a shared key/value head repeated, after
-        the rotation in a rotary model).
+        the norms of q and k and the rotation where the model has them).
     mask : bool ndarray of shape (n, n) or None
     attention : engine.attention.MultiHeadResult
         Every head; ``output`` is ``concat @ w_o + b_o``.
@@ -451,20 +486,23 @@ def layer_run(model, run, layer, scale=None, causal=False, parallel=True):
     if c.norm_first:
         x = _norm(c)(x, **block["ln_1"], eps=c.eps)  # as the layer normalises it
     weights = LayerWeights(**{name: block["attn"].get(name) for name in LayerWeights._fields})
-    mask = attention_mask(c, len(x), causal)
+    mask = attention_mask(c, len(x), causal, layer)
+    settings = _layer_settings(c, layer)
     n_heads = c.n_heads
     attention = multi_head_attention(
         x,
         **weights._asdict(),
         n_heads=n_heads,
         mask=mask,
-        scale=scale,
-        rotary=c.rotary or False,
+        scale=settings["scale"] if scale is None else scale,
+        rotary=settings["rotary"],
         parts=min(parts_for(len(x)), n_heads),  # the pass's split, so its rounding
         parallel=parallel,
         n_kv_heads=c.n_kv_heads,
+        qk_norm=functools.partial(settings["norm"], eps=c.eps),
+        softcap=settings["softcap"],
     )
-    q, k, v = (merge_heads(m) for m in (attention.q, attention.k, attention.v))  # -> [n, d_model]
+    q, k, v = (merge_heads(m) for m in (attention.q, attention.k, attention.v))  # -> [n, h·d_head]
     return LayerRun(layer, x, weights, q, k, v, mask, attention)
 
 
@@ -474,8 +512,8 @@ def head_vectors(model, run, layer, head):
 
     ``j`` is the key/value head that query head ``h`` reads
     (:func:`engine.attention.kv_head_of`). In a rotary model these are the vectors the
-    layer rotates by their positions; :func:`engine.analysis.rotary_scores` moves them
-    apart.
+    layer rotates by their positions, after Qwen3's and Gemma 3's norms of q and k where
+    the model has them; :func:`engine.analysis.rotary_scores` moves them apart.
 
     Parameters
     ----------
@@ -498,6 +536,9 @@ def head_vectors(model, run, layer, head):
     attn = block["attn"]
     q = linear(x, attn["w_q"][:, f], None if "b_q" not in attn else attn["b_q"][f])
     k = linear(x, attn["w_k"][:, g], None if "b_k" not in attn else attn["b_k"][g])
+    if "q_norm" in attn:  # normalised over d_head before the rotation
+        norm = _norm(c)
+        q, k = norm(q, attn["q_norm"], eps=c.eps), norm(k, attn["k_norm"], eps=c.eps)
     return q, k  # [n, d_head] each
 
 
@@ -526,7 +567,7 @@ def layer_stages(model, run, layer, parallel=True):
     """
     _check_layer(model, layer)
     c, x = model.config, run.hidden_states[layer]
-    mask = attention_mask(c, len(x))
+    mask = attention_mask(c, len(x), layer=layer)
     return encoder_layer(
-        x, **model.block(layer), **_layer_settings(c), mask=mask, parallel=parallel
+        x, **model.block(layer), **_layer_settings(c, layer), mask=mask, parallel=parallel
     )

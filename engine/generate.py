@@ -24,7 +24,7 @@ from typing import NamedTuple
 import numpy as np
 
 from engine import blas
-from engine.attention import softmax
+from engine.attention import soft_cap, softmax
 from engine.bert import BertRun, run, run_ids
 
 __all__ = [
@@ -114,6 +114,8 @@ def _check_lm(model):
 def logits(model, run):  # -> [n, n_vocab]
     r"""The next-token logits after every position, ``LN_f(h) W_E^\top``.
 
+    Soft-capped where the model caps them (Gemma: :func:`engine.attention.soft_cap`).
+
     Parameters
     ----------
     model : engine.checkpoint.Model, with an LM head (GPT-2)
@@ -124,7 +126,8 @@ def logits(model, run):  # -> [n, n_vocab]
     ndarray of shape (n, n_vocab); row ``i`` predicts token ``i + 1``
     """
     _check_lm(model)
-    return run.last_hidden_state @ model.unembedding.T  # [n, d_model] @ [d_model, n_vocab]
+    logits = run.last_hidden_state @ model.unembedding.T  # [n, d_model] @ [d_model, n_vocab]
+    return soft_cap(logits, model.config.final_softcap, out=logits)  # Gemma's, where set
 
 
 def probabilities(logits, temperature=1.0):

@@ -17,6 +17,7 @@ the features inside the feed-forward block.
 
 from __future__ import annotations
 
+import functools
 from typing import NamedTuple
 
 import numpy as np
@@ -28,12 +29,14 @@ from engine.toy import toy_weights
 
 __all__ = [
     "ACTIVATIONS",
+    "NORMS",
     "EncoderLayerResult",
     "encoder_layer",
     "erf",
     "feed_forward",
     "gelu",
     "gelu_tanh",
+    "gemma_rms_norm",
     "layer_norm",
     "relu",
     "rms_norm",
@@ -95,6 +98,32 @@ def rms_norm(x, g=None, eps=1e-6):
     if g is not None:
         out *= g
     return out
+
+
+def gemma_rms_norm(x, g=None, eps=1e-6):
+    r"""RMSNorm with gain ``1 + g``, as Gemma stores its norms (Gemma Team 2024).
+
+    .. math:: \operatorname{RMSNorm}_{1+}(x) = (1 + g) \odot
+              \frac{x}{\sqrt{\tfrac1d \sum_i x_i^2 + \epsilon}}
+
+    Gemma keeps each norm's gain less one: a stored 0 is the identity's gain.
+    transformers' ``Gemma3RMSNorm`` adds the 1 in float32, as here.
+
+    Parameters
+    ----------
+    x : ndarray of shape (..., d)
+    g : ndarray of shape (d,), optional; the stored gain, default 0 (gain 1)
+    eps : float
+
+    Returns
+    -------
+    ndarray of shape (..., d)
+    """
+    return rms_norm(x, None if g is None else g + 1.0, eps)
+
+
+#: The norms by the name :class:`engine.checkpoint.ModelConfig` gives them.
+NORMS = {"layer": layer_norm, "rms": rms_norm, "gemma_rms": gemma_rms_norm}
 
 
 def silu(x):
@@ -371,6 +400,10 @@ def encoder_layer(
     norm=layer_norm,
     rotary=False,
     n_kv_heads=None,
+    post_ln_1=None,
+    post_ln_2=None,
+    scale=None,
+    softcap=None,
 ):
     r"""One transformer layer, post-LN or pre-LN: BERT's, GPT-2's and Llama's.
 
@@ -388,7 +421,13 @@ def encoder_layer(
     as parameters: ``norm`` :func:`rms_norm` for LayerNorm, rotary positions on q and k,
     ``n_kv_heads`` shared key/value heads, and a gated feed-forward (:func:`swiglu`, when
     ``ffn`` has a gate ``w_g``); a causal mask (with Mistral's sliding window) from the
-    caller, as GPT-2's.
+    caller, as GPT-2's. Qwen3 and Gemma 3 normalise each head's q and k (``attn`` holds
+    ``q_norm`` and ``k_norm``, gains of ``norm``). Gemma 3 also normalises what each
+    sub-layer adds before adding it (``post_ln_1``, ``post_ln_2``), scales its scores by
+    its own ``scale`` and may soft-cap them (``softcap``):
+
+    .. math:: h = x + \operatorname{N}'_1(\operatorname{MHA}(\operatorname{N}_1(x))),\quad
+              y = h + \operatorname{N}'_2(\operatorname{FFN}(\operatorname{N}_2(h)))
 
     Parameters
     ----------
@@ -406,6 +445,10 @@ def encoder_layer(
     norm : callable, :func:`layer_norm` or :func:`rms_norm`, taking ``ln_1``, ``ln_2``
     rotary : bool or mapping, as :func:`engine.attention.multi_head_attention` takes it
     n_kv_heads : int, optional; key/value heads, default n_heads
+    post_ln_1, post_ln_2 : mappings, optional; the norms of the attention's and the
+        feed-forward's output (Gemma 3), pre-LN only
+    scale : float, optional; the scores' scale, default ``1/√d_head``
+    softcap : float, optional; the scores' soft cap
 
     Returns
     -------
@@ -422,8 +465,12 @@ def encoder_layer(
         parts=min(parts, n_heads),
         parallel=parallel,
         n_kv_heads=n_kv_heads,
+        qk_norm=functools.partial(norm, eps=eps),
+        scale=scale,
+        softcap=softcap,
     )
-    h = x + attention.output
+    added = attention.output if post_ln_1 is None else norm(attention.output, **post_ln_1, eps=eps)
+    h = x + added
     if not norm_first:
         h = norm(h, **ln_1, eps=eps)
     hidden, update = (swiglu if "w_g" in ffn else feed_forward)(
@@ -433,7 +480,9 @@ def encoder_layer(
         parts=parts,
         parallel=parallel,
     )
+    if post_ln_2 is not None:
+        update = norm(update, **post_ln_2, eps=eps)
     y = h + update
     if not norm_first:
         y = norm(y, **ln_2, eps=eps)
-    return EncoderLayerResult(x, h, y, attention, attention.output, hidden, update)
+    return EncoderLayerResult(x, h, y, attention, added, hidden, update)

@@ -17,6 +17,7 @@ __all__ = [
     "learned_positional_encoding",
     "position_similarity",
     "rotary_embedding",
+    "rotary_frequencies",
     "sinusoidal_positional_encoding",
 ]
 
@@ -65,7 +66,48 @@ def learned_positional_encoding(n_positions, d_model, seed):
     return rng.standard_normal((max(n_positions, 0), d_model))
 
 
-def rotary_embedding(x, positions=None, base=_BASE, factor=1.0, halves=False):
+def rotary_frequencies(d, base=_BASE, factor=1.0, llama3=None, dtype=np.float64):
+    r"""The angle per position of each feature pair, ``θ_i``, as a checkpoint scales it.
+
+    .. math:: \theta_i = \beta^{-2i/d} / \lambda \quad\text{(linear)};\qquad
+              \theta_i' = \begin{cases} \theta_i & L_i < L/h \\
+              \theta_i/\lambda & L_i > L/l \\
+              (1 - s_i)\,\theta_i/\lambda + s_i\,\theta_i & \text{else},\
+              s_i = \frac{L/L_i - l}{h - l} \end{cases}\quad\text{(llama3)}
+
+    Llama 3.x (``rope_scaling`` of type ``llama3``) stretches only the slow pairs: a pair
+    whose wavelength ``L_i = 2π/θ_i`` is longer than ``L / l`` (``L`` the
+    ``original_max_position_embeddings`` it was trained on, ``l`` the
+    ``low_freq_factor``) turns λ times slower, one shorter than ``L / h`` (``h`` the
+    ``high_freq_factor``) is kept, and those between are blended, as transformers'
+    ``_compute_llama3_parameters`` computes them (Meta's Llama 3.1 release).
+
+    Parameters
+    ----------
+    d : int, features per head
+    base : float, β
+    factor : float, λ
+    llama3 : (l, h, L), optional; llama3 scaling rather than linear
+    dtype : float32 (as transformers computes them) or float64
+
+    Returns
+    -------
+    ndarray of shape (d // 2,)
+    """
+    pairs = d // 2
+    frequencies = 1.0 / dtype(base) ** (np.arange(0, 2 * pairs, 2, dtype=dtype) / dtype(d))
+    if llama3 is None:
+        return frequencies / dtype(factor)
+    low, high, original = llama3
+    wavelength = 2 * np.pi / frequencies
+    stretched = np.where(wavelength > original / low, frequencies / factor, frequencies)
+    smooth = (original / wavelength - low) / (high - low)
+    blended = (1 - smooth) * stretched / factor + smooth * stretched
+    medium = (wavelength >= original / high) & (wavelength <= original / low)
+    return np.where(medium, blended, stretched).astype(dtype, copy=False)
+
+
+def rotary_embedding(x, positions=None, base=_BASE, factor=1.0, halves=False, llama3=None):
     r"""Rotate each feature pair of ``x`` by an angle proportional to its position (RoPE).
 
     .. math:: (x_{a}, x_{b}) \mapsto
@@ -78,7 +120,8 @@ def rotary_embedding(x, positions=None, base=_BASE, factor=1.0, halves=False):
     features, ``(a, b) = (2i, 2i+1)``; Llama, Mistral and Qwen2 as transformers stores them
     pair the two halves of each head, ``(a, b) = (i, i + d/2)`` (its ``rotate_half``):
     ``halves``. ``β`` is the base (config.json's ``rope_theta``), ``λ`` the linear
-    ``rope_scaling`` factor (positions stretched λ times). With an odd ``d`` the last
+    ``rope_scaling`` factor (positions stretched λ times), or Llama 3.x's, applied to the
+    slow pairs only (``llama3``: :func:`rotary_frequencies`). With an odd ``d`` the last
     feature has no partner and is left as it is.
 
     A float32 ``x`` is rotated in float32, the angles computed as transformers computes
@@ -91,6 +134,7 @@ def rotary_embedding(x, positions=None, base=_BASE, factor=1.0, halves=False):
     base : float, β
     factor : float, λ
     halves : bool, pair feature ``i`` with ``i + d/2`` rather than ``2i`` with ``2i + 1``
+    llama3 : (low_freq_factor, high_freq_factor, original_max_position_embeddings), optional
 
     Returns
     -------
@@ -102,11 +146,10 @@ def rotary_embedding(x, positions=None, base=_BASE, factor=1.0, halves=False):
     n, d = x.shape[-2:]
     positions = np.arange(n) if positions is None else np.asarray(positions)
     pairs = d // 2
-    if dtype == np.float64 and base == _BASE and factor == 1.0:
+    if dtype == np.float64 and base == _BASE and factor == 1.0 and llama3 is None:
         frequencies = _frequencies(d)[:pairs]  # the positional page's numbers, as they were
     else:
-        frequencies = 1.0 / dtype(base) ** (np.arange(0, 2 * pairs, 2, dtype=dtype) / dtype(d))
-        frequencies /= dtype(factor)
+        frequencies = rotary_frequencies(d, base, factor, llama3, dtype)
     angles = positions.astype(dtype)[:, None] * frequencies[None, :]  # [n, pairs]
     cos, sin = np.cos(angles), np.sin(angles)
     a, b = (

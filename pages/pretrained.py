@@ -95,14 +95,14 @@ if not isinstance(run, bert.BertRun):  # a causal model's text without tokens
 
 labels = run.labels
 n_layers, n_heads = run.attentions.shape[:2]
-mask = bert.attention_mask(config, len(labels))
 kv_of = kv_head_of(config.n_heads, config.kv_heads)
 grouped = config.kv_heads < config.n_heads
 if config.causal:
     window = config.sliding_window
+    where = " in its local layers" if config.layer_types else ""
     st.info(
         "This model is causal: each token attends only to itself and the tokens before it"
-        + (f", at most {window} tokens back (its sliding window)" if window else "")
+        + (f", at most {window} tokens back{where} (its sliding window)" if window else "")
         + ". The mask is the model's own, as it was trained, not a what-if; every view below "
         "shows it (the upper triangle of each head is 0)."
     )
@@ -169,9 +169,10 @@ click = attention_maps.show_weights(
 arithmetic.panel(
     arithmetic.clicked_cell("pretrained_heatmap", click, *weights[shown, shown].shape, shown),
     (run.queries[layer, head], run.keys[layer, head], None),
-    None,  # the model's own 1/√d_head
-    mask,  # the model's own: None for an encoder
+    config.attn_scale,  # the model's own: None for 1/√d_head
+    bert.attention_mask(config, len(labels), layer=layer),  # the model's own: None for an encoder
     labels,
+    config.attn_softcap,
 )
 
 st.header("Line view")
@@ -194,9 +195,22 @@ interactive.line_page(st, run, layer, heads, threshold, folder, hide_special=hid
 
 st.header("Model view")
 session.name_files(model_box.file_name(folder))  # every head: the same file and figure
+windows = [config.window(i) for i in range(n_layers)] if config.layer_types else None
 model_view.show(
-    st, "pretrained_model_view", run.attentions, (layer, head), kv_of if grouped else None
+    st, "pretrained_model_view", run.attentions, (layer, head), kv_of if grouped else None, windows
 )
+if windows:
+    st.caption(
+        f"{config.layer_types.count(checkpoint.LOCAL)} of the {n_layers} layers are local: "
+        f"each token sees itself and the {config.sliding_window - 1} tokens before it (past "
+        "the dotted line, no weight); the global layers see every token before it"
+        + (
+            f", each kind with its own rotary base ({config.rope_local_theta:g} local, "
+            f"{config.rope_theta:g} global)."
+            if config.rope_local_theta
+            else "."
+        )
+    )
 if grouped:
     st.subheader("Grouped-query attention")
     st.caption(
@@ -211,7 +225,7 @@ if grouped:
 st.header("Neuron view")
 session.name_files(head_files)
 equation.show(equations.SOFTMAX)
-seen = bert.visible_keys(config, token)  # a causal token sees back only
+seen = bert.visible_keys(config, token, layer)  # a causal token sees back only
 keys = run.keys[layer, head, seen]
 if grouped:
     st.caption(
@@ -219,7 +233,12 @@ if grouped:
         f"{', '.join(str(h) for h in range(n_heads) if kv_of[h] == kv_of[head])}"
         + (", after their rotation by position." if config.rotary else ".")
     )
-stages = query_stages(run.queries[layer, head, token], keys)
+if config.model_type in model_box.QK_NORMED:
+    st.caption(
+        f"q and k are shown as the scores use them: after the model's RMSNorm of each "
+        f"head's {config.d_head} features (its q_norm and k_norm), then rotated by position."
+    )
+stages = query_stages(run.queries[layer, head, token], keys, config.attn_scale, config.attn_softcap)
 neuron_view.show(st, "pretrained_neuron", stages, keys, labels[seen], labels[token])
 
 st.header("Attention rollout")
@@ -263,3 +282,16 @@ if config.rotary:
         labels[key],
         query - key if query >= key else None,
     )
+    if config.rope_llama3:
+        st.caption(
+            "Llama 3's rope_scaling (type llama3): the pairs that turn slowly, over more "
+            f"than {config.rope_llama3[2] / config.rope_llama3[0]:g} tokens a turn in "
+            f"training, turn {config.rope_factor:g} times slower, so that they still tell "
+            f"positions apart in a longer text; those faster than "
+            f"{config.rope_llama3[2] / config.rope_llama3[1]:g} tokens a turn are kept, "
+            "and those between are blended. The scores above use the scaled turns."
+        )
+        plain, scaled = models.rotary_frequencies(folder)
+        rotary.show_wavelengths(
+            st, "pretrained_rotary_wavelengths", plain, scaled, config.rope_llama3
+        )

@@ -23,7 +23,7 @@ import streamlit as st
 from streamlit.runtime.scriptrunner import get_script_run_ctx
 
 from app.data import cache, threads, trained
-from engine import analysis, bert, checkpoint, generate, ollama
+from engine import analysis, bert, checkpoint, generate, ollama, positional
 from engine.resources import MINILM_NAME, SMOLLM2_NAME
 
 __all__ = [
@@ -224,7 +224,12 @@ def head_grid(folder, text, query, key):
 def sinks(folder, text):
     """Where the model's attention parks on ``text``: :func:`engine.analysis.attention_sinks`."""
     this, config = run(folder, text), model(folder).config
-    return analysis.attention_sinks(this.attentions, bert.attention_mask(config, len(this.ids)))
+    n = len(this.ids)
+    if config.layer_types:  # Gemma 3: each layer's own mask, local or global
+        mask = np.stack([bert.attention_mask(config, n, layer=i) for i in range(config.n_layers)])
+    else:
+        mask = bert.attention_mask(config, n)
+    return analysis.attention_sinks(this.attentions, mask)
 
 
 #: The rotary view's distances: 0 to this many tokens apart, or the model's positions.
@@ -244,7 +249,25 @@ def rotary(folder, text, layer, head, query, key):
     q, k = bert.head_vectors(loaded, run(folder, text), layer, head)
     c = loaded.config
     distances = np.arange(min(c.max_tokens, ROTARY_DISTANCES))
-    return analysis.rotary_scores(q[query], k[key], distances, c.d_head**-0.5, **c.rotary)
+    scale = c.attn_scale or c.d_head**-0.5
+    return analysis.rotary_scores(q[query], k[key], distances, scale, **c.rotary_at(layer))
+
+
+def rotary_frequencies(folder):
+    """The model's rotary angle per token of each feature pair, unscaled and as it scales them.
+
+    Returns
+    -------
+    plain, scaled : float32 ndarray of shape (d_head // 2,) each
+        :func:`engine.positional.rotary_frequencies` without and with the model's
+        ``rope_scaling``.
+    """
+    c = load(folder).config
+    plain = positional.rotary_frequencies(c.d_head, c.rope_theta, dtype=np.float32)
+    scaled = positional.rotary_frequencies(
+        c.d_head, c.rope_theta, c.rope_factor, c.rope_llama3, np.float32
+    )
+    return plain, scaled
 
 
 @cache.bounded

@@ -48,7 +48,7 @@ def clicked_head(key, click, n_heads):
     return head if head < n_heads else 0
 
 
-def panel(cell, qkv, scale, mask, labels):
+def panel(cell, qkv, scale, mask, labels, softcap=None):
     """The arithmetic of weight ``cell = (i, j)``, or how to choose one when it is None.
 
     Parameters
@@ -59,12 +59,13 @@ def panel(cell, qkv, scale, mask, labels):
     scale : float, or None for 1/√d_k
     mask : bool ndarray of shape (n_q, n_k), or None
     labels : sequence of str, the tokens (self-attention: queries and keys alike)
+    softcap : float, optional; the model's soft cap of the scaled scores (Gemma 2)
     """
     if cell is None:
         st.caption("Click a cell of the weights to see its arithmetic.")
         return
     i, j = cell
-    cell_numbers = engine.cell_arithmetic(*qkv, i, j, scale, mask)
+    cell_numbers = engine.cell_arithmetic(*qkv, i, j, scale, mask, softcap)
     _show(cell_numbers, labels[i], labels[j], i, j, mask is not None)
 
 
@@ -74,7 +75,7 @@ def number(value):
 
 
 def steps(cell, masked):
-    """The rows of a cell's worked weight: score, × scale, + M_ij (under a mask), softmax.
+    """The rows of a cell's worked weight: score, × scale, soft cap (Gemma 2), + M_ij, softmax.
 
     Parameters
     ----------
@@ -86,6 +87,8 @@ def steps(cell, masked):
     list of (str, str), each step's name and value
     """
     rows = [("q_i · k_j", cell.dot), (f"× scale {cell.scale:.4g}", cell.scaled)]
+    if cell.softcap is not None:
+        rows.append((f"soft cap c·tanh(·/c), c = {cell.softcap:g}", cell.capped))
     if masked:
         seen = "visible" if cell.mask_term == 0.0 else "masked"
         # "+M_ij", not "+ M_ij": the table reads Markdown, where "+ " starts a list.

@@ -33,7 +33,7 @@ THUMBNAIL_GAP = 2
 _GAP = 255
 
 
-def figure(attentions, kv_of=None):
+def figure(attentions, kv_of=None, windows=None):
     """Every head of every layer as a thumbnail: the layers × heads grid.
 
     Thumbnails are block-averaged to at most :data:`THUMBNAIL_MAX` tokens a side, sent
@@ -48,6 +48,10 @@ def figure(attentions, kv_of=None):
     kv_of : int ndarray of shape (n_heads,), optional
         Grouped-query attention's key/value head of each query head, named under each
         column (``H3 · KV1``): the heads that share their keys and values.
+    windows : sequence of (int or None), one per layer, optional
+        Gemma 3's local and global layers: each row is named ``local`` (its sliding
+        window, an int) or ``global`` (None), and each local thumbnail gets its window's
+        edge drawn, a dashed line beyond which its heads give no weight.
 
     The outline of the head shown is drawn over it apart (:func:`outline`).
     """
@@ -84,21 +88,68 @@ def figure(attentions, kv_of=None):
     }
     y_axis = {
         "tickvals": np.arange(n_layers) * step + (side - 1) / 2,
-        "ticktext": [f"L{layer}" for layer in range(n_layers)],
+        "ticktext": [
+            f"L{layer}" if windows is None else f"L{layer} · {_kind(windows[layer])}"
+            for layer in range(n_layers)
+        ],
         "autorange": "reversed",
         "showgrid": False,
         "zeroline": False,
         "scaleanchor": "x",
     }
+    local = {} if windows is None else {"shapes": window_edges(attentions, windows)}
     return style.framed(
         grid,
         height=90 * n_layers + 60,
         top=40,
-        left=30,
+        left=30 if windows is None else 80,
         plot_bgcolor="white",
         xaxis=x_axis,
         yaxis=y_axis,
+        **local,
     )
+
+
+def _kind(window):
+    return "global" if window is None else "local"
+
+
+def window_edges(attentions, windows):
+    """The dashed edge of each local layer's window on each of its thumbnails.
+
+    Query ``i`` of a window of ``w`` tokens sees keys ``i - w + 1 … i``: the edge is the
+    line ``key = query - w + ½`` between the last hidden key and the first seen, across
+    the thumbnail, in its (pooled) cells.
+
+    Returns
+    -------
+    list of dict, layout shapes (none where a window holds every token)
+    """
+    n_heads, n = attentions.shape[1], attentions.shape[-1]
+    side, step = _tiling(attentions)
+
+    def cell(token):  # a token coordinate -> the thumbnail's cell coordinate
+        return (token + 0.5) * side / n - 0.5
+
+    edges = []
+    for layer, window in enumerate(windows):
+        if window is None or window >= n:
+            continue
+        x0, y0 = cell(-0.5), cell(window - 1)  # the left edge, at query w - 1's middle
+        x1, y1 = cell(n - window), cell(n - 0.5)  # the bottom edge
+        for head in range(n_heads):
+            dx, dy = head * step, layer * step
+            edges.append(
+                {
+                    "type": "line",
+                    "x0": x0 + dx,
+                    "x1": x1 + dx,
+                    "y0": y0 + dy,
+                    "y1": y1 + dy,
+                    "line": {"color": "#d62728", "width": 1, "dash": "dot"},
+                }
+            )
+    return edges
 
 
 def _tiling(attentions):
@@ -121,13 +172,14 @@ def outline(attentions, selected):
     }
 
 
-def show(container, key, attentions, selected=None, kv_of=None):
+def show(container, key, attentions, selected=None, kv_of=None, windows=None):
     """Draw :func:`figure` (no CSV: the thumbnails are pooled, the heads have their own).
 
     The outline of ``selected`` goes to the browser apart (:func:`app.views.chart.draw`'s
     ``shapes``): the grid, a large figure, is then the same whatever head is selected, and
     Streamlit resends it as a reference when the head or layer changes. ``kv_of`` names
-    each head's key/value head (:func:`figure`).
+    each head's key/value head, ``windows`` each layer's sliding window (:func:`figure`).
     """
     shapes = None if selected is None else [outline(attentions, selected)]
-    chart.draw(container, chart.remembered(figure, attentions, kv_of), key, shapes=shapes)
+    drawn = chart.remembered(figure, attentions, kv_of, windows)
+    chart.draw(container, drawn, key, shapes=shapes)

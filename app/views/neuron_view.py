@@ -90,7 +90,7 @@ def figure(stages, k, labels, query_label):
         )
         for name, values, colour in (
             ("q·k", dots, NEURON_BAR_COLOURS[0]),
-            (f"scaled, × {scale:.3g}", scaled, NEURON_BAR_COLOURS[1]),
+            (_scaled_name(scale, stages.softcap), scaled, NEURON_BAR_COLOURS[1]),
         )
     ]
     traces.append(
@@ -121,6 +121,11 @@ def figure(stages, k, labels, query_label):
         legend={"orientation": "h", "x": 0.66, "y": -0.1, "yanchor": "top"},
     )
     return go.Figure(traces, layout)
+
+
+def _scaled_name(scale, softcap):
+    capped = "" if softcap is None else f", capped at {softcap:g}"
+    return f"scaled, × {scale:.3g}{capped}"
 
 
 def _panel(panel):

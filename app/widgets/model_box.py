@@ -18,6 +18,7 @@ import streamlit as st
 
 from app.data import models
 from app.state import controls, weights
+from engine.checkpoint import LOCAL
 
 #: The path box's key, the packaged-or-own choice's key, and the link's parameter naming the model.
 PATH_KEY, CHOICE_KEY, LINK = "pretrained_model_path", "pretrained_model", "model"
@@ -36,7 +37,13 @@ FAMILY_NAMES = {
     "llama": "Llama",
     "mistral": "Mistral",
     "qwen2": "Qwen2",
+    "qwen3": "Qwen3",
+    "gemma2": "Gemma 2",
+    "gemma3_text": "Gemma 3",
+    "phi3": "Phi-3",
 }
+#: The families that normalise each head's q and k before the rotation.
+QK_NORMED = ("qwen3", "gemma3_text")
 
 
 def _start():
@@ -196,10 +203,23 @@ def description(config, folder):
         where = "its folder with safetensors"
     parts = []
     if config.rotary:
-        parts.append("rotary positions, RMSNorm and a SwiGLU feed-forward")
+        glu = "GeGLU" if config.activation.startswith("gelu") else "SwiGLU"
+        parts.append(f"rotary positions, RMSNorm and a {glu} feed-forward")
+    if config.rope_llama3:
+        parts.append(
+            f"Llama 3's rotary scaling (its slow frequencies {config.rope_factor:g} times slower)"
+        )
+    if config.model_type in QK_NORMED:
+        parts.append(f"each head's q and k normalised ({config.d_head} features a head)")
     if config.kv_heads < config.n_heads:
         parts.append(f"{config.kv_heads} key/value heads (grouped-query attention)")
-    if config.sliding_window:
+    if config.layer_types:
+        local = config.layer_types.count(LOCAL)
+        parts.append(
+            f"{local} local layers with a {config.sliding_window}-token sliding window and "
+            f"{len(config.layer_types) - local} global ones"
+        )
+    elif config.sliding_window:
         parts.append(f"a {config.sliding_window}-token sliding window")
     if config.precision != "float32":
         parts.append(f"weights kept in {config.precision}, computed in float32")

@@ -234,8 +234,8 @@ def _edited_config(tmp_path, model, **changes):
     [
         (
             {"model_type": "t5"},
-            r"reads bert, roberta, distilbert, electra, gpt2, llama, mistral, qwen2 models"
-            r" .*, not 't5'",
+            r"reads bert, roberta, distilbert, electra, gpt2, llama, mistral, qwen2, qwen3, "
+            r"gemma2, gemma3_text, phi3 models .*, not 't5'",
         ),
         ({"hidden_act": "swish"}, "no activation 'swish'"),
         ({"position_embedding_type": "relative_key"}, "position_embedding_type='absolute'"),

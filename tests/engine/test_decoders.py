@@ -317,7 +317,11 @@ def _edit_config(folder, **changes):
 @pytest.mark.parametrize(
     ("name", "changes", "message"),
     [
-        ("llama", {"rope_scaling": {"rope_type": "llama3", "factor": 8.0}}, "type 'llama3'"),
+        (
+            "llama",
+            {"rope_scaling": {"rope_type": "llama3", "factor": 8.0}},
+            "llama3 rope_scaling lacks low_freq_factor, high_freq_factor, original_max_pos",
+        ),
         ("mistral", {"rope_scaling": {"type": "dynamic", "factor": 2.0}}, "type 'dynamic'"),
         (
             "qwen2",
@@ -327,7 +331,7 @@ def _edit_config(folder, **changes):
         ("llama", {"attention_bias": True}, "attention_bias"),
         ("llama", {"mlp_bias": True}, "mlp_bias"),
         ("qwen2", {"use_sliding_window": True}, "use_sliding_window"),
-        ("llama", {"head_dim": 16}, "head_dim=16"),
+        ("llama", {"head_dim": 0}, "head_dim should be a positive integer, the model has 0"),
         ("llama", {"num_key_value_heads": 3}, "num_key_value_heads=3 does not divide"),
         ("llama", {"hidden_act": "gelu_fast"}, "no activation 'gelu_fast'"),
     ],
@@ -336,6 +340,14 @@ def test_settings_this_engine_does_not_compute_are_refused(tmp_path, name, chang
     folder = _copy(name, tmp_path)
     _edit_config(folder, **changes)
     with pytest.raises(UnsupportedModelError, match=message):
+        load(folder)
+
+
+def test_a_head_dim_the_tensors_do_not_have_is_refused_by_shape(tmp_path):
+    folder = _copy("llama", tmp_path)
+    _edit_config(folder, head_dim=16)  # the tensors hold 4 heads of 8
+    key = "model.layers.0.self_attn.q_proj.weight"
+    with pytest.raises(ShapeMismatchError, match=rf"{key} \(blocks.attn.w_q\).*\(64, 32\)"):
         load(folder)
 
 

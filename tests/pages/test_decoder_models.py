@@ -198,13 +198,13 @@ def test_the_next_tokens_bars_are_the_engines_probabilities_on_a_bf16_model():
 
 @pytest.mark.skipif(minilm_dir() is None, reason="MiniLM is not installed")
 def test_a_rope_scaling_this_engine_does_not_compute_is_said_by_name(tmp_path):
-    folder = tmp_path / "llama3_scaled"
+    folder = tmp_path / "yarn_scaled"
     shutil.copytree(TINY / "llama", folder)
     raw = json.loads((folder / "config.json").read_text(encoding="utf-8"))
-    raw["rope_scaling"] = {"rope_type": "llama3", "factor": 32.0}
+    raw["rope_scaling"] = {"rope_type": "yarn", "factor": 32.0}
     (folder / "config.json").write_text(json.dumps(raw), encoding="utf-8")
     at = open_app("pretrained", timeout=120, text=TEXT, **{model_box.PATH_KEY: str(folder)})
     assert not at.exception
     (error,) = at.error
-    assert "rope\\_scaling type \\'llama3\\'" in error.value  # Markdown-escaped
+    assert "rope\\_scaling type \\'yarn\\'" in error.value  # Markdown-escaped
     assert at.title[0].value == "A pretrained model: all-MiniLM-L6-v2"

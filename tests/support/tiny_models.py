@@ -1,7 +1,8 @@
 """The tiny checkpoints in tests/data/tiny_models, and what transformers computed from them.
 
-Made by ``scripts/make_tiny_checkpoints.py`` (the BERT family, GPT-2) and
-``scripts/make_tiny_decoders.py`` (Llama, Mistral, Qwen2); ``tests/data/tiny_models/README.md``.
+Made by ``scripts/make_tiny_checkpoints.py`` (the BERT family, GPT-2),
+``scripts/make_tiny_decoders.py`` (Llama, Mistral, Qwen2) and ``scripts/make_tiny_families.py``
+(Llama 3.x, Qwen3, Gemma 2 and 3, Phi-3); ``tests/data/tiny_models/README.md``.
 """
 
 from pathlib import Path
