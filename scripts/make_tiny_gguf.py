@@ -1,4 +1,4 @@
-"""Write tests/data/tiny_gguf/ and tests/data/smollm2_golden.npz: GGUF files and what transformers reads.
+"""Write tests/data/tiny_gguf/ and smollm2_golden.npz: GGUF files and what transformers reads.
 
 GGUF is llama.cpp's single-file format (ggml-org/ggml, docs/gguf.md): a header of typed
 key/value metadata (the architecture's sizes under ``<arch>.*``, the tokenizer under
@@ -245,9 +245,7 @@ def add_tokenizer(writer, family, tokenizer, folder):
 def make_model(family, size):
     """A transformers model of the family and size, every parameter redrawn from the seed."""
     spec = FAMILIES[family]
-    config = spec["config"](
-        **SIZES[size], **COMMON, **spec["extra"], vocab_size=N_VOCAB
-    )
+    config = spec["config"](**SIZES[size], **COMMON, **spec["extra"], vocab_size=N_VOCAB)
     torch.manual_seed(SEED)
     model = AutoModelForCausalLM.from_config(config).float().eval()
     generator = torch.Generator().manual_seed(SEED)
@@ -343,7 +341,7 @@ def q6_k_blocks(rows):  # [n_rows, d_in] -> [n_rows, d_in / 256 * 210] uint8
     low = (q & 0x0F).reshape(n, 2, 2, 64)  # (half, nibble, byte)
     ql = (low[:, :, 0] | (low[:, :, 1] << 4)).reshape(n, 128)
     high = (q >> 4).reshape(n, 2, 4, 32)  # (half, bit pair, byte)
-    qh = (high[:, :, 0] | high[:, :, 1] << 2 | high[:, :, 2] << 4 | high[:, :, 3] << 6)
+    qh = high[:, :, 0] | high[:, :, 1] << 2 | high[:, :, 2] << 4 | high[:, :, 3] << 6
     scale_bytes = scales.astype(np.int8).view(np.uint8)
     out = np.concatenate([ql, qh.reshape(n, 64), scale_bytes, d_bytes], axis=1)
     return out.reshape(rows.shape[0], -1)
@@ -402,7 +400,7 @@ def write_gguf(path, family, model, config, file_type, *, tokenizer=None, folder
     arch = gguf.MODEL_ARCH_NAMES[spec["arch"]]
     writer = gguf.GGUFWriter(path, arch)
     writer.add_type(gguf.GGUFType.MODEL)
-    writer.add_name(f"Tiny {family} {path.stem}")
+    writer.add_name(f"Tiny {family} {file_type.name}")  # the same in a refusal file's copy
     writer.add_block_count(config.num_hidden_layers)
     writer.add_context_length(config.max_position_embeddings)
     writer.add_embedding_length(config.hidden_size)
@@ -536,14 +534,14 @@ def gguf_version():
 
 
 def config_json(model):
-    """transformers' config read from the file, without the path it was read from."""
+    """The config transformers read from the file, without the path it was read from."""
     config = json.loads(model.config.to_json_string(use_diff=False))
     config.pop("_name_or_path", None)
     return np.array(json.dumps(config, indent=2, sort_keys=True))
 
 
 def load_reference(folder, name):
-    """transformers' model and tokenizer, read from the GGUF file alone."""
+    """The model and tokenizer transformers builds from the GGUF file alone."""
     model = AutoModelForCausalLM.from_pretrained(
         folder, gguf_file=name, dtype=torch.float32, attn_implementation="eager"
     ).eval()
@@ -609,7 +607,10 @@ def tiny_reference(path, family, trained, original):
             arrays[f"rowsums/{key}"] = value.double().sum(1).numpy()
             arrays[f"colsums/{key}"] = value.double().sum(0).numpy()
     if family == "llama":  # the rows llama.cpp permutes, as transformers puts them back
-        for key in ("model.layers.0.self_attn.q_proj.weight", "model.layers.0.self_attn.k_proj.weight"):
+        for key in (
+            "model.layers.0.self_attn.q_proj.weight",
+            "model.layers.0.self_attn.k_proj.weight",
+        ):
             arrays[f"weights/{key}"] = state[key].numpy()
     arrays["versions"] = versions()
     return arrays, max(worst.values())
@@ -657,8 +658,10 @@ def smollm2_golden(path):
     start = time.perf_counter()
     tokenizer = AutoTokenizer.from_pretrained(path.parent, gguf_file=path.name)
     tokenizer_s = time.perf_counter() - start
-    print(f"SmolLM2: transformers loaded the model in {model_s:.1f} s, the tokenizer in "
-          f"{tokenizer_s:.1f} s")
+    print(
+        f"SmolLM2: transformers loaded the model in {model_s:.1f} s, the tokenizer in "
+        f"{tokenizer_s:.1f} s"
+    )
     arrays = {}
     for case, text in SMOLLM2_TEXTS.items():
         ids = tokenizer(text)["input_ids"]
@@ -679,9 +682,11 @@ def smollm2_golden(path):
     arrays["versions"] = versions()
     save_npz(GOLDEN, arrays)
     n = len(arrays["short/ids"])
-    print(f"smollm2_golden.npz {GOLDEN.stat().st_size / 1e3:.0f} kB; short text {n} tokens, "
-          f"BOS added: {arrays['short/ids'][0] == tokenizer.bos_token_id}; greedy "
-          f"{arrays['short/greedy'].tolist()}")
+    print(
+        f"smollm2_golden.npz {GOLDEN.stat().st_size / 1e3:.0f} kB; short text {n} tokens, "
+        f"BOS added: {arrays['short/ids'][0] == tokenizer.bos_token_id}; greedy "
+        f"{arrays['short/greedy'].tolist()}"
+    )
 
 
 def main():
