@@ -93,7 +93,7 @@ COMMON = {
     "num_hidden_layers": 2,
     "max_position_embeddings": 128,
 }
-N_VOCAB = 320  # 256 bytes, 61 merges, 3 special tokens at the end (as Llama 3 and Qwen2)
+N_VOCAB = 400  # 256 bytes, 141 merges, 3 special tokens at the end (as Llama 3 and Qwen2)
 
 # The split each family's tokenizer was trained with, and the name llama.cpp gives it in
 # tokenizer.ggml.pre: Llama 3's regex ("llama-bpe") and Qwen2's ("qwen2"), as the released
@@ -154,6 +154,16 @@ TEXTS = {
     "short": "The cat sat on the mat.",
     "mixed": "Café 東京 😀\n  def f(x):\n\treturn x**2  # 2024\n\n\n  end",
 }
+# Tokenized only: where the pre-tokenizers' regexes part (digits in threes or one by one,
+# punctuation joined to the word after it, CRLF runs, contractions in capitals). The
+# tokenizers are trained on these texts too, so that merges cross the boundaries one regex
+# draws and another does not: with the wrong split, the ids differ (checked below).
+SPLIT_TEXT = (
+    "It's 12345 apples, 2024 (the) CAT'S 'hat'!\r\n\r\n  the end... ,the ;the\n\n\n  x=[1,22,333]"
+)
+SUPPLEMENT = "\n".join(
+    [*TEXTS.values(), SPLIT_TEXT, "In 1984, 3.14159 and 1,000,000 paid $12.50."] * 4
+)
 
 SMOLLM2_TEXTS = {
     "short": (
@@ -178,23 +188,32 @@ SMOLLM2_TEXTS = {
 # The tokenizer
 
 
-def train_tokenizer(family):
-    """A byte-level BPE trained on the corpus with the family's split; specials at the end."""
-    spec = FAMILIES[family]
-    tokenizer = Tokenizer(models.BPE())
-    tokenizer.pre_tokenizer = pre_tokenizers.Sequence(
+def byte_level(split):
+    """GPT-2's byte-level pre-tokenizer, after the given regex split (None: GPT-2's own)."""
+    if split is None:
+        return pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=True)
+    return pre_tokenizers.Sequence(
         [
-            pre_tokenizers.Split(Regex(SPLITS[spec["pre"]]), behavior="isolated"),
+            pre_tokenizers.Split(Regex(split), behavior="isolated"),
             pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False),
         ]
     )
+
+
+def train_tokenizer(family, scratch):
+    """A byte-level BPE trained on the corpus with the family's split; specials at the end."""
+    spec = FAMILIES[family]
+    tokenizer = Tokenizer(models.BPE())
+    tokenizer.pre_tokenizer = byte_level(SPLITS[spec["pre"]])
     tokenizer.decoder = decoders.ByteLevel()
     trainer = trainers.BpeTrainer(
         vocab_size=N_VOCAB - len(spec["specials"]),
         initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
         show_progress=False,
     )
-    tokenizer.train([str(CORPUS)], trainer)
+    supplement = Path(scratch) / "supplement.txt"
+    supplement.write_text(SUPPLEMENT, encoding="utf-8")
+    tokenizer.train([str(CORPUS), str(supplement)], trainer)
     tokenizer.add_special_tokens(spec["specials"])
     if tokenizer.get_vocab_size() != N_VOCAB:
         raise SystemExit(f"{family}: trained {tokenizer.get_vocab_size()} tokens, not {N_VOCAB}")
@@ -240,6 +259,21 @@ def add_tokenizer(writer, family, tokenizer, folder):
 
 
 # The weights
+
+
+def check_split_matters(family, tokenizer):
+    """The wrong pre-tokenizer gives other ids on the split text: the fixture tells them apart."""
+    other = {"gpt-2": None, **SPLITS}
+    del other[FAMILIES[family]["pre"]]
+    told = []
+    for name, split in other.items():
+        wrong = Tokenizer.from_str(tokenizer.to_str())
+        wrong.pre_tokenizer = byte_level(split)
+        if wrong.encode(SPLIT_TEXT).ids != tokenizer.encode(SPLIT_TEXT).ids:
+            told.append(name)
+    if "gpt-2" not in told:
+        raise SystemExit(f"{family}: GPT-2's split gives the same ids on the split text")
+    print(f"{family} tokenizer: the split text's ids differ under {told}")
 
 
 def make_model(family, size):
@@ -588,6 +622,12 @@ def tiny_reference(path, family, trained, original):
             arrays["short/logits"] = logits
         else:
             arrays[f"{case}/logits_last"] = logits[-1]
+    ids = tokenizer(SPLIT_TEXT)["input_ids"]
+    if ids != trained.encode(SPLIT_TEXT).ids:
+        raise SystemExit(f"{path.name}: transformers' tokenizer differs on the split text")
+    arrays["split/text"] = np.array(SPLIT_TEXT)
+    arrays["split/ids"] = np.array(ids, dtype=np.int64)
+    arrays["split/tokens"] = np.array(tokenizer.convert_ids_to_tokens(ids))
     arrays["short/greedy"] = greedy(model, arrays["short/ids"])
     arrays["config_json"] = config_json(model)
     arrays["tokenizer/add_bos_token"] = np.array(bool(getattr(tokenizer, "add_bos_token", False)))
@@ -704,7 +744,8 @@ def main():
         stale.unlink()
     with tempfile.TemporaryDirectory() as scratch:
         for family in FAMILIES:
-            trained = train_tokenizer(family)
+            trained = train_tokenizer(family, scratch)
+            check_split_matters(family, trained)
             folder = Path(scratch) / family
             folder.mkdir()
             tokenizer_folder(family, trained, folder)

@@ -120,15 +120,16 @@ def test_tokenizer_metadata_is_a_byte_level_bpe_with_its_specials(stem):
     tokens = fields["tokenizer.ggml.tokens"]
     assert fields["tokenizer.ggml.model"] == "gpt2"
     assert fields["tokenizer.ggml.pre"] == PRE[family]
-    assert len(tokens) == len(fields["tokenizer.ggml.token_type"]) == 320
+    assert len(tokens) == len(fields["tokenizer.ggml.token_type"]) == 400
     control = [i for i, kind in enumerate(fields["tokenizer.ggml.token_type"]) if kind == 3]
-    assert control == [317, 318, 319]  # the specials, last, as in Llama 3 and Qwen2
+    assert control == [397, 398, 399]  # the specials, last, as in Llama 3 and Qwen2
     assert all(len(merge.split(" ")) == 2 for merge in fields["tokenizer.ggml.merges"])
     assert fields["tokenizer.ggml.bos_token_id"] == int(reference["tokenizer/bos_token_id"])
     assert fields["tokenizer.ggml.add_bos_token"] == bool(reference["tokenizer/add_bos_token"])
-    ids = reference["short/ids"]
-    assert (ids[0] == fields["tokenizer.ggml.bos_token_id"]) == (family == "llama")
-    assert [tokens[i] for i in ids] == reference["short/tokens"].tolist()
+    for case in ("short", "mixed", "split"):
+        ids = reference[f"{case}/ids"]
+        assert (ids[0] == fields["tokenizer.ggml.bos_token_id"]) == (family == "llama")
+        assert [tokens[i] for i in ids] == reference[f"{case}/tokens"].tolist()
 
 
 def _dequantized(reader, name):
