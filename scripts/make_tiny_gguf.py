@@ -11,19 +11,22 @@ package's own writer (``gguf.GGUFWriter``, ``gguf.quants.quantize``, ``gguf.Spec
   ``general.name``, then ``<arch>.block_count``, ``context_length``, ``embedding_length``,
   ``feed_forward_length``, ``attention.head_count``, ``attention.head_count_kv``,
   ``rope.freq_base``, ``attention.layer_norm_rms_epsilon``, ``general.file_type`` and, for
-  llama only, ``llama.vocab_size`` and ``llama.rope.dimension_count``; the tokenizer as the
+  llama only, ``llama.vocab_size`` and ``llama.rope.dimension_count`` (gpt2: no kv heads,
+  no rotary, ``attention.layer_norm_epsilon``); the tokenizer as the
   converter's ``_set_vocab_gpt2`` writes a byte-level BPE one (``tokenizer.ggml.model`` =
   "gpt2", ``pre``, ``tokens``, ``token_type``, ``merges``, the special ids and
   ``add_bos_token``); ``general.quantization_version`` last;
 - the tensor names of ``gguf.get_tensor_name_map`` (``token_embd``, ``blk.N.attn_q`` …);
+  GPT-2's Conv1D weights transposed to matrices (``GPT2Model.modify_tensors``);
 - llama's Q and K rows permuted as ``LlamaModel.permute`` does for llama.cpp's rotary
   kernel (each head's rows taken as (2, d_head / 2) and transposed: Hugging Face rotates
   the two halves of a head, llama.cpp adjacent pairs); qwen2's are not (``Qwen2Model``
   derives from ``TextModel``, which does not permute);
-- 1-D tensors (norms, biases) in F32; the matrices in the file's type, with the exceptions
-  ``llama-quantize`` makes: the output matrix (the embedding when it is tied) in Q6_K when
-  its rows are a multiple of 256 long, else in Q8_0, and in Q4_K_M the value and down
-  projections of the layers ``use_more_bits`` picks in Q6_K.
+- 1-D tensors (norms, biases) and GPT-2's position table in F32; the matrices in the
+  file's type, with the exceptions ``llama-quantize`` makes: the output matrix (the
+  embedding when it is tied) in Q6_K when its rows are a multiple of 256 long, else in
+  Q8_0, and in Q4_K_M the value and down projections of the layers ``use_more_bits`` picks
+  in Q6_K.
 
 The ``gguf`` package quantizes Q8_0 and Q4_0 but not the K-quants, so Q4_K and Q6_K blocks
 are written here, by ``q4_k_blocks`` and ``q6_k_blocks``: a plain (not llama.cpp's
@@ -67,7 +70,7 @@ import transformers
 from gguf import GGMLQuantizationType as T
 from gguf import LlamaFileType
 from tokenizers import Regex, Tokenizer, decoders, models, pre_tokenizers, processors, trainers
-from transformers import AutoModelForCausalLM, AutoTokenizer, LlamaConfig, Qwen2Config
+from transformers import AutoModelForCausalLM, AutoTokenizer, GPT2Config, LlamaConfig, Qwen2Config
 
 ROOT = Path(__file__).resolve().parent.parent
 CORPUS = ROOT / "assets" / "bpe-corpus.txt"
@@ -99,6 +102,7 @@ N_VOCAB = 400  # 256 bytes, 141 merges, 3 special tokens at the end (as Llama 3 
 # tokenizer.ggml.pre: Llama 3's regex ("llama-bpe") and Qwen2's ("qwen2"), as the released
 # tokenizers' tokenizer.json files spell them.
 SPLITS = {
+    "gpt-2": None,  # GPT-2's own regex, inside tokenizers' ByteLevel
     "llama-bpe": (
         r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}"
         r"| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+"
@@ -131,6 +135,21 @@ FAMILIES = {
         "pad": "<|endoftext|>",
         "add_bos": False,
         "extra": {"rms_norm_eps": 1e-6, "rope_theta": 1e6, "tie_word_embeddings": True},
+    },
+    "gpt2": {  # learned positions, LayerNorm, q, k and v fused in one Conv1D; F16 only
+        "config": GPT2Config,
+        "arch": gguf.MODEL_ARCH.GPT2,
+        "pre": "gpt-2",
+        "specials": ["<|endoftext|>"],
+        "bos": "<|endoftext|>",
+        "eos": "<|endoftext|>",
+        "pad": None,
+        "add_bos": False,
+        "extra": {"layer_norm_epsilon": 1e-5, "tie_word_embeddings": True},
+        # 1024 positions as GPT-2 has: transformers reads gpt2.context_length into `n_ctx`,
+        # which GPT2Config ignores, and makes `wpe` 1024 long whatever the file says.
+        "sizes": {"n_embd": 32, "n_layer": 2, "n_head": 4, "n_positions": 1024},
+        "variants": ("F16",),
     },
 }
 
@@ -264,23 +283,24 @@ def add_tokenizer(writer, family, tokenizer, folder):
 
 def check_split_matters(family, tokenizer):
     """The wrong pre-tokenizer gives other ids on the split text: the fixture tells them apart."""
-    other = {"gpt-2": None, **SPLITS}
-    del other[FAMILIES[family]["pre"]]
+    own = FAMILIES[family]["pre"]
+    other = {name: split for name, split in SPLITS.items() if name != own}
     told = []
     for name, split in other.items():
         wrong = Tokenizer.from_str(tokenizer.to_str())
         wrong.pre_tokenizer = byte_level(split)
         if wrong.encode(SPLIT_TEXT).ids != tokenizer.encode(SPLIT_TEXT).ids:
             told.append(name)
-    if "gpt-2" not in told:
-        raise SystemExit(f"{family}: GPT-2's split gives the same ids on the split text")
+    if not told or (own != "gpt-2" and "gpt-2" not in told):
+        raise SystemExit(f"{family}: another split gives the same ids on the split text")
     print(f"{family} tokenizer: the split text's ids differ under {told}")
 
 
 def make_model(family, size):
     """A transformers model of the family and size, every parameter redrawn from the seed."""
     spec = FAMILIES[family]
-    config = spec["config"](**SIZES[size], **COMMON, **spec["extra"], vocab_size=N_VOCAB)
+    sizes = spec["sizes"] if "sizes" in spec else {**SIZES[size], **COMMON}
+    config = spec["config"](**sizes, **spec["extra"], vocab_size=N_VOCAB)
     torch.manual_seed(SEED)
     model = AutoModelForCausalLM.from_config(config).float().eval()
     generator = torch.Generator().manual_seed(SEED)
@@ -288,13 +308,15 @@ def make_model(family, size):
         for module in model.modules():
             for name, parameter in module.named_parameters(recurse=False):
                 noise = torch.randn(parameter.shape, generator=generator)
-                if type(module).__name__.endswith("RMSNorm"):
+                kind = type(module).__name__
+                if kind.endswith("RMSNorm") or (kind == "LayerNorm" and name == "weight"):
                     parameter.copy_(1 + GAIN_STD * noise)
                 elif isinstance(module, torch.nn.Embedding):
                     parameter.copy_(WEIGHT_STD * noise)
-                elif isinstance(module, torch.nn.Linear) and name == "weight":
-                    scale = WEIGHT_STD * (32 / parameter.shape[1]) ** 0.5
-                    parameter.copy_(scale * noise)
+                elif kind in ("Linear", "Conv1D") and name == "weight":
+                    # nn.Linear is [out, in], GPT-2's Conv1D [in, out]
+                    fan_in = parameter.shape[1 if kind == "Linear" else 0]
+                    parameter.copy_(WEIGHT_STD * (32 / fan_in) ** 0.5 * noise)
                 else:
                     parameter.copy_(BIAS_STD * noise)
     return model, config
@@ -322,6 +344,8 @@ def gguf_tensors(family, model, config):
         if key == "lm_head.weight" and config.tie_word_embeddings:
             continue
         data = state[key].numpy().astype(np.float32)
+        if family == "gpt2" and key.endswith((".c_attn.weight", ".c_proj.weight", ".c_fc.weight")):
+            data = np.ascontiguousarray(data.T)  # Conv1D's [in, out] to a matrix's [out, in]
         if family == "llama" and ".q_proj." in key:
             data = llama_permute(data, config.num_attention_heads)
         elif family == "llama" and ".k_proj." in key:
@@ -339,7 +363,7 @@ def use_more_bits(layer, n_layers):
 
 def stored_type(name, data, file_type, n_layers, tied):
     """The ggml type llama.cpp stores this tensor in, in a file of file_type."""
-    if data.ndim == 1:
+    if data.ndim == 1 or name == "position_embd.weight":  # the converter's always-F32 list
         return T.F32
     is_output = name == "output.weight" or (tied and name == "token_embd.weight")
     if file_type in (LlamaFileType.MOSTLY_F16, LlamaFileType.MOSTLY_BF16):
@@ -439,11 +463,16 @@ def write_gguf(path, family, model, config, file_type, *, tokenizer=None, folder
     writer.add_block_count(config.num_hidden_layers)
     writer.add_context_length(config.max_position_embeddings)
     writer.add_embedding_length(config.hidden_size)
-    writer.add_feed_forward_length(config.intermediate_size)
-    writer.add_head_count(config.num_attention_heads)
-    writer.add_head_count_kv(config.num_key_value_heads)
-    writer.add_rope_freq_base(spec["extra"]["rope_theta"])
-    writer.add_layer_norm_rms_eps(config.rms_norm_eps)
+    if family == "gpt2":  # GPT2Model.set_gguf_parameters: no kv heads, no rotary
+        writer.add_feed_forward_length(4 * config.hidden_size)
+        writer.add_head_count(config.num_attention_heads)
+        writer.add_layer_norm_eps(config.layer_norm_epsilon)
+    else:
+        writer.add_feed_forward_length(config.intermediate_size)
+        writer.add_head_count(config.num_attention_heads)
+        writer.add_head_count_kv(config.num_key_value_heads)
+        writer.add_rope_freq_base(spec["extra"]["rope_theta"])
+        writer.add_layer_norm_rms_eps(config.rms_norm_eps)
     writer.add_file_type(file_type)
     if family == "llama":
         writer.add_vocab_size(config.vocab_size)
@@ -784,8 +813,12 @@ def main():
             folder = Path(scratch) / family
             folder.mkdir()
             tokenizer_folder(family, trained, folder)
-            built = {size: make_model(family, size) for size in SIZES}
-            for suffix, (size, file_type) in FILE_TYPES.items():
+            variants = FAMILIES[family].get("variants", tuple(FILE_TYPES))
+            built = {
+                size: make_model(family, size) for size in {FILE_TYPES[v][0] for v in variants}
+            }
+            for suffix in variants:
+                size, file_type = FILE_TYPES[suffix]
                 path = OUT / f"{family}-{suffix}.gguf"
                 model, config = built[size]
                 write_gguf(path, family, model, config, file_type, tokenizer=trained, folder=folder)

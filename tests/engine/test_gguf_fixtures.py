@@ -16,7 +16,7 @@ gguf = pytest.importorskip("gguf", reason="the fixtures are read with llama.cpp'
 
 DATA = Path(__file__).resolve().parents[1] / "data"
 TINY = DATA / "tiny_gguf"
-FAMILIES = ("llama", "qwen2")
+FAMILIES = ("llama", "qwen2")  # in every variant; gpt2 in F16 only
 VARIANTS = {  # file name suffix -> llama.cpp's file type, and the types its matrices may hold
     "F16": ("MOSTLY_F16", {"F16"}),
     "BF16": ("MOSTLY_BF16", {"BF16"}),
@@ -24,8 +24,9 @@ VARIANTS = {  # file name suffix -> llama.cpp's file type, and the types its mat
     "Q4_0": ("MOSTLY_Q4_0", {"Q4_0", "Q8_0"}),  # Q8_0: the output matrix, as llama-quantize
     "wide-Q4_K_M": ("MOSTLY_Q4_K_M", {"Q4_K", "Q6_K"}),
 }
-MODELS = [f"{family}-{suffix}" for family in FAMILIES for suffix in VARIANTS]
-PRE = {"llama": "llama-bpe", "qwen2": "qwen2"}
+MODELS = [f"{family}-{suffix}" for family in FAMILIES for suffix in VARIANTS] + ["gpt2-F16"]
+PRE = {"llama": "llama-bpe", "qwen2": "qwen2", "gpt2": "gpt-2"}
+SPECIALS = {"llama": [397, 398, 399], "qwen2": [397, 398, 399], "gpt2": [399]}
 LAYER_TENSORS = {
     "attn_norm.weight",
     "attn_q.weight",
@@ -38,6 +39,11 @@ LAYER_TENSORS = {
     "ffn_down.weight",
 }
 QWEN2_BIASES = {"attn_q.bias", "attn_k.bias", "attn_v.bias"}
+GPT2_TENSORS = {
+    f"{name}.{part}"
+    for name in ("attn_norm", "attn_qkv", "attn_output", "ffn_norm", "ffn_up", "ffn_down")
+    for part in ("weight", "bias")
+}
 
 
 def _fields(reader):
@@ -53,6 +59,12 @@ def _config(reference):
     return json.loads(str(reference["config_json"]))
 
 
+def _sizes(config):  # (n_layers, n_heads, d_model) under either family's names
+    if config["model_type"] == "gpt2":
+        return config["n_layer"], config["n_head"], config["n_embd"]
+    return config["num_hidden_layers"], config["num_attention_heads"], config["hidden_size"]
+
+
 # The model files
 
 
@@ -66,8 +78,8 @@ def test_each_model_file_is_the_architecture_and_types_its_name_says(stem):
     assert fields["general.file_type"] == gguf.LlamaFileType[file_type]
     for tensor in reader.tensors:
         kind = tensor.tensor_type.name
-        if len(tensor.shape) == 1:
-            assert kind == "F32", tensor.name  # llama.cpp keeps norms and biases in F32
+        if len(tensor.shape) == 1 or tensor.name == "position_embd.weight":
+            assert kind == "F32", tensor.name  # the converter keeps these in F32
         else:
             assert kind in matrix_types, (tensor.name, kind)
     assert (TINY / f"{stem}.gguf").stat().st_size < 1_000_000
@@ -78,14 +90,42 @@ def test_tensor_names_are_llama_cpps(stem):
     family = stem.split("-")[0]
     reader = gguf.GGUFReader(TINY / f"{stem}.gguf")
     per_layer = LAYER_TENSORS | (QWEN2_BIASES if family == "qwen2" else set())
+    if family == "gpt2":
+        per_layer = GPT2_TENSORS
     expected = {f"blk.{i}.{name}" for i in range(2) for name in per_layer}
     expected |= {"token_embd.weight", "output_norm.weight"}
+    if family == "gpt2":
+        expected |= {"position_embd.weight", "output_norm.bias"}  # tied: no output.weight
     if family == "llama":
         expected.add("output.weight")  # untied; qwen2's output is its embedding
     assert {tensor.name for tensor in reader.tensors} == expected
 
 
-@pytest.mark.parametrize("stem", MODELS)
+def test_gpt2_metadata_is_what_transformers_read():
+    fields = _fields(gguf.GGUFReader(TINY / "gpt2-F16.gguf"))
+    config = _config(_reference("gpt2-F16"))
+    assert fields["gpt2.block_count"] == config["n_layer"]
+    assert fields["gpt2.context_length"] == config["n_positions"] == 1024
+    assert fields["gpt2.embedding_length"] == config["n_embd"]
+    assert fields["gpt2.feed_forward_length"] == 4 * config["n_embd"]
+    assert fields["gpt2.attention.head_count"] == config["n_head"]
+    assert np.float32(fields["gpt2.attention.layer_norm_epsilon"]) == np.float32(
+        config["layer_norm_epsilon"]
+    )
+    assert not [key for key in fields if "rope" in key or "head_count_kv" in key]
+
+
+def test_gpt2_qkv_is_stored_as_a_matrix_not_a_conv1d():
+    reader = gguf.GGUFReader(TINY / "gpt2-F16.gguf")
+    reference = _reference("gpt2-F16")
+    stored = _dequantized(reader, "blk.0.attn_qkv.weight")  # [3 · d_model, d_model]
+    assert stored.shape == (96, 32)
+    conv1d = "transformer.h.0.attn.c_attn.weight"  # [d_model, 3 · d_model] in transformers
+    np.testing.assert_allclose(stored.sum(0), reference[f"rowsums/{conv1d}"], atol=1e-4)
+    np.testing.assert_allclose(stored.sum(1), reference[f"colsums/{conv1d}"], atol=1e-4)
+
+
+@pytest.mark.parametrize("stem", [stem for stem in MODELS if not stem.startswith("gpt2")])
 def test_metadata_is_what_transformers_read(stem):
     family = stem.split("-")[0]
     fields = _fields(gguf.GGUFReader(TINY / f"{stem}.gguf"))
@@ -122,7 +162,7 @@ def test_tokenizer_metadata_is_a_byte_level_bpe_with_its_specials(stem):
     assert fields["tokenizer.ggml.pre"] == PRE[family]
     assert len(tokens) == len(fields["tokenizer.ggml.token_type"]) == 400
     control = [i for i, kind in enumerate(fields["tokenizer.ggml.token_type"]) if kind == 3]
-    assert control == [397, 398, 399]  # the specials, last, as in Llama 3 and Qwen2
+    assert control == SPECIALS[family]  # the specials, last, as in Llama 3, Qwen2 and GPT-2
     assert all(len(merge.split(" ")) == 2 for merge in fields["tokenizer.ggml.merges"])
     assert fields["tokenizer.ggml.bos_token_id"] == int(reference["tokenizer/bos_token_id"])
     assert fields["tokenizer.ggml.add_bos_token"] == bool(reference["tokenizer/add_bos_token"])
@@ -171,7 +211,7 @@ def test_qwen2_q_and_k_are_stored_as_hugging_face_has_them(suffix):
 def test_reference_keys_and_shapes(stem):
     reference = _reference(stem)
     config = _config(reference)
-    n_layers, n_heads = config["num_hidden_layers"], config["num_attention_heads"]
+    n_layers, n_heads, d_model = _sizes(config)
     for case in ("short", "mixed"):
         n = len(reference[f"{case}/ids"])
         assert reference[f"{case}/tokens"].shape == (n,)
@@ -179,11 +219,12 @@ def test_reference_keys_and_shapes(stem):
         assert attentions.shape == (n_layers, n_heads, n, n)
         np.testing.assert_allclose(attentions.sum(-1), 1, atol=1e-5)
         assert not np.triu(attentions, k=1).any()  # causal
-        assert attentions.max(-1)[..., 4:].mean() > 4 / n  # far from uniform
+    mixed = reference["mixed/attentions"]  # far from uniform: a row's largest weight 6-9 × 1/k
+    assert (mixed.max(-1) * np.arange(1, mixed.shape[-1] + 1)).mean() > 5
     assert reference["mixed/logits_last"].shape == (config["vocab_size"],)
     n = len(reference["short/ids"])
     assert reference["short/logits"].shape == (n, config["vocab_size"])
-    assert reference["short/hidden_states"].shape == (n_layers + 1, n, config["hidden_size"])
+    assert reference["short/hidden_states"].shape == (n_layers + 1, n, d_model)
     assert reference["short/greedy"].shape == (10,)
     assert {"text", "ids"} <= {key.split("/")[1] for key in reference if key.startswith("short/")}
     assert "transformers" in str(reference["versions"])
