@@ -42,7 +42,7 @@ def models():
 
 
 def test_every_architecture_and_type_the_issue_names_is_here():
-    assert {name.split("-")[0] for name in MODELS} == {"llama", "qwen2"}
+    assert {name.split("-")[0] for name in MODELS} == {"llama", "qwen2", "gpt2"}
     kinds = {name.rsplit("-", 1)[1] for name in MODELS}
     assert {"F16", "BF16", "Q8_0", "Q4_0", "Q4_K_M"} <= kinds
 
@@ -57,9 +57,9 @@ def test_tokens_attention_and_logits_match_transformers(models, name):
         assert np.abs(run.attentions - ref[f"{text}/attentions"]).max() <= 1e-5
         last = ref[f"{text}/logits"][-1] if f"{text}/logits" in ref else ref[f"{text}/logits_last"]
         assert np.abs(run.next_logits - last).max() <= 1e-4
-    if "short/hidden_states" in ref:
-        run = bert.run(model, str(ref["short/text"]))
-        assert np.abs(run.hidden_states - ref["short/hidden_states"]).max() <= 1e-4
+    run, hidden = bert.run(model, str(ref["short/text"])), ref["short/hidden_states"]
+    assert np.abs(run.hidden_states[:-1] - hidden[:-1]).max() <= 1e-4
+    assert np.abs(run.last_hidden_state - hidden[-1]).max() <= 1e-4  # after the final norm
 
 
 @pytest.mark.parametrize("name", MODELS)
@@ -79,7 +79,7 @@ def test_a_llamas_q_and_k_rows_are_hugging_faces_again(models, name):
         np.testing.assert_array_equal(np.asarray(attn[ours], np.float32).T, ref[key])
 
 
-@pytest.mark.parametrize("name", MODELS)
+@pytest.mark.parametrize("name", [name for name in MODELS if not name.startswith("gpt2")])
 def test_the_config_matches_transformers_reading_of_the_metadata(models, name):
     config, ref = models[name].config, json.loads(str(reference(name)["config_json"]))
     assert config.n_layers == ref["num_hidden_layers"]
@@ -171,7 +171,10 @@ def test_smollm2s_tokens_match_transformers_on_every_text(smollm2):
     with np.load(DATA / "smollm2_golden.npz") as data:
         ref = {key: data[key] for key in data.files}
     names = sorted({key.split("/")[0] for key in ref if key.endswith("/ids")})
-    assert len(names) >= 5
+    assert len(names) >= 8
     for name in names:
         text = str(ref[f"{name}/text"])
-        assert smollm2.tokenizer.encode(text).ids == ref[f"{name}/ids"].tolist(), name
+        # transformers does not know the "smollm" pre-tokenizer and splits numerals as GPT-2
+        # does; llama.cpp's split (numerals alone first) is the file's, and ours
+        expected = ref.get(f"{name}/ids_llamacpp", ref[f"{name}/ids"])
+        assert smollm2.tokenizer.encode(text).ids == expected.tolist(), name
