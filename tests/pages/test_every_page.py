@@ -303,6 +303,18 @@ def test_multi_head_page_draws_one_panel_per_head():
     assert drawn == sum(int((w >= 0.05).sum()) for w in weights)
 
 
+@pytest.mark.skipif(controls.MINILM is None, reason="MiniLM is not installed")
+def test_causal_page_opens_on_it_with_the_words_before_it_visible():
+    """Issue 55: it opened on [CLS], which sees nothing but itself."""
+    at = open_app("causal_mask")
+    labels = engine.tokenize(controls.DEFAULT_TEXT, "wordpiece").labels
+    it = labels.index("it") + 1  # after [CLS]
+    assert at.selectbox(key="causal_query").value == it
+    texts = [t.value for t in at.text]
+    assert "restaurant" in texts[0].split()  # "it" sees "restaurant", said before it
+    assert texts[1] == f"Hidden by the mask: {len(labels) + 2 - it - 1} later tokens"
+
+
 def test_causal_page_compares_masked_and_unmasked():
     at = open_app("causal_mask", RANDOM, text="one two three four", tokenizer="words")
     figs = charts(at)
