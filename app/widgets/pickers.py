@@ -168,14 +168,17 @@ def linked_slider(container, label, n, start, key, url):
     """A select slider over ``range(n)``, held by the link (parameter ``url``); starts on ``start``.
 
     On its first run in a session the slider takes the link's value, a whole number below
-    ``n`` (else it warns and takes ``start``); then it keeps its value, and the link holds
+    ``n`` (else it warns and takes ``start``); then it keeps its value until ``start``
+    changes (the head finder picks another head: the view follows it), and the link holds
     it whenever it is not ``start``, which the link's other parameters open on anyway.
     Returns the index.
     """
+    started = f"_{key}_start"  # the start the slider last followed
     if key not in st.session_state:
         st.session_state[key] = _index_from_link(url, label, n, start)
-    elif not 0 <= st.session_state[key] < n:  # another model, with fewer of them
+    elif st.session_state.get(started) != start or not 0 <= st.session_state[key] < n:
         st.session_state[key] = start
+    st.session_state[started] = start
     index = container.select_slider(label, range(n), key=key)
     if index == start:
         st.query_params.pop(url, None)
