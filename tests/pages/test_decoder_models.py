@@ -208,3 +208,35 @@ def test_a_rope_scaling_this_engine_does_not_compute_is_said_by_name(tmp_path):
     (error,) = at.error
     assert "rope\\_scaling type \\'llama3\\'" in error.value  # Markdown-escaped
     assert at.title[0].value == "A pretrained model: all-MiniLM-L6-v2"
+
+
+NO_PRONOUN = "Cats sleep most of the day and dogs guard the house at night."
+
+
+@pytest.mark.parametrize("name", ["gpt2", "llama", "mistral", "qwen2"])
+def test_a_causal_models_pickers_start_late_and_offer_only_keys_the_query_sees(name):
+    """Issue 55: after a new text the finder picked query 0 and key 1 (every weight 0.00),
+    its key picker offered future keys, and the neuron and rotary views opened on token 0."""
+    at = open_model(name)
+    at.sidebar.text_area(key="text").set_value(NO_PRONOUN).run()
+    assert not at.exception
+    model = checkpoint.load(TINY / name)
+    run = bert.run(model, NO_PRONOUN)
+    n = len(run.labels)
+    query = at.selectbox(key="pretrained_finder_query").value
+    key = at.selectbox(key="pretrained_finder_key").value
+    words = [i for i, label in enumerate(run.labels) if label.strip().isalpha()]
+    assert query == words[-1]  # "night": the last word, which sees the whole text
+    seen = range(n)[bert.visible_keys(model.config, query)]
+    assert key in seen
+    assert key != query
+    assert list(at.selectbox(key="pretrained_finder_key").options) == [
+        f"{i}: {run.labels[i]}" for i in seen
+    ]
+    grid = chart_z(at, "pretrained_finder")
+    np.testing.assert_allclose(grid, run.attentions[:, :, query, key], atol=1e-6)
+    assert grid.min() > 0.0  # a key the query sees: no weight is the mask's 0
+    assert at.selectbox(key="pretrained_token").value == query  # the neuron view's token
+    at.selectbox(key="pretrained_finder_query").set_value(2).run()  # before the key
+    assert at.selectbox(key="pretrained_finder_key").value <= 2
+    assert len(at.selectbox(key="pretrained_finder_key").options) <= 3
