@@ -85,6 +85,35 @@ def chosen():
     return folder, loaded
 
 
+def reading_limit(model, folder):
+    """What ``model`` reads: its positions (``max_position_embeddings``), its own tokens counted.
+
+    From the model's config: 512 for BERT's family, 1,024 for GPT-2, as many as a
+    Llama, Mistral or Qwen2 config gives its rotary positions.
+    """
+    specials = [controls.md_escape(token) for token in model.special_tokens]
+    counted = f", {' and '.join(specials)} included" if specials else ""
+    return (
+        f"{title(folder)} reads at most {model.config.max_tokens:,} tokens{counted}; "
+        "a longer text is refused."
+    )
+
+
+def session_limit():
+    """:func:`reading_limit` of the model /pretrained shows this session, or None.
+
+    The folder in the path box (or the link's, or ``--model``'s); MiniLM for none, or for
+    a folder the engine refuses, as the page shows it. None when MiniLM is missing too.
+    """
+    _start()
+    typed = st.session_state[PATH_KEY].strip()
+    folder = str(Path(typed).expanduser().resolve()) if typed else None
+    loaded = models.model(folder)
+    if folder is not None and isinstance(loaded, Exception):
+        folder, loaded = None, models.model(None)
+    return None if isinstance(loaded, Exception) else reading_limit(loaded, folder)
+
+
 def encoder():
     """The model /summarize reads: the session's folder when it is an encoder that loads.
 
@@ -138,6 +167,7 @@ def description(config, folder):
         parts.append(f"a {config.sliding_window}-token sliding window")
     if config.precision != "float32":
         parts.append(f"weights kept in {config.precision}, computed in float32")
+    parts.append(f"positions for {config.max_tokens:,} tokens, the most it reads")
     extra = f" It has {', '.join(parts)}." if parts else ""
     return (
         f"A {config.n_layers}-layer, {config.n_heads}-head {family} {kind}, d_model "

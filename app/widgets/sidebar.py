@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import streamlit as st
 
+from app.data import minilm
 from app.state import controls, session
-from app.widgets import channel
+from app.widgets import channel, model_box
 from engine.positional import ENCODINGS
 from engine.resources import MINILM_INSTALL_HINT
 from engine.tokenize import MAX_TOKENS, available_tokenizers
@@ -29,8 +30,25 @@ def text_area(label, key, height, **options):
     )
 
 
-def _text():
-    text_area("Text", "text", 150, help=f"Any text; the model reads its first {MAX_TOKENS} tokens.")
+def text_help(shown, trained):
+    """What the text box says of length: the real limit of the model the page runs.
+
+    The core pages' random model reads the first :data:`engine.tokenize.MAX_TOKENS` tokens
+    and leaves the rest out; MiniLM, and a page's own model (/pretrained), read at most
+    their positions (from the model's config) and refuse a longer text.
+    """
+    cut = f"reads the first {MAX_TOKENS} tokens and leaves the rest out"
+    if "weights" not in shown:  # a page with a model of its own
+        limit = model_box.session_limit()
+        return f"Any text. {limit}" if limit else "Any text."
+    loaded = minilm.model()
+    if not trained or isinstance(loaded, Exception):
+        return f"Any text; the random model {cut}."
+    return f"Any text. {model_box.reading_limit(loaded, None)} “Random (seeded)” {cut}."
+
+
+def _text(help_text):
+    text_area("Text", "text", 150, help=help_text)
 
 
 def _tokenizer():
@@ -107,7 +125,7 @@ def draw(shown=controls.SHARED, presenter_bar=None):
         shown = tuple(key for key in shown if key not in controls.RANDOM_ONLY)
     with st.sidebar:
         if "text" in shown:
-            _text()
+            _text(text_help(shown, trained))
         if "weights" in shown:
             weights_control(trained, presenter_bar)
         for key, widget in _RANDOM_MODEL.items():

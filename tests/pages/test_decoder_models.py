@@ -240,3 +240,16 @@ def test_a_causal_models_pickers_start_late_and_offer_only_keys_the_query_sees(n
     at.selectbox(key="pretrained_finder_query").set_value(2).run()  # before the key
     assert at.selectbox(key="pretrained_finder_key").value <= 2
     assert len(at.selectbox(key="pretrained_finder_key").options) <= 3
+
+
+@pytest.mark.parametrize("name", ["gpt2", "llama", "mistral", "qwen2"])
+def test_the_text_box_and_the_description_give_the_models_own_length_limit(name):
+    """Issue 55: the sidebar said "the model reads its first 512 tokens" for every model."""
+    config = json.loads((TINY / name / "config.json").read_text())
+    positions = config.get("max_position_embeddings", config.get("n_positions"))
+    at = open_model(name)
+    help_text = at.sidebar.text_area(key="text").help
+    assert f"reads at most {positions:,} tokens" in help_text
+    assert help_text.endswith("a longer text is refused.")
+    assert "512" not in help_text
+    assert any(f"positions for {positions:,} tokens" in c.value for c in at.caption)
