@@ -117,7 +117,9 @@ st.header("Head finder")
 text_b = compare_box.text_box(folder)
 run_b = compare_box.second_run(text_b, folder)
 visible = compare_box.visible(config)  # a causal model's query sees back only
-starts = minimal_pairs.start_tokens(text, labels, specials=model.special_tokens, visible=visible)
+starts = minimal_pairs.start_tokens(
+    text, labels, specials=model.special_tokens, visible=visible, continues=run.continues
+)
 query, key = pickers.query_and_key(
     compare_box.PICKERS_A, labels, starts, ("query", "key"), visible=visible
 )
@@ -134,7 +136,9 @@ if run_b is None:
 else:
     labels_b = run_b.labels
     words = labels[query], labels[key]
-    starts_b = minimal_pairs.start_tokens(text_b, labels_b, words, model.special_tokens, visible)
+    starts_b = minimal_pairs.start_tokens(
+        text_b, labels_b, words, model.special_tokens, visible, run_b.continues
+    )
     query_b, key_b = pickers.query_and_key(
         compare_box.PICKERS_B,
         labels_b,

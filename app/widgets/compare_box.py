@@ -35,7 +35,9 @@ def use_pair(pair, folder=None):
         run = models.run(folder, text)
         if isinstance(run, Exception):
             continue
-        starts = start_tokens(text, run.labels, specials=specials, visible=seen)
+        starts = start_tokens(
+            text, run.labels, specials=specials, visible=seen, continues=run.continues
+        )
         for picker, index in zip(pickers, starts, strict=True):
             st.session_state[picker] = index
             st.session_state[f"_{picker}_labels"] = list(run.labels)  # chosen for this text

@@ -70,7 +70,9 @@ PLAIN_NAMES = ("A", "B")
 _WORD = re.compile(r"\w+(?:['’]\w+)*|[^\w\s]")
 
 
-def start_tokens(text, labels, words=(None, None), specials=("[CLS]", "[SEP]"), visible=None):
+def start_tokens(
+    text, labels, words=(None, None), specials=("[CLS]", "[SEP]"), visible=None, continues=None
+):
     """The query and key tokens the head finder starts on in one sentence.
 
     Each is the first that the sentence has of: the word in ``words`` (sentence A's query
@@ -93,6 +95,8 @@ def start_tokens(text, labels, words=(None, None), specials=("[CLS]", "[SEP]"), 
     specials : sequence of str, the tokens the model adds around the sentence
     visible : callable, optional, query position -> slice of the keys it sees
         (:func:`engine.bert.visible_keys`); None for an encoder, whose tokens see all
+    continues : list of bool, optional, which tokens continue the word before them
+        (:attr:`engine.bert.BertRun.continues`); without it, WordPiece's ``##`` says so
 
     Returns
     -------
@@ -103,7 +107,7 @@ def start_tokens(text, labels, words=(None, None), specials=("[CLS]", "[SEP]"), 
         range(len(labels))
     )
     lowered = {i: labels[i].lower() for i in inner}
-    whole = _whole_words(labels, inner)
+    whole = _whole_words(labels, inner, continues)
 
     def first(candidates, among=inner):
         for word in candidates:
@@ -128,15 +132,21 @@ def start_tokens(text, labels, words=(None, None), specials=("[CLS]", "[SEP]"), 
     return query, key
 
 
-def _whole_words(labels, positions):
-    """Each position's token, lower-cased, and the whole word it starts ("council" "##men")."""
+def _whole_words(labels, positions, continues=None):
+    """Each position's token, lower-cased, and the whole word it starts ("council" "##men").
+
+    ``continues`` says which tokens continue the word before them (a byte-level BPE's
+    "council" "men"); without it, those with WordPiece's ``##``.
+    """
+    if continues is None:
+        continues = [label.startswith("##") for label in labels]
     words = {}
     for i in positions:
         word = labels[i]
-        for piece in labels[i + 1 :]:
-            if not piece.startswith("##"):
+        for j in range(i + 1, len(labels)):
+            if not continues[j]:
                 break
-            word += piece[2:]
+            word += labels[j].removeprefix("##")
         words[i] = {labels[i].lower(), word.lower()}
     return words
 

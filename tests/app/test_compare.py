@@ -144,3 +144,12 @@ def test_a_causal_models_start_tokens_are_a_late_query_and_a_key_it_sees():
     after = ["It", "was", "the", "restaurant"]  # "restaurant" comes after "it": not seen
     starts = minimal_pairs.start_tokens("It was the restaurant", after, specials=(), visible=causal)
     assert starts == (0, 0)  # the first token sees itself alone
+
+
+def test_a_bpe_pairs_word_is_found_whole_across_its_pieces():
+    labels = ["The", "old", "council", "men", "refused", "because", "they", "feared"]
+    continues = [False, False, False, True, False, False, False, False]
+    text = "The old councilmen refused because they feared"
+    words = ("they", "councilmen")
+    assert minimal_pairs.start_tokens(text, labels, words, (), continues=continues) == (6, 2)
+    assert minimal_pairs.start_tokens(text, labels, words, ()) == (6, 1)  # "old": not found

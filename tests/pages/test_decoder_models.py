@@ -6,6 +6,7 @@ attention sinks equal to :func:`engine.analysis.attention_sinks`, grouped-query 
 groups, and the rotary view's scores against :func:`engine.analysis.rotary_scores`.
 """
 
+import html
 import json
 import shutil
 
@@ -253,3 +254,20 @@ def test_the_text_box_and_the_description_give_the_models_own_length_limit(name)
     assert help_text.endswith("a longer text is refused.")
     assert "512" not in help_text
     assert any(f"positions for {positions:,} tokens" in c.value for c in at.caption)
+
+
+@pytest.mark.parametrize("name", ["gpt2", "qwen2"])
+def test_byte_level_pieces_are_labelled_as_the_text_holds_them(name):
+    """Issue 55: "##oys" for a byte-level BPE's piece, "Ċ" for a line break."""
+    text = "The boys\nran home unconvinced."
+    at = open_model(name, text=text)
+    assert not at.exception
+    labels = [
+        html.unescape(v).rstrip("\u200b") for v in charts(at)["pretrained_heatmap"]["data"][0]["x"]
+    ]
+    tokenizer = checkpoint.load(TINY / name).tokenizer
+    ids = tokenizer.encode(text).ids
+    decoded = [tokenizer.decode([i]) for i in ids]
+    assert labels == [d.strip() or d.replace("\n", "↵").replace(" ", "␣") for d in decoded]
+    assert "↵" in labels
+    assert not any(label.startswith("##") or "Ċ" in label for label in labels)
