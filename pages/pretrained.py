@@ -165,7 +165,7 @@ session.name_files(head_files)
 weights = run.attentions[layer, head]
 token = pickers.token_picker("pretrained_token", labels, label="From token", default=query)
 left, right = st.columns(2)
-bars.show(left, "pretrained_bar", weights[token, shown], labels[shown], labels[token])
+bars.show(left, "pretrained_bar", weights[token, shown], labels[shown], labels[token], query=token)
 click = attention_maps.show_weights(
     right,
     "pretrained_heatmap",
