@@ -117,8 +117,9 @@ def start_tokens(
         return None
 
     query = first((words[0], pair and pair.query, START_QUERY, *PRONOUNS))
-    if query is None:
-        wordy = [i for i in inner if lowered[i].isalpha()] or inner
+    if query is None:  # the last word's first piece ("night", not "ight"), else the last token
+        starts = [i for i in inner if not (continues and continues[i])]
+        wordy = [i for i in starts if lowered[i].isalpha()] or inner
         query = wordy[-1] if visible is not None else inner[0]
     seen = (
         inner if visible is None else [i for i in inner if i in range(len(labels))[visible(query)]]
