@@ -34,6 +34,7 @@ SERVER_OPTIONS = {
     "global.minCachedMessageSize": "256",
     "global.maxCachedMessageAge": "4",
     "browser.gatherUsageStats": "false",
+    "browser.serverAddress": "localhost",
     "server.enableXsrfProtection": "true",
     "server.maxUploadSize": "10",
     "server.fileWatcherType": "none",

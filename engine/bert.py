@@ -53,7 +53,7 @@ from engine.attention import (
 from engine.checkpoint import upcast
 from engine.layers import ACTIVATIONS, NORMS, encoder_layer, layer_norm
 from engine.parts import parts_for
-from engine.tokenize import piece_labels
+from engine.tokenize import continued_pieces, piece_labels
 
 __all__ = [
     "BertRun",
@@ -127,6 +127,9 @@ class BertRun(NamedTuple):
         LayerNorm in a model that has one (GPT-2's ``ln_f``).
     next_logits : ndarray of shape (n_vocab,), or None
         The next token's logits after the last token, for a model with an LM head.
+    continues : list of bool, or None
+        Whether each token continues the word of the token before it
+        (:func:`engine.tokenize.continued_pieces`); None when run from ids.
     """
 
     tokens: list[str]
@@ -139,6 +142,7 @@ class BertRun(NamedTuple):
     keys: np.ndarray
     last_hidden_state: np.ndarray | None = None
     next_logits: np.ndarray | None = None
+    continues: list[bool] | None = None
 
     @property
     def last_token_attention(self):
@@ -391,7 +395,10 @@ def run(model, text, positions=True, parallel=True):
     labels = piece_labels(text, encoding.tokens, encoding.offsets)
     result = run_ids(model, encoding.ids, positions, parallel)
     return result._replace(
-        tokens=list(encoding.tokens), labels=labels, offsets=list(encoding.offsets)
+        tokens=list(encoding.tokens),
+        labels=labels,
+        offsets=list(encoding.offsets),
+        continues=continued_pieces(text, encoding.offsets),
     )
 
 

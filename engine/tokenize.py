@@ -34,6 +34,7 @@ __all__ = [
     "TokenizerUnavailableError",
     "available_tokenizers",
     "clean_text",
+    "continued_pieces",
     "gguf_metadata",
     "gguf_tokenizer",
     "piece_labels",
@@ -67,19 +68,24 @@ class Tokenization(NamedTuple):
     tokens : list of str
         The tokenizer's own token strings (``##ing``, ``Ġthe``); embeddings key on these.
     labels : list of str
-        What each token shows on screen: the piece of the text it covers, with ``##``
-        in front when it continues the previous piece's word ("am", "##bian", "##ce").
+        What each token shows on screen: the piece of the text it covers
+        (:func:`piece_labels`): WordPiece's later pieces of a word with its ``##``
+        ("am", "##bian", "##ce"), a byte-level BPE's as they stand ("am", "bian", "ce").
     ids : list of int
         Vocabulary ids. The word tokenizer has no fixed vocabulary, so its ids number
         the distinct words in order of first appearance.
     truncated : int
         How many tokens past :data:`MAX_TOKENS` were dropped.
+    continues : list of bool or None
+        Whether each token continues the word of the token before it
+        (:func:`continued_pieces`); None where that is not known (the word tokenizer).
     """
 
     tokens: list[str]
     labels: list[str]
     ids: list[int]
     truncated: int
+    continues: list[bool] | None = None
 
 
 def clean_text(text):
@@ -413,14 +419,51 @@ def _words(text):
     return tokens, list(tokens), ids
 
 
-def piece_labels(text, tokens, offsets):
-    """What each subword token shows: the text it covers, "##" marking a word's later pieces.
+#: How a token of whitespace alone is labelled, by character: a line break, a tab; else a space.
+VISIBLE_SPACE = {"\n": "↵", "\t": "⇥"}
 
-    A piece continues a word when it starts where the previous piece ended and both
-    touch at word characters: WordPiece's "##" tokens, and a byte-level BPE piece
-    without the "Ġ" of a word start. So "ambiance" reads "am ##bian ##ce" on an axis,
-    as WordPiece writes it, not "am bian ce". A token that covers no text (``[CLS]``)
-    shows itself.
+
+def _visible(whitespace):
+    r"""Whitespace written so that a label shows it ("\r\n" one line break)."""
+    lines = whitespace.replace("\r\n", "\n").replace("\r", "\n")
+    return "".join(VISIBLE_SPACE.get(ch, "␣") for ch in lines)
+
+
+def continued_pieces(text, offsets):
+    """Whether each token continues the word of the token before it.
+
+    A piece continues a word when it starts where the previous piece ended and both touch
+    at word characters: WordPiece's "##" tokens, a byte-level BPE piece without the "Ġ"
+    of a word start, a SentencePiece one without its "▁".
+
+    Parameters
+    ----------
+    text : str
+    offsets : sequence of n (start, end) character offsets into ``text``
+
+    Returns
+    -------
+    list of n bool
+    """
+    flags, previous_end = [], None
+    for start, end in offsets:
+        covered = text[start:end]
+        flags.append(
+            previous_end == start > 0 and covered[:1].isalnum() and text[start - 1].isalnum()
+        )
+        previous_end = end if covered.strip() else None
+    return flags
+
+
+def piece_labels(text, tokens, offsets):
+    """What each subword token shows: the text it covers, as the tokenizer's decoder has it.
+
+    A word's later pieces keep the mark their tokenizer writes: WordPiece's "##"
+    ("am", "##bian", "##ce", as its decoder joins them); a byte-level BPE's or a
+    SentencePiece's have none (GPT-2's "Ġb" "oys" decode to " b" "oys": the label "b"
+    "oys", the word start's space left out, as every label's). A token of whitespace
+    alone shows it: a line break "↵" (not GPT-2's "Ċ"), spaces "␣", a tab "⇥". A token
+    that covers no text (``[CLS]``) shows itself.
 
     Parameters
     ----------
@@ -432,22 +475,20 @@ def piece_labels(text, tokens, offsets):
     -------
     list of n str
     """
-    labels, previous_end = [], None
-    for token, (start, end) in zip(tokens, offsets, strict=True):
+    labels = []
+    continues = continued_pieces(text, offsets)
+    for token, (start, end), joined in zip(tokens, offsets, continues, strict=True):
         covered = text[start:end]  # a BPE word start covers the space before it
-        continues = (
-            previous_end == start > 0 and covered[:1].isalnum() and text[start - 1].isalnum()
-        )
-        piece = covered.strip()
-        labels.append(("##" + piece if continues else piece) or token)
-        previous_end = end if piece else None
+        piece = covered.strip() or _visible(covered)
+        labels.append(("##" + piece if joined and token.startswith("##") else piece) or token)
     return labels
 
 
 def _subwords(tokenizer, text):
     encoding = tokenizer.encode(text, add_special_tokens=False)
     labels = piece_labels(text, encoding.tokens, encoding.offsets)
-    return list(encoding.tokens), labels, list(encoding.ids)
+    continues = continued_pieces(text, encoding.offsets)
+    return list(encoding.tokens), labels, list(encoding.ids), continues
 
 
 def tokenize(text, tokenizer="words", max_tokens=MAX_TOKENS):
@@ -471,11 +512,15 @@ def tokenize(text, tokenizer="words", max_tokens=MAX_TOKENS):
     text = clean_text(text)
     if tokenizer == "words":
         tokens, labels, ids = _words(text)
+        continues = None
     elif tokenizer == "bpe":
-        tokens, labels, ids = _subwords(_bpe(), text)
+        tokens, labels, ids, continues = _subwords(_bpe(), text)
     elif tokenizer == "wordpiece":
-        tokens, labels, ids = _subwords(wordpiece_tokenizer(), text)
+        tokens, labels, ids, continues = _subwords(wordpiece_tokenizer(), text)
     else:
         raise ValueError(f"unknown tokenizer {tokenizer!r}; choose one of {', '.join(TOKENIZERS)}")
     dropped = max(len(tokens) - max_tokens, 0)
-    return Tokenization(tokens[:max_tokens], labels[:max_tokens], ids[:max_tokens], dropped)
+    kept = slice(max_tokens)
+    return Tokenization(
+        tokens[kept], labels[kept], ids[kept], dropped, continues and continues[kept]
+    )

@@ -7,7 +7,7 @@ from app.data import layers
 from app.lecture.presentation import control_hint
 from app.views import arithmetic, attention_maps, equation, heatmap
 from app.widgets import notices, pickers
-from app.words import equations
+from app.words import equations, wording
 
 st.title("The causal mask")
 equation.show(equations.CAUSAL)
@@ -78,6 +78,6 @@ with left:
     )
 
 st.subheader("What each token can see")
-query = pickers.token_picker("causal_query", labels)
+query = pickers.token_picker("causal_query", labels, default=wording.default_query(labels))
 st.text("Visible with the mask: " + " ".join(labels[: query + 1]))
 st.text(f"Hidden by the mask: {len(labels) - query - 1} later tokens")

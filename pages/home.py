@@ -58,6 +58,8 @@ for col, name, w, part in zip(st.columns(3), names, weights, "qkv", strict=True)
         w,
         *features,
         name,
+        x_title=f"feature of {part.upper()}",
+        y_title="feature of X",
         transpose=columns,
         max_rows=heatmap.FEATURE_LIMIT,
         max_cols=heatmap.FEATURE_LIMIT,

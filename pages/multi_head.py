@@ -47,6 +47,7 @@ arithmetic.panel(
     mha.heads.scale,
     run.mask,
     labels,
+    head=clicked_head,
 )
 st.dataframe(entropy, hide_index=True)
 st.subheader("Line view")

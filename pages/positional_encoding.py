@@ -83,7 +83,7 @@ for column, (kind, name) in zip(
         y_title="position",
     )
 sinusoidal = encodings.encoding_table("sinusoidal", n_positions, d_model, 0)
-encoding_curves.show(st, "pe_curves", sinusoidal, range(0, min(d_model, 8), 2))
+encoding_curves.show(st, "pe_curves", sinusoidal, encoding_curves.doubling_dims(d_model))
 if not settings.trained and values["pe"] == "rotary":
     st.info(
         "Rotary encoding adds nothing to X: it rotates each head's queries and keys. The "

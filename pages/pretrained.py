@@ -116,8 +116,13 @@ shown = slice(1, -1) if hide_special and len(labels) > 2 else slice(None)
 st.header("Head finder")
 text_b = compare_box.text_box(folder)
 run_b = compare_box.second_run(text_b, folder)
-starts = minimal_pairs.start_tokens(text, labels, specials=model.special_tokens)
-query, key = pickers.query_and_key(compare_box.PICKERS_A, labels, starts, ("query", "key"))
+visible = compare_box.visible(config)  # a causal model's query sees back only
+starts = minimal_pairs.start_tokens(
+    text, labels, specials=model.special_tokens, visible=visible, continues=run.continues
+)
+query, key = pickers.query_and_key(
+    compare_box.PICKERS_A, labels, starts, ("query", "key"), visible=visible
+)
 grid = models.head_grid(folder, text, query, key)
 if run_b is None:
     head_finder.show(st, "pretrained_finder", grid, labels[query], labels[key])
@@ -131,13 +136,16 @@ if run_b is None:
 else:
     labels_b = run_b.labels
     words = labels[query], labels[key]
-    starts_b = minimal_pairs.start_tokens(text_b, labels_b, words, model.special_tokens)
+    starts_b = minimal_pairs.start_tokens(
+        text_b, labels_b, words, model.special_tokens, visible, run_b.continues
+    )
     query_b, key_b = pickers.query_and_key(
         compare_box.PICKERS_B,
         labels_b,
         starts_b,
         ("query_b", "key_b"),
         ("B's query token", "B's key token"),
+        visible,
     )
     grid_b = models.head_grid(folder, text_b, query_b, key_b)
     changes = analysis.rank_changes(grid, grid_b)
@@ -157,7 +165,7 @@ session.name_files(head_files)
 weights = run.attentions[layer, head]
 token = pickers.token_picker("pretrained_token", labels, label="From token", default=query)
 left, right = st.columns(2)
-bars.show(left, "pretrained_bar", weights[token, shown], labels[shown], labels[token])
+bars.show(left, "pretrained_bar", weights[token, shown], labels[shown], labels[token], query=token)
 click = attention_maps.show_weights(
     right,
     "pretrained_heatmap",

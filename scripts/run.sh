@@ -8,4 +8,5 @@ cd "$(dirname "$0")/.."
 source scripts/_venv.sh
 
 install_app
+echo "Starting the app (Streamlit)" >&2
 exec "$python" -m streamlit run app/main.py "$@"

@@ -38,11 +38,26 @@ usage() {
 replicas=$1 port=$2 address=${3:-0.0.0.0}
 ((replicas >= 1 && replicas <= 32 && port >= 1 && port <= 65535)) || usage
 
+# where_to_open ADDRESS PORT: the addresses that reach HAProxy when it listens on ADDRESS.
+where_to_open() {
+    case $1 in
+        0.0.0.0 | "::")
+            echo "open http://localhost:$2/ (students: this machine's address, port $2)" ;;
+        127.* | localhost | "::1")
+            echo "open http://localhost:$2/ on this machine only: HAProxy listens on $1, which" \
+                "no other machine reaches (for students, start it with ADDRESS 0.0.0.0 or this" \
+                "machine's network address)" ;;
+        *:*)
+            echo "open http://[$1]:$2/ (students too; on this machine, localhost does not answer)" ;;
+        *)
+            echo "open http://$1:$2/ (students too; on this machine, localhost does not answer)" ;;
+    esac
+}
+
 # The app's Python: the one run.sh installs into (.venv, or the active virtual environment).
 source scripts/_venv.sh
 # Installed, not merely importable from this folder (-I leaves the working folder out).
 if ! "$python" -I -c "import app, engine, plotly, streamlit, tokenizers" 2>/dev/null; then
-    echo "installing the app into $("$python" -c 'import sys; print(sys.prefix)')" >&2
     install_app
 fi
 
@@ -226,7 +241,7 @@ probe=$address
 [[ $probe == 0.0.0.0 ]] && probe=127.0.0.1
 wait_for 30 "http://$probe:$port/_stcore/health" || { echo "serve_class: HAProxy did not start" >&2; stop 1; }
 echo "haproxy port $port pid $haproxy_pid"
-echo "open http://localhost:$port/ (students: this machine's address, port $port)"
+where_to_open "$address" "$port"
 
 # Until HAProxy stops or a signal comes: say when a replica dies (it is not restarted;
 # HAProxy's health check takes it out and its sessions come back on the others).

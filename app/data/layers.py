@@ -50,7 +50,8 @@ def tokens(settings):
     """
     if settings.trained:
         run = trained.run(settings.weights, settings.text)
-        return Tokenization(list(run.tokens), list(run.labels), run.ids.tolist(), 0), None
+        tokens, labels, ids = list(run.tokens), list(run.labels), run.ids.tolist()
+        return Tokenization(tokens, labels, ids, 0, run.continues), None
     return tokenize(settings.text, settings.tokenizer)
 
 

@@ -257,6 +257,7 @@ def _row(view):
         view.heads.weights[view.shown][query],
         labels,
         labels[query],
+        query=query,
         csv=view.at_stop(lambda at: bars.table(at.weights[head][query], labels)),
         live=view.follow(bar="weights", row=query),
     )

@@ -48,7 +48,7 @@ def clicked_head(key, click, n_heads):
     return head if head < n_heads else 0
 
 
-def panel(cell, qkv, scale, mask, labels, softcap=None):
+def panel(cell, qkv, scale, mask, labels, softcap=None, head=None):
     """The arithmetic of weight ``cell = (i, j)``, or how to choose one when it is None.
 
     Parameters
@@ -60,13 +60,15 @@ def panel(cell, qkv, scale, mask, labels, softcap=None):
     mask : bool ndarray of shape (n_q, n_k), or None
     labels : sequence of str, the tokens (self-attention: queries and keys alike)
     softcap : float, optional; the model's soft cap of the scaled scores (Gemma 2)
+    head : int, optional, the head ``qkv`` is, named where a page draws several heads
     """
     if cell is None:
-        st.caption("Click a cell of the weights to see its arithmetic.")
+        where = "any head's weights" if head is not None else "the weights"
+        st.caption(f"Click a cell of {where} to see its arithmetic.")
         return
     i, j = cell
     cell_numbers = engine.cell_arithmetic(*qkv, i, j, scale, mask, softcap)
-    _show(cell_numbers, labels[i], labels[j], i, j, mask is not None)
+    _show(cell_numbers, labels[i], labels[j], i, j, mask is not None, head)
 
 
 def number(value):
@@ -102,9 +104,10 @@ def steps(cell, masked):
     return [(name, number(value)) for name, value in rows]
 
 
-def _show(cell, query_label, key_label, i, j, masked):
+def _show(cell, query_label, key_label, i, j, masked, head):
+    of_head = "" if head is None else f" of head {head}"
     st.markdown(
-        f"**Cell ({i}, {j}): query “{controls.md_escape(query_label)}” → "
+        f"**Cell ({i}, {j}){of_head}: query “{controls.md_escape(query_label)}” → "
         f"key “{controls.md_escape(key_label)}”**"
     )
     d_k = len(cell.q)

@@ -13,6 +13,12 @@ mode and in print (:mod:`app.views.export`):
   cannot hold every label at the smallest font the mode allows, one label in k is drawn,
   k as small as fits, and the axis title says "one label in k".
 
+A numbered axis (features f0, f1 …, positions 0, 1 …) is not a token axis: every label
+need not be drawn, since the numbers say where the others are, so while the room is
+unknown (on screen) it draws at most :data:`NUMBERED_LABELS_MAX` labels, one in a power
+of two (f0, f4, f8 … of 32 features in a third of the page, which drawn all ran into a
+smear).
+
 Repeated tokens keep their own rows and columns: :func:`axis_labels` makes
 each category distinct (invisible zero-width spaces), so two "the" are two ticks.
 """
@@ -46,6 +52,9 @@ PAGE_WIDTH = 2 * SCREEN_ROOM
 #: The smallest label a projector shows (presentation mode).
 PRESENT_MIN_FONT = 16
 _NOTE = re.compile(r"\s*\(?one label in \d+\)?$")
+#: A numbered axis whose room is unknown draws at most this many labels.
+NUMBERED_LABELS_MAX = 8
+_NUMBERED = re.compile(r"f?\d+")
 
 
 def axis_labels(labels):
@@ -102,6 +111,22 @@ def choose(n, room=None, font=SCREEN_FONT, min_font=SCREEN_MIN_FONT):
     return max(least, label_step(room / n, size)), size
 
 
+def numbered(categories):
+    """Whether an axis's categories are the numbers 0, 1, 2 … or f0, f1, f2 … in order."""
+    numbers = [c[c.startswith("f") :] for c in categories if _NUMBERED.fullmatch(c)]
+    return len(numbers) == len(categories) > 1 and all(
+        int(number) == i for i, number in enumerate(numbers)
+    )
+
+
+def numbered_step(n):
+    """One label in this many on a numbered axis of ``n``: a power of two, few enough labels.
+
+    At most :data:`NUMBERED_LABELS_MAX` labels are drawn.
+    """
+    return 1 << max(0, math.ceil(math.log2(max(n, 1) / NUMBERED_LABELS_MAX)))
+
+
 def titled(title, step):
     """An axis title with the thinning said: "key (one label in 3)"; as it was at step 1."""
     title = _NOTE.sub("", title or "")
@@ -131,6 +156,8 @@ def token_axis(categories, title="", room=None, font=SCREEN_FONT, min_font=SCREE
     """
     categories = list(categories)
     step, size = choose(len(categories), room, font, min_font)
+    if room is None and numbered(categories):
+        step = max(step, numbered_step(len(categories)))
     shown = categories[::step]
     return {
         "type": "category",

@@ -48,14 +48,19 @@ def table(row, labels):
     return pd.DataFrame({"key": list(labels), "weight": row})
 
 
-def show(container, key, row, labels, query_label, *, csv=None, live=None):
-    """Draw :func:`figure`; the CSV is the row's weights (``csv`` replaces them)."""
+def show(container, key, row, labels, query_label, *, query=None, csv=None, live=None):
+    """Draw :func:`figure`; the CSV is the row's weights (``csv`` replaces them).
+
+    ``query``, the query token's position in the text, names it in the files with its
+    label (``…_att_bar_q11-it_…``).
+    """
     return chart.draw(
         container,
         chart.remembered(figure, row, labels, query_label),
         key,
         table=table(row, labels) if csv is None else csv,
         live=live,
+        about=None if query is None else chart.token_file_name(query, query_label),
     )
 
 

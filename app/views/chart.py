@@ -9,10 +9,12 @@ screen, the height below the presenter bar (:mod:`app.lecture.presentation`).
 from __future__ import annotations
 
 import contextlib
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import numpy as np
+import pandas as pd
 import streamlit as st
 
 import attention_explorer
@@ -164,7 +166,13 @@ def settings_slug(values, scale=None, head=None):
     return f"d{values['d_model']}-h{values['heads']}{tail}-pe_{values['pe']}-seed{values['seed']}"
 
 
-def draw(container, fig, key, table=None, *, live=None, clicks=False, shapes=None):
+def token_file_name(position, label, prefix="q"):
+    """A token as a file name says it: ``q11-it`` (position and text, file-name safe)."""
+    word = re.sub(r"[^A-Za-z0-9]+", "_", str(label)).strip("_")
+    return f"{prefix}{position}-{word}" if word else f"{prefix}{position}"
+
+
+def draw(container, fig, key, table=None, *, live=None, clicks=False, shapes=None, about=None):
     """Draw ``fig`` in ``container`` with export set up; offer ``table`` as CSV.
 
     Every chart goes through the app's chart component (:mod:`attention_explorer`), which
@@ -192,6 +200,9 @@ def draw(container, fig, key, table=None, *, live=None, clicks=False, shapes=Non
         Layout shapes the browser draws over ``fig``, sent apart from it (an element of
         height 0, before the chart): a figure the same in every run but for them stays
         the same data, which Streamlit resends as a reference.
+    about : str, optional
+        What the figure shows beyond the settings, for its file names (the query token
+        of a row of weights: :func:`token_file_name`).
 
     Returns
     -------
@@ -203,9 +214,10 @@ def draw(container, fig, key, table=None, *, live=None, clicks=False, shapes=Non
     # the browser names the stop and head it shows (a chart of the head alone, the head).
     drawn = live is not None and "drawn" in live
     shown = ("" if live.get("stopless") else "{scale}") if drawn else None
-    filename = f"attention-explorer_{key}_{stem or settings_slug(values, '' if drawn else None)}"
+    named = f"attention-explorer_{key}_{about}" if about else f"attention-explorer_{key}"
+    filename = f"{named}_{stem or settings_slug(values, '' if drawn else None)}"
     slug = settings_slug(values, shown, "{head}" if drawn else None)
-    figure_name = f"attention-explorer_{key}_{stem or slug}"
+    figure_name = f"{named}_{stem or slug}"
     spec, printed = _drawn(fig)
     if live and "title" in live and session.presenting():
         live["title"] = _full_size(live["title"])
@@ -250,5 +262,20 @@ def _inside(container):
 
 
 def to_csv(table):
-    """A table as CSV at full precision (the engine's float64); masked (−∞) cells empty."""
-    return table.replace(-np.inf, np.nan).to_csv()
+    """A table as CSV at full precision (the engine's float64); masked (−∞) cells empty.
+
+    Rows or columns named by tokens that repeat (two "the") are each named with their
+    position too, as the token pickers name them ("4: the", the table's row or column
+    number), so that no two rows or columns share a name.
+    """
+    table = table.replace(-np.inf, np.nan)
+    if table.index.has_duplicates:
+        table.index = _numbered(table.index)
+    if table.columns.has_duplicates:
+        table.columns = _numbered(table.columns)
+    return table.to_csv()
+
+
+def _numbered(names):
+    """An index's names, each after its position ("0: the", "1: cat" and so on)."""
+    return pd.Index([f"{i}: {name}" for i, name in enumerate(names)], name=names.name)

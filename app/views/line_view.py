@@ -214,8 +214,8 @@ def figure(links, labels, heads, threshold, title, chosen=None):
         fig.add_trace(  # the head's legend entry; its lines are the shapes below
             go.Scatter(x=[None], y=[None], mode="lines", name=f"H{head}", line={"color": colour})
         )
-        for step, alpha in enumerate(LINE_ALPHAS):
-            picked = (links.head == index) & (bucket == step)
+        for bucket_index, alpha in enumerate(LINE_ALPHAS):
+            picked = (links.head == index) & (bucket == bucket_index)
             if picked.any():
                 segments = zip(links.query[picked], links.key[picked], strict=True)
                 shapes.append(
@@ -223,7 +223,7 @@ def figure(links, labels, heads, threshold, title, chosen=None):
                         "type": "path",
                         "path": "".join(f"M0,{q}L1,{k}" for q, k in segments),
                         "name": f"H{head}",
-                        "line": {"color": _rgba(colour, alpha), "width": 1 + step},
+                        "line": {"color": _rgba(colour, alpha), "width": 1 + bucket_index},
                         "layer": "below",
                     }
                 )

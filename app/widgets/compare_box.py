@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import functools
+
 import streamlit as st
 
 from app.data import models
@@ -15,16 +17,27 @@ PICKERS_A = ("pretrained_finder_query", "pretrained_finder_key")
 PICKERS_B = ("pretrained_b_query", "pretrained_b_key")
 
 
+def visible(config):
+    """The keys each query sees in a causal model (:func:`engine.bert.visible_keys`), or None.
+
+    None for an encoder, whose every token sees every other.
+    """
+    return functools.partial(bert.visible_keys, config) if config.causal else None
+
+
 def use_pair(pair, folder=None):
     """Button callback: both texts, and every picker on the pair's query and key words."""
     st.session_state["text"], st.session_state["text_b"] = pair.a, pair.b
     loaded = models.model(folder)
     specials = getattr(loaded, "special_tokens", ())  # an error has none: its runs fail below
+    seen = visible(loaded.config) if hasattr(loaded, "config") else None
     for text, pickers in ((pair.a, PICKERS_A), (pair.b, PICKERS_B)):
         run = models.run(folder, text)
         if isinstance(run, Exception):
             continue
-        starts = start_tokens(text, run.labels, specials=specials)
+        starts = start_tokens(
+            text, run.labels, specials=specials, visible=seen, continues=run.continues
+        )
         for picker, index in zip(pickers, starts, strict=True):
             st.session_state[picker] = index
             st.session_state[f"_{picker}_labels"] = list(run.labels)  # chosen for this text

@@ -136,9 +136,46 @@ def chosen():
     return folder, loaded
 
 
+def _current():
+    """The source this session's choice names: None (MiniLM), a packaged name, or the box's."""
+    choice = st.session_state.get(CHOICE_KEY, "minilm")
+    if choice != OWN:
+        return None if choice == "minilm" else choice
+    typed = st.session_state[PATH_KEY].strip()
+    return models.source_of(typed) if typed else None
+
+
 def _typed():
     """A source typed in the box is the model chosen: "your own" (empty: MiniLM)."""
     st.session_state[CHOICE_KEY] = OWN if st.session_state[PATH_KEY].strip() else "minilm"
+
+
+def reading_limit(model, folder):
+    """What ``model`` reads: its positions (``max_position_embeddings``), its own tokens counted.
+
+    From the model's config: 512 for BERT's family, 1,024 for GPT-2, as many as a
+    Llama, Mistral or Qwen2 config gives its rotary positions.
+    """
+    specials = [controls.md_escape(token) for token in model.special_tokens]
+    counted = f", {' and '.join(specials)} included" if specials else ""
+    return (
+        f"{title(folder)} reads at most {model.config.max_tokens:,} tokens{counted}; "
+        "a longer text is refused."
+    )
+
+
+def session_limit():
+    """:func:`reading_limit` of the model /pretrained shows this session, or None.
+
+    The folder in the path box (or the link's, or ``--model``'s); MiniLM for none, or for
+    a folder the engine refuses, as the page shows it. None when MiniLM is missing too.
+    """
+    _start()
+    folder = _current()
+    loaded = models.model(folder)
+    if folder is not None and isinstance(loaded, Exception):
+        folder, loaded = None, models.model(None)
+    return None if isinstance(loaded, Exception) else reading_limit(loaded, folder)
 
 
 def encoder():
@@ -148,12 +185,7 @@ def encoder():
     embeddings). Returns ``(folder or None, model or error)``, as :func:`chosen`.
     """
     _start()
-    typed = st.session_state[PATH_KEY].strip()
-    choice = st.session_state.get(CHOICE_KEY, "minilm")
-    if choice != OWN:
-        folder = None if choice == "minilm" else choice
-    else:
-        folder = models.source_of(typed) if typed else None
+    folder = _current()
     loaded = models.model(folder)
     if folder is not None and (isinstance(loaded, Exception) or loaded.config.causal):
         st.caption(
@@ -223,6 +255,7 @@ def description(config, folder):
         parts.append(f"a {config.sliding_window}-token sliding window")
     if config.precision != "float32":
         parts.append(f"weights kept in {config.precision}, computed in float32")
+    parts.append(f"positions for {config.max_tokens:,} tokens, the most it reads")
     extra = f" It has {', '.join(parts)}." if parts else ""
     return (
         f"A {config.n_layers}-layer, {config.n_heads}-head {family} {kind}, d_model "

@@ -80,7 +80,9 @@ def _kept_token(key, labels, start):
     return index, note
 
 
-def token_picker(key, labels, prefer=None, label="Query token", default=0, url=None):
+def token_picker(
+    key, labels, prefer=None, label="Query token", default=0, url=None, positions=None
+):
     """Pick a token by position; starts on the first token matching ``prefer``.
 
     Without such a token (or without ``prefer``) it starts on position ``default``. When
@@ -88,9 +90,12 @@ def token_picker(key, labels, prefer=None, label="Query token", default=0, url=N
     position in the new tokens; when the word is gone it goes back to the start and says
     so, so the picker never names one token while the figures use another. With ``url``,
     the choice is the link parameter of that name, ``position:word``, unless it is the
-    starting token. Returns the token's index.
+    starting token. ``positions`` (a range) are the tokens offered, all by default: a
+    causal model's key picker offers those its query sees, and a token outside them
+    moves to the nearest inside. Returns the token's index.
     """
-    start = find_token(labels, prefer, min(default, len(labels) - 1))
+    offered = range(len(labels)) if positions is None else positions
+    start = _inside(find_token(labels, prefer, min(default, len(labels) - 1)), offered)
     seen = f"_{key}_labels"  # the labels the stored position referred to
     previous = st.session_state.get(seen)
     note = None
@@ -100,8 +105,10 @@ def token_picker(key, labels, prefer=None, label="Query token", default=0, url=N
         st.session_state[key] = _from_link(url, labels, start)
     elif not 0 <= st.session_state[key] < len(labels):
         st.session_state[key] = start
+    st.session_state[key] = _inside(st.session_state[key], offered)
     st.session_state[seen] = list(labels)
-    index = _token_box(key, labels, label, in_bar=url == "query" and session.presenting())
+    in_bar = url == "query" and session.presenting()
+    index = _token_box(key, labels, label, offered, in_bar=in_bar)
     if note:
         st.caption(note)
     if url is not None:
@@ -112,20 +119,31 @@ def token_picker(key, labels, prefer=None, label="Query token", default=0, url=N
     return index
 
 
-def query_and_key(keys, labels, starts, urls, names=("Query token", "Key token")):
+def query_and_key(keys, labels, starts, urls, names=("Query token", "Key token"), visible=None):
     """A query token and a key token, picked side by side (:func:`token_picker`).
 
     ``keys``, ``starts``, ``urls`` and ``names`` are each picker's key, starting token, link
-    parameter and label. Returns the two tokens' indices.
+    parameter and label. ``visible(query)``, a slice of the tokens, is what a causal
+    model's query may attend to (:func:`engine.bert.visible_keys`): the key picker offers
+    those alone. Returns the two tokens' indices.
     """
-    picked = []
-    for column, key, start, url, name in zip(st.columns(2), keys, starts, urls, names, strict=True):
-        with column:
-            picked.append(token_picker(key, labels, label=name, default=start, url=url))
-    return tuple(picked)
+    left, right = st.columns(2)
+    with left:
+        query = token_picker(keys[0], labels, label=names[0], default=starts[0], url=urls[0])
+    seen = None if visible is None else range(*visible(query).indices(len(labels)))
+    with right:
+        key = token_picker(
+            keys[1], labels, label=names[1], default=starts[1], url=urls[1], positions=seen
+        )
+    return query, key
 
 
-def _token_box(key, labels, label, in_bar):
+def _inside(index, positions):
+    """``index`` moved to the nearest of ``positions`` (a range) when it is not one of them."""
+    return min(max(index, positions[0]), positions[-1])
+
+
+def _token_box(key, labels, label, positions, in_bar):
     """The token selector; in presentation mode the page's query token is in the presenter bar.
 
     It is pinned there by the mode's style, wherever the page draws it, and named in the
@@ -134,7 +152,7 @@ def _token_box(key, labels, label, in_bar):
     with st.container(key="presenter_query") if in_bar else contextlib.nullcontext():
         return st.selectbox(
             label,
-            range(len(labels)),
+            positions,
             key=key,
             format_func=lambda i: f"{label}: {labels[i]} ({i})" if in_bar else f"{i}: {labels[i]}",
             label_visibility="collapsed" if in_bar else "visible",
@@ -168,14 +186,17 @@ def linked_slider(container, label, n, start, key, url):
     """A select slider over ``range(n)``, held by the link (parameter ``url``); starts on ``start``.
 
     On its first run in a session the slider takes the link's value, a whole number below
-    ``n`` (else it warns and takes ``start``); then it keeps its value, and the link holds
+    ``n`` (else it warns and takes ``start``); then it keeps its value until ``start``
+    changes (the head finder picks another head: the view follows it), and the link holds
     it whenever it is not ``start``, which the link's other parameters open on anyway.
     Returns the index.
     """
+    started = f"_{key}_start"  # the start the slider last followed
     if key not in st.session_state:
         st.session_state[key] = _index_from_link(url, label, n, start)
-    elif not 0 <= st.session_state[key] < n:  # another model, with fewer of them
+    elif st.session_state.get(started) != start or not 0 <= st.session_state[key] < n:
         st.session_state[key] = start
+    st.session_state[started] = start
     index = container.select_slider(label, range(n), key=key)
     if index == start:
         st.query_params.pop(url, None)

@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import streamlit as st
 
+from app.data import trained as trained_models
 from app.state import controls, session
-from app.widgets import channel
+from app.widgets import channel, model_box
 from engine.positional import ENCODINGS
 from engine.tokenize import MAX_TOKENS, available_tokenizers
 
@@ -28,17 +29,27 @@ def text_area(label, key, height, **options):
     )
 
 
-def _text():
-    text_area("Text", "text", 150, help=f"Any text; {_reads(session.current())}")
+def text_help(shown, trained):
+    """What the text box says of length: the real limit of the model the page runs.
+
+    The core pages' random model reads the first :data:`engine.tokenize.MAX_TOKENS` tokens
+    and leaves the rest out; MiniLM, and a page's own model (/pretrained), read at most
+    their positions (from the model's config) and refuse a longer text.
+    """
+    cut = f"reads the first {MAX_TOKENS} tokens and leaves the rest out"
+    if "weights" not in shown:  # a page with a model of its own
+        limit = model_box.session_limit()
+        return f"Any text. {limit}" if limit else "Any text."
+    weights = st.session_state["weights"]
+    loaded = trained_models.model(weights) if trained else None
+    if loaded is None or isinstance(loaded, Exception):
+        return f"Any text; the random model {cut}."
+    source = None if weights == "minilm" else weights
+    return f"Any text. {model_box.reading_limit(loaded, source)} “Random (seeded)” {cut}."
 
 
-def _reads(values):
-    """How much of the text the chosen model reads, from its own positions."""
-    config = controls.model_config(values)
-    if config is None:
-        return f"the random model reads its first {MAX_TOKENS} tokens."
-    name = controls.WEIGHTS_LABELS[values["weights"]].split(" (")[0]
-    return f"{name} reads at most {config.max_tokens:,} tokens, its special tokens included."
+def _text(help_text):
+    text_area("Text", "text", 150, help=help_text)
 
 
 def _tokenizer():
@@ -118,7 +129,7 @@ def draw(shown=controls.SHARED, presenter_bar=None):
         shown = tuple(key for key in shown if key not in (*controls.RANDOM_ONLY, *own))
     with st.sidebar:
         if "text" in shown:
-            _text()
+            _text(text_help(shown, trained))
         if "weights" in shown:
             weights_control(trained, presenter_bar)
         for key, widget in _RANDOM_MODEL.items():

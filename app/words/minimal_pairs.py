@@ -70,7 +70,9 @@ PLAIN_NAMES = ("A", "B")
 _WORD = re.compile(r"\w+(?:['’]\w+)*|[^\w\s]")
 
 
-def start_tokens(text, labels, words=(None, None), specials=("[CLS]", "[SEP]")):
+def start_tokens(
+    text, labels, words=(None, None), specials=("[CLS]", "[SEP]"), visible=None, continues=None
+):
     """The query and key tokens the head finder starts on in one sentence.
 
     Each is the first that the sentence has of: the word in ``words`` (sentence A's query
@@ -80,12 +82,21 @@ def start_tokens(text, labels, words=(None, None), specials=("[CLS]", "[SEP]")):
     other word not in :data:`ARTICLES`: never on one of the model's ``specials`` ([CLS],
     [SEP]; GPT-2 adds none) while the sentence has a token of its own.
 
+    In a causal model (``visible`` given) a query sees only the keys before it, so the
+    query without a pronoun starts on the text's last word, not its first (which sees
+    nothing but itself), and the key is one the query sees: the first of those words
+    among them, else the first visible other word, else the query itself.
+
     Parameters
     ----------
     text : str, the sentence
     labels : list of str, its tokens as the model reads them
     words : (str or None, str or None), the query and key words to prefer
     specials : sequence of str, the tokens the model adds around the sentence
+    visible : callable, optional, query position -> slice of the keys it sees
+        (:func:`engine.bert.visible_keys`); None for an encoder, whose tokens see all
+    continues : list of bool, optional, which tokens continue the word before them
+        (:attr:`engine.bert.BertRun.continues`); without it, WordPiece's ``##`` says so
 
     Returns
     -------
@@ -96,33 +107,47 @@ def start_tokens(text, labels, words=(None, None), specials=("[CLS]", "[SEP]")):
         range(len(labels))
     )
     lowered = {i: labels[i].lower() for i in inner}
-    whole = _whole_words(labels, inner)
+    whole = _whole_words(labels, inner, continues)
 
-    def first(candidates):
+    def first(candidates, among=inner):
         for word in candidates:
-            found = [i for i in inner if word is not None and word.lower() in whole[i]]
+            found = [i for i in among if word is not None and word.lower() in whole[i]]
             if found:
                 return found[0]
         return None
 
     query = first((words[0], pair and pair.query, START_QUERY, *PRONOUNS))
-    query = inner[0] if query is None else query
-    key = first((words[1], pair and pair.key, START_KEY))
+    if query is None:  # the last word's first piece ("night", not "ight"), else the last token
+        starts = [i for i in inner if not (continues and continues[i])]
+        wordy = [i for i in starts if lowered[i].isalpha()] or inner
+        query = wordy[-1] if visible is not None else inner[0]
+    seen = (
+        inner if visible is None else [i for i in inner if i in range(len(labels))[visible(query)]]
+    )
+    key = first((words[1], pair and pair.key, START_KEY), seen)
     if key is None:
-        others = [i for i in inner if i != query and lowered[i].isalpha()]
-        key = next((i for i in others if lowered[i] not in ARTICLES), (others or inner)[0])
+        others = [i for i in seen if i != query and lowered[i].isalpha()]
+        key = next(
+            (i for i in others if lowered[i] not in ARTICLES), (others or seen or [query])[0]
+        )
     return query, key
 
 
-def _whole_words(labels, positions):
-    """Each position's token, lower-cased, and the whole word it starts ("council" "##men")."""
+def _whole_words(labels, positions, continues=None):
+    """Each position's token, lower-cased, and the whole word it starts ("council" "##men").
+
+    ``continues`` says which tokens continue the word before them (a byte-level BPE's
+    "council" "men"); without it, those with WordPiece's ``##``.
+    """
+    if continues is None:
+        continues = [label.startswith("##") for label in labels]
     words = {}
     for i in positions:
         word = labels[i]
-        for piece in labels[i + 1 :]:
-            if not piece.startswith("##"):
+        for j in range(i + 1, len(labels)):
+            if not continues[j]:
                 break
-            word += piece[2:]
+            word += labels[j].removeprefix("##")
         words[i] = {labels[i].lower(), word.lower()}
     return words
 

@@ -142,34 +142,45 @@ def random_and_trained(labels, query, untrained, trained, trained_name):
     return said + (f" {note}" if note else "")
 
 
-def word_pieces(labels):
+def word_pieces(labels, continues=None):
     """The first word the tokenizer cut into pieces: (its pieces' positions, the word), or None.
 
-    A piece that continues the word before it is labelled with ``##`` in front.
+    ``continues`` says which tokens continue the word before them
+    (:attr:`engine.Tokenization.continues`); without it, those labelled with WordPiece's
+    ``##`` in front.
     """
+    if continues is None:
+        continues = [label.startswith("##") for label in labels]
     for i in range(len(labels) - 1):
-        if not labels[i].startswith("##") and labels[i + 1].startswith("##"):
+        if not continues[i] and continues[i + 1]:
             end = i + 1
-            while end < len(labels) and labels[end].startswith("##"):
+            while end < len(labels) and continues[end]:
                 end += 1
-            word = labels[i] + "".join(label[2:] for label in labels[i + 1 : end])
+            word = labels[i] + "".join(label.removeprefix("##") for label in labels[i + 1 : end])
             return list(range(i, end)), word
     return None
 
 
-def pieces_sentence(labels):
-    """What the tokenizer did to this text's words, with the first word it split, if any."""
-    found = word_pieces(labels)
+def pieces_sentence(labels, continues=None, hashes=True):
+    """What the tokenizer did to this text's words, with the first word it split, if any.
+
+    ``continues`` as :func:`word_pieces` takes it. ``hashes``: the tokenizer marks a
+    word's later pieces with ``##`` (WordPiece), and the sentence says so; a byte-level
+    BPE marks none.
+    """
+    found = word_pieces(labels, continues)
     if found is None:
+        marked = " marked ## where they continue a word" if hashes else ""
         return (
             "Every word of this text is in the vocabulary whole, so none is cut into pieces; "
-            "a rarer word would be, into fragments marked ## where they continue a word."
+            f"a rarer word would be, into fragments{marked}."
         )
     positions, word = found
+    marks = ", the \\#\\# marking a piece that continues the word before it" if hashes else ""
     return (
         f"Here {quote(word)} is not in the vocabulary whole: it becomes "
         + ", ".join(quote(labels[i]) for i in positions)
-        + ", the \\#\\# marking a piece that continues the word before it."
+        + f"{marks}."
     )
 
 
@@ -352,7 +363,8 @@ def tokens_sentences(tokenization, tokenizer):
     """
     if tokenizer == "words":
         return ["This tokenizer keeps every word and punctuation mark whole."]
-    sentences = [pieces_sentence(tokenization.labels)]
+    hashes = tokenizer == "wordpiece"
+    sentences = [pieces_sentence(tokenization.labels, tokenization.continues, hashes)]
     if tokenizer == "wordpiece":
         case = case_sentence(tokenization.tokens, tokenization.labels, tokenization.ids)
         if case:

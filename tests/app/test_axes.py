@@ -160,3 +160,38 @@ def test_a_heatmap_names_every_row_up_to_64_tokens(n):
     fig = heatmap.figure(np.zeros((n, n)), labels, labels, "weights")
     assert list(fig.layout.yaxis.tickvals) == labels
     assert fig.layout.yaxis.tickfont.size >= axes.SCREEN_MIN_FONT
+
+
+@pytest.mark.parametrize("n", [6, 28, 64])
+def test_the_line_views_title_says_no_thinning_when_every_token_is_labelled(n):
+    """Issue 55: "(one label in 3)" came from the opacity loop's counter, not the labels."""
+    labels = tokens(n)
+    run = engine.run_toy(labels, 16, 4, 0)
+    found = engine.attention.strong_links(run.attention.weights, 0.01)
+    fig = line_view.figure(found, labels, [0, 1, 2, 3], 0.01, "4 heads")
+    assert list(fig.data[0].text) == axes.axis_labels(labels)  # every token labelled
+    assert "one label in" not in fig.layout.title.text
+
+
+@pytest.mark.parametrize(("d", "step"), [(8, 1), (16, 2), (32, 4), (128, 16), (384, 16)])
+def test_a_feature_axis_draws_at_most_eight_numbers_one_in_a_power_of_two(d, step):
+    """Issue 55: 32 feature labels in a third of the page ran into a smear."""
+    run = engine.run_toy(tokens(10), d, 1, 0)
+    fig = heatmap.features_figure(run.q, tokens(10), "Q")
+    drawn = min(d, heatmap.FEATURE_LIMIT)
+    axis = fig.layout.xaxis
+    assert list(axis.tickvals) == [f"f{i}" for i in range(0, drawn, step)][: len(axis.tickvals)]
+    assert len(axis.tickvals) == -(-drawn // step) <= axes.NUMBERED_LABELS_MAX
+    assert axis.title.text == axes.titled("feature", step)
+    assert list(fig.layout.yaxis.tickvals) == axes.axis_labels(tokens(10))  # tokens: every one
+
+
+@given(st.integers(2, 600))
+def test_a_numbered_axis_keeps_few_labels_and_every_token_axis_keeps_its_rule(n):
+    positions = [str(i) for i in range(n)]
+    axis = axes.token_axis(positions, "position")
+    assert len(axis["tickvals"]) <= axes.NUMBERED_LABELS_MAX
+    assert axis["tickvals"][0] == "0"
+    words = axes.axis_labels(tokens(n))
+    assert axes.token_axis(words, "key")["tickvals"] == words[:: axes.choose(n)[0]]
+    assert not axes.numbered([str(i + 1) for i in range(n)])  # a text "1 2 3": its tokens

@@ -6,11 +6,14 @@ A plain ``pip install .`` that serves the app with it is ``tests/install/test_pi
 from __future__ import annotations
 
 import re
+import subprocess
+import sys
 import tomllib
 from pathlib import Path
 
 import pytest
 from apptest_support import open_app
+from harness import free_port, wait_healthy
 
 from app import cli
 
@@ -27,6 +30,29 @@ def test_command_has_the_servers_settings():
     }
     flat.pop("server.headless")  # the command opens a browser when it can
     assert flat == cli.SERVER_OPTIONS
+
+
+def test_the_server_starts_without_looking_up_an_external_address():
+    """Issue 55: offline, ``streamlit run`` warned "Did not auto detect external IP" after
+    asking a web service for this machine's address; with the project's settings it names
+    the address the browser uses and asks nobody."""
+    port = free_port()
+    line = [sys.executable, "-m", "streamlit", "run", "benchmarks/trivial_app.py"]
+    server = subprocess.Popen(
+        [*line, "--server.port", str(port)],
+        cwd=ROOT,  # where .streamlit/config.toml is read
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    try:
+        wait_healthy(f"http://127.0.0.1:{port}", server, 60, lambda: "")
+    finally:
+        server.terminate()
+        printed = server.communicate(timeout=30)[0]
+    assert f"URL: http://localhost:{port}" in printed
+    assert "External URL" not in printed
+    assert "Did not auto detect external IP" not in printed
 
 
 def test_command_passes_the_text():

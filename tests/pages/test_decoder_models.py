@@ -6,6 +6,7 @@ attention sinks equal to :func:`engine.analysis.attention_sinks`, grouped-query 
 groups, and the rotary view's scores against :func:`engine.analysis.rotary_scores`.
 """
 
+import html
 import json
 import shutil
 
@@ -208,3 +209,65 @@ def test_a_rope_scaling_this_engine_does_not_compute_is_said_by_name(tmp_path):
     (error,) = at.error
     assert "rope\\_scaling type \\'yarn\\'" in error.value  # Markdown-escaped
     assert at.title[0].value == "A pretrained model: all-MiniLM-L6-v2"
+
+
+NO_PRONOUN = "Cats sleep most of the day and dogs guard the house at night."
+
+
+@pytest.mark.parametrize("name", ["gpt2", "llama", "mistral", "qwen2"])
+def test_a_causal_models_pickers_start_late_and_offer_only_keys_the_query_sees(name):
+    """Issue 55: after a new text the finder picked query 0 and key 1 (every weight 0.00),
+    its key picker offered future keys, and the neuron and rotary views opened on token 0."""
+    at = open_model(name)
+    at.sidebar.text_area(key="text").set_value(NO_PRONOUN).run()
+    assert not at.exception
+    model = checkpoint.load(TINY / name)
+    run = bert.run(model, NO_PRONOUN)
+    n = len(run.labels)
+    query = at.selectbox(key="pretrained_finder_query").value
+    key = at.selectbox(key="pretrained_finder_key").value
+    starts = [i for i, label in enumerate(run.labels) if label.isalpha() and not run.continues[i]]
+    assert query == starts[-1]  # the last word's first piece: it sees the whole text
+    seen = range(n)[bert.visible_keys(model.config, query)]
+    assert key in seen
+    assert key != query
+    assert list(at.selectbox(key="pretrained_finder_key").options) == [
+        f"{i}: {run.labels[i]}" for i in seen
+    ]
+    grid = chart_z(at, "pretrained_finder")
+    np.testing.assert_allclose(grid, run.attentions[:, :, query, key], atol=1e-6)
+    assert grid.min() > 0.0  # a key the query sees: no weight is the mask's 0
+    assert at.selectbox(key="pretrained_token").value == query  # the neuron view's token
+    at.selectbox(key="pretrained_finder_query").set_value(2).run()  # before the key
+    assert at.selectbox(key="pretrained_finder_key").value <= 2
+    assert len(at.selectbox(key="pretrained_finder_key").options) <= 3
+
+
+@pytest.mark.parametrize("name", ["gpt2", "llama", "mistral", "qwen2"])
+def test_the_text_box_and_the_description_give_the_models_own_length_limit(name):
+    """Issue 55: the sidebar said "the model reads its first 512 tokens" for every model."""
+    config = json.loads((TINY / name / "config.json").read_text())
+    positions = config.get("max_position_embeddings", config.get("n_positions"))
+    at = open_model(name)
+    help_text = at.sidebar.text_area(key="text").help
+    assert f"reads at most {positions:,} tokens" in help_text
+    assert help_text.endswith("a longer text is refused.")
+    assert "512" not in help_text
+    assert any(f"positions for {positions:,} tokens" in c.value for c in at.caption)
+
+
+@pytest.mark.parametrize("name", ["gpt2", "qwen2"])
+def test_byte_level_pieces_are_labelled_as_the_text_holds_them(name):
+    """Issue 55: "##oys" for a byte-level BPE's piece, "Ċ" for a line break."""
+    text = "The boys\nran home unconvinced."
+    at = open_model(name, text=text)
+    assert not at.exception
+    labels = [
+        html.unescape(v).rstrip("\u200b") for v in charts(at)["pretrained_heatmap"]["data"][0]["x"]
+    ]
+    tokenizer = checkpoint.load(TINY / name).tokenizer
+    ids = tokenizer.encode(text).ids
+    decoded = [tokenizer.decode([i]) for i in ids]
+    assert labels == [d.strip() or d.replace("\n", "↵").replace(" ", "␣") for d in decoded]
+    assert "↵" in labels
+    assert not any(label.startswith("##") or "Ċ" in label for label in labels)

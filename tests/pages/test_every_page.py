@@ -268,6 +268,30 @@ def test_convention_switch_transposes_the_figures():
     assert rows.shape == (3, 16)
 
 
+@pytest.mark.parametrize(
+    ("page", "keys"),
+    [
+        ("home", ("home_wq", "home_wk", "home_wv", "home_Q", "home_K", "home_V", "home_x")),
+        ("positional_encoding", ("pe_table_minilm", "pe_table_sinusoidal", "pe_similarity_minilm")),
+        ("encoder_layer", ("enc_input", "enc_output")),
+    ],
+)
+def test_numbered_axes_draw_few_labels_and_say_what_they_number(page, keys):
+    """Issue 55: 32 feature labels overlapped into a smear; the W panels' only axis title
+    was "one label in 2"."""
+    figures = charts(open_app(page))
+    for key in keys:
+        layout = figures[key]["layout"]
+        x, y = layout["xaxis"], layout["yaxis"]
+        assert len(x["tickvals"]) <= 8, key  # features or positions along the columns
+        for axis in (x, y):
+            assert not axis["title"]["text"].startswith("one label in"), key
+    for part in "qkv" if page == "home" else "":
+        layout = figures[f"home_w{part}"]["layout"]
+        assert layout["xaxis"]["title"]["text"].startswith(f"feature of {part.upper()}")
+        assert layout["yaxis"]["title"]["text"].startswith("feature of X")
+
+
 def test_multi_head_page_draws_one_panel_per_head():
     at = open_app("multi_head", RANDOM | {"heads": "4"})
     spec = charts(at)["mh_heads"]
@@ -277,6 +301,18 @@ def test_multi_head_page_draws_one_panel_per_head():
     weights = [decode(z) for z in (trace["z"] for trace in spec["data"])]
     drawn = sum(shape["path"].count("M") for shape in lines)
     assert drawn == sum(int((w >= 0.05).sum()) for w in weights)
+
+
+@pytest.mark.skipif(controls.MINILM is None, reason="MiniLM is not installed")
+def test_causal_page_opens_on_it_with_the_words_before_it_visible():
+    """Issue 55: it opened on [CLS], which sees nothing but itself."""
+    at = open_app("causal_mask")
+    labels = engine.tokenize(controls.DEFAULT_TEXT, "wordpiece").labels
+    it = labels.index("it") + 1  # after [CLS]
+    assert at.selectbox(key="causal_query").value == it
+    texts = [t.value for t in at.text]
+    assert "restaurant" in texts[0].split()  # "it" sees "restaurant", said before it
+    assert texts[1] == f"Hidden by the mask: {len(labels) + 2 - it - 1} later tokens"
 
 
 def test_causal_page_compares_masked_and_unmasked():

@@ -361,3 +361,27 @@ def test_exported_files_name_the_model_shown_not_the_sidebars_settings():
     names = exported_names(at)
     assert not any("gpt2" in name for name in names.values())
     assert "-s{scale}-" in names["att_weights"]  # the sidebar's settings, the stop shown
+
+
+def test_robertas_limit_is_its_positions_less_the_padding_offset():
+    """Issue 55: RoBERTa numbers positions from padding_idx + 1, so 130 positions read 128
+    tokens (transformers: max_position_embeddings - padding_idx - 1)."""
+    config = json.loads((TINY / "roberta" / "config.json").read_text())
+    limit = config["max_position_embeddings"] - config["pad_token_id"] - 1
+    at = open_model(TINY / "roberta")
+    assert f"reads at most {limit:,} tokens" in at.sidebar.text_area(key="text").help
+    too_long = " ".join(["word"] * limit)  # one token each, and <s> and </s> besides
+    at.sidebar.text_area(key="text").set_value(too_long).run()
+    assert any(f"reads at most {limit}" in w.value for w in at.warning)
+
+
+@needs_minilm
+@pytest.mark.parametrize(("page", "weights"), [("attention", "minilm"), ("attention", "random")])
+def test_the_core_pages_text_box_gives_the_limit_of_the_weights_shown(page, weights):
+    config = json.loads((minilm_dir() / "config.json").read_text())
+    at = open_app(page, {"weights": weights})
+    help_text = at.sidebar.text_area(key="text").help.replace("\\", "")  # Markdown's escapes
+    if weights == "minilm":
+        positions = config["max_position_embeddings"]
+        assert f"all-MiniLM-L6-v2 reads at most {positions:,} tokens, [CLS] and [SEP]" in help_text
+    assert "the first 512 tokens and leaves the rest out" in help_text  # the random model's

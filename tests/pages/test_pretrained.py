@@ -44,6 +44,29 @@ def test_head_view_follows_the_sliders():
     assert "Layer 0, head 5" in charts(at)["pretrained_heatmap"]["layout"]["title"]["text"]
 
 
+def test_the_head_view_follows_the_head_finders_pick():
+    """Issue 55: after a new pick the head view stayed on the previous pick's best head."""
+    at = open_pretrained()
+    sliders = ("pretrained_layer", "pretrained_head")
+    first = tuple(at.select_slider(key=key).value for key in sliders)
+    at.select_slider(key="pretrained_head").set_value((first[1] + 1) % 12).run()  # a look aside
+    at.selectbox(key="pretrained_finder_key").set_value(0).run()  # "it" → [CLS]
+    table = at.dataframe[0].value
+    best = int(table["layer"][0]), int(table["head"][0])
+    model = checkpoint.load_minilm()
+    run = bert.run(model, at.session_state["text"])
+    assert best == tuple(
+        int(i) for i in np.unravel_index(np.argmax(run.attentions[:, :, 11, 0]), (6, 12))
+    )
+    assert tuple(at.select_slider(key=key).value for key in sliders) == best
+    assert (
+        f"Layer {best[0]}, head {best[1]}"
+        in charts(at)["pretrained_heatmap"]["layout"]["title"]["text"]
+    )
+    at.select_slider(key="pretrained_layer").set_value((best[0] + 1) % 6).run()  # kept until
+    assert at.select_slider(key="pretrained_layer").value == (best[0] + 1) % 6  # the next pick
+
+
 def test_the_head_views_layer_and_head_are_in_the_link_and_the_link_opens_them():
     """A head picked in the head view goes into the link (until it is the head finder's
     best again, which the link's text and tokens open on anyway), and a link opens it."""

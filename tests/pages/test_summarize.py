@@ -59,6 +59,14 @@ def test_the_page_says_which_text_it_summarises():
     assert any("Your text, the one every page reads" in c.value for c in at.caption)
 
 
+def test_extractive_against_abstractive_names_the_summarizers_it_means():
+    """Issue 55: "the article's summarizer" spoke of an article the page never names."""
+    at = open_summarize()
+    (words,) = [m.value for m in at.markdown if "*abstractive*" in m.value]
+    assert "article" not in words
+    assert "BART (Lewis et al. 2020)" in words
+
+
 def test_csv_scores_sum_to_one_and_its_summary_is_the_top_k():
     at = open_summarize()
     at.slider(key="k").set_value(3).run()

@@ -439,6 +439,20 @@ def test_multi_head_states_the_indexing_beside_its_equation():
     assert any("its θ₁ is θ₀ here" in c.value for c in at.caption)
 
 
+def test_multi_heads_worked_cell_names_the_head_it_works_out():
+    """Issue 55: the panel under twelve heads said "Cell (2, 5)" and never which head."""
+    at = open_app("multi_head", mh_heads_cell=(2, 5), mh_heads_head=7)
+    assert not at.exception
+    (heading,) = [m.value for m in at.markdown if m.value.startswith("**Cell (2, 5)")]
+    assert heading.startswith("**Cell (2, 5) of head 7: query")
+    (table,) = [t.value for t in at.table if "step" in t.value.columns]
+    weight = float(table["value"].iloc[-1])
+    assert weight == pytest.approx(chart_z(at, "mh_heads", trace=7)[2, 5], rel=1e-4)
+    assert "Click a cell of any head's weights" in " ".join(
+        c.value for c in open_app("multi_head").caption
+    )
+
+
 def test_every_tour_step_has_words_from_its_own_figure_or_none():
     for step in tour.STEPS:
         assert "restaurant" not in step.text
