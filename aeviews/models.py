@@ -1,4 +1,4 @@
-"""Our engine on a text, from a notebook: MiniLM by default, or a checkpoint folder.
+"""Our engine on a text, from a notebook: MiniLM by default, SmolLM2, or your own model.
 
 The app reaches the engine through Streamlit's caches (:mod:`app.data`); a notebook has no
 Streamlit server, so this module calls the engine itself: :func:`engine.checkpoint.load`
@@ -13,15 +13,26 @@ import functools
 from pathlib import Path
 
 from app.data import cache
-from engine import bert, checkpoint
+from engine import bert, checkpoint, ollama
+from engine.resources import MINILM_NAME, SMOLLM2_NAME
 
 #: The head the app opens on: MiniLM's layer 3, head 1, whose "it" finds "restaurant".
 DEFAULT_LAYER, DEFAULT_HEAD = 3, 1
+#: The packaged models' own defaults (app.state.weights.DEFAULT_HEADS), by the name they go by.
+PACKAGED_HEADS = {SMOLLM2_NAME: (22, 0)}
 
 
 def model_key(model=None):
-    """What names a model in this module's caches: None (MiniLM), or the folder's full path."""
-    return None if model is None else str(Path(model).expanduser().resolve())
+    """What names a model in this module's caches.
+
+    None (or ``"minilm"``) for MiniLM; ``"smollm2"`` and ``"ollama:NAME[:TAG]"`` as they
+    are; a folder's or a ``.gguf`` file's full path.
+    """
+    if model is None or str(model) == MINILM_NAME:
+        return None
+    if str(model) == SMOLLM2_NAME or str(model).startswith(ollama.PREFIX):
+        return str(model)
+    return str(Path(model).expanduser().resolve())
 
 
 @functools.lru_cache(maxsize=4)
@@ -158,14 +169,17 @@ class Attention:
         return self._layer.attention.heads.output[self.head]
 
 
-def attention(text, model=None, layer=DEFAULT_LAYER, head=DEFAULT_HEAD):
+def attention(text, model=None, layer=None, head=None):
     """Run ``text`` through ``model`` with our engine: its arrays and tokens, at one head.
 
     Parameters
     ----------
     text : str
-    model : None (all-MiniLM-L6-v2) or a checkpoint folder's path: any model /pretrained reads
-    layer, head : int, counted from 0
+    model : None or "minilm" (all-MiniLM-L6-v2), "smollm2" (SmolLM2-135M-Instruct, from
+        its package's GGUF file), "ollama:NAME[:TAG]", or a checkpoint folder's or a
+        ``.gguf`` file's path: any model /pretrained reads
+    layer, head : int, counted from 0; by default the head the app opens on (MiniLM's
+        layer 3, head 1; SmolLM2's layer 22, head 0; layer 3, head 1 of another model)
 
     Returns
     -------
@@ -175,4 +189,8 @@ def attention(text, model=None, layer=DEFAULT_LAYER, head=DEFAULT_HEAD):
     ------
     engine.bert.TooLongError when the text has more tokens than the model has positions
     """
-    return Attention(text, model_key(model), layer, head)
+    key = model_key(model)
+    default = PACKAGED_HEADS.get(key, (DEFAULT_LAYER, DEFAULT_HEAD))
+    layer = default[0] if layer is None else layer
+    head = default[1] if head is None else head
+    return Attention(text, key, layer, head)

@@ -26,7 +26,7 @@ import app.views.model_view as grid
 import app.views.neuron_view as neurons
 import app.views.scale_view as scales
 from aeviews.arrays import as_layers, check_tokens
-from aeviews.models import DEFAULT_HEAD, DEFAULT_LAYER, Attention, attention
+from aeviews.models import Attention, attention
 from app.views import attention_maps, chart, export, heatmap, page
 from app.words import wording
 from engine.attention import query_stages, strong_links
@@ -103,12 +103,7 @@ def _figure(fig):
 def _source(source, tokens, layer, head, model):
     """``source`` as an Attention (a text is run), or as (layers array, tokens) from arrays."""
     if isinstance(source, str):
-        return attention(
-            source,
-            model,
-            DEFAULT_LAYER if layer is None else layer,
-            DEFAULT_HEAD if head is None else head,
-        )
+        return attention(source, model, layer, head)  # None: the model's own default head
     if isinstance(source, Attention):
         return source.at(layer, head)
     layers = as_layers(source)

@@ -22,6 +22,7 @@ import aeviews as ae
 from aeviews import views
 from app.views import axes, export, line_view, model_view, page, scale_view
 from engine.attention import attention_over_scales, softmax, strong_links
+from engine.resources import smollm2_file
 
 N_LAYERS, N_HEADS, N = 3, 4, 9
 TOKENS = ["[CLS]", "the", "cat", "sat", "on", "the", "mat", ".", "[SEP]"]
@@ -315,3 +316,15 @@ def test_the_scale_slider_sits_below_the_key_labels():
 
 def figure_json(html):
     return json.loads(html.split("const FIGURE = ", 1)[1].split(";\nconst PRINT = ", 1)[0])
+
+
+@pytest.mark.skipif(smollm2_file() is None, reason="SmolLM2 is not installed")
+def test_a_notebook_names_the_packaged_decoder_and_opens_on_its_default_head():
+    from engine import bert, checkpoint
+
+    text = "The restaurant refused to serve me because it was closed."
+    att = ae.attention(text, model="smollm2")
+    assert (att.layer, att.head) == (22, 0)
+    run = bert.run(checkpoint.load("smollm2"), text)
+    np.testing.assert_array_equal(att.weights, run.attentions[22, 0])
+    assert np.allclose(np.triu(att.weights, 1), 0)  # its own causal mask
