@@ -310,7 +310,12 @@ def read(path, progress=None):
             heads = config.n_heads if leaf == "attn_q.weight" else config.kv_heads
             array = _unpermute(array, heads)
         if arch == "gpt2" and leaf in _CONV1D:
-            array = array.T  # back to Conv1D's (d_in, d_out), as the family reads it
+            array = np.ascontiguousarray(array.T)  # back to Conv1D's (d_in, d_out)
+        elif key.endswith("_proj.weight"):
+            # The family reads nn.Linear's (d_out, d_in) and applies its transpose: laid out
+            # so now, that transpose is a view, and the file's copy is freed tensor by
+            # tensor rather than held beside every transposed one until the end.
+            array = np.ascontiguousarray(array.T).T
         tensors[key] = array
         if progress is not None:
             progress(done / len(stored))
