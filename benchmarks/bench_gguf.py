@@ -32,7 +32,10 @@ import sys
 import time
 from pathlib import Path
 
+from engine.resources import smollm2_file
+
 ROOT = Path(__file__).resolve().parent.parent
+
 TEXT = (
     "The restaurant refused to serve me a ham sandwich because it only cooks vegetarian "
     "food. In the end, they just gave me two slices of bread. Their ambiance was just as "
@@ -41,6 +44,8 @@ TEXT = (
 LENGTHS = (45, 256)
 BLOCK = 2
 THREAD_VARIABLES = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")
+#: The GGUF file's path, as the workers get it.
+FILE_VARIABLE = "BENCH_GGUF_FILE"
 
 
 def memory_kb(field):
@@ -105,10 +110,8 @@ def torch_side():
     from transformers import AutoModelForCausalLM
     from transformers.utils import logging
 
-    from engine.resources import smollm2_file
-
     logging.disable_progress_bar()
-    path = smollm2_file()
+    path = Path(os.environ[FILE_VARIABLE])  # the PyTorch side's Python lacks the package
     model = AutoModelForCausalLM.from_pretrained(
         path.parent, gguf_file=path.name, torch_dtype=torch.float32, attn_implementation="eager"
     ).eval()
@@ -138,6 +141,7 @@ def serve(kind):
 def start(python, kind):
     env = {k: v for k, v in os.environ.items() if k not in THREAD_VARIABLES}
     env["PYTHONPATH"] = str(ROOT)
+    env[FILE_VARIABLE] = str(smollm2_file())
     process = subprocess.Popen(
         [python, __file__, "--worker", kind],
         stdin=subprocess.PIPE,
