@@ -7,7 +7,12 @@ round it records when the server finished the run and when the last chart was dr
 and prints the medians, then how long plotly.js takes to draw each chart of the last
 page on its own::
 
-    python benchmarks/bench_pretrained.py [--rounds 5]
+    python benchmarks/bench_pretrained.py [--rounds 5] [--model smollm2] [--page attention]
+
+``--model smollm2`` opens the page on the packaged decoder (``/pretrained?model=smollm2``,
+or ``/attention?weights=smollm2`` with ``--page attention``), and prints beside each
+length the engine's pass over a text of that length in this process
+(:func:`engine.bert.run`, the median of three) and the page's time as a multiple of it.
 """
 
 import argparse
@@ -21,7 +26,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "support"))
 from harness import RUN_COUNTER, SETTLED_AFTER, chromium, serve_app
 
-from engine.checkpoint import load_minilm
+from engine import bert, checkpoint
 
 DEFAULT_TEXT = (
     "The restaurant refused to serve me a ham sandwich because it only cooks vegetarian "
@@ -48,17 +53,20 @@ CHART_KEYS = """() => [...document.querySelectorAll('.js-plotly-plot')].map(
     p => p.closest("[class*='st-key-']").className.match(/st-key-(\\S+)/)[1])"""
 
 
-def texts(n_tokens, word):
-    """A text of ``n_tokens`` tokens ([CLS] and [SEP] included) ending in ``word``."""
-    model = load_minilm()
+def texts(n_tokens, word, model):
+    """A text of ``n_tokens`` tokens of ``model`` (special tokens included) ending in ``word``."""
+    specials = len(model.special_tokens)
     body = DEFAULT_TEXT.rsplit(" ", 1)[0]
     text = f"{body} {word}."
     while len(model.tokenizer.encode(text).ids) < n_tokens:
         text = f"{body} {text}"
-    ids = model.tokenizer.encode(text).ids[1:-1]
-    cut = model.tokenizer.decode(ids[-(n_tokens - 2) :])
-    assert len(model.tokenizer.encode(cut).ids) == n_tokens, len(model.tokenizer.encode(cut).ids)
-    return cut
+    ids = model.tokenizer.encode(text).ids
+    ids = ids[1:-1] if specials == 2 else ids
+    for extra in range(4):  # a cut mid-word may tokenize into one piece more or less
+        cut = model.tokenizer.decode(ids[-(n_tokens - specials - extra) :]).lstrip()
+        if len(model.tokenizer.encode(cut).ids) == n_tokens:
+            return cut
+    raise AssertionError(f"no text of {n_tokens} tokens ending in {word}")
 
 
 def type_text(page, text):
@@ -78,26 +86,46 @@ def type_text(page, text):
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--model", choices=("minilm", "smollm2"), default="minilm")
+    parser.add_argument("--page", choices=("pretrained", "attention"), default="pretrained")
     args = parser.parse_args()
+    model = checkpoint.load(args.model)
     cases = {45: [], 256: []}
+    path = f"/{args.page}"
+    if args.model != "minilm":
+        path += f"?{'model' if args.page == 'pretrained' else 'weights'}={args.model}"
+    passes = {}
+    for n in cases:  # the engine's pass alone, for the ratio
+        text = texts(n, "food", model)
+        timings = []
+        for _ in range(3):
+            start = time.perf_counter()
+            bert.run(model, text)
+            timings.append(time.perf_counter() - start)
+        passes[n] = statistics.median(timings) * 1000
     print("load average before: {:.2f} {:.2f} {:.2f}".format(*os.getloadavg()))
     with serve_app("app/main.py") as (url, _), chromium() as browser:
         context = browser.new_context(viewport={"width": 1400, "height": 1000})
         context.add_init_script(RUN_COUNTER)
         page = context.new_page()
-        page.goto(url + "/pretrained")
-        page.wait_for_function(SETTLED_AFTER, arg=0, polling=100, timeout=120_000)
-        type_text(page, texts(45, "food"))  # warm: the model loaded, the first run done
+        page.goto(url + path)
+        page.wait_for_function(SETTLED_AFTER, arg=0, polling=100, timeout=180_000)
+        type_text(page, texts(45, "food", model))  # warm: the model loaded, the first run done
         for round_ in range(args.rounds):
             for n in cases:
-                cases[n].append(type_text(page, texts(n, LAST_WORDS[round_ % len(LAST_WORDS)])))
+                word = LAST_WORDS[round_ % len(LAST_WORDS)]
+                cases[n].append(type_text(page, texts(n, word, model)))
                 time.sleep(0.5)
-        print(f"\n{'tokens':>6} {'run done ms':>12} {'all drawn ms':>13} {'runs':>5}")
+        print(f"\n{path}")
+        heads = ("tokens", "run done ms", "all drawn ms", "runs", "pass ms", "drawn/pass")
+        print(" ".join(f"{h:>{w}}" for h, w in zip(heads, (6, 12, 13, 5, 8, 10), strict=True)))
         for n, timings in cases.items():
             run_ms = statistics.median(t[0] for t in timings)
             drawn_ms = statistics.median(t[1] for t in timings)
             runs = max(t[2] for t in timings)
-            print(f"{n:>6} {run_ms:>12.0f} {drawn_ms:>13.0f} {runs:>5}")
+            ratio = drawn_ms / passes[n]
+            row = f"{n:>6} {run_ms:>12.0f} {drawn_ms:>13.0f} {runs:>5}"
+            print(f"{row} {passes[n]:>8.0f} {ratio:>10.2f}")
         print("\nplotly.js alone, per chart, at 256 tokens (ms):")
         for key in page.evaluate(CHART_KEYS):
             print(f"  {key:<24} {page.evaluate(DRAW_TIME, key):>7.0f}")
