@@ -31,6 +31,7 @@ __all__ = [
     "ENCODER_ROLES",
     "HeadRoles",
     "duplicate_token",
+    "fitting_repeat",
     "head_roles",
     "induction",
     "local",
@@ -241,13 +242,21 @@ class HeadRoles(NamedTuple):
     attentions: np.ndarray
 
 
-def head_roles(model, repeat=REPEAT, seeds=SEEDS, window=WINDOW, parallel=True):
+def fitting_repeat(model, repeat=REPEAT):
+    """R, at most ``repeat``, such that the two repeats and the special tokens fit the model."""
+    prefix, suffix = _special_ends(model.tokenizer)
+    return max(1, min(repeat, (model.config.max_tokens - len(prefix) - len(suffix)) // 2))
+
+
+def head_roles(model, repeat=None, seeds=SEEDS, window=WINDOW, parallel=True):
     """Score every head of ``model`` on each role, one run per seed (:func:`engine.bert.run_ids`).
 
     Parameters
     ----------
     model : engine.checkpoint.Model
-    repeat : int, R, the random tokens repeated twice
+    repeat : int, optional
+        R, the random tokens repeated twice; default :data:`REPEAT`, or fewer where the
+        model reads fewer tokens (:func:`fitting_repeat`).
     seeds : sequence of int, one random sequence each
     window : int, w of :func:`local`
     parallel : as in :func:`engine.bert.run_ids`
@@ -264,6 +273,7 @@ def head_roles(model, repeat=REPEAT, seeds=SEEDS, window=WINDOW, parallel=True):
     if not seeds:
         raise ValueError("at least one seed is needed")
     roles = roles_of(model.config)
+    repeat = fitting_repeat(model) if repeat is None else int(repeat)
     per_seed, first = [], None
     for seed in seeds:
         ids, start = repeated_sequence(model, repeat, seed)
