@@ -39,6 +39,7 @@ __all__ = [
     "previous_token",
     "random_tokens",
     "repeated_sequence",
+    "role_scores",
     "roles_of",
     "sink",
 ]
@@ -201,7 +202,16 @@ def roles_of(config):
     return DECODER_ROLES if config.causal else ENCODER_ROLES
 
 
-def _scores(attentions, roles, start, repeat, window):  # -> [n_roles, ...]
+def role_scores(attentions, roles, start, repeat, window=WINDOW):  # [..., n, n] -> [n_roles, ...]
+    """Each of ``roles``' scores of every head in ``attentions``, stacked in their order.
+
+    Parameters
+    ----------
+    attentions : ndarray of shape (..., n, n)
+    roles : sequence of str, from :data:`DECODER_ROLES`
+    start, repeat : the layout of the repeated tokens (:func:`induction`)
+    window : int, w of :func:`local`
+    """
     every = {
         "previous_token": lambda: previous_token(attentions),
         "induction": lambda: induction(attentions, start, repeat),
@@ -278,7 +288,7 @@ def head_roles(model, repeat=None, seeds=SEEDS, window=WINDOW, parallel=True):
     for seed in seeds:
         ids, start = repeated_sequence(model, repeat, seed)
         run = run_ids(model, ids, parallel=parallel)
-        per_seed.append(_scores(run.attentions, roles, start, repeat, window))
+        per_seed.append(role_scores(run.attentions, roles, start, repeat, window))
         if first is None:
             first = ids, start, run
     stacked = np.stack(per_seed).astype(np.float64)  # -> [n_seeds, n_roles, n_layers, n_heads]
