@@ -79,6 +79,14 @@ def sentence(role, scores, spread, k=TOP):
     )
 
 
+def one_role(result, role):
+    """``result`` (engine.roles.HeadRoles) with ``role`` alone among its scores."""
+    k = result.roles.index(role)
+    return result._replace(
+        roles=(role,), scores=result.scores[k : k + 1], spread=result.spread[k : k + 1]
+    )
+
+
 def figure(result, title):
     """One layers × heads grid per role, each cell the head's score, on a 0–1 scale.
 

@@ -11,6 +11,8 @@ import pytest
 import tiny_models
 from apptest_support import chart_z, charts, open_app
 
+from app.lecture import induction_step, tour
+from app.state import weights
 from app.views import head_roles
 from app.widgets import model_box
 from engine import bert, checkpoint, roles
@@ -111,3 +113,27 @@ def test_a_tiny_checkpoint_and_a_click(name):
     assert (at.selectbox(key="heads_layer").value, at.selectbox(key="heads_head").value) == (1, 2)
     np.testing.assert_allclose(chart_z(at, "heads_pattern"), expected.attentions[1, 2], atol=1e-6)
     assert "Layer 1, head 2: previous token score" in said(at)
+
+
+@needs_smollm2
+def test_the_tours_last_step_shows_smollm2s_induction_heads():
+    at = open_app("tour", page_query={"step": str(len(tour.STEPS))}, timeout=240)
+    assert not at.exception
+    assert [t.value for t in at.main.title] == [induction_step.TITLE]
+    expected = roles.head_roles(checkpoint.load("smollm2"))
+    k = expected.roles.index("induction")
+    np.testing.assert_allclose(
+        chart_z(at, f"tour_step_{len(tour.STEPS)}"), expected.scores[k], atol=1e-6
+    )
+    words = said(at)
+    assert "strongest induction heads are" in words
+    layer, head = np.unravel_index(np.argmax(expected.scores[k]), expected.scores[k].shape)
+    assert f"L{layer} H{head} {expected.scores[k, layer, head]:.2f}" in words
+
+
+def test_without_smollm2_the_tour_has_no_induction_step(monkeypatch):
+    monkeypatch.setattr(weights, "installed", lambda name, *_: name != "smollm2")
+    assert induction_step.steps(tour.Step) == ()
+    monkeypatch.setattr(weights, "installed", lambda name, *_: True)
+    (step,) = induction_step.steps(tour.Step)
+    assert (step.title, step.page) == (induction_step.TITLE, "heads")
