@@ -13,15 +13,24 @@ import functools
 from pathlib import Path
 
 from app.data import cache
-from engine import bert, checkpoint
+from engine import bert, checkpoint, ollama
+from engine.resources import MINILM_NAME, SMOLLM2_NAME
 
 #: The head the app opens on: MiniLM's layer 3, head 1, whose "it" finds "restaurant".
 DEFAULT_LAYER, DEFAULT_HEAD = 3, 1
 
 
 def model_key(model=None):
-    """What names a model in this module's caches: None (MiniLM), or the folder's full path."""
-    return None if model is None else str(Path(model).expanduser().resolve())
+    """What names a model in this module's caches: None (MiniLM), a name, or a full path.
+
+    A packaged model's name (``"smollm2"``) and an Ollama name are kept; a folder's or a
+    GGUF file's path is made absolute.
+    """
+    if model is None or str(model) == MINILM_NAME:
+        return None
+    if str(model) == SMOLLM2_NAME or str(model).startswith(ollama.PREFIX):
+        return str(model)
+    return str(Path(model).expanduser().resolve())
 
 
 @functools.lru_cache(maxsize=4)

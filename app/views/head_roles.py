@@ -21,7 +21,7 @@ TITLES = {
     "previous_token": "previous token",
     "induction": "induction",
     "duplicate_token": "duplicate token",
-    "sink": "sink (first token)",
+    "sink": "sink",
     "local": "local",
 }
 #: What each role's score reads, in words.
