@@ -22,13 +22,13 @@ if isinstance(result, Exception):
     st.error(controls.md_escape(str(result)), icon="🚫")
     st.stop()
 n_roles, n_layers, n_heads = result.scores.shape
+after = f" after {controls.md_escape(result.tokens[0])}" if result.start else ""
 st.markdown(
-    f"Each of the {n_layers * n_heads} heads is scored on {result.repeat} random tokens "
-    f"of the model's ordinary vocabulary (no special tokens) repeated twice, "
-    f"{'after ' + result.tokens[0] + ' ' if result.start else ''}once per seed "
-    f"({', '.join(map(str, result.seeds))}): the score is the mean over the seeds, the "
-    "± its standard deviation. On the repeat, a head that copies from context shows it: "
-    "the second half is predictable only from the first (Olsson et al. 2022)."
+    f"Each of the {n_layers * n_heads} heads is scored on {result.repeat} random tokens of "
+    f"the model's ordinary vocabulary (no special tokens){after}, repeated twice, once per "
+    f"seed ({', '.join(map(str, result.seeds))}): a score is its mean over the seeds, "
+    "after ± their standard deviation. On the repeat, a head that copies from context "
+    "shows it: the second half is predictable only from the first (Olsson et al. 2022)."
 )
 st.markdown(
     "\n".join(
@@ -100,5 +100,7 @@ else:
     right.info(controls.md_escape(str(run)) if isinstance(run, Exception) else "No tokens.")
 st.caption(
     f"The scores: engine/roles.py, R = {result.repeat}, w = {result.window}, seeds "
-    f"{result.seeds}; the roles scored here: {', '.join(roles.roles_of(config))}."
+    f"{result.seeds}; the roles scored here: "
+    + ", ".join(head_roles.TITLES[role] for role in roles.roles_of(config))
+    + "."
 )

@@ -68,10 +68,10 @@ def sentence(role, scores, spread, k=TOP):
     layers = sorted({layer for layer, *_ in top})
     if len(layers) == 1:
         where = f"all in layer {layers[0]}"
-    elif layers[0] > 0:
+    elif layers[0] >= n_layers // 2:  # the model's second half
         where = f"all in layers ≥ {layers[0]} (of 0–{n_layers - 1})"
     else:
-        where = f"in layers {', '.join(map(str, layers))} (of 0–{n_layers - 1})"
+        where = f"spread over layers {layers[0]} to {layers[-1]} (of 0–{n_layers - 1})"
     named = ", ".join(f"L{layer} H{head} {score:.2f} ± {sd:.2f}" for layer, head, score, sd in top)
     return (
         f"The {len(top)} strongest {TITLES[role]} heads are {where}: {named}. "

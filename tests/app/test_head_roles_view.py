@@ -52,8 +52,8 @@ def test_the_sentence_says_where_the_strongest_heads_are():
     assert said.startswith("The 5 strongest induction heads are all in layers ≥ 3 (of 0–5): ")
     assert "L4 H1 0.90 ± 0.01, L5 H0 0.80 ± 0.01" in said
     assert "median head scores 0.00" in said
-    scores[0, 0] = 0.95
-    assert "in layers 0, 3, 4, 5 (of 0–5)" in head_roles.sentence("sink", scores, spread)
+    scores[0, 0] = 0.95  # one early head among them
+    assert "spread over layers 0 to 5 (of 0–5)" in head_roles.sentence("sink", scores, spread)
 
 
 def test_the_diagonal_runs_over_the_cells_a_perfect_head_would_weigh():
