@@ -11,6 +11,8 @@ app reads)::
     ae.neuron_view(att)    # one query against every key, stage by stage
     ae.scale_view(att)     # the scale slider of /attention, as Plotly frames
     ae.save_html(ae.scale_view(att), "scale.html")  # one self-contained page
+    ae.head_roles(model="smollm2")  # every head's role scores, a DataFrame
+    ae.head_roles_view(model="smollm2")  # the atlas of head roles: a grid per role
 
 From any model's attention, as BertViz takes it (a per-layer sequence of [batch, heads,
 n, n] arrays, PyTorch tensors included)::
@@ -34,6 +36,7 @@ logging.getLogger("streamlit.runtime.caching.cache_data_api").setLevel(logging.E
 
 from aeviews.arrays import as_array, as_layers  # noqa: E402
 from aeviews.models import Attention, attention  # noqa: E402
+from aeviews.roles import head_roles, head_roles_view  # noqa: E402
 from aeviews.views import (  # noqa: E402
     Figure,
     export_format,
@@ -56,6 +59,8 @@ __all__ = [
     "attention",
     "export_format",
     "for_slide",
+    "head_roles",
+    "head_roles_view",
     "head_view",
     "line_view",
     "model_view",

@@ -18,6 +18,7 @@ from __future__ import annotations
 import copy
 import re
 
+import pandas as pd
 import plotly.graph_objects as go
 import plotly.io as pio
 
@@ -283,8 +284,14 @@ def table(attention, tokens=None, *, view="head", **options):
 
 
 def save_csv(attention, path, tokens=None, *, view="head", **options):
-    """Write :func:`table` as the app's CSV button does (full precision, −∞ as empty)."""
-    text = chart.to_csv(table(attention, tokens, view=view, **options))
+    """Write :func:`table` as the app's CSV button does (full precision, −∞ as empty).
+
+    A DataFrame (:func:`aeviews.roles.head_roles`'s) is written as it is.
+    """
+    found = attention if isinstance(attention, pd.DataFrame) else None
+    text = chart.to_csv(
+        found if found is not None else table(attention, tokens, view=view, **options)
+    )
     with open(path, "w", encoding="utf-8", newline="") as file:
         file.write(text)
     return path

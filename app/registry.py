@@ -92,6 +92,14 @@ PAGES = (
         sidebar=("text",),
     ),
     PageInfo(
+        "heads",
+        "heads",
+        "What heads do",
+        ":material/hub:",
+        "Real weights, and the book",
+        sidebar=("text",),
+    ),
+    PageInfo(
         "summarize",
         "summarize",
         "Summarize",

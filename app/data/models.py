@@ -23,7 +23,7 @@ import streamlit as st
 from streamlit.runtime.scriptrunner import get_script_run_ctx
 
 from app.data import cache, threads, trained
-from engine import analysis, bert, checkpoint, generate, ollama, positional
+from engine import analysis, bert, checkpoint, generate, ollama, positional, roles
 from engine.resources import MINILM_NAME, SMOLLM2_NAME
 
 __all__ = [
@@ -32,6 +32,7 @@ __all__ = [
     "TEMPERATURES",
     "generation",
     "head_grid",
+    "head_roles",
     "load",
     "model",
     "name_of",
@@ -218,6 +219,31 @@ def ranked_heads(folder, text, query, key):
 def head_grid(folder, text, query, key):
     """The weight from ``query`` to ``key`` in every head, shape (n_layers, n_heads)."""
     return np.asarray(run(folder, text).attentions[:, :, query, key])
+
+
+def head_roles(folder):
+    """Every head's role scores on repeated random tokens (:func:`engine.roles.head_roles`).
+
+    Cached per model, as the model is: the scores do not depend on the text.
+
+    Returns
+    -------
+    engine.roles.HeadRoles, or the error saying why not (ModelUnavailableError,
+    CheckpointError, or a ValueError for a vocabulary too small)
+    """
+    name = _packaged(folder)
+    return trained.head_roles(name) if name else _head_roles(folder)
+
+
+@cache.bounded(spinner="Scoring every head on repeated random tokens …")
+def _head_roles(folder):
+    loaded = load(folder)
+    if isinstance(loaded, Exception):
+        return loaded
+    try:
+        return roles.head_roles(loaded, parallel=threads.parallel())
+    except ValueError as error:  # a vocabulary smaller than R
+        return error
 
 
 @cache.bounded

@@ -13,11 +13,12 @@ import numpy as np
 import streamlit as st
 
 from app.data import cache, threads
-from engine import analysis, bert, checkpoint
+from engine import analysis, bert, checkpoint, roles
 from engine.toy import random_permutation
 
 __all__ = [
     "head_grid",
+    "head_roles",
     "layer_run",
     "layer_stages",
     "model",
@@ -132,3 +133,12 @@ def ranked_heads(name, text, query, key):
 def head_grid(name, text, query, key):
     """The weight from ``query`` to ``key`` in every head, shape (n_layers, n_heads)."""
     return np.asarray(run(name, text).attentions[:, :, query, key])
+
+
+@cache.bounded(spinner="Scoring every head on repeated random tokens …")
+def head_roles(name):
+    """Every head's role scores (:func:`engine.roles.head_roles`), or the error saying why not."""
+    loaded = model(name)
+    if isinstance(loaded, Exception):
+        return loaded
+    return roles.head_roles(loaded, parallel=threads.parallel())

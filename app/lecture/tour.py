@@ -16,6 +16,7 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from app.data import encodings, layers
+from app.lecture import induction_step
 from app.state import controls, weights
 from app.views import attention_maps, bars, heatmap, multi_head, saturation, token_ids
 from app.words import wording
@@ -373,6 +374,7 @@ STEPS = (
         _multi_head,
         _multi_head_says,
     ),
+    *induction_step.steps(Step),  # SmolLM2's induction heads, where it is installed
 )
 
 #: Where to go after the last step: pages beyond one layer, as st.page_link takes them.

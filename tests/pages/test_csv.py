@@ -29,7 +29,7 @@ from engine.resources import minilm_dir
 NO_DATA = {"vision_grid", "pretrained_model_view"}
 PAGES = [*TOY_PAGES, "book", "decoder", "efficient", "vision"]
 if minilm_dir() is not None:
-    PAGES += ["pretrained", "summarize"]
+    PAGES += ["pretrained", "summarize", "heads"]
 
 
 @pytest.fixture
