@@ -212,7 +212,10 @@ def main():
 
     tokenizer = checkpoint.load("smollm2").tokenizer
     base = tokenizer.encode(TEXT).ids
-    ours, theirs = start(sys.executable, "numpy"), start(args.torch_python, "torch", args.torch_threads)
+    ours, theirs = (
+        start(sys.executable, "numpy"),
+        start(args.torch_python, "torch", args.torch_threads),
+    )
     for n in LENGTHS:
         ids = (base * (n // len(base) + 1))[:n]
         times = {"numpy": [], "torch": []}
