@@ -16,10 +16,18 @@ tensor the key transformers names it by (:func:`_hf_name`), so the one
 :func:`engine.checkpoint.read_params` checks every shape and builds our parameters, and
 the family is a row of data, as for a folder.
 
-Two things the converter changes are undone. It permutes the rows of a Llama's W_Q and
-W_K, head by head, from the two halves that Hugging Face's rotary code pairs (i with
+What the converter changes is undone. It permutes the rows of a Llama's W_Q and W_K,
+head by head, from the two halves that Hugging Face's rotary code pairs (i with
 i + d_head/2) to the adjacent pairs llama.cpp rotates (2i with 2i + 1)
-(:func:`_unpermute`); and it transposes GPT-2's ``Conv1D`` weights.
+(:func:`_unpermute`); it transposes GPT-2's ``Conv1D`` weights; it stores Gemma 3's norm
+weights as 1 + w (:func:`_gemma_gain`); and it writes Llama 3.x's ``llama3`` rope scaling
+as no key but a tensor of per-pair factors, ``rope_freqs`` (:func:`_llama3_scaling`).
+
+Where a file says nothing, it means what llama.cpp (``llama-model.cpp``) makes of it,
+transformers' GGUF integration being silent or wrong there: Gemma 3's kind of each layer
+and its scores' scale (:func:`_gemma3`), Qwen3's and Gemma 3's ``head_dim`` from
+``attention.key_length``. One exception, Phi-3's sliding window: llama.cpp turns it off,
+the model (and this engine, as for a folder) keeps it.
 
 Precision: F32 stays float32, F16 and BF16 stay as they are (the pass upcasts a layer at
 a time, exactly), and a quantized tensor is dequantized once, at load, to float32: the
@@ -252,6 +260,8 @@ def _raw_config(metadata, arch, tensors):
             raise UnsupportedModelError(
                 f"this engine does not implement {what}: the file has {name}"
             )
+    if raw.get("head_dim") == raw["hidden_size"] // raw["num_attention_heads"]:
+        del raw["head_dim"]  # the usual width: the config says nothing, as a folder's
     raw.update(_rope_scaling(metadata, arch, raw, tensors))
     _check_head_dim(metadata, arch, raw)
     raw["tie_word_embeddings"] = "output.weight" not in tensors

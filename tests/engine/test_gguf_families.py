@@ -125,6 +125,47 @@ def test_llama_3s_scaling_is_read_back_from_rope_freqs(models):
     assert {1.0, 32.0} < set(np.round(stored.data, 4).tolist())  # kept, stretched, blended
 
 
+def converters_rope_freqs(d_head, base, factor, low=1.0, high=4.0, original=8192):
+    """``LlamaModel.generate_extra_tensors`` of convert_hf_to_gguf.py, transcribed."""
+    freqs = 1.0 / (base ** (np.arange(0, d_head, 2, dtype=np.float32) / d_head))
+    factors = []
+    for freq in freqs:
+        wavelen = 2 * np.pi / freq
+        if wavelen < original / high:
+            factors.append(1)
+        elif wavelen > original / low:
+            factors.append(factor)
+        else:
+            smooth = (original / wavelen - low) / (high - low)
+            factors.append(1 / ((1 - smooth) / factor + smooth))
+    return np.array(factors, dtype=np.float32)
+
+
+def test_the_transcription_gives_the_files_rope_freqs():
+    stored = gguf.GGUFReader(FILES / "llama3-Q8_0.gguf").get_tensor(0).data
+    np.testing.assert_array_equal(converters_rope_freqs(8, 500000.0, 32.0), stored)
+
+
+@pytest.mark.parametrize(
+    ("d_head", "factor"),
+    [(8, 8.0), (64, 32.0), (128, 8.0)],  # a tiny head; Llama 3.2 1B's heads; Llama 3.1 8B's
+)
+def test_llama_3_1s_and_3_2s_factors_are_read_back(tmp_path, d_head, factor):
+    """The settings from the factors alone (the config only: the matrices keep width 8)."""
+    u32 = gguf.GGUFValueType.UINT32
+    widths = ("attention.key_length", "attention.value_length", "rope.dimension_count")
+    path = rewrite(
+        FILES / "llama3-Q8_0.gguf",
+        tmp_path / "llama.gguf",
+        changes={f"llama.{key}": (d_head, u32) for key in widths},
+        tensors={"rope_freqs.weight": converters_rope_freqs(d_head, 500000.0, factor)},
+    )
+    c = gguf_reader.read_config(path)
+    assert c.d_head == d_head
+    assert c.rope_factor == factor
+    assert c.rope_llama3 == (1.0, 4.0, 8192.0)
+
+
 def test_qwen3s_head_dim_is_the_key_length(models):
     c, expected = models["qwen3-Q8_0"].config, meant("qwen3-Q8_0")
     assert c.d_head == expected["head_dim"] == 16 != c.d_model // c.n_heads
