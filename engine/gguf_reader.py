@@ -194,6 +194,9 @@ _SKIPPED = {
     "qwen3": (_ROPE_FREQS,),
     "gpt2": ("output.weight",),
 }
+#: The prefixes of a vision tower's tensors kept in the model's own file (llama.cpp keeps
+#: them in a separate ``mmproj`` file).
+_VISION = ("v.", "mm.")
 #: Rotary factors of scalings this engine does not compute, refused by name.
 _NOT_READ_TENSORS = {
     "rope_factors_long.weight": "Phi-3's longrope scaling (rope_factors_long, "
@@ -255,6 +258,13 @@ def _raw_config(metadata, arch, tensors):
     )
     if arch == "gpt2":
         return {"model_type": "gpt2", **raw}
+    vision = sorted(name for name in tensors if name.startswith(_VISION))
+    if vision or any(key.startswith(f"{arch}.vision.") for key in metadata):
+        raise UnsupportedModelError(
+            f"this engine reads text models; the file holds a vision tower too ({arch}.vision.* "
+            f"keys, tensors such as {', '.join(vision[:2]) or 'none'}, as Ollama may keep a "
+            "multimodal model). llama.cpp's text-only GGUF of the same model is read"
+        )
     for name, what in _NOT_READ_TENSORS.items():
         if name in tensors:
             raise UnsupportedModelError(

@@ -307,6 +307,15 @@ def test_gemma_2_in_gguf_is_refused_by_architecture(tmp_path):
     assert "gemma3" in said
 
 
+def test_a_gemma_3_with_its_vision_tower_in_the_file_is_refused(tmp_path):
+    """A vision tower in the model's own file (v.* and mm.* tensors), not in an mmproj."""
+    changes = {"gemma3.vision.block_count": (1, gguf.GGUFValueType.UINT32)}
+    tensors = {"v.patch_embd.weight": np.zeros((32, 48), np.float32)}
+    said = _refusal(tmp_path, "gemma3-Q8_0", changes=changes, tensors=tensors)
+    assert "vision tower" in said
+    assert "v.patch_embd.weight" in said
+
+
 def test_a_tensor_with_no_place_is_refused(tmp_path):
     extra = {"blk.0.ffn_gate.weight": np.zeros((64, 32), np.float32)}
     assert "blk.0.ffn_gate.weight" in _refusal(tmp_path, "phi3-Q8_0", tensors=extra)
