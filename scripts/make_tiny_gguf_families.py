@@ -58,18 +58,32 @@ ROOT = Path(__file__).resolve().parent.parent
 FOLDERS = ROOT / "tests" / "data" / "tiny_models"
 OUT = ROOT / "tests" / "data" / "tiny_gguf_families"
 N_GREEDY = 10
-#: The folder, its GGUF architecture, and what the converter's class does to it.
+#: The folder, its GGUF architecture (the converter's class follows from it).
 FAMILIES = {
     "llama3": gguf.MODEL_ARCH.LLAMA,
     "qwen3": gguf.MODEL_ARCH.QWEN3,
     "gemma3": gguf.MODEL_ARCH.GEMMA3,
+    "gemma3_fp32": gguf.MODEL_ARCH.GEMMA3,
     "phi3": gguf.MODEL_ARCH.PHI3,
 }
 FILE_TYPES = {
     "BF16": (LlamaFileType.MOSTLY_BF16, T.BF16),
     "Q8_0": (LlamaFileType.MOSTLY_Q8_0, T.Q8_0),
+    "F32": (LlamaFileType.ALL_F32, T.F32),
 }
+#: The files: each bf16 folder in BF16 (its weights exactly) and Q8_0; the float32 Gemma 3
+#: (three layers, linear scaling on its global layers, soft-capped logits) in F32.
+BF16_FOLDERS = ("llama3", "qwen3", "gemma3", "phi3")
+FILES = [
+    *((family, kind) for family in BF16_FOLDERS for kind in ("BF16", "Q8_0")),
+    ("gemma3_fp32", "F32"),
+]
 LLAMA3_ORIGINAL_DEFAULT = 8192  # LlamaModel.generate_extra_tensors' fallback
+
+
+def kind_of(family):
+    """The converter's class for a folder: gemma3_fp32 is a Gemma 3 as gemma3 is."""
+    return "gemma3" if family.startswith("gemma3") else family
 
 
 def llama_permute(weights, n_head):
@@ -84,8 +98,8 @@ def llama_permute(weights, n_head):
 
 def llama3_factors(config):
     """rope_freqs.weight as LlamaModel.generate_extra_tensors computes it."""
-    rope = config["rope_scaling"]
-    base = config["rope_theta"]
+    rope = config["rope_parameters"]  # transformers 5's; the converter's rope_parameters
+    base = rope["rope_theta"]
     dim = config.get("head_dim") or config["hidden_size"] // config["num_attention_heads"]
     freqs = 1.0 / (base ** (torch.arange(0, dim, 2, dtype=torch.float32) / dim))
     factor, low, high = rope["factor"], rope["low_freq_factor"], rope["high_freq_factor"]
@@ -108,6 +122,7 @@ def gguf_tensors(family, config, state):
     """(gguf name, float32 array) in the converter's order: extra tensors, then the file's."""
     arch = FAMILIES[family]
     name_map = gguf.get_tensor_name_map(arch, config["num_hidden_layers"])
+    family = kind_of(family)
     if family == "llama3":
         yield gguf.TENSOR_NAMES[gguf.MODEL_TENSOR.ROPE_FREQS] + ".weight", llama3_factors(config)
     for key in state:  # safetensors' order, as the converter reads the file
@@ -129,18 +144,21 @@ def add_metadata(writer, family, config, file_type):
     c = config
     writer.add_type(gguf.GGUFType.MODEL)
     writer.add_name(f"Tiny {family} {file_type.name}")
+    family = kind_of(family)
     writer.add_block_count(c["num_hidden_layers"])
     writer.add_context_length(c["max_position_embeddings"])
     writer.add_embedding_length(c["hidden_size"])
     writer.add_feed_forward_length(c["intermediate_size"])
     writer.add_head_count(c["num_attention_heads"])
     writer.add_head_count_kv(c["num_key_value_heads"])
-    rope = c.get("rope_parameters") or {}
-    if family == "gemma3":
-        writer.add_rope_freq_base(rope["full_attention"]["rope_theta"])
+    rope = c["rope_parameters"]
+    full = rope.get("full_attention", rope)
+    if family != "phi3" and full.get("rope_type") == "linear":  # TextModel: the global layers'
+        writer.add_rope_scaling_type(gguf.RopeScalingType.LINEAR)
+        writer.add_rope_scaling_factor(full["factor"])
+    writer.add_rope_freq_base(full["rope_theta"])
+    if "sliding_attention" in rope:
         writer.add_rope_freq_base_swa(rope["sliding_attention"]["rope_theta"])
-    else:
-        writer.add_rope_freq_base(rope.get("rope_theta", c.get("rope_theta")))
     writer.add_layer_norm_rms_eps(c["rms_norm_eps"])
     if family != "phi3" and c.get("head_dim") is not None:
         writer.add_key_length(c["head_dim"])
@@ -150,7 +168,10 @@ def add_metadata(writer, family, config, file_type):
         writer.add_vocab_size(c["vocab_size"])
         writer.add_rope_dimension_count(c["head_dim"])
     if family == "gemma3":  # Gemma3Model.set_gguf_parameters
-        writer.add_sliding_window(c["sliding_window"])
+        if c.get("final_logit_softcapping"):
+            writer.add_final_logit_softcapping(c["final_logit_softcapping"])
+        if c.get("sliding_window_pattern") != 1:
+            writer.add_sliding_window(c["sliding_window"])
     if family == "phi3":  # Phi3MiniModel.set_gguf_parameters
         writer.add_rope_scaling_orig_ctx_len(c["original_max_position_embeddings"])
         writer.add_rope_dimension_count(c["hidden_size"] // c["num_attention_heads"])
@@ -172,8 +193,9 @@ def add_tokenizer(writer, folder):
 
 
 def write_gguf(path, family, folder, file_type, qtype):
-    config = json.loads((folder / "config.json").read_text(encoding="utf-8"))
-    model = AutoModelForCausalLM.from_pretrained(folder, dtype=torch.bfloat16)
+    # ModelBase.load_hparams: the config as transformers reads it, as a dict
+    config = AutoConfig.from_pretrained(folder).to_dict()
+    model = AutoModelForCausalLM.from_pretrained(folder, dtype="auto")  # as stored
     state = dict(model.state_dict())
     if config.get("tie_word_embeddings"):
         state.pop("lm_head.weight", None)
@@ -182,7 +204,7 @@ def write_gguf(path, family, folder, file_type, qtype):
     add_tokenizer(writer, folder)
     writer.add_quantization_version(gguf.GGML_QUANT_VERSION)
     for name, data in gguf_tensors(family, config, state):
-        if data.ndim == 1:
+        if data.ndim == 1 or qtype == T.F32:
             writer.add_tensor(name, data.astype(np.float32))
         else:
             writer.add_tensor(name, gguf.quants.quantize(data, qtype), raw_dtype=qtype)
@@ -195,6 +217,7 @@ def write_gguf(path, family, folder, file_type, qtype):
 def gguf_meaning(family, folder):
     """The folder's config changed to what the GGUF file means to llama.cpp."""
     config = AutoConfig.from_pretrained(folder)
+    family = kind_of(family)
     if family == "llama3":  # the converter's factors use the top-level key, absent: 8192
         rope = dict(config.rope_parameters)
         rope["original_max_position_embeddings"] = LLAMA3_ORIGINAL_DEFAULT
@@ -294,17 +317,17 @@ def reference(path, family, folder):
 
 def main():
     OUT.mkdir(parents=True, exist_ok=True)
-    for family in FAMILIES:
+    for family, kind in FILES:
         folder = FOLDERS / family
-        for kind, (file_type, qtype) in FILE_TYPES.items():
-            path = OUT / f"{family}-{kind}.gguf"
-            write_gguf(path, family, folder, file_type, qtype)
-            with tempfile.TemporaryDirectory() as scratch:
-                copy = Path(scratch) / path.name
-                shutil.copy(path, copy)
-                arrays = reference(copy, family, folder)
-            np.savez_compressed(path.with_suffix(".npz"), **arrays)
-            print(f"wrote {path.name} ({path.stat().st_size:,} bytes)")
+        file_type, qtype = FILE_TYPES[kind]
+        path = OUT / f"{family}-{kind}.gguf"
+        write_gguf(path, family, folder, file_type, qtype)
+        with tempfile.TemporaryDirectory() as scratch:
+            copy = Path(scratch) / path.name
+            shutil.copy(path, copy)
+            arrays = reference(copy, family, folder)
+        np.savez_compressed(path.with_suffix(".npz"), **arrays)
+        print(f"wrote {path.name} ({path.stat().st_size:,} bytes)")
     return 0
 
 

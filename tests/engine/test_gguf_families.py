@@ -23,7 +23,13 @@ DATA = Path(__file__).resolve().parents[1] / "data"
 FILES = DATA / "tiny_gguf_families"
 FOLDERS = DATA / "tiny_models"
 FAMILIES = ("llama3", "qwen3", "gemma3", "phi3")
-NAMES = tuple(f"{family}-{kind}" for family in FAMILIES for kind in ("BF16", "Q8_0"))
+NAMES = (
+    *(f"{family}-{kind}" for family in FAMILIES for kind in ("BF16", "Q8_0")),
+    "gemma3_fp32-F32",
+)
+#: The files that hold their folder's weights exactly: the bf16 folders in BF16, the
+#: float32 Gemma 3 in F32.
+EXACT = {f"{family}-BF16": family for family in FAMILIES} | {"gemma3_fp32-F32": "gemma3_fp32"}
 CASES = ("short", "long")
 #: Both references ran in float32 on exactly the weights the engine holds (bf16 upcast, or
 #: Q8_0 dequantized by the same ``gguf.quants``), so the float32 bound of issue #53 holds.
@@ -79,10 +85,10 @@ def test_ten_greedy_tokens_match_transformers(models, name):
     assert [step.id for step in steps] == ref["short/greedy"].tolist()
 
 
-@pytest.mark.parametrize("family", FAMILIES)
-def test_a_bf16_file_holds_exactly_the_folders_weights(models, family):
+@pytest.mark.parametrize(("name", "family"), EXACT.items())
+def test_a_bf16_or_f32_file_holds_exactly_the_folders_weights(models, name, family):
     """Q and K rows un-permuted, Gemma's 1 + w back to w, Phi-3's fused blocks in place."""
-    ours, folder = models[f"{family}-BF16"].params, checkpoint.load(FOLDERS / family).params
+    ours, folder = models[name].params, checkpoint.load(FOLDERS / family).params
 
     def leaves(tree, prefix=""):
         if isinstance(tree, np.ndarray):
@@ -98,7 +104,15 @@ def test_a_bf16_file_holds_exactly_the_folders_weights(models, family):
     mine = dict(leaves(ours))
     assert mine.keys() == theirs.keys()
     for key, value in mine.items():
-        np.testing.assert_array_equal(np.asarray(value, np.float32), theirs[key], err_msg=key)
+        # a float32 Gemma norm comes back through 1 + w, rounded: within an ulp of 2
+        gain = name.endswith("F32") and (key.endswith(".g.") or "_norm" in key)
+        np.testing.assert_allclose(
+            np.asarray(value, np.float32),
+            theirs[key],
+            rtol=0,
+            atol=2.4e-7 if gain else 0,
+            err_msg=key,
+        )
 
 
 # The settings each file gives, as llama.cpp reads them
@@ -185,6 +199,15 @@ def test_gemma_3s_layers_scale_and_bases_are_llama_cpps(models):
     assert c.tied
     assert c.scale_embeddings
     assert c.norm == "gemma_rms"
+
+
+def test_gemma_3s_soft_cap_and_global_scaling_are_read(models):
+    c, expected = models["gemma3_fp32-F32"].config, meant("gemma3_fp32-F32")
+    assert c.final_softcap == expected["final_logit_softcapping"] == 6.0
+    full = expected["rope_parameters"]["full_attention"]
+    assert (c.rope_factor, c.rope_theta) == (full["factor"], full["rope_theta"]) == (2.0, 1e6)
+    assert c.rotary_at(0)["factor"] == 1.0  # a local layer: unscaled
+    assert list(c.layer_types) == expected["layer_types"] == [LOCAL] * 3
 
 
 def test_phi_3s_window_and_fused_projections(models):
