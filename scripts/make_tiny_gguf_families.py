@@ -3,8 +3,10 @@
 The four tiny folders of issue #53 in ``tests/data/tiny_models`` (``llama3``, ``qwen3``,
 ``gemma3``, ``phi3``: ``scripts/make_tiny_families.py``) written as llama.cpp's
 ``convert_hf_to_gguf.py`` writes each (its ``LlamaModel``, ``Qwen3Model``, ``Gemma3Model``
-and ``Phi3MiniModel``), in BF16 (the folders' own bf16 weights, exactly) and Q8_0, with the
-``gguf`` package's writer, beside an ``.npz`` of what transformers computes on each.
+and ``Phi3MiniModel``), in BF16 (the folders' own bf16 weights, exactly) and Q8_0, and the
+float32 ``gemma3_fp32`` in F32, with the ``gguf`` package's writer, beside an ``.npz`` of
+what transformers computes on each. The config is read as the converter reads it
+(``AutoConfig.from_pretrained(folder).to_dict()``).
 
 What the converter writes, and so what a file holds (tests/data/tiny_gguf_families/README.md):
 
