@@ -189,11 +189,7 @@ _CONV1D = ("attn_qkv.weight", "attn_output.weight", "ffn_up.weight", "ffn_down.w
 #: into the config by :func:`_llama3_scaling`) and GPT-2's copy of the embeddings as
 #: ``output`` (tied, as the family says).
 _ROPE_FREQS = "rope_freqs.weight"
-_SKIPPED = {
-    "llama": (_ROPE_FREQS,),
-    "qwen3": (_ROPE_FREQS,),
-    "gpt2": ("output.weight",),
-}
+_SKIPPED = {"llama": (_ROPE_FREQS,), "gpt2": ("output.weight",)}
 #: The prefixes of a vision tower's tensors kept in the model's own file (llama.cpp keeps
 #: them in a separate ``mmproj`` file).
 _VISION = ("v.", "mm.")
@@ -411,8 +407,9 @@ def _gemma_gain(stored):
     """Gemma 3's norm weight w from the 1 + w llama.cpp's converter stores (``norm_shift``).
 
     Gemma's RMSNorm multiplies by 1 + w; the converter adds the 1 so that llama.cpp's
-    plain RMSNorm applies it, and the family here reads w, as transformers stores it.
-    In float32, where the stored gain is; exact when w is near 1 (bf16 w in [0.5, 2)).
+    plain RMSNorm applies it, and the family here reads w, as transformers stores it
+    (its GGUF reader subtracts the 1 too). In float32, as the gain is stored: a bf16 w
+    comes back exactly (1 + w holds its 8 bits), a float32 w within an ulp of the gain.
     """
     return np.asarray(stored, dtype=np.float32) - np.float32(1.0)
 
