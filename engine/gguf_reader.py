@@ -102,6 +102,9 @@ _CONFIG_KEYS = {
 #: The architectures this engine reads from a GGUF file: those of :data:`FAMILIES` that
 #: llama.cpp stores (Mistral, SmolLM2 and Llama 3.x are ``llama`` in GGUF).
 ARCHITECTURES = tuple(_CONFIG_KEYS)
+#: The architectures whose ``attention.sliding_window`` this engine applies (a Llama with one
+#: is Mistral); Qwen2's and Qwen3's are off unless ``use_sliding_window``, which GGUF lacks.
+_WINDOWED = ("llama", "gemma3", "phi3")
 #: GGUF's architecture -> config.json's ``model_type`` (Gemma 3's text model in GGUF:
 #: llama.cpp keeps the vision tower in a separate ``mmproj`` file).
 _MODEL_TYPES = {"gemma3": "gemma3_text"}
@@ -275,7 +278,7 @@ def _raw_config(metadata, arch, tensors):
     window = raw.pop("sliding_window", None) or None  # 0: none (Phi-4's converter writes 0)
     if arch == "llama" and window:
         model_type = "mistral"  # Mistral's window: the one setting its family adds
-    if arch in ("phi3", "gemma3", "llama") and window:
+    if arch in _WINDOWED and window:
         raw["sliding_window"] = window
     if arch == "gemma3":
         raw.update(_gemma3(raw))
@@ -403,7 +406,7 @@ def _unpermute(rows, n_heads):  # [n_heads · d_head, d_in] -> the same, Hugging
     return split.swapaxes(1, 2).reshape(rows.shape)
 
 
-def _gemma_gain(stored):
+def _gemma_gain(stored, config=None):
     """Gemma 3's norm weight w from the 1 + w llama.cpp's converter stores (``norm_shift``).
 
     Gemma's RMSNorm multiplies by 1 + w; the converter adds the 1 so that llama.cpp's
@@ -412,6 +415,45 @@ def _gemma_gain(stored):
     comes back exactly (1 + w holds its 8 bits), a float32 w within an ulp of the gain.
     """
     return np.asarray(stored, dtype=np.float32) - np.float32(1.0)
+
+
+def _undo_q(rows, config):
+    return _unpermute(rows, config.n_heads)
+
+
+def _undo_k(rows, config):
+    return _unpermute(rows, config.kv_heads)  # K is permuted over the key/value heads
+
+
+def _conv1d(matrix, config=None):  # [d_out, d_in] -> [d_in, d_out]
+    """GPT-2's weight back to Conv1D's (d_in, d_out), as the family reads it."""
+    return matrix.T
+
+
+#: What the converter did to a tensor, undone, by architecture: the tensor's name within
+#: its layer (``blk.N.`` dropped; whole outside the layers) -> a function of the array and
+#: the config.
+_GEMMA3_NORMS = (
+    "attn_norm.weight",
+    "post_attention_norm.weight",
+    "ffn_norm.weight",
+    "post_ffw_norm.weight",
+    "attn_q_norm.weight",
+    "attn_k_norm.weight",
+    "output_norm.weight",
+)
+_UNDONE = {
+    "llama": {"attn_q.weight": _undo_q, "attn_k.weight": _undo_k},
+    "gpt2": dict.fromkeys(_CONV1D, _conv1d),
+    "gemma3": dict.fromkeys(_GEMMA3_NORMS, _gemma_gain),
+}
+
+
+def _in_layer(name):
+    """``blk.12.attn_q.weight`` -> ``attn_q.weight``; a tensor outside the layers as it is."""
+    block, _, rest = name.partition(".")
+    index, _, leaf = rest.partition(".")
+    return leaf if block == "blk" and index.isdigit() else name
 
 
 def _array(tensor, path):
@@ -496,15 +538,8 @@ def read(path, progress=None):
                 )
             continue
         array = _array(tensor, path)
-        leaf = name.partition(".")[2].partition(".")[2]
-        if arch == "llama" and leaf in ("attn_q.weight", "attn_k.weight"):
-            heads = config.n_heads if leaf == "attn_q.weight" else config.kv_heads
-            array = _unpermute(array, heads)
-        if arch == "gpt2" and leaf in _CONV1D:
-            array = array.T  # back to Conv1D's (d_in, d_out), as the family reads it
-        if arch == "gemma3" and name.endswith("norm.weight"):
-            array = _gemma_gain(array)
-        tensors[key] = array
+        undo = _UNDONE.get(arch, {}).get(_in_layer(name))
+        tensors[key] = array if undo is None else undo(array, config)
         if progress is not None:
             progress(done / len(stored))
     params = read_params(tensors, config, FAMILIES[config.model_type])
