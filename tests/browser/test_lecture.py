@@ -67,6 +67,9 @@ def test_a_tour_link_opens_its_step(page, app_url):
     assert page.locator('[data-testid="stMain"] h1').first.inner_text().strip() == (
         tour.STEPS[5].title
     )
+    for key in ("tour_back", "tour_next"):  # one arrow: the badge that names the key
+        text = page.locator(f".st-key-{key} button").inner_text()
+        assert sum(text.count(arrow) for arrow in "←→") == 1, text
 
 
 def test_presentation_mode_hides_the_controls_but_the_bar_and_scale_and_switches_off(page, app_url):
