@@ -11,9 +11,11 @@ import attention_explorer
 
 
 def link_box(presenter_bar=None):
-    """A box with this view's full link and a copy button, in the sidebar; in presentation
-    mode (``presenter_bar``, from :func:`app.lecture.presentation.frame`) a copy button in
-    the presenter bar, as the hidden sidebar's box would have no size.
+    """A box with this view's full link and a copy button; in presentation mode, a button.
+
+    The box is in the sidebar; in presentation mode (``presenter_bar``, from
+    :func:`app.lecture.presentation.frame`) the copy button is in the presenter bar, as the
+    hidden sidebar's box would have no size.
 
     The box folds out in place (an expander): a popover at the sidebar's foot opened as a
     small scrolling box that hid its second link.
