@@ -10,7 +10,7 @@ import {
   replaced, shownFrames, source, wanted,
 } from "./frames.js";
 import { hoverLines } from "./hover_lines.js";
-import { drawnAtAnotherWidth, fitNarrow, fitted } from "./narrow.js";
+import { drawnAtAnotherWidth, fitNarrow, fitted, fittedData } from "./narrow.js";
 import { plotlyReady } from "./plotly_loader.js";
 import { restorePlotly, showFrame } from "./preview.js";
 import { PENDING, stateOf } from "./state.js";
@@ -183,7 +183,7 @@ async function react(chart, figure) {
   chart.resized = false; // drawn now, at the element's width
   try {
     const layout = fitted(chart, overlaid(figure, chart.overlay));
-    await Plotly.react(chart.div, figure.data, themed(layout, chart.host), chart.plotConfig);
+    await Plotly.react(chart.div, fittedData(chart, figure), themed(layout, chart.host), chart.plotConfig);
     chart.div.style.minHeight = ""; // the room kept until its first drawing
     await fitNarrow(chart, figure);
   } finally {
