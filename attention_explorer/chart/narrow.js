@@ -13,6 +13,8 @@ const TABLE_MAX = 700;
 const WIDE = 640;
 // Panels side by side that crowd each other are stacked in columns at least this wide (px).
 const MIN_PANEL = 140;
+// Charts side by side hang their titles this far (px) below their tops (alignRow).
+const TITLE_PAD = 8;
 
 // The chart's width, as a ResizeObserver last saw it (read without forcing a layout).
 export function widthOf(chart) {
@@ -61,6 +63,16 @@ export function fitted(chart, figure) {
     for (const [name, axis] of Object.entries(stack.axes)) out[name] = { ...(layout[name] || {}), ...axis };
     out.annotations = stack.annotations;
     out.height = (out.height ?? layout.height ?? 450) + stack.extra;
+  }
+  chart.natural = { t: out.margin.t ?? 100, h: out.height ?? 450 }; // before its row's (alignRow)
+  const row = chart.rowTarget;
+  if (row) {
+    [out.margin.t, out.height] = [row.t, row.h];
+    if (titleOf(layout)) {
+      const title = typeof out.title === "object" ? out.title : { text: out.title };
+      const pad = TITLE_PAD + (chart.titleShifts?.get(title.text) ?? 0);
+      out.title = { ...title, y: 1, yref: "container", yanchor: "top", pad: { ...(title.pad || {}), t: pad } };
+    }
   }
   const table = chart.tableFit;
   if (table?.fit === key) out.height = Math.max(out.height ?? 0, table.height);
@@ -270,6 +282,61 @@ export async function fitNarrow(chart, figure) {
     gd.classList.add("ae-modebar-above");
   }
   chart.fittedFor = fit;
+}
+
+// The columns `chart` stands in, side by side; null when it is in none, or they are stacked
+// (a phone, presentation mode).
+function columnsOf(chart) {
+  const block = chart.host.closest('[data-testid="stHorizontalBlock"]');
+  const columns = block ? [...block.querySelectorAll(':scope > [data-testid="stColumn"]')] : [];
+  if (columns.length < 2) return null;
+  const [a, b] = columns.map((column) => column.getBoundingClientRect());
+  return Math.abs(a.top - b.top) > 1 || b.left <= a.left ? null : columns;
+}
+
+const chartsIn = (column) => [...column.querySelectorAll(".ae-chart")].map((div) => div.aeChart).filter(Boolean);
+
+// Charts side by side line up: the k-th chart of each column gets the row's largest top
+// margin and height, and its title hung from its top, so titles, plots and the CSV buttons
+// below start at one height (one title of two lines, or wrapped, put its plot ~27 px lower).
+// A chart drawn anew redraws those of its row whose room changed (`redraw`, plot.js).
+export async function alignRow(chart) {
+  const columns = columnsOf(chart);
+  if (!columns) {
+    if (chart.rowTarget) [chart.rowTarget, chart.resized] = [null, true];
+    return;
+  }
+  const index = chartsIn(columns.find((column) => column.contains(chart.host))).indexOf(chart);
+  const row = columns.map((column) => chartsIn(column)[index]).filter((member) => member?.natural);
+  if (row.length < 2) return;
+  const t = Math.max(...row.map((member) => member.natural.t));
+  const h = t + Math.max(...row.map((member) => member.natural.h - member.natural.t));
+  // A mode bar moved above its title (fitNarrow) moves the chart down: all of the row's then.
+  const above = row.find((member) => member.div.classList.contains("ae-modebar-above"));
+  for (const member of above ? row : []) {
+    member.div.style.setProperty("--ae-modebar", above.div.style.getPropertyValue("--ae-modebar"));
+    member.div.classList.add("ae-modebar-above");
+  }
+  for (const member of row) {
+    if (member.rowTarget?.t === t && member.rowTarget?.h === h) continue;
+    member.rowTarget = { t, h };
+    member.redraw?.();
+  }
+  if (chart.rowTarget?.t === t && chart.rowTarget?.h === h) await hangTitle(chart);
+}
+
+// A title hung from the top lands TITLE_PAD px below it: plotly.js hangs one of several lines
+// higher, by what is measured here once per title (kept, as the next drawing's pad).
+async function hangTitle(chart) {
+  const gd = chart.div;
+  const title = gd.querySelector(".g-gtitle .gtitle");
+  const text = titleOf(gd.layout);
+  if (!title || !text) return;
+  const off = title.getBoundingClientRect().top - gd.getBoundingClientRect().top;
+  if (Math.abs(off - TITLE_PAD) < 0.5) return;
+  const shift = (chart.titleShifts?.get(text) ?? 0) + TITLE_PAD - off;
+  (chart.titleShifts ||= new Map()).set(text, shift);
+  await window.Plotly.relayout(gd, { "title.pad.t": Math.max(0, TITLE_PAD + shift) });
 }
 
 addStyle("ae-chart-style", `.ae-chart.ae-modebar-above { margin-top: var(--ae-modebar); }
