@@ -39,11 +39,10 @@ _PRESENT_CSS = """
 html, body, [data-testid="stMarkdownContainer"] p { font-size: 22px; }
 [data-testid="stCaptionContainer"], [data-testid="stCaptionContainer"] p { font-size: 18px; }
 [data-testid="stMainBlockContainer"] h1 { font-size: 40px; padding: 0; line-height: 1.3; }
-[data-testid="stMainBlockContainer"] [data-testid="stVerticalBlock"]:not(
-  [data-testid="stVerticalBlock"] [data-testid="stVerticalBlock"]) > * { order: 1; }
-[data-testid="stMainBlockContainer"] [data-testid="stVerticalBlock"]:not(
-  [data-testid="stVerticalBlock"] [data-testid="stVerticalBlock"])
-  > :is(:has(h1), :has(.ae-chart):not(:has(.ae-chart) ~ *)) { order: 0; }
+PAGE > *, TITLED > [data-testid="stVerticalBlock"] > * { order: 1; }
+TITLED, TITLED > [data-testid="stVerticalBlock"] { display: contents; }
+PAGE > :is(:has(h1), :has(.ae-chart):not(:has(.ae-chart) ~ *)),
+TITLED > [data-testid="stVerticalBlock"] > :has(h1) { order: 0; }
 [data-testid="stHorizontalBlock"]:not(.st-key-presenter):has(.stBidiComponent) {
   flex-direction: column !important;
 }
@@ -89,6 +88,16 @@ html, body, [data-testid="stMarkdownContainer"] p { font-size: 22px; }
 }
 </style>
 """
+#: The page's outermost block, whose elements a slide orders, and a container in it that
+#: holds the title with more (/pretrained's, which names the model): its elements are
+#: ordered as the page's (``display: contents``).
+_PAGE = (
+    '[data-testid="stMainBlockContainer"] [data-testid="stVerticalBlock"]'
+    ':not([data-testid="stVerticalBlock"] [data-testid="stVerticalBlock"])'
+)
+_PRESENT_CSS = _PRESENT_CSS.replace(
+    "TITLED", f'{_PAGE} > [data-testid="stLayoutWrapper"]:has(h1):not(:has(.ae-chart))'
+).replace("PAGE", _PAGE)
 
 
 def control_hint(text):

@@ -195,7 +195,10 @@ FIRST_SCREEN = """() => {
 @pytest.mark.parametrize(
     ("size", "paths"),
     [
-        ({"width": 1280, "height": 720}, ["/attention", "/causal-mask", "/multi-head"]),
+        (
+            {"width": 1280, "height": 720},
+            ["/attention", "/causal-mask", "/multi-head", "/pretrained"],
+        ),
         ({"width": 1920, "height": 1080}, ["/attention"]),
     ],
     ids=["1280x720", "1920x1080"],
