@@ -107,6 +107,7 @@ async function pump() {
 function draw(chart) {
   chart.shows = wanted(chart);
   const found = chart.shows === null ? null : shownFrames(chart);
+  if (found || chart.shows === null) chart.div.classList.remove("ae-waiting"); // at its stop
   return react(chart, found ? figureAt(chart, found.frames, found.frame) : chart.figure);
 }
 
