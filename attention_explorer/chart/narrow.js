@@ -118,7 +118,7 @@ function stacking(gd, grid, cols) {
   const hgap = grid.cols > 1 ? (at(0, 1).xd[0] - first.xd[1]) * W : 0;
   const below = panels.find((p) => p.row === 1);
   // A row needs room below for its key labels and above for the next row's title.
-  const vgap = Math.max(below ? (first.yd[0] - below.yd[1]) * H : 0, bottom + 30);
+  const vgap = Math.max(below ? (first.yd[0] - below.yd[1]) * H : 0, bottom + 40);
   const ph = Math.max(...panels.map((p) => (p.yd[1] - p.yd[0]) * H));
   const rows = Math.ceil(panels.length / cols);
   const plotH = rows * ph + (rows - 1) * vgap;
