@@ -55,7 +55,8 @@ for column, pattern, share in zip(grid, patterns, errors["pairs scored"], strict
     title = f"{pattern.name} · {pattern_cost(pattern.name, share)}"
     key = "efficient_" + pattern.name.split(" ")[0]
     attention_maps.show_weights(column, key, pattern.weights, labels, title)
-with grid[-1]:
+# The comparison at the page's width: in a half-width column its last columns were cut off.
+with st.container():
     st.markdown("**How far each pattern is from full softmax**")
     st.dataframe(
         errors,

@@ -25,9 +25,10 @@ if said:
     st.markdown(said)
 st.caption(notices.weights_note(settings, head))
 
-# Back and Next above the figure, which can be taller than the screen.
+# Back and Next above the figure, which can be taller than the screen. Their arrows are the
+# shortcut's badges, which name the keys: the labels carry none of their own.
 back, explore, forward = st.columns([1, 2, 1])
-if back.button("← Back", key="tour_back", disabled=step == 1, shortcut="Left"):
+if back.button("Back", key="tour_back", disabled=step == 1, shortcut="Left"):
     st.query_params["step"] = str(step - 1)
     st.rerun()
 explore.page_link(
@@ -36,7 +37,7 @@ explore.page_link(
     icon=":material/open_in_new:",
 )
 if step < len(tour.STEPS):
-    if forward.button("Next →", key="tour_next", type="primary", shortcut="Right"):
+    if forward.button("Next", key="tour_next", type="primary", shortcut="Right"):
         st.query_params["step"] = str(step + 1)
         st.rerun()
 else:

@@ -41,7 +41,8 @@ _SETTLED = """() => {
     const charts = document.querySelectorAll('.stBidiComponent');
     const below = c => c.querySelector('.ae-chart[data-away]')
         && c.getBoundingClientRect().top > window.innerHeight;
-    return [...charts].every(c => c.closest('details:not([open])') || below(c)
+    const hidden = c => !c.getClientRects().length;  // presentation mode hides expanders
+    return [...charts].every(c => c.closest('details:not([open])') || below(c) || hidden(c)
         || c.querySelector('NOT_CHARTS, .ae-chart .main-svg'));
 }""".replace("NOT_CHARTS", NOT_CHARTS)
 

@@ -23,8 +23,11 @@ VIEWPORT = "presenter_viewport"
 #: the head (``st-key-presenter``), and the page's query token (``st-key-presenter_query``,
 #: wherever the page draws it). The attention page's scale slider stays, sized for a
 #: projector: dragging it to watch softmax saturate is the page's demonstration. Columns
-#: that hold charts are stacked, one figure to the screen's width. Our own CSS, with no
-#: user text in it.
+#: that hold charts are stacked, one figure to the screen's width. A slide shows its figure
+#: first: the page's title, then its first chart, then what the page says before the chart
+#: and everything after it, in order (CSS ``order`` on the page's outermost block; the
+#: figure's height leaves the title its room, :data:`app.views.chart.PRESENT_TITLE`). Our
+#: own CSS, with no user text in it.
 _PRESENT_CSS = """
 <style>
 [data-testid="stSidebar"], [data-testid="stSidebarCollapsedControl"],
@@ -35,8 +38,16 @@ _PRESENT_CSS = """
 .block-container { max-width: 100% !important; padding: 92px 2rem 1rem !important; }
 html, body, [data-testid="stMarkdownContainer"] p { font-size: 22px; }
 [data-testid="stCaptionContainer"], [data-testid="stCaptionContainer"] p { font-size: 18px; }
-[data-testid="stHorizontalBlock"]:has(.stBidiComponent) { flex-direction: column !important; }
-[data-testid="stHorizontalBlock"]:has(.stBidiComponent) > [data-testid="stColumn"] {
+[data-testid="stMainBlockContainer"] h1 { font-size: 40px; padding: 0; line-height: 1.3; }
+PAGE > *, TITLED > [data-testid="stVerticalBlock"] > * { order: 1; }
+TITLED, TITLED > [data-testid="stVerticalBlock"] { display: contents; }
+PAGE > :is(:has(h1), :has(.ae-chart):not(:has(.ae-chart) ~ *)),
+TITLED > [data-testid="stVerticalBlock"] > :has(h1) { order: 0; }
+[data-testid="stHorizontalBlock"]:not(.st-key-presenter):has(.stBidiComponent) {
+  flex-direction: column !important;
+}
+[data-testid="stHorizontalBlock"]:not(.st-key-presenter):has(.stBidiComponent)
+  > [data-testid="stColumn"] {
   width: 100% !important; flex: 1 1 auto !important;
 }
 .st-key-presenter {
@@ -77,6 +88,16 @@ html, body, [data-testid="stMarkdownContainer"] p { font-size: 22px; }
 }
 </style>
 """
+#: The page's outermost block, whose elements a slide orders, and a container in it that
+#: holds the title with more (/pretrained's, which names the model): its elements are
+#: ordered as the page's (``display: contents``).
+_PAGE = (
+    '[data-testid="stMainBlockContainer"] [data-testid="stVerticalBlock"]'
+    ':not([data-testid="stVerticalBlock"] [data-testid="stVerticalBlock"])'
+)
+_PRESENT_CSS = _PRESENT_CSS.replace(
+    "TITLED", f'{_PAGE} > [data-testid="stLayoutWrapper"]:has(h1):not(:has(.ae-chart))'
+).replace("PAGE", _PAGE)
 
 
 def control_hint(text):

@@ -10,15 +10,26 @@ import streamlit as st
 import attention_explorer
 
 
-def link_box():
-    """A box with this view's full link and a copy button, in the sidebar.
+def link_box(presenter_bar=None):
+    """A box with this view's full link and a copy button; in presentation mode, a button.
+
+    The box is in the sidebar; in presentation mode (``presenter_bar``, from
+    :func:`app.lecture.presentation.frame`) the copy button is in the presenter bar, as the
+    hidden sidebar's box would have no size.
+
+    The box folds out in place (an expander): a popover at the sidebar's foot opened as a
+    small scrolling box that hid its second link.
 
     The link is the address bar's, read in the browser (``chart/page.js``): the URL is
     the view's one record (:func:`app.state.session.write_url`, the token pickers, the scale
     slider's fragment all write it), and a box built here would keep the link of the
     last full run after a fragment's.
     """
-    with st.sidebar.popover("Copy link to this view", icon=":material/link:"):
+    if presenter_bar is not None:
+        with presenter_bar:
+            attention_explorer.page(key="share_link", data={"kind": "share", "button": True})
+        return
+    with st.sidebar.expander("Copy link to this view", icon=":material/link:"):
         attention_explorer.page(key="share_link", data={"kind": "share"})
 
 

@@ -32,6 +32,10 @@ PRESENT_ROW = 24
 PRESENT_MAX_ROWS = 64
 #: The presenter bar's height in pixels: figures fit the screen below it.
 PRESENTER_BAR = 76
+#: The room a slide's title takes above its first figure, in pixels: the page's padding
+#: below the bar, the title's line at 40 px and the gap after it
+#: (:mod:`app.lecture.presentation`), so title and figure share the first screen.
+PRESENT_TITLE = 100
 
 
 def labelled_rows(fig):
@@ -51,10 +55,11 @@ def present_height(fig):
     """A figure's height in presentation mode: large type's room, within the screen.
 
     A heatmap's labelled rows get :data:`PRESENT_ROW` pixels each, but no figure is taller
-    than the screen below the presenter bar: its labels are thinned instead (the rule of
+    than the screen below the presenter bar and the slide's title (the first figure shares
+    the first screen with it): its labels are thinned instead (the rule of
     :mod:`app.views.axes`).
     """
-    room = session.viewport()[1] - PRESENTER_BAR - 24
+    room = session.viewport()[1] - PRESENTER_BAR - PRESENT_TITLE
     return int(min(room, max(fig.layout.height or 0, 560, PRESENT_ROW * labelled_rows(fig) + 240)))
 
 

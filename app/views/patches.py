@@ -81,12 +81,22 @@ def image_figure(image, patch, grid, selected=None, overlay=None, title=""):
             line={"color": "#ff00ff", "width": 3},
         )
     height, width = image.shape[:2]
-    fig.update_xaxes(showticklabels=False, range=[-0.5, width - 0.5], showgrid=False)
+    # Square pixels shrink the plot to the image's shape: hung from the top left, so the
+    # image beside it (its colour bar takes room) starts at the same height.
+    fig.update_xaxes(
+        showticklabels=False,
+        range=[-0.5, width - 0.5],
+        showgrid=False,
+        constrain="domain",
+        constraintoward="left",
+    )
     fig.update_yaxes(
         showticklabels=False,
         range=[height - 0.5, -0.5],
         scaleanchor="x",
         showgrid=False,
+        constrain="domain",
+        constraintoward="top",
     )
     return style.frame(fig, title, 460, top=style.NOTE_TOP if "<br>" in title else 50)
 

@@ -36,6 +36,11 @@ def sentence(sinks, labels):
     )
 
 
+#: The gap between the heatmap and the bars, as a fraction of the plot's width: room for the
+#: colour bar and the bars' token labels.
+GAP = 0.22
+
+
 def figure(sinks, labels):
     """Each head's weight on the first token (left); the tokens most attended (right).
 
@@ -51,7 +56,7 @@ def figure(sinks, labels):
         rows=1,
         cols=2,
         column_widths=[0.6, 0.4],
-        horizontal_spacing=0.12,
+        horizontal_spacing=GAP,
         subplot_titles=["weight on the first token, per head", "most attended tokens"],
     )
     fig.add_trace(
@@ -65,10 +70,16 @@ def figure(sinks, labels):
             zmin=0.0,
             zmax=1.0,
             hovertemplate="%{y} %{x}<br>weight on the first token %{z:.4f}<extra></extra>",
-            colorbar=style.COLORBAR | {"x": 0.5},
         ),
         row=1,
         col=1,
+    )
+    # The colour bar in the gap right of the heatmap, before the bars' token labels: a bar
+    # at a fixed x would cover the last heads' column where the figure is narrow.
+    right = fig.layout.xaxis.domain[1]
+    fig.update_traces(
+        colorbar=style.COLORBAR | {"x": right + 0.01, "xanchor": "left"},
+        selector={"type": "heatmap"},
     )
     received = np.asarray(sinks.received[sinks.strongest], dtype=np.float32)
     fig.add_trace(

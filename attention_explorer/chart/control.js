@@ -8,6 +8,12 @@
 import { source } from "./frames.js";
 import { moving, release } from "./plot.js";
 import { showFrame } from "./preview.js";
+import { addStyle } from "./theme.js";
+
+// A stop whose frames are not held yet (past 128 tokens): the value says the charts wait.
+addStyle("ae-control-style", `.ae-control[data-waiting] .ae-control-value::after {
+  content: " · the charts follow when you let go"; font-size: 0.8em; font-weight: 400; opacity: 0.7;
+}`);
 
 const controls = new WeakMap(); // parentElement -> control
 
@@ -36,7 +42,9 @@ function show(src, name) {
   own.frame = requestAnimationFrame(() => {
     own.frame = null;
     const { value, drawn } = own; // a layer or the mask: from the head along that axis
-    showFrame(src, src.stop, framesOwn(name) || value === drawn ? null : { axis: name, index: value });
+    const along = framesOwn(name) || value === drawn ? null : { axis: name, index: value };
+    const painted = showFrame(src, src.stop, along);
+    if (name === "stop") for (const control of own.controls) control.wrap.toggleAttribute("data-waiting", !painted);
   });
 }
 
@@ -142,5 +150,6 @@ export function mountControl(component) {
       release(src, true);
     }
   }
+  if (name === "stop") control.wrap.removeAttribute("data-waiting"); // Python's run: its stop drawn
   describeAll(src, name);
 }

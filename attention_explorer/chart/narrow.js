@@ -1,14 +1,20 @@
 // Charts fitted to a phone after each drawing: there plotly.js runs a long title past the
-// right edge (it wraps none) and its mode bar over the title, and a table whose header wraps
-// pushes its last rows out of its fixed height.
+// right edge (it wraps none) and its mode bar over the title, a table whose header wraps
+// pushes its last rows out of its fixed height, and panels side by side crowd each other off
+// the screen: they are stacked in fewer columns (a plot cannot be scrolled sideways by touch,
+// which plotly.js takes for itself).
 
 import { addStyle } from "./theme.js";
 
 // The tallest, in px, a table grows to show every row.
 const TABLE_MAX = 700;
-// A figure of several panels whose labels run off the side or into each other on a phone
-// is drawn up to WIDE px wide, and its column scrolls sideways.
+// A figure of one panel whose labels run off the side on a phone is drawn up to WIDE px
+// wide, and its column scrolls sideways.
 const WIDE = 640;
+// Panels side by side that crowd each other are stacked in columns at least this wide (px).
+const MIN_PANEL = 140;
+// Charts side by side hang their titles this far (px) below their tops (alignRow).
+const TITLE_PAD = 8;
 
 // The chart's width, as a ResizeObserver last saw it (read without forcing a layout).
 export function widthOf(chart) {
@@ -51,9 +57,129 @@ export function fitted(chart, figure) {
     out.margin.t = (layout.margin?.t ?? 100) + fit.extra;
     out.height = (layout.height ?? 450) + fit.extra;
   }
+  const key = chart.tableFit || chart.stackFit ? fitKey(chart, figure) : null;
+  const stack = chart.stackFit;
+  if (stack?.fit === key) {
+    for (const [name, axis] of Object.entries(stack.axes)) out[name] = { ...(layout[name] || {}), ...axis };
+    out.annotations = stack.annotations;
+    out.height = (out.height ?? layout.height ?? 450) + stack.extra;
+  }
+  chart.natural = { t: out.margin.t ?? 100, h: out.height ?? 450 }; // before its row's (alignRow)
+  const row = chart.rowTarget;
+  if (row) {
+    [out.margin.t, out.height] = [row.t, row.h];
+    if (titleOf(layout)) {
+      const title = typeof out.title === "object" ? out.title : { text: out.title };
+      const pad = TITLE_PAD + (chart.titleShifts?.get(title.text) ?? 0);
+      out.title = { ...title, y: 1, yref: "container", yanchor: "top", pad: { ...(title.pad || {}), t: pad } };
+    }
+  }
   const table = chart.tableFit;
-  if (table?.fit === fitKey(chart, figure)) out.height = Math.max(out.height ?? 0, table.height);
+  if (table?.fit === key) out.height = Math.max(out.height ?? 0, table.height);
   return out;
+}
+
+// `figure`'s traces with their colour bars beside their stacked panels (stack), in copies.
+export function fittedData(chart, figure) {
+  const stack = chart.stackFit;
+  if (!stack || stack.fit !== fitKey(chart, figure)) return figure.data;
+  return figure.data.map((trace, i) => (stack.colorbars[i] ? { ...trace, colorbar: { ...(trace.colorbar || {}), ...stack.colorbars[i] } } : trace));
+}
+
+const round = (v) => Math.round(v * 1000) / 1000;
+
+// The figure's panels as drawn: each with its axes' names, domains, row and column (from the
+// top left); null unless some stand side by side.
+function panelsOf(gd) {
+  const full = gd._fullLayout;
+  const ids = full._subplots?.cartesian ?? [];
+  const panels = ids.map((id) => {
+    const [, x, y] = id.match(/^(x\d*)(y\d*)$/);
+    const [xName, yName] = [x.replace("x", "xaxis"), y.replace("y", "yaxis")];
+    return { id, x: xName, y: yName, xd: [...full[xName].domain], yd: [...full[yName].domain] };
+  });
+  const lefts = [...new Set(panels.map((p) => round(p.xd[0])))].sort((a, b) => a - b);
+  const tops = [...new Set(panels.map((p) => round(p.yd[1])))].sort((a, b) => b - a);
+  if (lefts.length < 2) return null;
+  for (const p of panels) [p.col, p.row] = [lefts.indexOf(round(p.xd[0])), tops.indexOf(round(p.yd[1]))];
+  panels.sort((a, b) => a.row - b.row || a.col - b.col);
+  return { panels, cols: lefts.length, rows: tops.length };
+}
+
+// The layout and colour bars that stack `grid`'s panels in `cols` columns: each keeps its
+// height in px, the columns share the plot's width, and the panel titles (make_subplots'
+// annotations), tick labels of shared axes and colour bars move with their panels.
+function stacking(gd, grid, cols) {
+  const full = gd._fullLayout;
+  const { w: W, h: H, b: bottom } = full._size;
+  const { panels } = grid;
+  const at = (row, col) => panels.find((p) => p.row === row && p.col === col);
+  const first = at(0, 0) ?? panels[0];
+  const hgap = grid.cols > 1 ? (at(0, 1).xd[0] - first.xd[1]) * W : 0;
+  const below = panels.find((p) => p.row === 1);
+  // A row needs room below for its key labels and above for the next row's title.
+  const vgap = Math.max(below ? (first.yd[0] - below.yd[1]) * H : 0, bottom + 40);
+  const ph = Math.max(...panels.map((p) => (p.yd[1] - p.yd[0]) * H));
+  const rows = Math.ceil(panels.length / cols);
+  const plotH = rows * ph + (rows - 1) * vgap;
+  const pw = (W - (cols - 1) * hgap) / cols;
+  const labels = (name) => ({ showticklabels: full[name].showticklabels, ticks: full[name].ticks });
+  const yRole = [labels(first.y), labels((at(0, 1) ?? first).y)]; // first column, others
+  const lastRow = panels.filter((p) => p.row === grid.rows - 1);
+  const xRole = [labels((panels.find((p) => p.row === 0 && grid.rows > 1) ?? lastRow[0]).x), labels(lastRow[0].x)];
+  const axes = {};
+  const moved = new Map();
+  panels.forEach((p, k) => {
+    const [row, col] = [Math.floor(k / cols), k % cols];
+    const left = col * (pw + hgap);
+    const top = row * (ph + vgap);
+    const xd = [left / W, (left + pw) / W].map((v) => Math.min(1, Math.max(0, v)));
+    const yd = [1 - (top + ph) / plotH, 1 - top / plotH].map((v) => Math.min(1, Math.max(0, v)));
+    const lowest = k + cols >= panels.length;
+    axes[p.x] = { domain: xd, ...xRole[lowest ? 1 : 0] };
+    axes[p.y] = { domain: yd, ...yRole[col === 0 ? 0 : 1] };
+    moved.set(p.id, { p, xd, yd });
+  });
+  const annotations = (full.annotations || []).map((a) => {
+    const source = gd.layout.annotations?.[a._index] ?? {};
+    if (a.xref !== "paper" || a.yref !== "paper") return source;
+    for (const { p, xd, yd } of moved.values()) {
+      if (Math.abs(a.x - (p.xd[0] + p.xd[1]) / 2) < 0.01 && Math.abs(a.y - p.yd[1]) < 0.01) {
+        return { ...source, x: (xd[0] + xd[1]) / 2, y: yd[1] };
+      }
+    }
+    return source;
+  });
+  const right = Math.max(...panels.map((p) => p.xd[1]));
+  const colorbars = {};
+  gd._fullData.forEach((trace, i) => {
+    const bar = trace.showscale && trace.colorbar;
+    const place = bar && moved.get(`${trace.xaxis}${trace.yaxis}`);
+    if (!place) return;
+    const x = bar.x >= right - 1e-6 ? bar.x : place.xd[1] + (bar.x - place.p.xd[1]);
+    colorbars[i] = { x, y: (place.yd[0] + place.yd[1]) / 2, yanchor: "middle", len: place.yd[1] - place.yd[0], lenmode: "fraction" };
+  });
+  return { axes, annotations, colorbars, extra: Math.round(plotH - H) };
+}
+
+// Stack `grid`'s panels in fewer columns until they no longer crowd each other (or in one).
+async function stack(chart, gd, grid, fit) {
+  const { w: W } = gd._fullLayout._size;
+  const height = gd._fullLayout.height; // as drawn unstacked
+  let cols = Math.min(grid.cols - 1, Math.max(1, Math.floor(W / MIN_PANEL)));
+  for (;;) {
+    const plan = stacking(gd, grid, cols);
+    chart.stackFit = { fit, ...plan };
+    const update = { annotations: plan.annotations, height: height + plan.extra };
+    for (const [name, axis] of Object.entries(plan.axes)) for (const [k, v] of Object.entries(axis)) update[`${name}.${k}`] = v;
+    await window.Plotly.relayout(gd, update);
+    for (const [i, bar] of Object.entries(plan.colorbars)) {
+      const style = Object.fromEntries(Object.entries(bar).map(([k, v]) => [`colorbar.${k}`, v]));
+      await window.Plotly.restyle(gd, style, [Number(i)]);
+    }
+    if (cols === 1 || !crowded(gd)) return;
+    cols -= 1;
+  }
 }
 
 const measurer = document.createElement("canvas").getContext("2d");
@@ -142,7 +268,9 @@ export async function fitNarrow(chart, figure) {
     }
   }
   if (Object.keys(update).length) await window.Plotly.relayout(gd, update);
-  if (!chart.wide && crowded(gd)) {
+  const grid = chart.stackFit?.fit !== fit && crowded(gd) && panelsOf(gd);
+  if (grid) await stack(chart, gd, grid, fit);
+  if (!chart.wide && chart.stackFit?.fit !== fit && crowded(gd)) {
     chart.wide = Math.max(width + 1, Math.min(WIDE, Math.round(width * 1.6)));
     gd.style.minWidth = `${chart.wide}px`; // then drawn again at that width (plot.js)
     chart.host.style.overflowX = "auto";
@@ -154,6 +282,61 @@ export async function fitNarrow(chart, figure) {
     gd.classList.add("ae-modebar-above");
   }
   chart.fittedFor = fit;
+}
+
+// The columns `chart` stands in, side by side; null when it is in none, or they are stacked
+// (a phone, presentation mode).
+function columnsOf(chart) {
+  const block = chart.host.closest('[data-testid="stHorizontalBlock"]');
+  const columns = block ? [...block.querySelectorAll(':scope > [data-testid="stColumn"]')] : [];
+  if (columns.length < 2) return null;
+  const [a, b] = columns.map((column) => column.getBoundingClientRect());
+  return Math.abs(a.top - b.top) > 1 || b.left <= a.left ? null : columns;
+}
+
+const chartsIn = (column) => [...column.querySelectorAll(".ae-chart")].map((div) => div.aeChart).filter(Boolean);
+
+// Charts side by side line up: the k-th chart of each column gets the row's largest top
+// margin and height, and its title hung from its top, so titles, plots and the CSV buttons
+// below start at one height (one title of two lines, or wrapped, put its plot ~27 px lower).
+// A chart drawn anew redraws those of its row whose room changed (`redraw`, plot.js).
+export async function alignRow(chart) {
+  const columns = columnsOf(chart);
+  if (!columns) {
+    if (chart.rowTarget) [chart.rowTarget, chart.resized] = [null, true];
+    return;
+  }
+  const index = chartsIn(columns.find((column) => column.contains(chart.host))).indexOf(chart);
+  const row = columns.map((column) => chartsIn(column)[index]).filter((member) => member?.natural);
+  if (row.length < 2) return;
+  const t = Math.max(...row.map((member) => member.natural.t));
+  const h = t + Math.max(...row.map((member) => member.natural.h - member.natural.t));
+  // A mode bar moved above its title (fitNarrow) moves the chart down: all of the row's then.
+  const above = row.find((member) => member.div.classList.contains("ae-modebar-above"));
+  for (const member of above ? row : []) {
+    member.div.style.setProperty("--ae-modebar", above.div.style.getPropertyValue("--ae-modebar"));
+    member.div.classList.add("ae-modebar-above");
+  }
+  for (const member of row) {
+    if (member.rowTarget?.t === t && member.rowTarget?.h === h) continue;
+    member.rowTarget = { t, h };
+    member.redraw?.();
+  }
+  if (chart.rowTarget?.t === t && chart.rowTarget?.h === h) await hangTitle(chart);
+}
+
+// A title hung from the top lands TITLE_PAD px below it: plotly.js hangs one of several lines
+// higher, by what is measured here once per title (kept, as the next drawing's pad).
+async function hangTitle(chart) {
+  const gd = chart.div;
+  const title = gd.querySelector(".g-gtitle .gtitle");
+  const text = titleOf(gd.layout);
+  if (!title || !text) return;
+  const off = title.getBoundingClientRect().top - gd.getBoundingClientRect().top;
+  if (Math.abs(off - TITLE_PAD) < 0.5) return;
+  const shift = (chart.titleShifts?.get(text) ?? 0) + TITLE_PAD - off;
+  (chart.titleShifts ||= new Map()).set(text, shift);
+  await window.Plotly.relayout(gd, { "title.pad.t": Math.max(0, TITLE_PAD + shift) });
 }
 
 addStyle("ae-chart-style", `.ae-chart.ae-modebar-above { margin-top: var(--ae-modebar); }

@@ -3,12 +3,13 @@
 //   page      {kind: "page"}, once per run on every page: a run from the address bar after a
 //             lost connection (connection.js), equations fitted (equations.js)
 //   top       {kind: "top", at}: the page scrolled to its top when `at` changes (the tour's step)
-//   share     {kind: "share"}: the share box, the address bar's link (share.js)
+//   share     {kind: "share", button?}: the share box, the address bar's link; with `button`,
+//             presentation mode's copy button alone (share.js)
 //   viewport  {kind: "viewport", known: [width, height]}: presentation mode's screen (viewport.js)
 
 import { rerunOnReconnect } from "./connection.js";
 import { watchEquations } from "./equations.js";
-import { mountShare } from "./share.js";
+import { mountCopyButton, mountShare } from "./share.js";
 import { addStyle } from "./theme.js";
 import { mountViewport } from "./viewport.js";
 
@@ -43,7 +44,8 @@ function scrollToTop(parentElement, at) {
 export default function (component) {
   const { data, parentElement } = component;
   let box = null;
-  if (data.kind === "share") box = mountShare(parentElement);
+  if (data.kind === "share" && data.button) mountCopyButton(parentElement);
+  else if (data.kind === "share") box = mountShare(parentElement);
   else if (data.kind === "viewport") mountViewport(component);
   else if (data.kind === "top") scrollToTop(parentElement, data.at);
   else mountPage(component);

@@ -10,7 +10,7 @@ import {
   replaced, shownFrames, source, wanted,
 } from "./frames.js";
 import { hoverLines } from "./hover_lines.js";
-import { drawnAtAnotherWidth, fitNarrow, fitted } from "./narrow.js";
+import { alignRow, drawnAtAnotherWidth, fitNarrow, fitted, fittedData } from "./narrow.js";
 import { plotlyReady } from "./plotly_loader.js";
 import { restorePlotly, showFrame } from "./preview.js";
 import { PENDING, stateOf } from "./state.js";
@@ -107,6 +107,7 @@ async function pump() {
 function draw(chart) {
   chart.shows = wanted(chart);
   const found = chart.shows === null ? null : shownFrames(chart);
+  if (found || chart.shows === null) chart.div.classList.remove("ae-waiting"); // at its stop
   return react(chart, found ? figureAt(chart, found.frames, found.frame) : chart.figure);
 }
 
@@ -183,9 +184,10 @@ async function react(chart, figure) {
   chart.resized = false; // drawn now, at the element's width
   try {
     const layout = fitted(chart, overlaid(figure, chart.overlay));
-    await Plotly.react(chart.div, figure.data, themed(layout, chart.host), chart.plotConfig);
+    await Plotly.react(chart.div, fittedData(chart, figure), themed(layout, chart.host), chart.plotConfig);
     chart.div.style.minHeight = ""; // the room kept until its first drawing
     await fitNarrow(chart, figure);
+    await alignRow(chart); // with the charts beside it
   } finally {
     chart.reacting -= 1;
   }
@@ -223,6 +225,10 @@ export function mountChart(component) {
     div.style.width = "100%";
     chart = { div, host: parentElement, listening: false, overlay: null };
     chart.followWidth = () => followWidth(chart); // the ResizeObserver's (narrow.js)
+    chart.redraw = () => { // its row's room changed (narrow.js)
+      chart.resized = true;
+      settle(chart);
+    };
     charts.set(parentElement, chart);
     watch(chart);
   }

@@ -15,7 +15,8 @@ const TEXT = "textContent"; // an element's text, touched as if it were an attri
 
 // What a preview paints over is hidden while the chart is marked so (plotly_parts.js).
 const hidden = Object.entries(UNDER_PREVIEW).map(([mark, part]) => `.ae-chart[${mark}] ${part}`);
-addStyle("ae-preview-style", `${hidden.join(", ")} { visibility: hidden; }`);
+addStyle("ae-preview-style", `${hidden.join(", ")} { visibility: hidden; }
+.ae-chart.ae-waiting { opacity: 0.4; transition: opacity 0.15s; }`);
 
 // 256 RGBA colours along a Plotly colour scale ([[t, css colour], ...]).
 function colourTable(colorscale) {
@@ -205,6 +206,7 @@ function setColumns(chart, frames, name, frame, first) {
 
 // Show `stop` and the head on every chart that follows `src`; with `other` ({axis, index}: a
 // layer, or the mask 0 or 1), that one's from the frames along its axis, until its run.
+// Returns whether frames of the stop were held (else nothing was painted).
 export function showFrame(src, stop, other = null) {
   const started = performance.now();
   const parts = {};
@@ -241,7 +243,11 @@ export function showFrame(src, stop, other = null) {
     if (live.heatmap || live.bar || live.curves) hideHover(chart);
     parts[chart.key] = performance.now() - begun;
   }
-  if (!held) return; // no frames of this stop yet: nothing was painted
+  // Past 128 tokens a drag runs past the stops held: the charts, still at the last stop
+  // drawn, are dimmed until its frames come (at the release), and the slider says so.
+  if (other === null) for (const chart of src.charts) chart.div.classList.toggle("ae-waiting", !held);
+  if (!held) return false; // no frames of this stop yet: nothing was painted
   const detail = { stop, head: src.head, other, started, painted: performance.now(), parts };
   window.dispatchEvent(new CustomEvent("ae-frame", { detail }));
+  return true;
 }

@@ -1,4 +1,5 @@
-// The share box: the address bar's link, and the same in presentation mode, to copy. Only the
+// The share box: the address bar's link, and the same in presentation mode, to copy; in the
+// presenter bar, one button that copies the address bar's link (mountCopyButton). Only the
 // address bar always holds the whole view (the scale's in-browser steps too): Streamlit writes
 // it after every run, a fragment's included, where a box drawn by Python would keep the last
 // full run's. User text (the link holds the student's sentence) is only set as textContent.
@@ -14,11 +15,12 @@ const STYLE = `
   border-radius: 0.5rem; font-family: var(--st-code-font, monospace); font-size: 0.8rem;
   background: var(--st-secondary-background-color); color: var(--st-text-color);
 }
-.ae-share-row button {
+.ae-share-row button, button.ae-share-copy {
   flex: none; cursor: pointer; padding: 0.35rem 0.6rem; border-radius: 0.5rem;
   border: 1px solid var(--st-border-color, #ccc); background: transparent;
   color: var(--st-text-color); font: inherit;
-}`;
+}
+button.ae-share-copy { height: 2.5rem; padding: 0 1rem; font-size: 18px; white-space: nowrap; }`;
 
 // Streamlit writes the query string with history.pushState / replaceState, which fire no
 // event: an "ae-url" after each lets the share boxes follow.
@@ -36,7 +38,7 @@ function watchHistory() {
   window.addEventListener("popstate", () => window.dispatchEvent(new Event("ae-url")));
 }
 
-async function copy(text, button) {
+async function copy(text, button, label = "Copy") {
   try {
     await navigator.clipboard.writeText(text); // only in a secure context (https, localhost)
   } catch {
@@ -48,7 +50,7 @@ async function copy(text, button) {
     area.remove();
   }
   button.textContent = "Copied";
-  setTimeout(() => (button.textContent = "Copy"), 1500);
+  setTimeout(() => (button.textContent = label), 1500);
 }
 
 // A caption and a row of `box` for a link, with its copy button; returns the link's element.
@@ -86,4 +88,18 @@ export function mountShare(parentElement) {
   }
   box.aeShow();
   return box;
+}
+
+// Presentation mode's copy button, in the presenter bar: the link as the address bar has it
+// when clicked (present=1 included: the class opens the slide the lecturer shows).
+export function mountCopyButton(parentElement) {
+  addStyle("ae-page-style", STYLE);
+  if (parentElement.querySelector(".ae-share")) return;
+  const label = "Copy link";
+  const button = Object.assign(document.createElement("button"), { type: "button", className: "ae-share-copy", textContent: label });
+  button.title = "Copy the link to this view";
+  button.addEventListener("click", () => copy(location.href, button, label));
+  const box = Object.assign(document.createElement("div"), { className: "ae-share" });
+  box.append(button);
+  parentElement.appendChild(box);
 }

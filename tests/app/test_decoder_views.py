@@ -36,6 +36,14 @@ def test_the_sink_figure_draws_the_engines_numbers():
     assert "60%" in fig.layout.title.text
 
 
+def test_the_sink_colour_bar_sits_between_the_heatmap_and_the_bars():
+    """Not over the last heads' column (it was at x = 0.5, inside the heatmap's domain)."""
+    fig = sinks.figure(found(), LABELS)
+    bar = fig.data[0].colorbar
+    assert bar.xanchor == "left"
+    assert fig.layout.xaxis.domain[1] <= bar.x < fig.layout.xaxis2.domain[0] - 0.1
+
+
 def test_the_sink_sentence_says_the_share_the_baseline_and_the_heads():
     text = sinks.sentence(found(), LABELS)
     assert "Across all 8 heads, 60% of the attention" in text

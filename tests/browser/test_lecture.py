@@ -18,6 +18,7 @@ from browser_support import (
     in_view,
     next_tour_step,
     open_app,
+    open_presenting,
     query,
     slider,
     unplugged_page,
@@ -67,6 +68,9 @@ def test_a_tour_link_opens_its_step(page, app_url):
     assert page.locator('[data-testid="stMain"] h1').first.inner_text().strip() == (
         tour.STEPS[5].title
     )
+    for key in ("tour_back", "tour_next"):  # one arrow: the badge that names the key
+        text = page.locator(f".st-key-{key} button").inner_text()
+        assert sum(text.count(arrow) for arrow in "←→") == 1, text
 
 
 def test_presentation_mode_hides_the_controls_but_the_bar_and_scale_and_switches_off(page, app_url):
@@ -124,7 +128,7 @@ def test_a_copied_link_reproduces_the_view_in_a_fresh_browser(page, app_url, bro
     page.wait_for_url(re.compile(r"[?&]causal=1"))
     wait_settled(page)
     page.get_by_text("Copy link to this view").click()
-    link = page.locator('[data-testid="stPopoverBody"] code').first.inner_text().strip()
+    link = page.locator('[data-testid="stSidebar"] .ae-share code').first.inner_text().strip()
     assert "causal=1" in link
     assert "scale=" in link
     before = chart(page, "att_weights")
@@ -140,11 +144,97 @@ def test_a_copied_link_reproduces_the_view_in_a_fresh_browser(page, app_url, bro
 
 
 def share_box(page):
-    """The links the share box offers (the view's, and the same in presentation mode)."""
+    """The links the share box offers (the view's, and the same in presentation mode): each
+    shown whole where the box folds out, not in a scrolling box (a popover at the sidebar's
+    foot was one of 84 px, which hid the second)."""
     page.get_by_text("Copy link to this view").click()
-    codes = page.locator('[data-testid="stPopoverBody"] code')
+    codes = page.locator('[data-testid="stSidebar"] .ae-share code')
     codes.first.wait_for()
+    assert codes.count() == 2
+    for code in codes.all():
+        code.scroll_into_view_if_needed()
+        assert in_view(page, code), code.inner_text()
+        assert code.evaluate(SCROLLS_INSIDE) is None, code.inner_text()
     return [text.strip() for text in codes.all_inner_texts()]
+
+
+#: The nearest ancestor of an element that scrolls within the sidebar (its own scroller
+#: excepted), or null.
+SCROLLS_INSIDE = """(el) => {
+    const sidebar = el.closest('[data-testid="stSidebarContent"]');
+    for (let node = el.parentElement; node && node !== sidebar; node = node.parentElement) {
+        if (node.scrollHeight > node.clientHeight + 1
+            && /auto|scroll/.test(getComputedStyle(node).overflowY)) return node.className;
+    }
+    return null;
+}"""
+
+
+#: A slide's first screen: the title, the first chart in the page's order, where it and its
+#: texts are drawn, and the prose (paragraphs, captions, equations) drawn between them.
+FIRST_SCREEN = """() => {
+    const main = document.querySelector('[data-testid="stMain"]');
+    const title = main.querySelector('h1').getBoundingClientRect();
+    const first = [...main.querySelectorAll('.js-plotly-plot')][0];
+    const box = first.getBoundingClientRect();
+    const texts = [...first.querySelectorAll('.gtitle, .g-xtitle text, .g-ytitle text')]
+        .map((t) => t.getBoundingClientRect()).filter((r) => r.width);
+    const prose = '[data-testid="stMarkdownContainer"] p, .katex-display, '
+        + '[data-testid="stCaptionContainer"]';
+    const between = [...main.querySelectorAll(prose)]
+        .map((e) => e.getBoundingClientRect())
+        .filter((r) => r.height && r.top >= title.bottom - 1 && r.bottom <= box.top + 1);
+    return {
+        title: [title.top, title.bottom], figure: [box.top, box.bottom],
+        texts: [Math.min(...texts.map((r) => r.top)), Math.max(...texts.map((r) => r.bottom))],
+        between: between.length, screen: window.innerHeight,
+    };
+}"""
+
+
+@pytest.mark.parametrize(
+    ("size", "paths"),
+    [
+        (
+            {"width": 1280, "height": 720},
+            ["/attention", "/causal-mask", "/multi-head", "/pretrained"],
+        ),
+        ({"width": 1920, "height": 1080}, ["/attention"]),
+    ],
+    ids=["1280x720", "1920x1080"],
+)
+def test_a_slide_shows_its_title_and_first_figure_on_the_first_screen(page, app_url, size, paths):
+    """Presentation mode: below the presenter bar the page's title, then its first figure
+    whole, with its axis titles (the raw scores' rotated one was cut), and no prose between
+    them: what the page says before the figure follows it."""
+    page.set_viewport_size(size)
+    for path in paths:
+        open_presenting(page, app_url + path)
+        screen = page.evaluate(FIRST_SCREEN)
+        assert screen["title"][0] >= 76, (path, screen)  # below the bar
+        assert screen["title"][1] <= screen["figure"][0], (path, screen)
+        assert screen["figure"][1] <= screen["screen"], (path, screen)
+        assert screen["texts"][0] >= screen["title"][1] - 4, (path, screen)  # glyph boxes overhang
+        assert screen["texts"][1] <= min(screen["figure"][1], screen["screen"]), (path, screen)
+        assert screen["between"] == 0, (path, screen)
+
+
+def test_presentation_mode_copies_the_link_from_the_presenter_bar(page, app_url):
+    """The README's "Copy link to this view" in presentation mode: a button in the bar (the
+    sidebar's box is hidden there, at zero size) that copies the address bar's link."""
+    page.context.grant_permissions(["clipboard-read", "clipboard-write"])
+    open_presenting(page, app_url + "/attention")
+    button = page.locator(".st-key-presenter button.ae-share-copy")
+    box = button.bounding_box()
+    assert box is not None, "no copy button in the presenter bar"
+    assert box["width"] > 40, box
+    assert box["height"] > 20, box
+    assert box["y"] + box["height"] <= 76, box  # in the bar
+    button.click()
+    page.wait_for_function(
+        "() => document.querySelector('button.ae-share-copy').textContent === 'Copied'"
+    )
+    assert page.evaluate("() => navigator.clipboard.readText()") == page.url
 
 
 def test_the_share_box_gives_the_address_bars_link_after_picks_and_steps(page, app_url, browser):

@@ -262,6 +262,36 @@ def test_past_128_tokens_a_step_needs_nothing_from_the_server(page, app_url):
     assert page.errors == []
 
 
+#: Whether the scale's slider says its charts wait for their stop, and how many charts are
+#: dimmed for it.
+WAITING = """() => ({
+    slider: document.querySelector('.ae-stop')?.hasAttribute('data-waiting') ?? null,
+    dimmed: document.querySelectorAll('.ae-chart.ae-waiting').length,
+})"""
+
+
+def test_past_128_tokens_a_drag_past_the_held_stops_says_the_charts_wait(page, app_url):
+    """The label said 0.5 while the charts' titles said × 0.2102 until the release: beyond
+    the stops whose frames the browser holds, the slider says the charts follow when it is
+    let go, and the charts are dimmed; at the release the stop's frames come and both end."""
+    open_app(page, f"{app_url}/attention?weights=random&text={quote(VARIED_TEXT)}")
+    assert page.evaluate(WAITING) == {"slider": False, "dimmed": 0}
+    slider(page, "att_scale").scroll_into_view_if_needed()
+    drag(page, 0.5, 0.95, 12)  # far past the stops held around the one drawn
+    page.wait_for_function("() => document.querySelector('.ae-stop[data-waiting]') !== null")
+    waiting = page.evaluate(WAITING)
+    assert waiting["slider"] is True
+    assert waiting["dimmed"] >= 2  # the weights, the output, ...
+    page.mouse.up()
+    page.wait_for_url(re.compile(r"[?&]scale="))
+    wait_settled(page)
+    page.wait_for_function(
+        f"() => JSON.stringify(({WAITING})()) === JSON.stringify({{slider: false, dimmed: 0}})",
+        timeout=10_000,
+    )
+    assert_healthy(page)
+
+
 def test_a_drag_back_to_the_drawn_stop_restores_plotlys_image(page, app_url):
     sent = []
     page.on("websocket", lambda ws: ws.on("framesent", lambda data: sent.append(data)))

@@ -11,6 +11,8 @@ borders.
 
 from __future__ import annotations
 
+import contextlib
+
 import pytest
 from browser_support import (
     assert_healthy,
@@ -20,6 +22,7 @@ from browser_support import (
     open_app,
     wait_settled,
 )
+from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
 
 from app.lecture import tour
 
@@ -57,6 +60,51 @@ def test_nothing_is_cut_on_a_phone_and_a_tables_height_holds_when_its_numbers_ch
     look_at(page, "att_saturation_mean")
     assert [found for found in clipped(page) if "att_saturation_mean" in found] == []
     assert_healthy(page)
+
+
+#: What of chart ``key`` a phone cannot show: its panels and their titles past the window's
+#: sides (a plot cannot be scrolled sideways by touch: plotly.js takes the drag), and panel
+#: titles that run into each other.
+OFF_THE_PHONE = """(key) => {
+    const gd = document.querySelector(`.st-key-${key} .js-plotly-plot`);
+    const named = (selector) => [...gd.querySelectorAll(selector)]
+        .map((e) => [e.textContent || e.parentElement.className.baseVal, e.getBoundingClientRect()])
+        .filter(([, r]) => r.width);
+    const off = named('.nsewdrag, .annotation-text, .gtitle, .cbtitle text')
+        .filter(([, r]) => r.left < -1 || r.right > window.innerWidth + 1)
+        .map(([name]) => `off the side: ${name}`);
+    const titles = named('.annotation-text');
+    const into = titles.flatMap(([a, p], i) => titles.slice(i + 1)
+        .filter(([, q]) => p.left < q.right && q.left < p.right && p.top < q.bottom
+            && q.top < p.bottom)
+        .map(([b]) => `${a} runs into ${b}`));
+    return [...off, ...into];
+}"""
+
+
+@pytest.mark.parametrize(
+    ("path", "keys"),
+    [
+        ("/attention", ["att_saturation"]),
+        ("/tour?step=4", ["tour_step_4"]),
+        ("/multi-head", ["mh_heads"]),
+        ("/encoder-layer", ["enc_norms"]),
+        ("/pretrained", ["pretrained_neuron", "pretrained_sinks"]),
+    ],
+)
+def test_figures_of_several_panels_are_stacked_to_fit_a_phone(page, app_url, path, keys):
+    """Panels side by side that do not fit a phone's width stand in fewer columns: every
+    panel and title inside the window, no two panel titles over each other ("head 4 ·
+    3.17 bitshead 5 · 3.08 bits"); nothing else on the page cut off."""
+    page.set_viewport_size(PHONE)
+    open_app(page, f"{app_url}{path}")
+    for key in keys:
+        look_at(page, key)
+        with contextlib.suppress(PlaywrightTimeoutError):  # the fit lands a frame or two later
+            fits = f"(key) => ({OFF_THE_PHONE})(key).length === 0"
+            page.wait_for_function(fits, arg=key, timeout=5000)
+        assert page.evaluate(OFF_THE_PHONE, key) == [], key
+    assert clipped(page) == []
 
 
 #: The smallest type an equation fitted to a narrow screen may be scaled down to, in px.

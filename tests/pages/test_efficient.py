@@ -140,3 +140,9 @@ def test_cost_figure_is_log_log_with_reference_slopes():
     square_guide = next(t for t in fig.data if t.name == "∝ n²")
     # the n² guide passes through every softmax point of this exact power law
     np.testing.assert_allclose(np.asarray(softmax_time.y), np.asarray(square_guide.y), rtol=1e-5)
+
+
+def test_the_comparison_table_has_the_pages_width(page):
+    """Not in the patterns' half-width grid, where its last columns were cut off."""
+    assert len(page.dataframe) >= 1
+    assert [column for column in page.columns if len(column.dataframe)] == []

@@ -109,3 +109,13 @@ def test_presentation_mode_gives_a_tables_rows_room_for_its_large_type():
     assert table["type"] == "table"
     assert table["cells"]["height"] >= chart.PRESENT_FONT + 10
     assert table["header"]["height"] >= chart.PRESENT_FONT + 10
+
+
+def test_back_and_next_show_one_arrow_each_the_keys_badge():
+    """Streamlit draws a shortcut's key as a badge beside the label (← for Left): an arrow
+    in the label too read "← Back ←"."""
+    at = open_tour(step=2)
+    for key, shortcut in (("tour_back", "Left"), ("tour_next", "Right")):
+        button = at.button(key=key)
+        assert button.proto.shortcut.lower() == shortcut.lower()
+        assert not set(button.label) & set("←→"), button.label
