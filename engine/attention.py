@@ -423,6 +423,8 @@ def multi_head_attention(
     parts=1,
     parallel=True,
     n_kv_heads=None,
+    positions=None,
+    past=None,
 ):
     r"""Multi-head attention (Vaswani et al. 2017, section 3.2.2): self- or cross-attention.
 
@@ -437,13 +439,17 @@ def multi_head_attention(
     ``w_v`` make ``n_kv_heads`` heads, each repeated for the query heads that share it
     (:func:`kv_head_of`), and then this is the same attention.
 
+    With ``past``, a causal model's next tokens against its key/value cache
+    (:func:`engine.bert.step`): the keys and values of ``x``'s rows (at ``positions``) follow
+    the cached ones of the tokens before them.
+
     Parameters
     ----------
     x : ndarray of shape (n_q, d_model)
     w_q, w_o : ndarray of shape (d_model, d_model), applied as ``x @ w``
     w_k, w_v : ndarray of shape (d_model, n_kv_heads · d_head)
     n_heads : int, a divisor of d_model
-    mask : bool ndarray broadcastable to (n_q, n_k), optional
+    mask : bool ndarray broadcastable to (n_q, n_k), optional; (n_q, n_past + n_k) with ``past``
     scale : float, optional; default ``1/√d_head``
     rotary : bool or mapping
         Rotate each head's queries and keys by their position (RoPE) before the dot
@@ -459,17 +465,22 @@ def multi_head_attention(
         summed in order (:func:`engine.parts.in_parts`); rounds as the layer does.
     parallel : bool or int, the groups on the engine's threads (:func:`engine.parts.in_parts`)
     n_kv_heads : int, optional; a divisor of n_heads, default n_heads
+    positions : int ndarray of shape (n_q,), optional
+        The rows' positions, for the rotation; default ``0 … n_q - 1``.
+    past : (k, v), each an ndarray of shape (n_kv_heads, n_past, d_head), optional
+        The earlier tokens' keys (rotated) and values, per key/value head.
 
     Returns
     -------
-    MultiHeadResult, with k and v per query head (a shared one repeated)
+    MultiHeadResult, with k and v per query head (a shared one repeated): with ``past``,
+    the ``n_past + n_k`` keys and values attended to
     """
     x = np.asarray(x)
     memory = x if memory is None else np.asarray(memory)
     _check_heads(x.shape[-1], n_heads)
     d_head = x.shape[-1] // n_heads
     kv_of = kv_head_of(n_heads, n_heads if n_kv_heads is None else n_kv_heads)
-    rotation = {} if rotary is True else rotary
+    rotation = {**({} if rotary is True else rotary or {}), "positions": positions}
     found = [None] * parts
     joined = Joined(parts)
 
@@ -485,6 +496,9 @@ def multi_head_attention(
         v = split_heads(linear(memory, w_v[:, kv], _cut(b_v, kv)), n_kv)
         if rotary:
             q, k = rotary_embedding(q, **rotation), rotary_embedding(k, **rotation)
+        if past is not None:  # the cached keys and values, then the new tokens'
+            k = np.concatenate([past[0][shared[0] : shared[-1] + 1], k], axis=1)
+            v = np.concatenate([past[1][shared[0] : shared[-1] + 1], v], axis=1)
         if n_kv != count:  # grouped-query: each key/value head once per query head reading it
             k, v = k[shared - shared[0]], v[shared - shared[0]]  # -> [count, n_k, d_head]
         out = None if weights_out is None else weights_out[heads]

@@ -371,6 +371,8 @@ def encoder_layer(
     norm=layer_norm,
     rotary=False,
     n_kv_heads=None,
+    positions=None,
+    past=None,
 ):
     r"""One transformer layer, post-LN or pre-LN: BERT's, GPT-2's and Llama's.
 
@@ -406,6 +408,8 @@ def encoder_layer(
     norm : callable, :func:`layer_norm` or :func:`rms_norm`, taking ``ln_1``, ``ln_2``
     rotary : bool or mapping, as :func:`engine.attention.multi_head_attention` takes it
     n_kv_heads : int, optional; key/value heads, default n_heads
+    positions, past : a causal model's next token against its key/value cache, as
+        :func:`engine.attention.multi_head_attention` takes them (:func:`engine.bert.step`)
 
     Returns
     -------
@@ -422,6 +426,8 @@ def encoder_layer(
         parts=min(parts, n_heads),
         parallel=parallel,
         n_kv_heads=n_kv_heads,
+        positions=positions,
+        past=past,
     )
     h = x + attention.output
     if not norm_first:
