@@ -89,7 +89,8 @@ class Step(NamedTuple):
         attention behind this step's choice (the whole pass's ``attentions[:, :, -1]``).
     labels : list of n str
         Those tokens: the text's pieces (:func:`engine.tokenize.piece_labels`), then the
-        tokens generated before this step.
+        tokens generated before this step (their text, or their token string where the
+        text shows nothing).
     candidates : NextToken
         The likeliest next tokens at the step's temperature; at temperature 0 (greedy),
         where every probability is 0 or 1, at the model's own (T = 1).
@@ -211,6 +212,16 @@ def _top(model, logits, temperature, k):
     return NextToken(sweep.ids, tokens, sweep.probabilities[0], float(temperature))
 
 
+def _label(step):
+    """A generated token on an axis: its text, or its token string where the text shows none.
+
+    A space shows nothing, and a byte-level token that is part of a character cannot show
+    it (its text is U+FFFD).
+    """
+    text = step.text.strip()
+    return step.token if not text or "\ufffd" in text else text
+
+
 def generate(model, text, n_new, temperature=0.0, seed=None, k=10, parallel=True):
     """Continue ``text`` by ``n_new`` tokens: one pass over the text, then one token's work each.
 
@@ -250,7 +261,7 @@ def generate(model, text, n_new, temperature=0.0, seed=None, k=10, parallel=True
             following = step(model, cache, chosen.id, parallel=parallel)
             logits, cache = following.next_logits, following.cache
             attention = following.last_token_attention
-            labels = [*labels, chosen.text.strip() or chosen.token]
+            labels = [*labels, _label(chosen)]
         candidates = _top(model, logits, temperature if temperature > 0 else 1.0, k)
         own = probabilities(logits)
         if temperature == 0:
