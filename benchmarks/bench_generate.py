@@ -1,0 +1,99 @@
+"""Generation with the key/value cache: ten new tokens against one pass, and against the old way.
+
+On one model (a checkpoint folder: the tiny Llama of ``tests/data/tiny_models`` by
+default), a text of ``--tokens`` tokens (fewer where the model has fewer positions, so
+that ``--new`` more fit), timed in one process, in turns, ``--runs`` times each:
+
+- the pass: :func:`engine.bert.run` on the text, as a page runs it;
+- generation with the cache: :func:`engine.generate.generate`, ``--new`` greedy tokens:
+  the pass over the text keeping every layer's keys and values, then one token's work per
+  new token (:func:`engine.bert.step`);
+- generation the old way: a whole pass over the tokens so far for every new token, and one
+  more after the last, as ``generate`` ran before the cache (kept here, not in the engine).
+
+It prints the medians, generation against one pass (issue #50's target: at most 1.5 for ten
+tokens after 256) and the old way against the new, and checks that both ways choose the
+same tokens::
+
+    python3 benchmarks/bench_generate.py [--model FOLDER] [--tokens 256] [--new 10] [--runs 5]
+
+Figures: docs/benchmarks.md.
+"""
+
+import argparse
+import statistics
+import time
+from pathlib import Path
+
+import numpy as np
+
+from engine import bert, checkpoint, generate
+
+ROOT = Path(__file__).resolve().parent.parent
+TINY_LLAMA = ROOT / "tests" / "data" / "tiny_models" / "llama"
+CORPUS = ROOT / "assets" / "bpe-corpus.txt"
+
+
+def text_of(model, n_tokens):
+    """The corpus's first words, as many as make at most ``n_tokens`` tokens."""
+    words = CORPUS.read_text(encoding="utf-8").split()
+    low, high = 1, len(words)
+    while low < high:  # the most words whose tokens fit
+        middle = (low + high + 1) // 2
+        if len(model.tokenizer.encode(" ".join(words[:middle])).ids) <= n_tokens:
+            low = middle
+        else:
+            high = middle - 1
+    return " ".join(words[:low])
+
+
+def old_generate(model, text, n_new):
+    """Greedy tokens as ``generate`` made them before the cache: a whole pass per token."""
+    current, chosen = bert.run(model, text), []
+    for _ in range(n_new):
+        chosen.append(int(np.argmax(current.next_logits)))
+        current = bert.run_ids(model, [*current.ids, chosen[-1]])
+    return chosen
+
+
+def timed(work):
+    start = time.perf_counter()
+    result = work()
+    return time.perf_counter() - start, result
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--model", type=Path, default=TINY_LLAMA)
+    parser.add_argument("--tokens", type=int, default=256)
+    parser.add_argument("--new", type=int, default=10)
+    parser.add_argument("--runs", type=int, default=5)
+    args = parser.parse_args()
+    model = checkpoint.load(args.model)
+    text = text_of(model, min(args.tokens, model.config.max_tokens - args.new))
+    n = len(bert.run(model, text).ids)
+    print(f"{args.model.name}: {model.config.precision}, a text of {n} tokens, {args.new} new")
+    times = {"pass": [], "cache": [], "old": []}
+    for _ in range(args.runs):
+        seconds, _ = timed(lambda: bert.run(model, text))
+        times["pass"].append(seconds)
+        seconds, steps = timed(lambda: generate.generate(model, text, args.new))
+        times["cache"].append(seconds)
+        seconds, old = timed(lambda: old_generate(model, text, args.new))
+        times["old"].append(seconds)
+        if [step.id for step in steps] != old:
+            raise SystemExit(f"the cache chose {[s.id for s in steps]}, the whole pass {old}")
+    median = {name: statistics.median(values) for name, values in times.items()}
+    for name, label in (
+        ("pass", "one pass"),
+        ("cache", "generation, cache"),
+        ("old", "generation, whole pass"),
+    ):
+        print(f"  {label:24} {median[name] * 1e3:9.1f} ms (median of {args.runs})")
+    print(f"  {args.new} tokens with the cache / one pass: {median['cache'] / median['pass']:.2f}")
+    print(f"  whole pass per token / cache:         {median['old'] / median['cache']:.2f}")
+    print("  the same tokens both ways: yes")
+
+
+if __name__ == "__main__":
+    main()
