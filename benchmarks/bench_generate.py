@@ -1,8 +1,9 @@
 """Generation with the key/value cache: ten new tokens against one pass, and against the old way.
 
-On one model (a checkpoint folder: the tiny Llama of ``tests/data/tiny_models`` by
-default), a text of ``--tokens`` tokens (fewer where the model has fewer positions, so
-that ``--new`` more fit), timed in one process, in turns, ``--runs`` times each:
+On one model (what :func:`engine.checkpoint.load` takes: the tiny Llama of
+``tests/data/tiny_models`` by default), a text of ``--tokens`` tokens (fewer where the
+model has fewer positions, so that ``--new`` more fit), timed in one process, in turns,
+``--runs`` times each:
 
 - the pass: :func:`engine.bert.run` on the text, as a page runs it;
 - generation with the cache: :func:`engine.generate.generate`, ``--new`` greedy tokens:
@@ -64,7 +65,7 @@ def timed(work):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--model", type=Path, default=TINY_LLAMA)
+    parser.add_argument("--model", default=str(TINY_LLAMA))
     parser.add_argument("--tokens", type=int, default=256)
     parser.add_argument("--new", type=int, default=10)
     parser.add_argument("--runs", type=int, default=5)
@@ -72,7 +73,8 @@ def main():
     model = checkpoint.load(args.model)
     text = text_of(model, min(args.tokens, model.config.max_tokens - args.new))
     n = len(bert.run(model, text).ids)
-    print(f"{args.model.name}: {model.config.precision}, a text of {n} tokens, {args.new} new")
+    name = Path(args.model).name
+    print(f"{name}: {model.config.precision}, a text of {n} tokens, {args.new} new")
     times = {"pass": [], "cache": [], "old": []}
     for _ in range(args.runs):
         seconds, _ = timed(lambda: bert.run(model, text))
