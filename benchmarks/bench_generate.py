@@ -17,6 +17,9 @@ tokens after 256) and the old way against the new, and checks that both ways cho
 same tokens::
 
     python3 benchmarks/bench_generate.py [--model FOLDER] [--tokens 256] [--new 10] [--runs 5]
+                                         [--no-old]
+
+``--no-old`` leaves the old way out (eleven passes a run), for more runs of the other two.
 
 Figures: docs/benchmarks.md.
 """
@@ -69,32 +72,36 @@ def main():
     parser.add_argument("--tokens", type=int, default=256)
     parser.add_argument("--new", type=int, default=10)
     parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument("--old", action=argparse.BooleanOptionalAction, default=True)
     args = parser.parse_args()
     model = checkpoint.load(args.model)
     text = text_of(model, min(args.tokens, model.config.max_tokens - args.new))
     n = len(bert.run(model, text).ids)
     name = Path(args.model).name
     print(f"{name}: {model.config.precision}, a text of {n} tokens, {args.new} new")
-    times = {"pass": [], "cache": [], "old": []}
+    times = {"pass": [], "cache": [], "old": []} if args.old else {"pass": [], "cache": []}
     for _ in range(args.runs):
         seconds, _ = timed(lambda: bert.run(model, text))
         times["pass"].append(seconds)
         seconds, steps = timed(lambda: generate.generate(model, text, args.new))
         times["cache"].append(seconds)
+        if not args.old:
+            continue
         seconds, old = timed(lambda: old_generate(model, text, args.new))
         times["old"].append(seconds)
         if [step.id for step in steps] != old:
             raise SystemExit(f"the cache chose {[s.id for s in steps]}, the whole pass {old}")
     median = {name: statistics.median(values) for name, values in times.items()}
-    for name, label in (
-        ("pass", "one pass"),
-        ("cache", "generation, cache"),
-        ("old", "generation, whole pass"),
-    ):
-        print(f"  {label:24} {median[name] * 1e3:9.1f} ms (median of {args.runs})")
+    labels = {"pass": "one pass", "cache": "generation, cache", "old": "generation, whole pass"}
+    for name, values in times.items():
+        spread = f"{min(values) * 1e3:.1f}–{max(values) * 1e3:.1f}"
+        print(f"  {labels[name]:24} {median[name] * 1e3:9.1f} ms (median of {args.runs}; {spread})")
     print(f"  {args.new} tokens with the cache / one pass: {median['cache'] / median['pass']:.2f}")
-    print(f"  whole pass per token / cache:         {median['old'] / median['cache']:.2f}")
-    print("  the same tokens both ways: yes")
+    ratios = sorted(c / p for c, p in zip(times["cache"], times["pass"], strict=True))
+    print(f"    each run's own: {', '.join(f'{r:.2f}' for r in ratios)}")
+    if args.old:
+        print(f"  whole pass per token / cache:         {median['old'] / median['cache']:.2f}")
+        print("  the same tokens both ways: yes")
 
 
 if __name__ == "__main__":
