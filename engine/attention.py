@@ -25,6 +25,7 @@ __all__ = [
     "ScaleSweep",
     "attention_loop",
     "attention_over_scales",
+    "cached_attention",
     "causal_mask",
     "cell_arithmetic",
     "kv_head_of",
@@ -423,8 +424,6 @@ def multi_head_attention(
     parts=1,
     parallel=True,
     n_kv_heads=None,
-    positions=None,
-    past=None,
 ):
     r"""Multi-head attention (Vaswani et al. 2017, section 3.2.2): self- or cross-attention.
 
@@ -439,17 +438,13 @@ def multi_head_attention(
     ``w_v`` make ``n_kv_heads`` heads, each repeated for the query heads that share it
     (:func:`kv_head_of`), and then this is the same attention.
 
-    With ``past``, a causal model's next tokens against its key/value cache
-    (:func:`engine.bert.step`): the keys and values of ``x``'s rows (at ``positions``) follow
-    the cached ones of the tokens before them.
-
     Parameters
     ----------
     x : ndarray of shape (n_q, d_model)
     w_q, w_o : ndarray of shape (d_model, d_model), applied as ``x @ w``
     w_k, w_v : ndarray of shape (d_model, n_kv_heads · d_head)
     n_heads : int, a divisor of d_model
-    mask : bool ndarray broadcastable to (n_q, n_k), optional; (n_q, n_past + n_k) with ``past``
+    mask : bool ndarray broadcastable to (n_q, n_k), optional
     scale : float, optional; default ``1/√d_head``
     rotary : bool or mapping
         Rotate each head's queries and keys by their position (RoPE) before the dot
@@ -465,22 +460,17 @@ def multi_head_attention(
         summed in order (:func:`engine.parts.in_parts`); rounds as the layer does.
     parallel : bool or int, the groups on the engine's threads (:func:`engine.parts.in_parts`)
     n_kv_heads : int, optional; a divisor of n_heads, default n_heads
-    positions : int ndarray of shape (n_q,), optional
-        The rows' positions, for the rotation; default ``0 … n_q - 1``.
-    past : (k, v), each an ndarray of shape (n_kv_heads, n_past, d_head), optional
-        The earlier tokens' keys (rotated) and values, per key/value head.
 
     Returns
     -------
-    MultiHeadResult, with k and v per query head (a shared one repeated): with ``past``,
-    the ``n_past + n_k`` keys and values attended to
+    MultiHeadResult, with k and v per query head (a shared one repeated)
     """
     x = np.asarray(x)
     memory = x if memory is None else np.asarray(memory)
     _check_heads(x.shape[-1], n_heads)
     d_head = x.shape[-1] // n_heads
     kv_of = kv_head_of(n_heads, n_heads if n_kv_heads is None else n_kv_heads)
-    rotation = {**({} if rotary is True else rotary or {}), "positions": positions}
+    rotation = {} if rotary is True else rotary
     found = [None] * parts
     joined = Joined(parts)
 
@@ -496,9 +486,6 @@ def multi_head_attention(
         v = split_heads(linear(memory, w_v[:, kv], _cut(b_v, kv)), n_kv)
         if rotary:
             q, k = rotary_embedding(q, **rotation), rotary_embedding(k, **rotation)
-        if past is not None:  # the cached keys and values, then the new tokens'
-            k = np.concatenate([past[0][shared[0] : shared[-1] + 1], k], axis=1)
-            v = np.concatenate([past[1][shared[0] : shared[-1] + 1], v], axis=1)
         if n_kv != count:  # grouped-query: each key/value head once per query head reading it
             k, v = k[shared - shared[0]], v[shared - shared[0]]  # -> [count, n_k, d_head]
         out = None if weights_out is None else weights_out[heads]
@@ -523,6 +510,79 @@ def multi_head_attention(
         output=whole["output"],
     )
     return MultiHeadResult(heads.q, heads.k, whole["v"], heads, whole["concat"], output)
+
+
+@blas.one_thread
+def cached_attention(
+    x,
+    w_q,
+    w_k,
+    w_v,
+    w_o,
+    n_heads,
+    past,
+    first,
+    mask=None,
+    scale=None,
+    rotary=False,
+    b_q=None,
+    b_k=None,
+    b_v=None,
+    b_o=None,
+    n_kv_heads=None,
+):
+    r"""Multi-head attention of new tokens against a key/value cache: a decoder's next token.
+
+    .. math:: \text{head}_i = \operatorname{Attention}\bigl(XW^Q_i + b^Q_i,\;
+              [K_j;\ XW^K_j + b^K_j],\; [V_j;\ XW^V_j + b^V_j]\bigr)
+
+    :func:`multi_head_attention` for the rows of ``x``, tokens at positions ``first,
+    first + 1, …``, whose keys and values follow the cached ones (``K_j``, ``V_j``) of the
+    tokens before them, ``j`` the key/value head query head ``i`` reads: a causal model's
+    key and value for a token never change once computed (:func:`engine.bert.step`). The
+    query heads that share a key/value head attend to it together, broadcast, not copied
+    once per head.
+
+    Parameters
+    ----------
+    x : ndarray of shape (n_q, d_model)
+    w_q, w_k, w_v, w_o, b_q, b_k, b_v, b_o, n_heads, scale, rotary, n_kv_heads :
+        as :func:`multi_head_attention` takes them
+    past : (k, v), each an ndarray of shape (n_kv_heads, n_past, d_head)
+        The earlier tokens' keys (rotated, in a rotary model) and values.
+    first : int, the position of ``x``'s first row
+    mask : bool ndarray broadcastable to (n_q, n_past + n_q), optional
+
+    Returns
+    -------
+    MultiHeadResult, its ``k`` and ``v`` per key/value head, of shape
+    (n_kv_heads, n_past + n_q, d_head): the cache with these tokens added
+    """
+    x = np.asarray(x)
+    _check_heads(x.shape[-1], n_heads)
+    n_kv = n_heads if n_kv_heads is None else n_kv_heads
+    group = len(kv_head_of(n_heads, n_kv)) // n_kv  # query heads per key/value head
+    q = split_heads(linear(x, w_q, b_q), n_heads)  # -> [n_heads, n_q, d_head]
+    k = split_heads(linear(x, w_k, b_k), n_kv)  # -> [n_kv, n_q, d_head]
+    v = split_heads(linear(x, w_v, b_v), n_kv)
+    if rotary:
+        rotation = {} if rotary is True else rotary
+        positions = first + np.arange(len(x))
+        q, k = (
+            rotary_embedding(q, positions, **rotation),
+            rotary_embedding(k, positions, **rotation),
+        )
+    k = np.concatenate([past[0], k], axis=1)  # -> [n_kv, n_past + n_q, d_head]
+    v = np.concatenate([past[1], v], axis=1)
+    grouped = q.reshape(n_kv, group, *q.shape[1:])  # -> [n_kv, group, n_q, d_head]
+    attended = scaled_dot_product_attention(grouped, k[:, None], v[:, None], mask, scale)
+    weights = attended.weights.reshape(n_heads, *attended.weights.shape[2:])  # -> [n_heads, n_q, n]
+    output = attended.output.reshape(
+        n_heads, *attended.output.shape[2:]
+    )  # -> [n_heads, n_q, d_head]
+    concat = merge_heads(output)  # -> [n_q, d_model]
+    heads = AttentionResult(q, k, weights, output, attended.scale, attended.mask)
+    return MultiHeadResult(q, k, v, heads, concat, linear(concat, w_o, b_o))
 
 
 def _cut(bias, features):

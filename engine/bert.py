@@ -473,25 +473,25 @@ def step(model, cache, token, parallel=True):
     x = embed(ids, np.zeros_like(ids), c, **params, first=n - 1)  # -> [1, d_model]
     mask = np.zeros((1, n), dtype=bool)
     mask[0, visible_keys(c, n - 1)] = True  # the whole pass's last row of its mask
-    weights = np.empty((c.n_layers, c.n_heads, 1, n), dtype=np.float32)
+    attention = np.empty((c.n_layers, c.n_heads, n), dtype=np.float32)
     keys, values = [], []
-    for block, past_k, past_v, out in zip(blocks, *cache, weights, strict=True):
+    for block, past_k, past_v, row in zip(blocks, *cache, attention, strict=True):
         layer = encoder_layer(
             x,
             **upcast(block),
             **_layer_settings(c),
             mask=mask,
-            weights_out=out,
             parallel=parallel,
-            positions=np.array([n - 1]),
             past=(past_k, past_v),
+            first=n - 1,
         )
         x = layer.output  # [1, d_model]
-        keys.append(layer.attention.k)  # [n_heads, n, d_head]
+        row[...] = layer.attention.weights[:, -1]  # [n_heads, n]
+        keys.append(layer.attention.k)  # [n_kv_heads, n, d_head]
         values.append(layer.attention.v)
     last = x if ln_f is None else _norm(c)(x, **upcast(ln_f), eps=c.eps)
     logits = last[-1] @ model.unembedding.T  # [d_model] -> [n_vocab]
-    return StepRun(weights[:, :, -1], logits, _per_kv_head(c, keys, values))
+    return StepRun(attention, logits, KeyValues(np.stack(keys), np.stack(values)))
 
 
 class LayerWeights(NamedTuple):

@@ -22,7 +22,7 @@ from typing import NamedTuple
 import numpy as np
 
 from engine import blas
-from engine.attention import MultiHeadResult, linear, multi_head_attention
+from engine.attention import MultiHeadResult, cached_attention, linear, multi_head_attention
 from engine.parts import Joined, in_parts, parts_for, share
 from engine.toy import toy_weights
 
@@ -371,8 +371,8 @@ def encoder_layer(
     norm=layer_norm,
     rotary=False,
     n_kv_heads=None,
-    positions=None,
     past=None,
+    first=0,
 ):
     r"""One transformer layer, post-LN or pre-LN: BERT's, GPT-2's and Llama's.
 
@@ -408,27 +408,39 @@ def encoder_layer(
     norm : callable, :func:`layer_norm` or :func:`rms_norm`, taking ``ln_1``, ``ln_2``
     rotary : bool or mapping, as :func:`engine.attention.multi_head_attention` takes it
     n_kv_heads : int, optional; key/value heads, default n_heads
-    positions, past : a causal model's next token against its key/value cache, as
-        :func:`engine.attention.multi_head_attention` takes them (:func:`engine.bert.step`)
+    past, first : a causal model's next tokens against its key/value cache, as
+        :func:`engine.attention.cached_attention` takes them (:func:`engine.bert.step`);
+        ``mask`` then of shape (n, n_past + n)
 
     Returns
     -------
     EncoderLayerResult
     """
     parts = parts_for(len(x))
-    attention = multi_head_attention(
-        norm(x, **ln_1, eps=eps) if norm_first else x,
-        **attn,
-        n_heads=n_heads,
-        mask=mask,
-        rotary=rotary,
-        weights_out=weights_out,
-        parts=min(parts, n_heads),
-        parallel=parallel,
-        n_kv_heads=n_kv_heads,
-        positions=positions,
-        past=past,
-    )
+    a = norm(x, **ln_1, eps=eps) if norm_first else x
+    if past is None:
+        attention = multi_head_attention(
+            a,
+            **attn,
+            n_heads=n_heads,
+            mask=mask,
+            rotary=rotary,
+            weights_out=weights_out,
+            parts=min(parts, n_heads),
+            parallel=parallel,
+            n_kv_heads=n_kv_heads,
+        )
+    else:
+        attention = cached_attention(
+            a,
+            **attn,
+            n_heads=n_heads,
+            past=past,
+            first=first,
+            mask=mask,
+            rotary=rotary,
+            n_kv_heads=n_kv_heads,
+        )
     h = x + attention.output
     if not norm_first:
         h = norm(h, **ln_1, eps=eps)
