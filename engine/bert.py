@@ -436,8 +436,10 @@ def step(model, cache, token, parallel=True):
               [K_{1..n-1}; k_n]^\top}{\sqrt{d_{head}}}\right)[V_{1..n-1}; v_n]
 
     The layers of :func:`transformer` (:func:`engine.layers.encoder_layer`) on the new
-    token alone, at its position, its keys and values added to the cached ones; the next
-    token's logits from its row. The whole pass's last row, in other roundings: BLAS
+    token alone, at its position, its keys and values added to the cached ones
+    (:func:`engine.attention.cached_attention`); the next token's logits from its row.
+    The cache is a value: the one given is left as it was. The whole pass's last row, in
+    other roundings: BLAS
     rounds a row of a product by where it falls in its tiles of rows, and one row alone
     (a matrix-vector product) otherwise again, so each cached key and value holds the
     bits of the pass that first computed it, not of a whole pass over all ``n`` tokens.
@@ -450,7 +452,7 @@ def step(model, cache, token, parallel=True):
     cache : KeyValues, of the ``n - 1`` tokens before (``run_ids(..., cache=True).cache``,
         or a step's)
     token : int, the new token's id
-    parallel : bool or int, as in :func:`run_ids`: the same bits
+    parallel : bool or int, as in :func:`run_ids` (one row is one part: no threads)
 
     Returns
     -------
