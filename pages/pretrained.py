@@ -38,6 +38,11 @@ def next_token_section(folder, model, text, run):
     )
     live.temperature_section(folder, text)
     last_token.show(st, "pretrained_last", run.last_token_attention, run.labels)
+    generation_section(folder, model, text)
+
+
+def generation_section(folder, model, text):
+    """Generation at a button's press, kept for the text, model and settings it ran with."""
     st.subheader("Generate, token by token")
     left, middle, right = st.columns(3)
     n_new = left.slider("Tokens", 1, 8, 4, key="pretrained_gen_tokens")
@@ -59,7 +64,11 @@ def next_token_section(folder, model, text, run):
             "each new token, against the keys and values the model has computed."
         )
         return
-    steps = models.generation(*asked)
+    show_generation(model, text, models.generation(*asked), temperature)
+
+
+def show_generation(model, text, steps, temperature):
+    """The continuation, the steps' table, and one step's attention behind its choice."""
     if not steps:
         st.info("The model's positions are full: it cannot read another token.")
         return
