@@ -429,7 +429,7 @@ def run(model, text, positions=True, parallel=True, cache=False):
 
 
 @blas.one_thread
-def step(model, cache, token, parallel=True):
+def step(model, cache, token):
     r"""A causal model's next token, run against the key/value cache: one token's work.
 
     .. math:: \text{head}_h = \operatorname{softmax}\!\left(\frac{q_n
@@ -452,7 +452,6 @@ def step(model, cache, token, parallel=True):
     cache : KeyValues, of the ``n - 1`` tokens before (``run_ids(..., cache=True).cache``,
         or a step's)
     token : int, the new token's id
-    parallel : bool or int, as in :func:`run_ids` (one row is one part: no threads)
 
     Returns
     -------
@@ -483,7 +482,6 @@ def step(model, cache, token, parallel=True):
             **upcast(block),
             **_layer_settings(c),
             mask=mask,
-            parallel=parallel,
             past=(past_k, past_v),
             first=n - 1,
         )

@@ -240,7 +240,8 @@ def generate(model, text, n_new, temperature=0.0, seed=None, k=10, parallel=True
     temperature : float, >= 0
     seed : int or numpy.random.Generator; needed when temperature > 0
     k : int, candidates reported each step
-    parallel : bool or int, as in :func:`engine.bert.run_ids`: the same bits
+    parallel : bool or int, the pass over the text's, as in :func:`engine.bert.run_ids`:
+        the same bits (a step is one row: one part, on the caller)
 
     Returns
     -------
@@ -258,7 +259,7 @@ def generate(model, text, n_new, temperature=0.0, seed=None, k=10, parallel=True
     while len(steps) < n_new and cache.n + bool(steps) < model.config.max_tokens:
         if steps:  # the token chosen last, run against the cache
             chosen = steps[-1]
-            following = step(model, cache, chosen.id, parallel=parallel)
+            following = step(model, cache, chosen.id)
             logits, cache = following.next_logits, following.cache
             attention = following.last_token_attention
             labels = [*labels, _label(chosen)]
