@@ -12,7 +12,8 @@ SwiGLU feed-forward, an output matrix of its own (or tied), Mistral's sliding wi
 Each layer is :func:`engine.layers.encoder_layer`, the function the toy model and the
 translator run too. The weights and sizes come from :mod:`engine.checkpoint`; the
 analyses of a run (rollout, the head finder) are in :mod:`engine.analysis`; next-token
-probabilities and generation in :mod:`engine.generate`.
+probabilities and generation in :mod:`engine.generate`, whose new tokens run here one at
+a time against the keys and values kept from the pass (:func:`step`).
 
 The code follows picoGPT (jaymody/picoGPT): one small function per operation, the
 parameters a nested dict passed with ``**``. The references it must agree with are
@@ -98,9 +99,10 @@ class TooLongError(ValueError):
 class KeyValues(NamedTuple):
     """Every layer's keys and values so far: what a causal model's next token attends to.
 
-    A key/value cache (Pope et al. 2022, "Efficiently Scaling Transformer Inference",
-    section 2): a token's key and value in a causal model never change once computed, so
-    each new token computes only its own. A value: :func:`step` returns a new one.
+    A key/value cache (as in Pope et al. 2022, "Efficiently Scaling Transformer
+    Inference"; transformers' ``past_key_values``): a token's key and value in a causal
+    model never change once computed, so each new token computes only its own. A value:
+    :func:`step` returns a new one and leaves the one it was given as it was.
 
     Attributes
     ----------

@@ -14,7 +14,8 @@ slider does, not on the attention softmax (the scale slider's job, :mod:`engine.
 
 Generation runs the whole pass once, over the text, keeping every layer's keys and
 values; each new token is then one token's work against them (:func:`engine.bert.step`),
-which gives the whole pass's logits and last-token attention. A step keeps that
+which gives the whole pass's logits and last-token attention to float32's rounding (not
+to the bit: :func:`engine.bert.step` says why) and the same tokens. A step keeps that
 attention row, the attention behind its choice. Randomness comes only from the seed
 given.
 """
