@@ -18,6 +18,7 @@ n_k         keys and values (columns of the attention matrix)
 d_model     features per token in the residual stream
 n_heads     attention heads (query heads)
 n_kv_heads  key/value heads in grouped-query attention, a divisor of n_heads
+n_past      tokens held in a decoder's key/value cache, before the new ones
 d_head      features per head, d_model // n_heads (or a checkpoint's head_dim)
 d_k         features of a query or key (d_head inside multi-head attention)
 d_v         features of a value

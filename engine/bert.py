@@ -14,7 +14,8 @@ layers, norms after each sub-layer, scaled embeddings and soft-capped scores and
 Each layer is :func:`engine.layers.encoder_layer`, the function the toy model and the
 translator run too. The weights and sizes come from :mod:`engine.checkpoint`; the
 analyses of a run (rollout, the head finder) are in :mod:`engine.analysis`; next-token
-probabilities and generation in :mod:`engine.generate`.
+probabilities and generation in :mod:`engine.generate`, whose new tokens run here one at
+a time against the keys and values kept from the pass (:func:`step`).
 
 The code follows picoGPT (jaymody/picoGPT): one small function per operation, the
 parameters a nested dict passed with ``**``. The references it must agree with are
@@ -57,8 +58,10 @@ from engine.tokenize import continued_pieces, piece_labels
 
 __all__ = [
     "BertRun",
+    "KeyValues",
     "LayerRun",
     "LayerWeights",
+    "StepRun",
     "TooLongError",
     "attention_mask",
     "embed",
@@ -68,6 +71,7 @@ __all__ = [
     "position_ids",
     "run",
     "run_ids",
+    "step",
     "transformer",
     "visible_keys",
 ]
@@ -96,6 +100,47 @@ class TooLongError(ValueError):
         super().__init__(
             f"This text is {n_tokens} tokens{counted}; the model reads at most {room}. Shorten it."
         )
+
+
+class KeyValues(NamedTuple):
+    """Every layer's keys and values so far: what a causal model's next token attends to.
+
+    A key/value cache (as in Pope et al. 2022, "Efficiently Scaling Transformer
+    Inference"; transformers' ``past_key_values``): a token's key and value in a causal
+    model never change once computed, so each new token computes only its own. A value:
+    :func:`step` returns a new one and leaves the one it was given as it was.
+
+    Attributes
+    ----------
+    keys : ndarray of shape (n_layers, n_kv_heads, n, d_head)
+        After the rotation, in a rotary model.
+    values : ndarray of shape (n_layers, n_kv_heads, n, d_head)
+    """
+
+    keys: np.ndarray
+    values: np.ndarray
+
+    @property
+    def n(self):
+        """Tokens held."""
+        return self.keys.shape[2]
+
+
+class StepRun(NamedTuple):
+    """One new token run against the cache: what the whole pass gives of its last row.
+
+    Attributes
+    ----------
+    last_token_attention : ndarray of shape (n_layers, n_heads, n)
+        How the new token attends, in every layer and head: the whole pass's
+        ``attentions[:, :, -1]``.
+    next_logits : ndarray of shape (n_vocab,)
+    cache : KeyValues, with the new token's keys and values added (n tokens)
+    """
+
+    last_token_attention: np.ndarray
+    next_logits: np.ndarray
+    cache: KeyValues
 
 
 class BertRun(NamedTuple):
@@ -130,6 +175,8 @@ class BertRun(NamedTuple):
     continues : list of bool, or None
         Whether each token continues the word of the token before it
         (:func:`engine.tokenize.continued_pieces`); None when run from ids.
+    cache : KeyValues, or None
+        Every layer's keys and values, for :func:`step`; only when asked for.
     """
 
     tokens: list[str]
@@ -143,6 +190,7 @@ class BertRun(NamedTuple):
     last_hidden_state: np.ndarray | None = None
     next_logits: np.ndarray | None = None
     continues: list[bool] | None = None
+    cache: KeyValues | None = None
 
     @property
     def last_token_attention(self):
@@ -163,7 +211,9 @@ def position_ids(ids, offset=0, pad_id=None):  # [n] -> [n]
     return np.where(real, offset - 1 + np.cumsum(real), pad_id)
 
 
-def embed(ids, types, config, wte, wpe=None, wtt=None, ln_e=None, proj=None):  # [n] -> [n, d]
+def embed(
+    ids, types, config, wte, wpe=None, wtt=None, ln_e=None, proj=None, first=0
+):  # [n] -> [n, d]
     r"""Token, position and segment embeddings, summed and normalised (BERT, section 3.2).
 
     .. math:: x_i = \operatorname{LN}(E_{word}[t_i] + E_{type}[s_i] + E_{pos}[p_i])
@@ -185,6 +235,7 @@ def embed(ids, types, config, wte, wpe=None, wtt=None, ln_e=None, proj=None):  #
     wtt : ndarray of shape (n_types, d_embedding), optional
     ln_e : mapping with g, b of shape (d_embedding,), optional
     proj : mapping with w of shape (d_embedding, d_model) and b of shape (d_model,), optional
+    first : int, the first token's position (a decoding step's token follows the others)
 
     Returns
     -------
@@ -196,7 +247,7 @@ def embed(ids, types, config, wte, wpe=None, wtt=None, ln_e=None, proj=None):  #
     if wtt is not None:
         x += wtt[types]
     if wpe is not None:
-        x += wpe[position_ids(ids, config.position_offset, config.pad_id)]
+        x += wpe[position_ids(ids, config.position_offset + first, config.pad_id)]
     if ln_e is not None:
         x = layer_norm(x, **ln_e, eps=config.eps)
     if proj is not None:
@@ -269,7 +320,7 @@ def _masks(config, n):
 
 
 @blas.one_thread
-def transformer(ids, types, config, blocks, ln_f=None, parallel=True, **embeddings):
+def transformer(ids, types, config, blocks, ln_f=None, parallel=True, cache=False, **embeddings):
     """The whole model: embeddings, then every layer, keeping what the pages draw.
 
     Parameters
@@ -278,6 +329,7 @@ def transformer(ids, types, config, blocks, ln_f=None, parallel=True, **embeddin
     config : engine.checkpoint.ModelConfig
     blocks, ln_f, embeddings : the model's parameters (see :class:`engine.checkpoint.Model`)
     parallel : bool or int, as :func:`engine.layers.encoder_layer` takes it: the same bits
+    cache : bool, return the keys and values per key/value head too
 
     Returns
     -------
@@ -285,12 +337,13 @@ def transformer(ids, types, config, blocks, ln_f=None, parallel=True, **embeddin
     attentions : ndarray of shape (n_layers, n_heads, n, n)
     queries, keys : ndarray of shape (n_layers, n_heads, n, d_head)
     last_hidden_state : ndarray of shape (n, d_model)
+    cache : KeyValues, or None when not asked for
     """
     n, c = len(ids), config
     hidden = [embed(ids, types, c, **embeddings)]  # [n] -> [n, d_model]
     masks = _masks(c, n)
     attentions = np.empty((c.n_layers, c.n_heads, n, n), dtype=np.float32)  # filled in place
-    queries, keys = [], []
+    queries, keys, values = [], [], []
     for i, (block, weights) in enumerate(zip(blocks, attentions, strict=True)):
         layer = encoder_layer(
             hidden[-1],
@@ -303,10 +356,19 @@ def transformer(ids, types, config, blocks, ln_f=None, parallel=True, **embeddin
         hidden.append(layer.output)  # [n, d_model]
         queries.append(layer.attention.q)  # [n_heads, n, d_head]
         keys.append(layer.attention.k)
+        values.append(layer.attention.v)
     hidden = np.stack(hidden)  # -> [n_layers + 1, n, d_model]
     last = hidden[-1] if ln_f is None else _norm(c)(hidden[-1], **upcast(ln_f), eps=c.eps)
+    keys = np.stack(keys)
+    kept = _per_kv_head(c, keys, values) if cache else None
     # -> [n_layers, n_heads, n, n], [n_layers, n_heads, n, d_head] x2, [n, d_model]
-    return hidden, attentions, np.stack(queries), np.stack(keys), last
+    return hidden, attentions, np.stack(queries), keys, last, kept
+
+
+def _per_kv_head(config, keys, values):
+    """The cache from keys and values per query head: each shared head once (its first reader)."""
+    group = config.n_heads // config.kv_heads  # query heads per key/value head
+    return KeyValues(np.stack([k[::group] for k in keys]), np.stack([v[::group] for v in values]))
 
 
 def _check_ids(model, ids):
@@ -319,7 +381,7 @@ def _check_ids(model, ids):
         raise ValueError(f"token ids must lie in [0, {c.n_vocab}), got {ids.min()}..{ids.max()}")
 
 
-def run_ids(model, ids, positions=True, parallel=True, types=None):
+def run_ids(model, ids, positions=True, parallel=True, types=None, cache=False):
     """Run the model on token ids that already include its special tokens.
 
     Parameters
@@ -336,6 +398,7 @@ def run_ids(model, ids, positions=True, parallel=True, types=None):
         may use; an int, that many; False computes it all on the caller. The same bits.
     types : sequence of int, length n, optional
         Segment ids (0 for the first text of a pair, 1 for the second); default all 0.
+    cache : bool, keep every layer's keys and values (``BertRun.cache``) for :func:`step`
 
     Returns
     -------
@@ -357,14 +420,16 @@ def run_ids(model, ids, positions=True, parallel=True, types=None):
         c = c._replace(rope_theta=None)
     elif not positions:
         params["wpe"] = _no_positions(model)
-    hidden, attentions, queries, keys, last = transformer(
-        ids, types, c, **params, parallel=parallel
+    hidden, attentions, queries, keys, last, kept = transformer(
+        ids, types, c, **params, parallel=parallel, cache=cache
     )
     logits = None
     if c.lm_head:
         logits = soft_cap(last[-1] @ model.unembedding.T, c.final_softcap)  # -> [n_vocab]
     tokens = [model.tokenizer.id_to_token(int(i)) for i in ids]
-    return BertRun(tokens, list(tokens), None, ids, attentions, hidden, queries, keys, last, logits)
+    return BertRun(
+        tokens, list(tokens), None, ids, attentions, hidden, queries, keys, last, logits, cache=kept
+    )
 
 
 def _no_positions(model):
@@ -373,7 +438,7 @@ def _no_positions(model):
     return wpe
 
 
-def run(model, text, positions=True, parallel=True):
+def run(model, text, positions=True, parallel=True, cache=False):
     """Tokenize ``text`` with the model's tokenizer (its special tokens added) and run it.
 
     Parameters
@@ -381,7 +446,7 @@ def run(model, text, positions=True, parallel=True):
     model : engine.checkpoint.Model
     text : str; may be empty, which runs the special tokens alone (an error for GPT-2,
         which adds none)
-    positions, parallel : as in :func:`run_ids`
+    positions, parallel, cache : as in :func:`run_ids`
 
     Returns
     -------
@@ -393,13 +458,81 @@ def run(model, text, positions=True, parallel=True):
     """
     encoding = model.tokenizer.encode(text)
     labels = piece_labels(text, encoding.tokens, encoding.offsets)
-    result = run_ids(model, encoding.ids, positions, parallel)
+    result = run_ids(model, encoding.ids, positions, parallel, cache=cache)
     return result._replace(
         tokens=list(encoding.tokens),
         labels=labels,
         offsets=list(encoding.offsets),
         continues=continued_pieces(text, encoding.offsets),
     )
+
+
+@blas.one_thread
+def step(model, cache, token):
+    r"""A causal model's next token, run against the key/value cache: one token's work.
+
+    .. math:: \text{head}_h = \operatorname{softmax}\!\left(\frac{q_n
+              [K_{1..n-1}; k_n]^\top}{\sqrt{d_{head}}}\right)[V_{1..n-1}; v_n]
+
+    The layers of :func:`transformer` (:func:`engine.layers.encoder_layer`) on the new
+    token alone, at its position, each with that layer's settings (its window and rotary
+    base, the q and k norms, the scores' scale and soft cap, Gemma's extra norms), its keys
+    and values added to the cached ones (:func:`engine.attention.cached_attention`); the
+    next token's logits from its row, soft-capped where the model caps them.
+    The cache is a value: the one given is left as it was. The whole pass's last row, in
+    other roundings: BLAS
+    rounds a row of a product by where it falls in its tiles of rows, and one row alone
+    (a matrix-vector product) otherwise again, so each cached key and value holds the
+    bits of the pass that first computed it, not of a whole pass over all ``n`` tokens.
+    The attention row and the logits agree with that pass's to float32's rounding, and
+    the tokens chosen are the same (tests/engine/test_generate.py).
+
+    Parameters
+    ----------
+    model : engine.checkpoint.Model, causal, with an LM head
+    cache : KeyValues, of the ``n - 1`` tokens before (``run_ids(..., cache=True).cache``,
+        or a step's)
+    token : int, the new token's id
+
+    Returns
+    -------
+    StepRun, its cache holding ``n`` tokens
+
+    Raises
+    ------
+    TooLongError when the model has no position left for the token
+    """
+    c = model.config
+    if not (c.causal and c.lm_head):
+        raise ValueError(f"a {c.model_type} model is not causal: it has no next token to run")
+    n = cache.n + 1
+    _check_ids(model, np.asarray([token], dtype=np.intp))
+    if n > c.max_tokens:
+        raise TooLongError(n, c.max_tokens, model.special_tokens)
+    params = {k: v for k, v in model.params.items() if k != "lm_head"}
+    blocks, ln_f = params.pop("blocks"), params.pop("ln_f", None)
+    ids = np.asarray([token], dtype=np.intp)
+    x = embed(ids, np.zeros_like(ids), c, **params, first=n - 1)  # -> [1, d_model]
+    attention = np.empty((c.n_layers, c.n_heads, n), dtype=np.float32)
+    keys, values = [], []
+    for i, (block, past_k, past_v, row) in enumerate(zip(blocks, *cache, attention, strict=True)):
+        mask = np.zeros((1, n), dtype=bool)
+        mask[0, visible_keys(c, n - 1, layer=i)] = True  # the whole pass's last row of its mask
+        layer = encoder_layer(
+            x,
+            **upcast(block),
+            **_layer_settings(c, i),
+            mask=mask,
+            past=(past_k, past_v),
+            first=n - 1,
+        )
+        x = layer.output  # [1, d_model]
+        row[...] = layer.attention.weights[:, -1]  # [n_heads, n]
+        keys.append(layer.attention.k)  # [n_kv_heads, n, d_head]
+        values.append(layer.attention.v)
+    last = x if ln_f is None else _norm(c)(x, **upcast(ln_f), eps=c.eps)
+    logits = soft_cap(last[-1] @ model.unembedding.T, c.final_softcap)  # -> [n_vocab]
+    return StepRun(attention, logits, KeyValues(np.stack(keys), np.stack(values)))
 
 
 class LayerWeights(NamedTuple):

@@ -12,9 +12,12 @@ logit (greedy decoding), ``T → ∞`` spreads it evenly; no ``T > 0`` changes t
 the tokens. This temperature acts on the output logits, as Transformer Explainer's
 slider does, not on the attention softmax (the scale slider's job, :mod:`engine.attention`).
 
-Generation runs the whole pass again for every new token (no key-value cache): a few
-tokens are what a page shows, and each step keeps its own attention maps. Randomness
-comes only from the seed given.
+Generation runs the whole pass once, over the text, keeping every layer's keys and
+values; each new token is then one token's work against them (:func:`engine.bert.step`),
+which gives the whole pass's logits and last-token attention to float32's rounding (not
+to the bit: :func:`engine.bert.step` says why) and the same tokens. A step keeps that
+attention row, the attention behind its choice. Randomness comes only from the seed
+given.
 """
 
 from __future__ import annotations
@@ -25,7 +28,7 @@ import numpy as np
 
 from engine import blas
 from engine.attention import soft_cap, softmax
-from engine.bert import BertRun, run, run_ids
+from engine.bert import run, step
 
 __all__ = [
     "NextToken",
@@ -82,24 +85,34 @@ class Step(NamedTuple):
 
     Attributes
     ----------
-    run : engine.bert.BertRun
-        The pass over the tokens so far; its ``attentions[:, :, -1]`` are the last
-        token's, across layers and heads: the attention behind this step's choice.
+    attention : ndarray of shape (n_layers, n_heads, n)
+        How the last of the ``n`` tokens so far attends, in every layer and head: the
+        attention behind this step's choice (the whole pass's ``attentions[:, :, -1]``).
+    labels : list of n str
+        Those tokens: the text's pieces (:func:`engine.tokenize.piece_labels`), then the
+        tokens generated before this step (their text, or their token string where the
+        text shows nothing).
     candidates : NextToken
-        The likeliest next tokens at the step's temperature.
+        The likeliest next tokens at the step's temperature; at temperature 0 (greedy),
+        where every probability is 0 or 1, at the model's own (T = 1).
     id : int
         The token chosen.
     token : str
         Its token string (``Ġthe``).
     text : str
         Its text (`` the``).
+    probability : float
+        The model's own probability of the token chosen (at T = 1), whatever the
+        step's temperature.
     """
 
-    run: BertRun
+    attention: np.ndarray
+    labels: list[str]
     candidates: NextToken
     id: int
     token: str
     text: str
+    probability: float
 
 
 def _check_lm(model):
@@ -194,18 +207,34 @@ def next_token(model, run, temperature=1.0, k=10):
     NextToken
     """
     _check_lm(model)
-    sweep = temperature_sweep(run.next_logits, [temperature], k)
+    return _top(model, run.next_logits, temperature, k)
+
+
+def _top(model, logits, temperature, k):
+    sweep = temperature_sweep(logits, [temperature], k)
     tokens = [model.tokenizer.id_to_token(int(i)) for i in sweep.ids]
     return NextToken(sweep.ids, tokens, sweep.probabilities[0], float(temperature))
 
 
+def _label(step):
+    """A generated token on an axis: its text, or its token string where the text shows none.
+
+    A space shows nothing, and a byte-level token that is part of a character cannot show
+    it (its text is U+FFFD).
+    """
+    text = step.text.strip()
+    return step.token if not text or "\ufffd" in text else text
+
+
 def generate(model, text, n_new, temperature=0.0, seed=None, k=10, parallel=True):
-    """Continue ``text`` by ``n_new`` tokens, one pass per token.
+    """Continue ``text`` by ``n_new`` tokens: one pass over the text, then one token's work each.
 
     At ``temperature`` 0, greedy: the largest logit each step (the smaller id when
     tied). Above 0, each token is drawn from :func:`probabilities` at that temperature
     with a generator seeded by ``seed``: the same seed, the same tokens. Generation
-    stops early when the model's positions are full.
+    stops early when the model's positions are full. Each token after the first is run
+    against the key/value cache (:func:`engine.bert.step`): the logits and attention of a
+    whole pass over the tokens so far, so the same tokens.
 
     Parameters
     ----------
@@ -215,7 +244,8 @@ def generate(model, text, n_new, temperature=0.0, seed=None, k=10, parallel=True
     temperature : float, >= 0
     seed : int or numpy.random.Generator; needed when temperature > 0
     k : int, candidates reported each step
-    parallel : bool or int, as in :func:`engine.bert.run_ids`: the same bits
+    parallel : bool or int, the pass over the text's, as in :func:`engine.bert.run_ids`:
+        the same bits (a step is one row: one part, on the caller)
 
     Returns
     -------
@@ -225,18 +255,24 @@ def generate(model, text, n_new, temperature=0.0, seed=None, k=10, parallel=True
     if temperature > 0 and seed is None:
         raise ValueError("sampling at a temperature above 0 needs a seed")
     rng = np.random.default_rng(seed)
-    current = run(model, text, parallel=parallel)
+    prompt = run(model, text, parallel=parallel, cache=True)
+    logits, cache, labels = prompt.next_logits, prompt.cache, prompt.labels
+    attention = prompt.last_token_attention.copy()  # the n x n maps are let go
+    del prompt
     steps = []
-    for _ in range(n_new):
-        if len(current.ids) == model.config.max_tokens:
-            break
-        candidates = next_token(model, current, temperature, k)
+    while len(steps) < n_new and cache.n + bool(steps) < model.config.max_tokens:
+        if steps:  # the token chosen last, run against the cache
+            chosen = steps[-1]
+            following = step(model, cache, chosen.id)
+            logits, cache = following.next_logits, following.cache
+            attention = following.last_token_attention
+            labels = [*labels, _label(chosen)]
+        candidates = _top(model, logits, temperature if temperature > 0 else 1.0, k)
+        own = probabilities(logits)
         if temperature == 0:
-            chosen = int(np.argmax(current.next_logits))
+            picked = int(np.argmax(logits))
         else:
-            p = probabilities(current.next_logits, temperature)
-            chosen = int(rng.choice(len(p), p=p))
-        token = model.tokenizer.id_to_token(chosen)
-        steps.append(Step(current, candidates, chosen, token, model.tokenizer.decode([chosen])))
-        current = run_ids(model, [*current.ids, chosen], parallel=parallel)
+            picked = int(rng.choice(len(own), p=probabilities(logits, temperature)))
+        token, piece = model.tokenizer.id_to_token(picked), model.tokenizer.decode([picked])
+        steps.append(Step(attention, labels, candidates, picked, token, piece, float(own[picked])))
     return steps

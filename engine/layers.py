@@ -23,7 +23,7 @@ from typing import NamedTuple
 import numpy as np
 
 from engine import blas
-from engine.attention import MultiHeadResult, linear, multi_head_attention
+from engine.attention import MultiHeadResult, cached_attention, linear, multi_head_attention
 from engine.parts import Joined, in_parts, parts_for, share
 from engine.toy import toy_weights
 
@@ -404,6 +404,8 @@ def encoder_layer(
     post_ln_2=None,
     scale=None,
     softcap=None,
+    past=None,
+    first=0,
 ):
     r"""One transformer layer, post-LN or pre-LN: BERT's, GPT-2's and Llama's.
 
@@ -449,26 +451,36 @@ def encoder_layer(
         feed-forward's output (Gemma 3), pre-LN only
     scale : float, optional; the scores' scale, default ``1/√d_head``
     softcap : float, optional; the scores' soft cap
+    past, first : a causal model's next tokens against its key/value cache, as
+        :func:`engine.attention.cached_attention` takes them (:func:`engine.bert.step`);
+        ``mask`` then of shape (n, n_past + n)
 
     Returns
     -------
     EncoderLayerResult
     """
     parts = parts_for(len(x))
-    attention = multi_head_attention(
-        norm(x, **ln_1, eps=eps) if norm_first else x,
-        **attn,
-        n_heads=n_heads,
-        mask=mask,
-        rotary=rotary,
-        weights_out=weights_out,
-        parts=min(parts, n_heads),
-        parallel=parallel,
-        n_kv_heads=n_kv_heads,
-        qk_norm=functools.partial(norm, eps=eps),
-        scale=scale,
-        softcap=softcap,
-    )
+    a = norm(x, **ln_1, eps=eps) if norm_first else x
+    common = {
+        "n_heads": n_heads,
+        "mask": mask,
+        "rotary": rotary,
+        "n_kv_heads": n_kv_heads,
+        "qk_norm": functools.partial(norm, eps=eps),
+        "scale": scale,
+        "softcap": softcap,
+    }
+    if past is None:
+        attention = multi_head_attention(
+            a,
+            **attn,
+            **common,
+            weights_out=weights_out,
+            parts=min(parts, n_heads),
+            parallel=parallel,
+        )
+    else:
+        attention = cached_attention(a, **attn, **common, past=past, first=first)
     added = attention.output if post_ln_1 is None else norm(attention.output, **post_ln_1, eps=eps)
     h = x + added
     if not norm_first:

@@ -38,6 +38,11 @@ def next_token_section(folder, model, text, run):
     )
     live.temperature_section(folder, text)
     last_token.show(st, "pretrained_last", run.last_token_attention, run.labels)
+    generation_section(folder, model, text)
+
+
+def generation_section(folder, model, text):
+    """Generation at a button's press, kept for the text, model and settings it ran with."""
     st.subheader("Generate, token by token")
     left, middle, right = st.columns(3)
     n_new = left.slider("Tokens", 1, 8, 4, key="pretrained_gen_tokens")
@@ -49,13 +54,27 @@ def next_token_section(folder, model, text, run):
         format_func=next_token.temperature_label,
     )
     seed = right.number_input("Seed (sampling)", 0, 2**31 - 1, 0, key="pretrained_gen_seed")
-    steps = models.generation(folder, text, n_new, temperature, None if temperature == 0 else seed)
+    asked = (folder, text, n_new, temperature, None if temperature == 0 else seed)
+    # The result is kept for these settings: a new text, model or setting asks again.
+    if st.button(f"Generate {n_new} tokens", key="pretrained_generate", type="primary"):
+        st.session_state["pretrained_generated"] = asked
+    if st.session_state.get("pretrained_generated") != asked:
+        st.caption(
+            "Generation runs when you ask: the pass over your text, then one token's work for "
+            "each new token, against the keys and values the model has computed."
+        )
+        return
+    show_generation(model, text, models.generation(*asked), temperature)
+
+
+def show_generation(model, text, steps, temperature):
+    """The continuation, the steps' table, and one step's attention behind its choice."""
     if not steps:
         st.info("The model's positions are full: it cannot read another token.")
         return
     continued = model.tokenizer.decode([s.id for s in steps])
     st.markdown(controls.md_escape(text) + " **→** " + controls.md_escape(continued))
-    st.dataframe(next_token.steps_table(steps), hide_index=True)
+    st.dataframe(next_token.steps_table(steps, temperature), hide_index=True)
     step = 0
     if len(steps) > 1:  # one slider per length: a shorter run never holds a step past its end
         step = st.select_slider("Step", range(len(steps)), key=f"pretrained_step{len(steps)}")
@@ -63,8 +82,8 @@ def next_token_section(folder, model, text, run):
     last_token.show(
         st,
         "pretrained_step",
-        chosen.run.last_token_attention,
-        chosen.run.labels,
+        chosen.attention,
+        chosen.labels,
         step,
         next_token.token_label(chosen.token),
     )

@@ -4,8 +4,9 @@ Each family gets a Hugging Face checkpoint folder (``config.json``, ``model.safe
 ``tokenizer.json`` and the small tokenizer files transformers writes beside it), made with
 transformers' own classes so that key names, config fields and tokenizer pipelines are the
 real ones, and a sibling ``<family>.npz`` holding what transformers computes from that
-folder: the token ids, every layer's attention, every hidden state and, for GPT-2, the logits.
-The engine's parity tests read both; they never import PyTorch.
+folder: the token ids, every layer's attention, every hidden state and, for GPT-2, the logits
+and 10 greedy tokens after the short text (``short/greedy``, with transformers' own key/value
+cache). The engine's parity tests read both; they never import PyTorch.
 
 The models are 2 layers, 4 heads, hidden size 32, randomly initialised from a fixed seed
 with weights of std 0.25, not the usual 0.02, so that attention maps are far from
@@ -19,6 +20,8 @@ development tools, not project dependencies:
     python3 -m venv /tmp/torchenv
     /tmp/torchenv/bin/pip install torch==2.13.0 transformers safetensors tokenizers
     HF_HUB_OFFLINE=1 /tmp/torchenv/bin/python scripts/make_tiny_checkpoints.py
+
+``--greedy`` adds ``short/greedy`` to the existing gpt2.npz alone, its folder unchanged.
 """
 
 import json
@@ -27,6 +30,7 @@ import os
 os.environ["HF_HUB_OFFLINE"] = "1"
 
 import shutil
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -81,6 +85,8 @@ TEXTS = {
 #: Only for the families with two token types: the second segment's tokens have type 1.
 PAIR = ("The animal did not cross the street.", "It was too tired.")
 LONG_TOKENS = (40, 64)
+#: Greedy tokens after the short text that a causal model's reference holds.
+N_GREEDY = 10
 #: All that a folder may hold: no pickle (pytorch_model.bin), no vocab.txt or merges.txt.
 FOLDER_FILES = {
     "config.json",
@@ -308,12 +314,42 @@ def reference(folder, run_class, config):
         arrays[f"{name}/hidden_states"] = torch.stack(out.hidden_states)[:, 0].numpy()
         if hasattr(out, "logits"):
             arrays[f"{name}/logits"] = out.logits[0].numpy()
+    if hasattr(out, "logits"):
+        arrays["short/greedy"] = greedy(model, arrays["short/ids"])
     arrays.update(description(model, model.config))
     arrays["config_json"] = np.array((folder / "config.json").read_text(encoding="utf-8"))
     n_long = len(arrays["long/ids"])
     if not LONG_TOKENS[0] <= n_long <= LONG_TOKENS[1]:
         raise SystemExit(f"{folder.name}: the long text is {n_long} tokens, not {LONG_TOKENS}")
     return arrays
+
+
+def greedy(model, ids):
+    """N_GREEDY tokens after ids, the largest logit each, by transformers' generate (its cache)."""
+    with torch.inference_mode():  # no end-of-text token stops it: N_GREEDY argmaxes
+        out = model.generate(
+            torch.from_numpy(np.asarray(ids, dtype=np.int64)[None]),
+            max_new_tokens=N_GREEDY,
+            do_sample=False,
+            use_cache=True,
+            eos_token_id=None,
+            pad_token_id=0,
+        )
+    tokens = out[0, len(ids) :].numpy().astype(np.int64)
+    if len(tokens) != N_GREEDY:
+        raise SystemExit(f"generate stopped after {len(tokens)} tokens")
+    return tokens
+
+
+def add_greedy(family="gpt2"):
+    """``short/greedy`` into the existing <family>.npz, every other array as it was."""
+    folder = OUT / family
+    model = GPT2LMHeadModel.from_pretrained(folder, local_files_only=True).eval()
+    with np.load(OUT / f"{family}.npz") as data:
+        arrays = {key: data[key] for key in data.files}
+    arrays["short/greedy"] = greedy(model, arrays["short/ids"])
+    np.savez_compressed(OUT / f"{family}.npz", **arrays)
+    print(f"{family}: greedy {arrays['short/greedy'].tolist()}")
 
 
 def description(model, config):
@@ -352,6 +388,9 @@ def description(model, config):
 
 def main():
     torch.use_deterministic_algorithms(True)
+    if "--greedy" in sys.argv[1:]:
+        add_greedy()
+        return
     transformers.utils.logging.set_verbosity_error()
     transformers.utils.logging.disable_progress_bar()
     OUT.mkdir(parents=True, exist_ok=True)

@@ -315,6 +315,9 @@ def sweep(folder, text, k=TOP_K):
 def generation(folder, text, n_new, temperature, seed):
     """``n_new`` tokens after ``text``, greedy at temperature 0, else drawn with ``seed``.
 
+    Run when the page's button asks (:func:`engine.generate.generate`: one pass over the
+    text, then one token's work per token); each step keeps the last token's attention row.
+
     Returns
     -------
     list of engine.generate.Step

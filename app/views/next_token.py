@@ -95,23 +95,25 @@ def show(container, key, tokens, frames, stop, *, live=None, csv_stop=None):
     return chart.draw(container, fig, key, table=csv, live=live)
 
 
-def steps_table(steps):
-    """Generation step by step: the token chosen, its probability, the runners-up."""
+def steps_table(steps, temperature=0.0):
+    """Generation step by step: the token chosen, its probability, the runners-up.
+
+    ``probability`` is the model's own (softmax at T = 1), whatever the temperature: at
+    T = 0 the pick is certain by construction, and the model's own probability says how
+    sure the model was. Above 0 the probability it was drawn with stands beside it. The
+    runners-up are at the step's temperature, at the model's own for greedy steps.
+    """
     rows = []
     for number, step in enumerate(steps):
         candidates = step.candidates
-        chosen = np.flatnonzero(candidates.ids == step.id)
-        rows.append(
-            {
-                "step": number,
-                "chosen": token_label(step.token),
-                "probability": float(candidates.probabilities[chosen[0]]) if chosen.size else None,
-                "likeliest": ", ".join(
-                    f"{token_label(t)} {p:.2f}"
-                    for t, p in zip(
-                        candidates.tokens[:3], candidates.probabilities[:3], strict=True
-                    )
-                ),
-            }
+        row = {"step": number, "chosen": token_label(step.token), "probability": step.probability}
+        if temperature > 0:
+            drawn = np.flatnonzero(candidates.ids == step.id)
+            at = f"probability at T = {temperature:.3g}"
+            row[at] = float(candidates.probabilities[drawn[0]]) if drawn.size else None
+        row["likeliest"] = ", ".join(
+            f"{token_label(t)} {p:.2f}"
+            for t, p in zip(candidates.tokens[:3], candidates.probabilities[:3], strict=True)
         )
+        rows.append(row)
     return pd.DataFrame(rows)

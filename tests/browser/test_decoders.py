@@ -14,7 +14,7 @@ import pytest
 from browser_support import assert_healthy, look_at, look_at_every_chart, open_app, wait_settled
 
 from app.widgets import model_box
-from engine import analysis, bert, checkpoint
+from engine import analysis, bert, checkpoint, generate
 
 pytestmark = pytest.mark.browser
 
@@ -63,3 +63,20 @@ def test_each_tiny_decoder_draws_every_view_and_the_sinks_are_the_engines(page, 
             assert len(rotary[0]["y"]) == 128  # every distance the model's positions allow
             assert_healthy(page)
         page.errors.clear()  # a page error fails the folder it came with, not the next
+
+
+def test_generation_runs_when_its_button_is_pressed(page, app_url):
+    """The next token at once; generation after the click, the engine's steps drawn."""
+    open_app(page, app_url + "/pretrained?text=" + TEXT.replace(" ", "+"))
+    load_folder(page, TINY / "qwen2")
+    assert page.locator(".st-key-pretrained_step").count() == 0  # not run on a new text
+    button = page.locator(".st-key-pretrained_generate button")
+    button.scroll_into_view_if_needed()
+    assert button.inner_text() == "Generate 4 tokens"
+    button.click()
+    wait_settled(page)
+    look_at(page, "pretrained_step")
+    steps = generate.generate(checkpoint.load(TINY / "qwen2"), TEXT, 4)
+    drawn = page.evaluate(TRACES, "pretrained_step")
+    np.testing.assert_allclose(drawn[0]["z"], steps[0].attention.reshape(8, -1), atol=1e-6)
+    assert_healthy(page)

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import engine
-from engine.attention import strong_links
+from engine.attention import cached_attention, strong_links
 from engine.positional import rotary_embedding
 
 SEEDS = range(4)
@@ -187,6 +187,58 @@ def test_multi_head_equals_per_head_loop(seed, n, d_model, n_heads, causal, rota
     assert result.weights.shape == (n_heads, n, n)
     np.testing.assert_allclose(result.weights, weights, atol=1e-13)
     np.testing.assert_allclose(result.output, output, atol=1e-12)
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+@pytest.mark.parametrize(
+    ("n", "n_new", "n_heads", "n_kv"), [(5, 1, 4, 2), (6, 2, 4, 4), (4, 1, 6, 1)]
+)
+@pytest.mark.parametrize("rotary", [False, True])
+def test_cached_attention_is_the_whole_attention_s_last_rows(seed, n, n_new, n_heads, n_kv, rotary):
+    """The oracle: multi_head_attention over every token, causal; its first keys the cache."""
+    d_model = 12
+    rng = np.random.default_rng(seed)
+    x = rng.standard_normal((n, d_model))
+    w_q, w_o = (rng.standard_normal((d_model, d_model)) for _ in range(2))
+    w_k, w_v = (rng.standard_normal((d_model, n_kv * d_model // n_heads)) for _ in range(2))
+    b_k = rng.standard_normal(n_kv * d_model // n_heads)
+    whole = engine.multi_head_attention(
+        x,
+        w_q,
+        w_k,
+        w_v,
+        w_o,
+        n_heads,
+        mask=engine.causal_mask(n),
+        rotary=rotary,
+        b_k=b_k,
+        n_kv_heads=n_kv,
+    )
+    group = n_heads // n_kv
+    k, v = whole.k[::group], whole.v[::group]  # -> [n_kv, n, d_head]: a shared head once
+    old = n - n_new
+    past = (k[:, :old], v[:, :old])
+    mask = engine.causal_mask(n)[old:]  # the new rows' mask over every key
+    cached = cached_attention(
+        x[old:],
+        w_q,
+        w_k,
+        w_v,
+        w_o,
+        n_heads,
+        past,
+        old,
+        mask=mask,
+        rotary=rotary,
+        b_k=b_k,
+        n_kv_heads=n_kv,
+    )
+    np.testing.assert_allclose(cached.output, whole.output[old:], atol=1e-12)
+    np.testing.assert_allclose(cached.weights, whole.weights[:, old:], atol=1e-13)
+    np.testing.assert_allclose(cached.k, k, atol=1e-13)  # the cache with the new rows added
+    np.testing.assert_allclose(cached.v, v, atol=1e-13)
+    assert cached.q.shape == (n_heads, n_new, d_model // n_heads)
+    np.testing.assert_array_equal(past[0], k[:, :old])  # the cache given, left as it was
 
 
 def test_multi_head_concat_is_head_outputs_in_order():

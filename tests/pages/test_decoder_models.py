@@ -16,7 +16,7 @@ import tiny_models
 from apptest_support import chart_z, charts, decode, open_app
 
 from app.data import cache, models
-from app.views import gqa, sinks
+from app.views import gqa, next_token, sinks
 from app.widgets import model_box
 from engine import analysis, bert, checkpoint, generate
 from engine.resources import minilm_dir
@@ -33,7 +33,6 @@ EVERY = {
     "pretrained_rollout",
     "pretrained_next",
     "pretrained_last",
-    "pretrained_step",
     "pretrained_sinks",
     "pretrained_rotary",
 }
@@ -140,15 +139,21 @@ def test_the_rotary_view_is_the_engines_scores_against_rotary_removed():
     )
 
 
-def test_generation_on_a_bf16_model_is_the_engines():
-    at = open_model("qwen2")
+@pytest.mark.parametrize("name", ["qwen2", "mistral"])
+def test_generation_on_a_bf16_model_is_the_engines(name):
+    at = open_model(name)
     at.slider(key="pretrained_gen_tokens").set_value(3).run()
+    assert "pretrained_step" not in charts(at)  # until asked for
+    at.button(key="pretrained_generate").click().run()
     assert not at.exception
-    steps = generate.generate(checkpoint.load(TINY / "qwen2"), TEXT, 3)
+    steps = generate.generate(checkpoint.load(TINY / name), TEXT, 3)
     (table,) = [frame.value for frame in at.dataframe if "step" in frame.value.columns]
-    assert len(table) == 3
-    assert list(table["probability"]) == [1.0, 1.0, 1.0]
-    assert len(steps) == 3
+    chosen = [next_token.token_label(step.token) for step in steps]
+    assert list(table["chosen"]) == chosen
+    assert list(table["probability"]) == pytest.approx([s.probability for s in steps])
+    np.testing.assert_allclose(
+        chart_z(at, "pretrained_step"), steps[0].attention.reshape(8, -1), atol=1e-6
+    )
 
 
 def test_the_cache_budget_counts_bf16_weights_at_their_own_size():

@@ -11,8 +11,9 @@ import pytest
 import tiny_models
 from apptest_support import chart_z, charts, decode, open_app
 
+from app.views import next_token
 from app.widgets import model_box
-from engine import analysis, bert, checkpoint
+from engine import analysis, bert, checkpoint, generate
 from engine.attention import query_stages
 
 TINY = tiny_models.TINY
@@ -27,7 +28,6 @@ EVERY = {
     "pretrained_rollout",
     "pretrained_next",
     "pretrained_last",
-    "pretrained_step",
     "pretrained_sinks",
     "pretrained_rotary",
 }
@@ -80,6 +80,25 @@ def test_every_view_is_drawn_on_each_family(name):
     key = at.selectbox(key="pretrained_finder_key").value
     np.testing.assert_allclose(
         chart_z(at, "pretrained_finder"), run.attentions[:, :, query, key], atol=1e-6
+    )
+
+
+@pytest.mark.parametrize("name", FOLDERS)
+def test_generation_on_each_family_is_the_engines(name):
+    """The button's tokens, probabilities and the step's attention: generate's, with its cache."""
+    at = open_model(name)
+    at.slider(key="pretrained_gen_tokens").set_value(3).run()
+    assert "pretrained_step" not in charts(at)  # until asked for
+    at.button(key="pretrained_generate").click().run()
+    assert not at.exception
+    steps = generate.generate(checkpoint.load(TINY / name), TEXT, 3)
+    (table,) = [frame.value for frame in at.dataframe if "step" in frame.value.columns]
+    assert list(table["chosen"]) == [next_token.token_label(step.token) for step in steps]
+    assert list(table["probability"]) == pytest.approx([s.probability for s in steps])
+    np.testing.assert_allclose(
+        chart_z(at, "pretrained_step"),
+        steps[0].attention.reshape(-1, steps[0].attention.shape[-1]),
+        atol=1e-6,
     )
 
 

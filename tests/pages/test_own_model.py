@@ -44,8 +44,10 @@ VIEWS = {
     "pretrained_rollout",
     "pretrained_sinks",
 }
-#: What only a causal model adds: the next token, the last token's attention, a step's.
-NEXT = {"pretrained_next", "pretrained_last", "pretrained_step"}
+#: What only a causal model adds: the next token and the last token's attention, at once;
+#: a step's attention once generation is asked for (:func:`generated`).
+NEXT = {"pretrained_next", "pretrained_last"}
+STEP = "pretrained_step"
 needs_minilm = pytest.mark.skipif(minilm_dir() is None, reason="MiniLM is not installed")
 
 
@@ -84,7 +86,7 @@ def test_a_tiny_gpt2_draws_every_view_and_its_next_token():
     at = open_model(TINY / "gpt2")
     assert not at.exception
     assert not at.error
-    assert set(charts(at)) == VIEWS | NEXT
+    assert set(charts(at)) == VIEWS | NEXT  # no generation until it is asked for
     assert any("causal" in info.value and "model's own" in info.value for info in at.info)
     assert "pretrained_hide_special" not in {toggle.key for toggle in at.toggle}  # no [CLS]
     model = checkpoint.load(TINY / "gpt2")
@@ -167,24 +169,71 @@ def steps_table(at):
     return table
 
 
+def generated(at):
+    """Press the generation button; the page after its run."""
+    at.button(key="pretrained_generate").click().run()
+    assert not at.exception
+    return at
+
+
+def step_tables(at):
+    return [frame.value for frame in at.dataframe if "step" in frame.value.columns]
+
+
+def test_generation_runs_when_asked_and_is_kept_until_a_setting_changes():
+    at = open_model(TINY / "gpt2")
+    at.slider(key="pretrained_gen_tokens").set_value(3).run()
+    assert STEP not in charts(at)
+    assert not step_tables(at)
+    assert at.button(key="pretrained_generate").label == "Generate 3 tokens"
+    generated(at)
+    assert STEP in charts(at)
+    at.select_slider(key="pretrained_layer").set_value(1).run()  # another view's control
+    assert STEP in charts(at)  # kept
+    at.slider(key="pretrained_gen_tokens").set_value(2).run()  # a setting of its own
+    assert STEP not in charts(at)
+    assert not step_tables(at)
+    generated(at)
+    assert len(steps_table(at)) == 2
+    at.session_state["text"] = "The cat sat on the mat."  # a new text asks again too
+    at.run()
+    assert STEP not in charts(at)
+
+
 def test_generation_is_the_engines_step_by_step():
     at = open_model(TINY / "gpt2")
     at.slider(key="pretrained_gen_tokens").set_value(3).run()
+    generated(at)
     model = checkpoint.load(TINY / "gpt2")
     steps = generate.generate(model, TEXT, 3, temperature=0.0)
     table = steps_table(at)
     assert list(table["step"]) == [0, 1, 2]
-    assert list(table["probability"]) == [1.0, 1.0, 1.0]  # greedy: all the mass on one
     assert list(table["chosen"]) == [next_token.token_label(step.token) for step in steps]
     at.select_slider(key="pretrained_step3").set_value(2).run()
-    np.testing.assert_allclose(
-        chart_z(at, "pretrained_step"), steps[2].run.last_token_attention.reshape(8, -1), atol=1e-6
-    )
+    np.testing.assert_allclose(chart_z(at, STEP), steps[2].attention.reshape(8, -1), atol=1e-6)
     at.select_slider(key="pretrained_gen_temperature").set_value(1.0).run()
-    assert not at.exception
+    generated(at)
     sampled = generate.generate(model, TEXT, 3, temperature=1.0, seed=0)
-    chosen = list(steps_table(at)["chosen"])
-    assert chosen == [next_token.token_label(step.token) for step in sampled]
+    table = steps_table(at)
+    assert list(table["chosen"]) == [next_token.token_label(step.token) for step in sampled]
+    assert "probability at T = 1" in table.columns
+
+
+def test_greedy_generation_shows_the_models_own_probability_not_one():
+    """Issue #55, item 17: at T = 0 the pick is certain; the model's softmax at T = 1 is not."""
+    at = generated(open_model(TINY / "gpt2"))
+    model = checkpoint.load(TINY / "gpt2")
+    ids = bert.run(model, TEXT).ids.tolist()
+    table = steps_table(at)
+    for chosen, shown in zip(table["chosen"], table["probability"], strict=True):
+        whole = bert.run_ids(model, ids)  # the whole pass: the oracle
+        own = generate.probabilities(whole.next_logits, 1.0)
+        pick = int(np.argmax(own))
+        assert chosen == next_token.token_label(model.tokenizer.id_to_token(pick))
+        assert shown == pytest.approx(own[pick], abs=1e-6)
+        assert shown < 1
+        ids.append(pick)
+    assert not any(column.startswith("probability at") for column in table.columns)
 
 
 def test_a_link_names_the_folder_and_opens_it_on_a_server_that_loaded_it():
@@ -293,7 +342,7 @@ def test_switching_from_minilm_to_a_smaller_model_and_back_keeps_the_page_whole(
 def test_a_folders_name_and_the_texts_tokens_are_shown_as_typed(tmp_path):
     folder = tmp_path / "my_*model*_<b>"
     shutil.copytree(TINY / "gpt2", folder)
-    at = open_model(folder, text="a <b>bold</b> <i>")
+    at = generated(open_model(folder, text="a <b>bold</b> <i>"))
     assert not at.exception
     assert title(at) == "A pretrained model: my\\_\\*model\\*\\_\\<b\\>"  # Markdown escaped
     assert at.query_params["model"] == folder.name  # the link names it, the URL encodes it
