@@ -30,15 +30,20 @@ BARS = """() => {
 }"""
 
 
-def load_tiny_gpt2(page, url):
-    """/pretrained with the tiny GPT-2 typed in the path box, as a visitor does."""
+def load_model(page, url, source):
+    """/pretrained with ``source`` (a folder or a file) typed in the path box, as a visitor does."""
     open_app(page, url + "/pretrained?text=" + TEXT.replace(" ", "+"))
     box = page.locator(f".st-key-{model_box.PATH_KEY} input")
     if not box.is_visible():
         page.get_by_text("Your own model: a checkpoint folder").click()
-    box.fill(str(TINY_GPT2))
+    box.fill(str(source))
     box.press("Enter")
     wait_settled(page)
+
+
+def load_tiny_gpt2(page, url):
+    """/pretrained with the tiny GPT-2 typed in the path box, its next token drawn."""
+    load_model(page, url, TINY_GPT2)
     page.locator(".st-key-pretrained_next .js-plotly-plot").wait_for()
 
 
@@ -97,13 +102,7 @@ FAMILIES = Path(__file__).resolve().parents[1] / "data" / "tiny_gguf_families"
 def test_every_pretrained_view_draws_on_the_2026_families(page, app_url, source):
     """Each family's tiny folder and GGUF file typed in the box: every view, no error."""
     page.set_viewport_size({"width": 1280, "height": 900})
-    open_app(page, app_url + "/pretrained?text=" + TEXT.replace(" ", "+"))
-    box = page.locator(f".st-key-{model_box.PATH_KEY} input")
-    if not box.is_visible():
-        page.get_by_text("Your own model: a checkpoint folder").click()
-    box.fill(str(source))
-    box.press("Enter")
-    wait_settled(page)
+    load_model(page, app_url, source)
     page.locator(".st-key-pretrained_next").wait_for()
     assert_healthy(page)
     assert page.get_by_text(f"A pretrained model: {source.name}").count() == 1
