@@ -218,7 +218,7 @@ for column, (this, chart_key, name) in zip(st.columns(len(sentences)), sentences
     line_view.show_layer(
         column, chart_key, this, layer, heads, threshold, name, hide_special=hide_special
     )
-interactive.line_page(st, run, layer, heads, threshold, folder, hide_special=hide_special)
+interactive.line_page(st, text, layer, heads, threshold, folder, hide_special=hide_special)
 
 st.header("Model view")
 session.name_files(model_box.file_name(folder))  # every head: the same file and figure

@@ -3,13 +3,22 @@
 On /attention the scale view of the head shown (:mod:`app.views.scale_view`: the engine's
 weights at every stop of the slider, as Plotly frames the page's own slider plays), opening
 at the stop the page shows; on /pretrained the line view of the layer shown. The numbers
-are taken from this run (cached, cheap); the figure and the page
-(:func:`app.views.page.html`) are built only when the button is clicked.
+are taken from the cache when the button is clicked (a hit, or computed again), and the
+figure and the page (:func:`app.views.page.html`) are built then too.
+
+What a button keeps between clicks is small: its settings, the head, the labels. Streamlit
+keeps a download's callable as long as its session, and a closed tab's session two more
+minutes (``server.disconnectedSessionTTL``) in case it reconnects; a callable holding the
+run's arrays (a view of ``run.attentions`` keeps the whole array alive) kept each session's
+run in memory after the cache budget had dropped it, outside the budget: 34 MB a session
+on /pretrained (MiniLM's weights over 350 tokens), 6 MB on /attention (q, k, v and the
+mask at d_model 768), enough to take a class's server past 1 GB (issue 55,
+docs/benchmarks.md).
 """
 
 from __future__ import annotations
 
-from app.data import layers
+from app.data import layers, models
 from app.state import controls, session
 from app.views import chart, line_view, page, scale_view
 from app.widgets import model_box
@@ -26,12 +35,11 @@ def scale_page(container, settings, head, labels):
     head : int, the head shown
     labels : sequence of n str, the tokens
     """
-    run = layers.layer(settings.replace(scale=None))  # q, k and v are any scale's
+    unscaled = settings.replace(scale=None)  # q, k and v are any scale's
+    run = layers.layer(unscaled)
     if run is None or session.presenting():
         return
-    attention = run.attention
-    q, k, v, mask = attention.q[head], attention.k[head], attention.v[head], run.mask
-    d_k = q.shape[-1]
+    d_k = run.attention.q.shape[-1]
     start = (
         None
         if settings.scale is None
@@ -43,7 +51,9 @@ def scale_page(container, settings, head, labels):
     labels = list(labels)
 
     def build():
-        return scale_view.head_figure(q, k, v, labels, mask, title, start=start)[0]
+        again = layers.layer(unscaled)
+        q, k, v = again.attention.q[head], again.attention.k[head], again.attention.v[head]
+        return scale_view.head_figure(q, k, v, labels, again.mask, title, start=start)[0]
 
     stem = session.file_stem() or chart.settings_slug(session.current(), "", head)
     page.download(
@@ -56,13 +66,13 @@ def scale_page(container, settings, head, labels):
     )
 
 
-def line_page(container, run, layer, heads, threshold, folder, *, hide_special=False):
-    """The button of /pretrained: the line view of ``run``'s ``layer``, the heads chosen.
+def line_page(container, text, layer, heads, threshold, folder, *, hide_special=False):
+    """The button of /pretrained: the line view of ``text``'s run in ``layer``, the heads chosen.
 
     Parameters
     ----------
     container : a Streamlit container
-    run : engine.bert.BertRun
+    text : str, the text run (:func:`app.data.models.run` of ``folder`` and ``text``)
     layer : int
     heads : list of int, the heads drawn
     threshold : float, the smallest weight a line stands for
@@ -72,15 +82,15 @@ def line_page(container, run, layer, heads, threshold, folder, *, hide_special=F
     if session.presenting():  # presentation mode hides the inputs, this one with them
         return
     stem = model_box.file_name(folder)
-    cut = slice(1, -1) if hide_special and len(run.labels) > 2 else slice(None)
-    labels = list(run.labels[cut])
-    weights = run.attentions[layer][:, cut, cut]
+    heads = list(heads)
     listed = ", ".join(f"H{h}" for h in heads) if heads else "none"
     title = f"{stem}: layer {layer}, heads {listed}"
 
     def build():
-        links = strong_links(weights[heads], threshold)
-        return line_view.figure(links, labels, heads, threshold, title)
+        run = models.run(folder, text)
+        cut = slice(1, -1) if hide_special and len(run.labels) > 2 else slice(None)
+        links = strong_links(run.attentions[layer][:, cut, cut][heads], threshold)
+        return line_view.figure(links, list(run.labels[cut]), heads, threshold, title)
 
     page.download(
         container,
