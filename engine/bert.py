@@ -477,7 +477,7 @@ def step(model, cache, token):
     The layers of :func:`transformer` (:func:`engine.layers.encoder_layer`) on the new
     token alone, at its position, each with that layer's settings (its window and rotary
     base, the q and k norms, the scores' scale and soft cap, Gemma's extra norms), its keys
-    and values added to the cached ones (:func:`engine.attention.cached_attention`); the
+    and values added to the cached ones (:func:`engine.kv_cache.cached_attention`); the
     next token's logits from its row, soft-capped where the model caps them.
     The cache is a value: the one given is left as it was. The whole pass's last row, in
     other roundings: BLAS

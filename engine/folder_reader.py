@@ -20,9 +20,9 @@ from engine.checkpoint import (
     Model,
     PickleCheckpointError,
     UnsupportedModelError,
-    read_config,
     read_params,
 )
+from engine.configs import read_config
 from engine.tokenize import read_tokenizer
 
 __all__ = ["read"]

@@ -46,16 +46,9 @@ import ml_dtypes
 import numpy as np
 from gguf.quants import dequantize
 
-from engine.checkpoint import (
-    FAMILIES,
-    GLOBAL,
-    LOCAL,
-    MissingFileError,
-    Model,
-    UnsupportedModelError,
-    parse_config,
-    read_params,
-)
+from engine.checkpoint import MissingFileError, Model, UnsupportedModelError, read_params
+from engine.configs import parse_config
+from engine.families import FAMILIES, GLOBAL, LOCAL
 from engine.positional import rotary_frequencies
 from engine.tokenize import GGUFTokenizerError, gguf_metadata, gguf_tokenizer
 
@@ -99,8 +92,9 @@ _CONFIG_KEYS = {
     "phi3": _LLAMA_KEYS,
     "gpt2": _GPT2_KEYS,
 }
-#: The architectures this engine reads from a GGUF file: those of :data:`FAMILIES` that
-#: llama.cpp stores (Mistral, SmolLM2 and Llama 3.x are ``llama`` in GGUF).
+#: The architectures this engine reads from a GGUF file: those of
+#: :data:`engine.families.FAMILIES` that llama.cpp stores (Mistral, SmolLM2 and Llama 3.x
+#: are ``llama`` in GGUF).
 ARCHITECTURES = tuple(_CONFIG_KEYS)
 #: The architectures whose ``attention.sliding_window`` this engine applies (a Llama with one
 #: is Mistral); Qwen2's and Qwen3's are off unless ``use_sliding_window``, which GGUF lacks.

@@ -23,7 +23,8 @@ from typing import NamedTuple
 import numpy as np
 
 from engine import blas
-from engine.attention import MultiHeadResult, cached_attention, linear, multi_head_attention
+from engine.attention import MultiHeadResult, linear, multi_head_attention
+from engine.kv_cache import cached_attention
 from engine.parts import Joined, in_parts, parts_for, share
 from engine.toy import toy_weights
 
@@ -452,7 +453,7 @@ def encoder_layer(
     scale : float, optional; the scores' scale, default ``1/√d_head``
     softcap : float, optional; the scores' soft cap
     past, first : a causal model's next tokens against its key/value cache, as
-        :func:`engine.attention.cached_attention` takes them (:func:`engine.bert.step`);
+        :func:`engine.kv_cache.cached_attention` takes them (:func:`engine.bert.step`);
         ``mask`` then of shape (n, n_past + n)
 
     Returns

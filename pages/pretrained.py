@@ -24,7 +24,7 @@ from app.views import (
 )
 from app.widgets import compare_box, interactive, model_box, notices, pickers
 from app.words import equations, minimal_pairs, wording
-from engine import analysis, bert, checkpoint
+from engine import analysis, bert, checkpoint, families
 from engine.attention import kv_head_of, query_stages
 
 
@@ -228,7 +228,7 @@ model_view.show(
 )
 if windows:
     st.caption(
-        f"{config.layer_types.count(checkpoint.LOCAL)} of the {n_layers} layers are local: "
+        f"{config.layer_types.count(families.LOCAL)} of the {n_layers} layers are local: "
         f"each token sees itself and the {config.sliding_window - 1} tokens before it (past "
         "the dotted line, no weight); the global layers see every token before it"
         + (

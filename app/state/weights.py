@@ -2,14 +2,14 @@
 
 MiniLM (a 2019 encoder) and SmolLM2 (a 2024 decoder) are run by name; "random" is the
 seeded toy model. A model's sizes are read once per process from its files, without its
-weights (:func:`engine.checkpoint.packaged_config`). Pure: no Streamlit here.
+weights (:func:`engine.configs.packaged_config`). Pure: no Streamlit here.
 """
 
 from __future__ import annotations
 
 import functools
 
-from engine.checkpoint import minilm_config, packaged_config
+from engine.configs import minilm_config, packaged_config
 from engine.resources import MINILM_INSTALL_HINT, SMOLLM2_INSTALL_HINT, smollm2_file
 
 #: The packaged trained models the core pages run, in the order the Weights box offers them.

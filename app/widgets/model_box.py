@@ -18,7 +18,7 @@ import streamlit as st
 
 from app.data import models
 from app.state import controls, weights
-from engine.checkpoint import LOCAL
+from engine.families import LOCAL
 
 #: The path box's key, the packaged-or-own choice's key, and the link's parameter naming the model.
 PATH_KEY, CHOICE_KEY, LINK = "pretrained_model_path", "pretrained_model", "model"

@@ -9,7 +9,8 @@ import numpy as np
 import pytest
 
 import engine
-from engine.attention import cached_attention, strong_links
+from engine.attention import strong_links
+from engine.kv_cache import cached_attention
 from engine.positional import rotary_embedding
 
 SEEDS = range(4)

@@ -18,7 +18,6 @@ from safetensors.numpy import load_file, save_file
 
 from engine import bert, checkpoint, generate
 from engine.checkpoint import (
-    FAMILIES,
     MissingFileError,
     MissingTensorError,
     PickleCheckpointError,
@@ -26,6 +25,7 @@ from engine.checkpoint import (
     UnsupportedModelError,
     load,
 )
+from engine.families import FAMILIES
 
 TINY = tiny_models.TINY
 FOLDERS = ("bert", "bert_variant", "roberta", "distilbert", "electra", "gpt2")

@@ -24,7 +24,8 @@ from engine.attention import (
     soft_cap,
     softmax,
 )
-from engine.checkpoint import GLOBAL, LOCAL, UnsupportedModelError, load
+from engine.checkpoint import UnsupportedModelError, load
+from engine.families import GLOBAL, LOCAL
 from engine.layers import gemma_rms_norm
 from engine.positional import rotary_embedding, rotary_frequencies
 

@@ -16,7 +16,8 @@ import numpy as np
 import pytest
 
 from engine import bert, checkpoint, generate, gguf_reader
-from engine.checkpoint import GLOBAL, LOCAL, UnsupportedModelError
+from engine.checkpoint import UnsupportedModelError
+from engine.families import GLOBAL, LOCAL
 from engine.positional import rotary_frequencies
 
 DATA = Path(__file__).resolve().parents[1] / "data"
