@@ -14,7 +14,7 @@ import plotly.graph_objects as go
 import streamlit as st
 from plotly.subplots import make_subplots
 
-from app.views import attention_maps, chart, heatmap, style
+from app.views import attention_maps, axes, chart, heatmap, style
 
 #: Each role as the page names it.
 TITLES = {
@@ -104,8 +104,8 @@ def figure(result, title):
         horizontal_spacing=0.02,
         subplot_titles=[TITLES[role] for role in roles],
     )
-    y = [f"L{layer}" for layer in range(n_layers)]
-    x = [f"H{head}" for head in range(n_heads)]
+    y = [str(layer) for layer in range(n_layers)]  # numbered axes: thinned as every one is
+    x = [str(head) for head in range(n_heads)]
     for k, role in enumerate(roles):
         z = result.scores[k].astype(np.float32)
         fig.add_trace(
@@ -115,13 +115,16 @@ def figure(result, title):
                 y=y,
                 customdata=result.spread[k].astype(np.float32),
                 coloraxis="coloraxis",
-                hovertemplate=f"{TITLES[role]}<br>%{{y}} %{{x}}<br>score %{{z:.3f}} "
+                hovertemplate=f"{TITLES[role]}<br>layer %{{y}}, head %{{x}}<br>score %{{z:.3f}} "
                 "± %{customdata:.3f}<extra></extra>",
             ),
             row=1,
             col=k + 1,
         )
-    fig.update_yaxes(autorange="reversed")
+    layers_axis = axes.token_axis(y, "layer")
+    fig.update_yaxes(axes.token_axis(y, None), autorange="reversed")  # shared: titled once
+    fig.update_yaxes(title=layers_axis["title"], row=1, col=1)
+    fig.update_xaxes(axes.token_axis(x, "head"))
     fig.update_layout(
         coloraxis={"colorscale": style.WEIGHTS_SCALE, "cmin": 0.0, "cmax": 1.0}
         | {"colorbar": style.COLORBAR}

