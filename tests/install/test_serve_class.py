@@ -47,7 +47,7 @@ ROOT = Path(__file__).resolve().parents[2]
 N_SESSIONS = 6
 #: Each session's pages after /attention: between them, every page of the app.
 TOURS = [
-    ("vision", "causal-mask"),
+    ("heads", "vision", "causal-mask"),
     ("home", "multi-head"),
     ("tour", "positional-encoding"),
     ("decoder", "encoder-layer"),
@@ -212,7 +212,7 @@ def test_sessions_spread_and_keep_their_replica(hall):
         page.keyboard.press("ArrowRight")
     for page in hall.sessions:
         wait_settled(page)
-    for step in range(2):
+    for step in range(max(map(len, TOURS))):
         moving = [page for page, tour in zip(hall.sessions, TOURS, strict=True) if step < len(tour)]
         for page in moving:
             _switch(page, TOURS[hall.sessions.index(page)][step])

@@ -83,7 +83,7 @@ def test_a_run_sends_its_link_even_when_streamlits_copy_of_the_address_agrees():
         get_script_run_ctx().query_string = "layer=1&head=2"  # the bar, after the run before
         session.write_url()
 
-    at = AppTest.from_function(script)
+    at = AppTest.from_function(script, default_timeout=30)  # a cold import of the app
     at.query_params["layer"] = "1"
     at.run()
     assert not at.exception
