@@ -47,11 +47,11 @@ ROOT = Path(__file__).resolve().parents[2]
 N_SESSIONS = 6
 #: Each session's pages after /attention: between them, every page of the app.
 TOURS = [
-    ("heads", "vision", "causal-mask"),
+    ("vision", "causal-mask"),
     ("home", "multi-head"),
     ("tour", "positional-encoding"),
     ("decoder", "encoder-layer"),
-    ("efficient", "summarize"),
+    ("efficient", "heads", "summarize"),
     ("pretrained", "book"),
 ]
 #: Pages whose heatmaps are labelled with the sentence's tokens.
