@@ -6,8 +6,9 @@ started in the project folder, so they are passed as options here);
 ``attention-explorer "some text"`` opens the app with that text instead of the
 restaurant passage. The text reaches the app in the environment variable
 :data:`TEXT_VARIABLE`, read once per session by the entry point.
-``attention-explorer --model PATH`` opens ``/pretrained`` on the checkpoint folder PATH
-instead of MiniLM; the folder reaches the app in :data:`MODEL_VARIABLE`, as an absolute path.
+``attention-explorer --model MODEL`` opens ``/pretrained`` on MODEL instead of MiniLM: a
+checkpoint folder or a ``.gguf`` file (made an absolute path), the packaged ``smollm2``,
+or an Ollama name (``ollama:qwen3:0.6b``); it reaches the app in :data:`MODEL_VARIABLE`.
 ``attention-explorer --threads N`` gives each of the engine's passes N threads instead of
 one per CPU (a server that shares its CPUs with other programs), in :data:`THREADS_VARIABLE`.
 """
@@ -23,8 +24,10 @@ MAIN = Path(__file__).resolve().parent / "main.py"
 TEXT_VARIABLE = "ATTENTION_EXPLORER_TEXT"
 #: The cache budget in MB, read by :mod:`app.data.cache` (not imported here: it loads Streamlit).
 CACHE_VARIABLE = "ATTENTION_EXPLORER_CACHE_MB"
-#: The checkpoint folder, read by :mod:`app.data.models` (not imported here, as above).
+#: The model /pretrained opens on, read by :mod:`app.data.models` (not imported, as above).
 MODEL_VARIABLE = "ATTENTION_EXPLORER_MODEL"
+#: Models named rather than found by a path: the packaged ones, and Ollama's (``ollama:``).
+NAMED_MODELS, OLLAMA_PREFIX = ("minilm", "smollm2"), "ollama:"
 #: The engine's threads, read by :mod:`app.data.threads` (not imported here, as above).
 THREADS_VARIABLE = "ATTENTION_EXPLORER_THREADS"
 
@@ -55,8 +58,8 @@ def command(text=None, port=None, options=SERVER_OPTIONS, cache_mb=None, model=N
     """The ``streamlit run`` command line and the environment for it.
 
     ``cache_mb`` sets the server's cache budget (:data:`app.data.cache.BUDGET_VARIABLE`);
-    ``model`` the checkpoint folder /pretrained opens on, made absolute; ``threads`` the
-    engine's threads per pass (:data:`app.data.threads.THREADS_VARIABLE`).
+    ``model`` the model /pretrained opens on (a path made absolute, a name as it is);
+    ``threads`` the engine's threads per pass (:data:`app.data.threads.THREADS_VARIABLE`).
     """
     line = [sys.executable, "-m", "streamlit", "run", str(MAIN)]
     for name, value in options.items():
@@ -68,7 +71,7 @@ def command(text=None, port=None, options=SERVER_OPTIONS, cache_mb=None, model=N
     env.pop(MODEL_VARIABLE, None)
     env.pop(THREADS_VARIABLE, None)
     if model:
-        env[MODEL_VARIABLE] = str(Path(model).expanduser().resolve())
+        env[MODEL_VARIABLE] = model if _named(model) else str(Path(model).expanduser().resolve())
     if text:
         env[TEXT_VARIABLE] = text
     if cache_mb is not None:
@@ -76,6 +79,11 @@ def command(text=None, port=None, options=SERVER_OPTIONS, cache_mb=None, model=N
     if threads is not None:
         env[THREADS_VARIABLE] = str(threads)
     return line, env
+
+
+def _named(model):
+    """Whether ``model`` is a name (``smollm2``, ``ollama:…``) rather than a path."""
+    return model in NAMED_MODELS or model.startswith(OLLAMA_PREFIX)
 
 
 def main(argv=None):
@@ -96,10 +104,11 @@ def main(argv=None):
     )
     parser.add_argument(
         "--model",
-        metavar="PATH",
-        help="a checkpoint folder (config.json, model.safetensors, tokenizer.json) of a "
-        "BERT-family, GPT-2, Llama, Mistral, Qwen2, Qwen3, Gemma 2 or 3, or Phi-3 model for "
-        "/pretrained (default: all-MiniLM-L6-v2)",
+        metavar="MODEL",
+        help="the model /pretrained opens on (default: all-MiniLM-L6-v2): a checkpoint "
+        "folder (config.json, model.safetensors, tokenizer.json) of a BERT-family, GPT-2, "
+        "Llama, Mistral, Qwen2, Qwen3, Gemma 2 or 3, or Phi-3 model; a .gguf file (llama.cpp, "
+        "LM Studio); smollm2, the packaged SmolLM2; or ollama:NAME[:TAG], a model Ollama has",
     )
     parser.add_argument(
         "--threads",
@@ -110,8 +119,8 @@ def main(argv=None):
     args = parser.parse_args(argv)
     if args.threads is not None and args.threads < 1:
         parser.error(f"--threads {args.threads}: at least 1")
-    if args.model and not Path(args.model).expanduser().is_dir():
-        parser.error(f"--model {args.model}: no such folder")
+    if args.model and not _named(args.model) and not Path(args.model).expanduser().exists():
+        parser.error(f"--model {args.model}: no such folder or file")
     line, env = command(
         " ".join(args.text),
         args.port,

@@ -109,7 +109,20 @@ def test_command_passes_the_model_folder_as_an_absolute_path(monkeypatch):
 def test_a_model_that_is_not_a_folder_is_refused_before_the_server_starts(capsys):
     with pytest.raises(SystemExit):
         cli.main(["--model", str(ROOT / "no-such-folder")])
-    assert "no such folder" in capsys.readouterr().err
+    assert "no such folder or file" in capsys.readouterr().err
+
+
+def test_a_gguf_file_or_a_models_name_passes_as_the_server_reads_it(monkeypatch, tmp_path):
+    gguf = ROOT / "tests" / "data" / "tiny_gguf" / "llama-Q8_0.gguf"
+    monkeypatch.chdir(gguf.parent)
+    assert cli.command(model="llama-Q8_0.gguf")[1][cli.MODEL_VARIABLE] == str(gguf)
+    for name in ("smollm2", "ollama:qwen3:0.6b"):  # names, never made paths
+        assert cli.command(model=name)[1][cli.MODEL_VARIABLE] == name
+    started = []
+    monkeypatch.setattr(cli.os, "execve", lambda *args: started.append(args))
+    cli.main(["--model", "smollm2"])
+    cli.main(["--model", str(gguf)])
+    assert [args[2][cli.MODEL_VARIABLE] for args in started] == ["smollm2", str(gguf)]
 
 
 def test_app_opens_pretrained_on_the_command_lines_model(monkeypatch):
