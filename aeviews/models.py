@@ -13,13 +13,13 @@ import functools
 from pathlib import Path
 
 from app.data import cache
+from app.state.weights import DEFAULT_HEADS
 from engine import bert, checkpoint, ollama
 from engine.resources import MINILM_NAME, SMOLLM2_NAME
 
-#: The head the app opens on: MiniLM's layer 3, head 1, whose "it" finds "restaurant".
-DEFAULT_LAYER, DEFAULT_HEAD = 3, 1
-#: The packaged models' own defaults (app.state.weights.DEFAULT_HEADS), by the name they go by.
-PACKAGED_HEADS = {SMOLLM2_NAME: (22, 0)}
+#: The head the app opens on: MiniLM's layer 3, head 1, whose "it" finds "restaurant"; and
+#: another model's, unless it is a packaged one with its own (SmolLM2's layer 22, head 0).
+DEFAULT_LAYER, DEFAULT_HEAD = DEFAULT_HEADS["minilm"]
 
 
 def model_key(model=None):
@@ -190,7 +190,7 @@ def attention(text, model=None, layer=None, head=None):
     engine.bert.TooLongError when the text has more tokens than the model has positions
     """
     key = model_key(model)
-    default = PACKAGED_HEADS.get(key, (DEFAULT_LAYER, DEFAULT_HEAD))
+    default = DEFAULT_HEADS.get(key, (DEFAULT_LAYER, DEFAULT_HEAD))
     layer = default[0] if layer is None else layer
     head = default[1] if head is None else head
     return Attention(text, key, layer, head)
