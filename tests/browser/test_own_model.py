@@ -94,7 +94,7 @@ FAMILIES = Path(__file__).resolve().parents[1] / "data" / "tiny_gguf_families"
 @pytest.mark.parametrize(
     "source",
     [
-        *(TINY / name for name in ("llama3", "qwen3", "gemma3", "gemma2", "phi3")),
+        *(TINY / name for name in ("llama3", "qwen3", "gemma3", "gemma3_fp32", "gemma2", "phi3")),
         *sorted(FAMILIES.glob("*-Q8_0.gguf")),
     ],
     ids=lambda path: path.name,
