@@ -136,14 +136,14 @@ heatmap.show(
     f"Cross-attention at step {step_number}, layer {layer}, head {head}",
     **CROSS,
 )
-with st.expander("The whole alignment: the last step, averaged over heads", expanded=True):
-    final = translation.steps[-1]
-    heatmap.show(
-        st,
-        "decoder_alignment",
-        final.mean_cross_attention[layer],
-        list(final.inputs),
-        translation.source,
-        f"Mean over heads, layer {layer}",
-        **CROSS,
-    )
+st.subheader("The whole alignment: the last step, averaged over heads")
+final = translation.steps[-1]
+heatmap.show(
+    st,
+    "decoder_alignment",
+    final.mean_cross_attention[layer],
+    list(final.inputs),
+    translation.source,
+    f"Mean over heads, layer {layer}",
+    **CROSS,
+)

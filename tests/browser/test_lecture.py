@@ -309,3 +309,16 @@ def test_the_camera_saves_the_chart_laid_out_for_print(page, app_url):
     with Image.open(download.value.path()) as image:
         assert image.size == (3 * options["width"], 3 * options["height"])
         assert image.convert("RGB").getpixel((0, 0)) == (255, 255, 255)  # on white, for slides
+
+
+def test_presentation_mode_shows_every_figure_of_the_decoder_page(page, app_url):
+    """The whole alignment was drawn in an expander, which presentation mode hides: every
+    figure the page draws is on the slide (the mask, the self- and cross-attention, and the
+    alignment)."""
+    page.set_viewport_size({"width": 1280, "height": 720})
+    open_presenting(page, app_url + "/decoder")
+    for key in ("decoder_mask", "decoder_self", "decoder_cross", "decoder_alignment"):
+        box = page.locator(f".st-key-{key}").bounding_box()
+        assert box is not None, key
+        assert box["width"] > 300, (key, box)
+        assert box["height"] > 200, (key, box)
