@@ -203,8 +203,24 @@ _PLAIN = {
     gguf.GGMLQuantizationType.F16: np.dtype(np.float16),
 }
 _BF16 = gguf.GGMLQuantizationType.BF16
+
+
+def _decodes(qtype):
+    """Whether ``gguf.quants.dequantize`` decodes ``qtype``: asked of one block of zeros."""
+    if qtype not in gguf.GGML_QUANT_SIZES:
+        return False
+    size = gguf.GGML_QUANT_SIZES[qtype][1]  # bytes per block
+    try:
+        gguf.quants.dequantize(np.zeros((1, size), dtype=np.uint8), qtype)
+    except NotImplementedError:
+        return False
+    return True
+
+
 #: Every block type ``gguf.quants.dequantize`` decodes: Q4_0 … Q8_0, the K-quants, the IQ types.
-_QUANTIZED = frozenset(gguf.quants._type_traits) - {_BF16}
+_QUANTIZED = frozenset(
+    t for t in gguf.GGMLQuantizationType if t not in _PLAIN and t != _BF16 and _decodes(t)
+)
 
 
 def _open(path):
