@@ -453,11 +453,14 @@ def _in_layer(name):
 def _array(tensor, path):
     """A stored tensor as an array of (rows, features), at its precision or dequantized."""
     kind = tensor.tensor_type
+    # Plain tensors are copied out of the file's mapping: a view would keep the whole file
+    # mapped, and every page the load read (the quantized blocks too) resident, for as long
+    # as the model lives (SmolLM2: 94 MB for its 0.1 MB of F32 norms; docs/benchmarks.md).
     if kind in _PLAIN:
-        return np.asarray(tensor.data, dtype=_PLAIN[kind])
+        return np.array(tensor.data, dtype=_PLAIN[kind])
     if kind == _BF16:  # bf16 kept as it is: the pass upcasts a layer at a time, exactly
         shape = tuple(int(n) for n in reversed(tensor.shape))
-        return np.asarray(tensor.data).view(ml_dtypes.bfloat16).reshape(shape)
+        return np.array(tensor.data).view(ml_dtypes.bfloat16).reshape(shape)
     if kind in _QUANTIZED:
         return dequantize(tensor.data, kind)
     read = ", ".join(sorted(t.name for t in (*_PLAIN, _BF16, *_QUANTIZED)))

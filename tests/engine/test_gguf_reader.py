@@ -8,6 +8,7 @@ back (``from_pretrained(folder, gguf_file=...)``, float32, eager attention). The
 SmolLM2's reference is ``tests/data/smollm2_golden.npz``. No PyTorch here.
 """
 
+import gc
 import json
 import shutil
 from pathlib import Path
@@ -103,6 +104,20 @@ def test_precision_f16_and_bf16_kept_quantized_types_dequantized_to_float32(mode
     assert precision["llama-F16"] == "float16"
     assert precision["llama-BF16"] == "bfloat16"
     assert precision["llama-Q4_0"] == precision["qwen2-Q8_0"] == "float32"
+
+
+@pytest.mark.skipif(not Path("/proc/self/maps").exists(), reason="reads Linux's /proc/self/maps")
+@pytest.mark.parametrize("name", ["llama-F16", "llama-BF16", "qwen2-Q8_0", "gpt2-F16"])
+def test_a_loaded_model_keeps_no_mapping_of_its_file(tmp_path, name):
+    # A copy of its own, so that no other test's model maps the same path: an array left a
+    # view of the file (a norm in F32, a matrix in F16) would keep the whole file mapped
+    # and every page the load read resident for the model's life.
+    path = tmp_path / f"{name}.gguf"
+    shutil.copy(TINY / f"{name}.gguf", path)
+    model = checkpoint.load(path)
+    gc.collect()
+    assert str(path) not in Path("/proc/self/maps").read_text()
+    assert bert.run_ids(model, [1, 2, 3]).attentions.shape[-1] == 3  # the model still runs
 
 
 @pytest.mark.parametrize(
