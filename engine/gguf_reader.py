@@ -207,6 +207,24 @@ _BF16 = gguf.GGMLQuantizationType.BF16
 _QUANTIZED = frozenset(gguf.quants._type_traits) - {_BF16}
 
 
+class _Reader(gguf.GGUFReader):
+    """``gguf.GGUFReader`` reading through a plain array of its file's mapping.
+
+    The reader slices its ``np.memmap`` once or more for every value of the metadata
+    (SmolLM2's 98,339 strings: 1.2 million slices), and each slice of a memmap runs
+    NumPy's Python-level ``memmap.__array_finalize__``: half the reader's time. A plain
+    ``ndarray`` view of the same mapping slices in C; the bytes read are the same.
+    """
+
+    @property
+    def data(self):
+        return self._plain
+
+    @data.setter
+    def data(self, mapped):  # the memmap GGUFReader.__init__ opens
+        self._plain = mapped.view(np.ndarray)
+
+
 def _open(path):
     """The file's ``gguf.GGUFReader``; a file that is not a whole GGUF file refused."""
     if not path.is_file():
@@ -219,7 +237,7 @@ def _open(path):
             "a model folder in Hugging Face's layout is read as a folder, not a file"
         )
     try:
-        return gguf.GGUFReader(path)
+        return _Reader(path)
     except Exception as error:  # a truncated file, a type llama.cpp's reader does not know
         raise UnsupportedModelError(
             f"{path.name} could not be read as GGUF ({type(error).__name__}: {error}); "

@@ -106,6 +106,24 @@ def test_precision_f16_and_bf16_kept_quantized_types_dequantized_to_float32(mode
     assert precision["llama-Q4_0"] == precision["qwen2-Q8_0"] == "float32"
 
 
+@pytest.mark.parametrize("name", ["llama-Q4_0", "gpt2-F16"])
+def test_the_engine_s_reader_reads_what_gguf_s_own_reader_reads(name):
+    """The plain-array reader (gguf_reader._Reader) against gguf.GGUFReader itself."""
+    gguf = pytest.importorskip("gguf")
+    ours, theirs = (
+        gguf_reader._Reader(TINY / f"{name}.gguf"),
+        gguf.GGUFReader(TINY / f"{name}.gguf"),
+    )
+    assert type(ours.data) is np.ndarray
+    assert list(ours.fields) == list(theirs.fields)
+    for key, field in theirs.fields.items():
+        assert ours.fields[key].contents() == field.contents(), key
+    assert [t.name for t in ours.tensors] == [t.name for t in theirs.tensors]
+    for mine, reference in zip(ours.tensors, theirs.tensors, strict=True):
+        assert mine.tensor_type == reference.tensor_type
+        np.testing.assert_array_equal(mine.data, reference.data)
+
+
 @pytest.mark.skipif(not Path("/proc/self/maps").exists(), reason="reads Linux's /proc/self/maps")
 @pytest.mark.parametrize("name", ["llama-F16", "llama-BF16", "qwen2-Q8_0", "gpt2-F16"])
 def test_a_loaded_model_keeps_no_mapping_of_its_file(tmp_path, name):
