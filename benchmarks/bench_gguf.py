@@ -195,9 +195,8 @@ def main():
     median = statistics.median(seconds)
     print(f"load: median {median:.2f} s (min {min(seconds):.2f}, max {max(seconds):.2f})")
     cpu = [one["cpu_seconds"] for one in loads]
-    print(
-        f"  CPU time: median {statistics.median(cpu):.2f} s (min {min(cpu):.2f}, max {max(cpu):.2f})"
-    )
+    low, high = min(cpu), max(cpu)
+    print(f"  CPU time: median {statistics.median(cpu):.2f} s (min {low:.2f}, max {high:.2f})")
     last = loads[-1]
     print(
         f"memory: resident +{last['rss_mb']:.0f} MB after the load, peak "
