@@ -114,8 +114,8 @@ def main():
     for _ in range(args.runs):
         seconds = timed(products)[0]
         times["floor"].append(seconds)
-        # The pass's run let go at once: held while generation ran, its 100-odd MB made
-        # generation's own pass grow the heap anew (page faults: 60-90 ms of 800 here).
+        # The pass's run let go at once: held while generation ran, its arrays made
+        # generation's own pass grow the heap anew, in page faults (docs/benchmarks.md).
         seconds = timed(lambda: bert.run(model, text))[0]
         times["pass"].append(seconds)
         seconds, steps = timed(lambda: generate.generate(model, text, args.new))

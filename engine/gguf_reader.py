@@ -210,10 +210,10 @@ _QUANTIZED = frozenset(gguf.quants._type_traits) - {_BF16}
 class _Reader(gguf.GGUFReader):
     """``gguf.GGUFReader`` reading through a plain array of its file's mapping.
 
-    The reader slices its ``np.memmap`` once or more for every value of the metadata
-    (SmolLM2's 98,339 strings: 1.2 million slices), and each slice of a memmap runs
-    NumPy's Python-level ``memmap.__array_finalize__``: half the reader's time. A plain
-    ``ndarray`` view of the same mapping slices in C; the bytes read are the same.
+    The reader slices its ``np.memmap`` once or more for every value of the metadata (a
+    vocabulary's every token and merge), and each slice of a memmap runs NumPy's
+    Python-level ``memmap.__array_finalize__`` (docs/benchmarks.md). A plain ``ndarray``
+    view of the same mapping slices in C; the bytes read are the same.
     """
 
     @property
@@ -473,7 +473,7 @@ def _array(tensor, path):
     kind = tensor.tensor_type
     # Plain tensors are copied out of the file's mapping: a view would keep the whole file
     # mapped, and every page the load read (the quantized blocks too) resident, for as long
-    # as the model lives (SmolLM2: 94 MB for its 0.1 MB of F32 norms; docs/benchmarks.md).
+    # as the model lives (docs/benchmarks.md).
     if kind in _PLAIN:
         return np.array(tensor.data, dtype=_PLAIN[kind])
     if kind == _BF16:  # bf16 kept as it is: the pass upcasts a layer at a time, exactly
