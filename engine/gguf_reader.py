@@ -468,17 +468,22 @@ def _in_layer(name):
     return leaf if block == "blk" and index.isdigit() else name
 
 
-def _array(tensor, path):
-    """A stored tensor as an array of (rows, features), at its precision or dequantized."""
+def _array(tensor, path, copy):
+    """A stored tensor as an array of (rows, features), at its precision or dequantized.
+
+    ``copy``: a plain tensor (F32, F16, BF16) copied out of the file's mapping rather than
+    a view of it. :func:`read` copies in a file that holds quantized tensors, where one
+    view would keep the whole file mapped, and every page of blocks the load read
+    resident, for as long as the model lives (docs/benchmarks.md); in a file of plain
+    tensors alone the mapping is the weights themselves, shared with the page cache.
+    """
     kind = tensor.tensor_type
-    # Plain tensors are copied out of the file's mapping: a view would keep the whole file
-    # mapped, and every page the load read (the quantized blocks too) resident, for as long
-    # as the model lives (docs/benchmarks.md).
+    plain = np.array if copy else np.asarray
     if kind in _PLAIN:
-        return np.array(tensor.data, dtype=_PLAIN[kind])
+        return plain(tensor.data, dtype=_PLAIN[kind])
     if kind == _BF16:  # bf16 kept as it is: the pass upcasts a layer at a time, exactly
         shape = tuple(int(n) for n in reversed(tensor.shape))
-        return np.array(tensor.data).view(ml_dtypes.bfloat16).reshape(shape)
+        return plain(tensor.data).view(ml_dtypes.bfloat16).reshape(shape)
     if kind in _QUANTIZED:
         return dequantize(tensor.data, kind)
     read = ", ".join(sorted(t.name for t in (*_PLAIN, _BF16, *_QUANTIZED)))
@@ -543,6 +548,7 @@ def read(path, progress=None):
     except GGUFTokenizerError as error:
         raise UnsupportedModelError(f"{path.name}: {error}") from error
     tensors = {}
+    quantized = any(tensor.tensor_type in _QUANTIZED for tensor in stored.values())
     for done, (name, tensor) in enumerate(stored.items(), start=1):
         key = _hf_name(arch, name)
         if key is None:
@@ -552,7 +558,7 @@ def read(path, progress=None):
                     "this engine reads it has no place for"
                 )
             continue
-        array = _array(tensor, path)
+        array = _array(tensor, path, copy=quantized)
         undo = _UNDONE.get(arch, {}).get(_in_layer(name))
         array = array if undo is None else undo(array, config)
         if key.endswith("_proj.weight"):
