@@ -10,11 +10,15 @@ model has fewer positions, so that ``--new`` more fit), timed in one process, in
   the pass over the text keeping every layer's keys and values, then one token's work per
   new token (:func:`engine.bert.step`);
 - generation the old way: a whole pass over the tokens so far for every new token, and one
-  more after the last, as ``generate`` ran before the cache (kept here, not in the engine).
+  more after the last, as ``generate`` ran before the cache (kept here, not in the engine);
+- the floor of a step: only the products that read the weights, one token's worth (a
+  vector times every layer's matrices and the output matrix, float32 NumPy on one BLAS
+  thread, as a step computes them): what a step costs at least, the memory read.
 
 It prints the medians, generation against one pass (issue #50's target: at most 1.5 for ten
 tokens after 256) and the old way against the new, and checks that both ways choose the
-same tokens. Wall time, and the process's CPU time (every thread's), which a machine
+same tokens, and what generation would cost if each step were its products alone (the pass
+plus ``--new`` - 1 floors). Wall time, and the process's CPU time (every thread's), which a machine
 shared with other work disturbs less: the work each way does::
 
     python3 benchmarks/bench_generate.py [--model FOLDER] [--tokens 256] [--new 10] [--runs 5]
@@ -32,7 +36,8 @@ from pathlib import Path
 
 import numpy as np
 
-from engine import bert, checkpoint, generate
+from engine import bert, blas, checkpoint, generate
+from engine.checkpoint import upcast
 
 ROOT = Path(__file__).resolve().parent.parent
 TINY_LLAMA = ROOT / "tests" / "data" / "tiny_models" / "llama"
@@ -61,6 +66,28 @@ def old_generate(model, text, n_new):
     return chosen
 
 
+def weight_products(model):
+    """One token's products with every weight matrix: the floor of a step, as a function."""
+    matrices = []
+    for block in model.params["blocks"]:
+        block = upcast(block)
+        matrices += [w for part in block.values() for w in part.values() if np.ndim(w) == 2]
+    head = upcast(model.unembedding)
+    rng = np.random.default_rng(0)
+    rows = {
+        n: rng.standard_normal((1, n)).astype(np.float32) for n in {w.shape[0] for w in matrices}
+    }
+    last = rng.standard_normal(head.shape[1]).astype(np.float32)
+
+    @blas.one_thread  # as a step runs
+    def products():
+        for w in matrices:
+            rows[w.shape[0]] @ w  # [1, d_in] @ [d_in, d_out]
+        last @ head.T  # the logits: [d_model] @ [d_model, n_vocab]
+
+    return products
+
+
 def timed(work):
     """Wall and CPU seconds of ``work()``, and its result."""
     wall, cpu = time.perf_counter(), time.process_time()
@@ -82,8 +109,14 @@ def main():
     name = Path(args.model).name
     print(f"{name}: {model.config.precision}, a text of {n} tokens, {args.new} new")
     times = {"pass": [], "cache": [], "old": []} if args.old else {"pass": [], "cache": []}
+    times["floor"] = []
+    products = weight_products(model)
     for _ in range(args.runs):
-        seconds, _ = timed(lambda: bert.run(model, text))
+        seconds = timed(products)[0]
+        times["floor"].append(seconds)
+        # The pass's run let go at once: held while generation ran, its arrays made
+        # generation's own pass grow the heap anew, in page faults (docs/benchmarks.md).
+        seconds = timed(lambda: bert.run(model, text))[0]
         times["pass"].append(seconds)
         seconds, steps = timed(lambda: generate.generate(model, text, args.new))
         times["cache"].append(seconds)
@@ -102,7 +135,12 @@ def main():
 def report(args, times, clock):
     """Medians, spreads and ratios of one clock's times."""
     median = {name: statistics.median(values) for name, values in times.items()}
-    labels = {"pass": "one pass", "cache": "generation, cache", "old": "generation, whole pass"}
+    labels = {
+        "pass": "one pass",
+        "cache": "generation, cache",
+        "old": "generation, whole pass",
+        "floor": "a step's products alone",
+    }
     print(f"  {clock} time, median of {args.runs} (least–most):")
     for name, values in times.items():
         spread = f"{min(values) * 1e3:.1f}–{max(values) * 1e3:.1f}"
@@ -111,6 +149,12 @@ def report(args, times, clock):
     print(f"    {args.new} tokens with the cache / one pass: {ratio:.2f}")
     ratios = sorted(c / p for c, p in zip(times["cache"], times["pass"], strict=True))
     print(f"      each run's own: {', '.join(f'{r:.2f}' for r in ratios)}")
+    floor = median["floor"] / median["pass"]
+    print(f"    {args.new} x a step's products / one pass: {args.new * floor:.2f}")
+    print(
+        f"    the floor: (one pass + {args.new - 1} x the products) / one pass: "
+        f"{1 + (args.new - 1) * floor:.2f}"
+    )
     if args.old:
         print(f"    whole pass per token / cache:         {median['old'] / median['cache']:.2f}")
 

@@ -66,9 +66,9 @@ def load_once():
     from engine.resources import smollm2_file
 
     before = memory_kb("VmRSS")
-    start = time.perf_counter()
+    start, cpu = time.perf_counter(), time.process_time()
     model = checkpoint.load("smollm2")
-    seconds = time.perf_counter() - start
+    seconds, cpu = time.perf_counter() - start, time.process_time() - cpu
     after, peak = memory_kb("VmRSS"), memory_kb("VmHWM")
     reader = gguf.GGUFReader(smollm2_file())
     in_file = {}
@@ -91,6 +91,7 @@ def load_once():
     total = sum(a.nbytes for a in arrays)
     return {
         "seconds": seconds,
+        "cpu_seconds": cpu,
         "rss_mb": (after - before) / 1024,
         "peak_mb": peak / 1024,
         "held_mb": total / 2**20,
@@ -193,6 +194,9 @@ def main():
     seconds = [one["seconds"] for one in loads]
     median = statistics.median(seconds)
     print(f"load: median {median:.2f} s (min {min(seconds):.2f}, max {max(seconds):.2f})")
+    cpu = [one["cpu_seconds"] for one in loads]
+    low, high = min(cpu), max(cpu)
+    print(f"  CPU time: median {statistics.median(cpu):.2f} s (min {low:.2f}, max {high:.2f})")
     last = loads[-1]
     print(
         f"memory: resident +{last['rss_mb']:.0f} MB after the load, peak "

@@ -8,14 +8,20 @@ and prints the medians, then how long plotly.js takes to draw each chart of the 
 page on its own::
 
     python benchmarks/bench_pretrained.py [--rounds 5] [--model smollm2] [--page attention]
+                                          [--floor]
 
 ``--model smollm2`` opens the page on the packaged decoder (``/pretrained?model=smollm2``,
 or ``/attention?weights=smollm2`` with ``--page attention``), and prints beside each
 length the engine's pass over a text of that length in this process
 (:func:`engine.bert.run`, the median of three) and the page's time as a multiple of it.
+
+``--floor`` also serves ``benchmarks/trivial_text_app.py`` (one text box, one 2×2
+heatmap) and types a new text into it after each of the page's, in the same browser: what
+any Streamlit page pays for a new text, model or no model.
 """
 
 import argparse
+import contextlib
 import os
 import statistics
 import sys
@@ -27,6 +33,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "support"
 from harness import RUN_COUNTER, SETTLED_AFTER, chromium, serve_app
 
 from engine import bert, checkpoint
+
+TRIVIAL = Path(__file__).resolve().parent / "trivial_text_app.py"
 
 DEFAULT_TEXT = (
     "The restaurant refused to serve me a ham sandwich because it only cooks vegetarian "
@@ -83,11 +91,36 @@ def type_text(page, text):
     return finished - start, end - start, runs
 
 
+#: The trivial app drawn: its run over, its one chart showing the new text's word count.
+TRIVIAL_DRAWN = """([before, words]) => {
+    const app = document.querySelector('[data-testid="stApp"]');
+    const plot = document.querySelector('.js-plotly-plot');
+    return window.__runs !== undefined && window.__runs.finished > before
+        && app && app.dataset.testScriptState === 'notRunning'
+        && plot && plot.layout && plot.layout.title.text.includes(`>${words} words<`);
+}"""
+
+
+def type_trivial(page, text):
+    """:func:`type_text` on ``trivial_text_app.py``, which draws with st.plotly_chart."""
+    page.wait_for_selector(".st-key-text textarea", timeout=180_000)
+    before = page.evaluate("window.__runs.finished")
+    box = page.locator(".st-key-text textarea")
+    box.fill(text)
+    start = page.evaluate("performance.now()")
+    box.press("Control+Enter")
+    words = len(text.split())
+    page.wait_for_function(TRIVIAL_DRAWN, arg=[before, words], polling="raf", timeout=120_000)
+    end = page.evaluate("new Promise(r => requestAnimationFrame(() => r(performance.now())))")
+    return page.evaluate("window.__runs.finishedAt") - start, end - start, 1
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--model", choices=("minilm", "smollm2"), default="minilm")
     parser.add_argument("--page", choices=("pretrained", "attention"), default="pretrained")
+    parser.add_argument("--floor", action="store_true", help="time a trivial text app too")
     args = parser.parse_args()
     model = checkpoint.load(args.model)
     cases = {45: [], 256: []}
@@ -104,18 +137,32 @@ def main():
             timings.append(time.perf_counter() - start)
         passes[n] = statistics.median(timings) * 1000
     print("load average before: {:.2f} {:.2f} {:.2f}".format(*os.getloadavg()))
-    with serve_app("app/main.py") as (url, _), chromium() as browser:
+    floor = []
+    with contextlib.ExitStack() as stack:
+        url, _ = stack.enter_context(serve_app("app/main.py"))
+        browser = stack.enter_context(chromium())
         context = browser.new_context(viewport={"width": 1400, "height": 1000})
         context.add_init_script(RUN_COUNTER)
         page = context.new_page()
         page.goto(url + path)
         page.wait_for_function(SETTLED_AFTER, arg=0, polling=100, timeout=180_000)
         type_text(page, texts(45, "food", model))  # warm: the model loaded, the first run done
+        trivial = None
+        if args.floor:
+            trivial_url, _ = stack.enter_context(serve_app(TRIVIAL, cwd=TRIVIAL.parent.parent))
+            trivial = context.new_page()
+            trivial.goto(trivial_url)
+            type_trivial(trivial, "A first text.")
         for round_ in range(args.rounds):
             for n in cases:
                 word = LAST_WORDS[round_ % len(LAST_WORDS)]
+                page.bring_to_front()
                 cases[n].append(type_text(page, texts(n, word, model)))
                 time.sleep(0.5)
+                if trivial is not None:
+                    trivial.bring_to_front()
+                    floor.append(type_trivial(trivial, f"{texts(45, word, model)} {n}"))
+                    time.sleep(0.5)
         print(f"\n{path}")
         heads = ("tokens", "run done ms", "all drawn ms", "runs", "pass ms", "drawn/pass")
         print(" ".join(f"{h:>{w}}" for h, w in zip(heads, (6, 12, 13, 5, 8, 10), strict=True)))
@@ -126,6 +173,10 @@ def main():
             ratio = drawn_ms / passes[n]
             row = f"{n:>6} {run_ms:>12.0f} {drawn_ms:>13.0f} {runs:>5}"
             print(f"{row} {passes[n]:>8.0f} {ratio:>10.2f}")
+        if floor:
+            run_ms = statistics.median(t[0] for t in floor)
+            drawn_ms = statistics.median(t[1] for t in floor)
+            print(f"the trivial text app: run done {run_ms:.0f} ms, all drawn {drawn_ms:.0f} ms")
         print("\nplotly.js alone, per chart, at 256 tokens (ms):")
         for key in page.evaluate(CHART_KEYS):
             print(f"  {key:<24} {page.evaluate(DRAW_TIME, key):>7.0f}")

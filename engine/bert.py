@@ -36,6 +36,7 @@ computed in float32: bf16 and fp16 weights are upcast a layer at a time
 from __future__ import annotations
 
 import functools
+import threading
 from typing import NamedTuple
 
 import numpy as np
@@ -115,15 +116,47 @@ class KeyValues(NamedTuple):
     keys : ndarray of shape (n_layers, n_kv_heads, n, d_head)
         After the rotation, in a rotary model.
     values : ndarray of shape (n_layers, n_kv_heads, n, d_head)
+    room : CacheRoom or None
+        The arrays ``keys`` and ``values`` are the first ``n`` tokens of, with room for
+        more (:func:`step`'s); None for arrays of their own (the pass's).
     """
 
     keys: np.ndarray
     values: np.ndarray
+    room: CacheRoom | None = None
 
     @property
     def n(self):
         """Tokens held."""
         return self.keys.shape[2]
+
+
+class CacheRoom:
+    """Arrays for a cache's keys and values with room for later tokens, and how many are written.
+
+    :func:`step` writes its token's keys and values in the row after the cache's last,
+    in place, when that row is still free: a step is then no copy of the cache. A
+    :class:`KeyValues` shows only its first ``n`` rows, which no later step changes, so
+    each stays a value; a second step from the same cache finds its row taken (by the
+    first) and copies the cache into a room of its own.
+    """
+
+    def __init__(self, cache, capacity):
+        shape = (*cache.keys.shape[:2], capacity, cache.keys.shape[3])
+        self.keys = np.empty(shape, dtype=cache.keys.dtype)
+        self.values = np.empty(shape, dtype=cache.values.dtype)
+        self.keys[:, :, : cache.n] = cache.keys
+        self.values[:, :, : cache.n] = cache.values
+        self.filled = cache.n
+        self._lock = threading.Lock()
+
+    def claim(self, n):
+        """Take row ``n`` for a step after a cache of ``n`` tokens; False where it is not free."""
+        with self._lock:
+            if self.filled != n or n >= self.keys.shape[2]:
+                return False
+            self.filled = n + 1
+            return True
 
 
 class StepRun(NamedTuple):
@@ -509,30 +542,45 @@ def step(model, cache, token):
     _check_ids(model, np.asarray([token], dtype=np.intp))
     if n > c.max_tokens:
         raise TooLongError(n, c.max_tokens, model.special_tokens)
+    room = cache.room
+    if room is None or not room.claim(cache.n):  # the row after the cache is taken: a copy
+        room = CacheRoom(cache, min(c.max_tokens, n + max(n // 2, _ROOM_MIN)))
+        room.filled = n
+    keys, values = room.keys[:, :, :n], room.values[:, :, :n]  # row n - 1 written by the layers
     params = {k: v for k, v in model.params.items() if k != "lm_head"}
     blocks, ln_f = params.pop("blocks"), params.pop("ln_f", None)
     ids = np.asarray([token], dtype=np.intp)
     x = embed(ids, np.zeros_like(ids), c, **params, first=n - 1)  # -> [1, d_model]
     attention = np.empty((c.n_layers, c.n_heads, n), dtype=np.float32)
-    keys, values = [], []
-    for i, (block, past_k, past_v, row) in enumerate(zip(blocks, *cache, attention, strict=True)):
-        mask = np.zeros((1, n), dtype=bool)
-        mask[0, visible_keys(c, n - 1, layer=i)] = True  # the whole pass's last row of its mask
+    masks = {}  # the whole pass's last row of each layer's mask; None where it hides nothing
+    for i, (block, row) in enumerate(zip(blocks, attention, strict=True)):
+        window = c.window(i)
+        if window not in masks:
+            visible = visible_keys(c, n - 1, layer=i)
+            masks[window] = None if visible.start in (0, None) else _row_mask(n, visible)
         layer = encoder_layer(
             x,
             **upcast(block),
             **_layer_settings(c, i),
-            mask=mask,
-            past=(past_k, past_v),
+            mask=masks[window],
+            past=(keys[i], values[i]),  # room for this token's: written in place
             first=n - 1,
         )
         x = layer.output  # [1, d_model]
         row[...] = layer.attention.weights[:, -1]  # [n_heads, n]
-        keys.append(layer.attention.k)  # [n_kv_heads, n, d_head]
-        values.append(layer.attention.v)
     last = x if ln_f is None else _norm(c)(x, **upcast(ln_f), eps=c.eps)
     logits = soft_cap(last[-1] @ model.unembedding.T, c.final_softcap)  # -> [n_vocab]
-    return StepRun(attention, logits, KeyValues(np.stack(keys), np.stack(values)))
+    return StepRun(attention, logits, KeyValues(keys, values, room))
+
+
+#: The fewest free rows a step's new cache room has (beyond that, half the tokens held).
+_ROOM_MIN = 16
+
+
+def _row_mask(n, visible):
+    mask = np.zeros((1, n), dtype=bool)
+    mask[0, visible] = True
+    return mask
 
 
 class LayerWeights(NamedTuple):

@@ -39,6 +39,7 @@ __all__ = [
     "next_token",
     "probabilities",
     "temperature_sweep",
+    "top_ids",
 ]
 
 
@@ -186,10 +187,35 @@ def temperature_sweep(logits, temperatures, k=10):
     TemperatureSweep
     """
     temperatures = np.asarray(temperatures, dtype=np.float64).reshape(-1)
-    ids = np.argsort(-np.asarray(logits), kind="stable")[:k]  # ties: the smaller id first
+    ids = top_ids(logits, k)
     every = probabilities(logits, temperatures)  # [n_t, n_vocab]
     top = every[:, ids]  # [n_t, k]
     return TemperatureSweep(temperatures, ids, top, np.clip(1.0 - top.sum(axis=1), 0.0, 1.0))
+
+
+def top_ids(logits, k):
+    """The ids of the ``k`` largest logits, largest first; ties: the smaller id first.
+
+    ``np.argsort(-logits, kind="stable")[:k]``, without sorting the whole vocabulary: the
+    ``k``-th largest value found by a partition, then only the logits at least as large
+    sorted (every one tied with it kept, so that the smaller ids come first). Generation
+    calls it once per token (docs/benchmarks.md).
+
+    Parameters
+    ----------
+    logits : ndarray of shape (n_vocab,)
+    k : int, >= 1
+
+    Returns
+    -------
+    int ndarray of shape (min(k, n_vocab),)
+    """
+    z = np.asarray(logits)
+    if k >= z.size or np.isnan(z).any():  # a NaN sorts last: the whole sort says where
+        return np.argsort(-z, kind="stable")[:k]
+    kth = -np.partition(-z, k - 1)[k - 1]  # the k-th largest value
+    ids = np.flatnonzero(z >= kth)  # in id order: a stable sort keeps ties so
+    return ids[np.argsort(-z[ids], kind="stable")][:k]
 
 
 def next_token(model, run, temperature=1.0, k=10):

@@ -223,6 +223,24 @@ _QUANTIZED = frozenset(
 )
 
 
+class _Reader(gguf.GGUFReader):
+    """``gguf.GGUFReader`` reading through a plain array of its file's mapping.
+
+    The reader slices its ``np.memmap`` once or more for every value of the metadata (a
+    vocabulary's every token and merge), and each slice of a memmap runs NumPy's
+    Python-level ``memmap.__array_finalize__`` (docs/benchmarks.md). A plain ``ndarray``
+    view of the same mapping slices in C; the bytes read are the same.
+    """
+
+    @property
+    def data(self):
+        return self._plain
+
+    @data.setter
+    def data(self, mapped):  # the memmap GGUFReader.__init__ opens
+        self._plain = mapped.view(np.ndarray)
+
+
 def _open(path):
     """The file's ``gguf.GGUFReader``; a file that is not a whole GGUF file refused."""
     if not path.is_file():
@@ -235,7 +253,7 @@ def _open(path):
             "a model folder in Hugging Face's layout is read as a folder, not a file"
         )
     try:
-        return gguf.GGUFReader(path)
+        return _Reader(path)
     except Exception as error:  # a truncated file, a type llama.cpp's reader does not know
         raise UnsupportedModelError(
             f"{path.name} could not be read as GGUF ({type(error).__name__}: {error}); "
@@ -466,14 +484,22 @@ def _in_layer(name):
     return leaf if block == "blk" and index.isdigit() else name
 
 
-def _array(tensor, path):
-    """A stored tensor as an array of (rows, features), at its precision or dequantized."""
+def _array(tensor, path, copy):
+    """A stored tensor as an array of (rows, features), at its precision or dequantized.
+
+    ``copy``: a plain tensor (F32, F16, BF16) copied out of the file's mapping rather than
+    a view of it. :func:`read` copies in a file that holds quantized tensors, where one
+    view would keep the whole file mapped, and every page of blocks the load read
+    resident, for as long as the model lives (docs/benchmarks.md); in a file of plain
+    tensors alone the mapping is the weights themselves, shared with the page cache.
+    """
     kind = tensor.tensor_type
+    plain = np.array if copy else np.asarray
     if kind in _PLAIN:
-        return np.asarray(tensor.data, dtype=_PLAIN[kind])
+        return plain(tensor.data, dtype=_PLAIN[kind])
     if kind == _BF16:  # bf16 kept as it is: the pass upcasts a layer at a time, exactly
         shape = tuple(int(n) for n in reversed(tensor.shape))
-        return np.asarray(tensor.data).view(ml_dtypes.bfloat16).reshape(shape)
+        return plain(tensor.data).view(ml_dtypes.bfloat16).reshape(shape)
     if kind in _QUANTIZED:
         return dequantize(tensor.data, kind)
     read = ", ".join(sorted(t.name for t in (*_PLAIN, _BF16, *_QUANTIZED)))
@@ -538,6 +564,7 @@ def read(path, progress=None):
     except GGUFTokenizerError as error:
         raise UnsupportedModelError(f"{path.name}: {error}") from error
     tensors = {}
+    quantized = any(tensor.tensor_type in _QUANTIZED for tensor in stored.values())
     for done, (name, tensor) in enumerate(stored.items(), start=1):
         key = _hf_name(arch, name)
         if key is None:
@@ -547,7 +574,7 @@ def read(path, progress=None):
                     "this engine reads it has no place for"
                 )
             continue
-        array = _array(tensor, path)
+        array = _array(tensor, path, copy=quantized)
         undo = _UNDONE.get(arch, {}).get(_in_layer(name))
         array = array if undo is None else undo(array, config)
         if key.endswith("_proj.weight"):

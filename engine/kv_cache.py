@@ -71,8 +71,11 @@ def cached_attention(
     w_q, w_k, w_v, w_o, b_q, b_k, b_v, b_o, n_heads, scale, rotary, n_kv_heads, q_norm,
     k_norm, qk_norm, softcap : as :func:`multi_head_attention` takes them
     past : (k, v), each an ndarray of shape (n_kv_heads, n_past, d_head)
-        The earlier tokens' keys (rotated, in a rotary model) and values.
-    first : int, the position of ``x``'s first row
+        The earlier tokens' keys (rotated, in a rotary model) and values, ``n_past`` =
+        ``first``; or of shape (n_kv_heads, first + n_q, d_head), their first ``first``
+        rows the earlier tokens' and the rest room for these tokens', written there in
+        place rather than joined in a new array (:class:`engine.bert.CacheRoom`)
+    first : int, the position of ``x``'s first row: the tokens before it
     mask : bool ndarray broadcastable to (n_q, n_past + n_q), optional
 
     Returns
@@ -96,8 +99,12 @@ def cached_attention(
             rotary_embedding(q, positions, **rotation),
             rotary_embedding(k, positions, **rotation),
         )
-    k = np.concatenate([past[0], k], axis=1)  # -> [n_kv, n_past + n_q, d_head]
-    v = np.concatenate([past[1], v], axis=1)
+    if past[0].shape[1] == first + len(x):  # room for these tokens: no copy of the cache
+        past[0][:, first:], past[1][:, first:] = k, v
+        k, v = past
+    else:
+        k = np.concatenate([past[0], k], axis=1)  # -> [n_kv, n_past + n_q, d_head]
+        v = np.concatenate([past[1], v], axis=1)
     grouped = q.reshape(n_kv, group, *q.shape[1:])  # -> [n_kv, group, n_q, d_head]
     attended = scaled_dot_product_attention(
         grouped, k[:, None], v[:, None], mask, scale, softcap=softcap

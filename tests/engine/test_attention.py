@@ -241,6 +241,30 @@ def test_cached_attention_is_the_whole_attention_s_last_rows(seed, n, n_new, n_h
     assert cached.q.shape == (n_heads, n_new, d_model // n_heads)
     np.testing.assert_array_equal(past[0], k[:, :old])  # the cache given, left as it was
 
+    # The same with room for the new rows after the cache: written in place, the same bits.
+    room = tuple(
+        np.concatenate([part, np.full_like(part[:, :n_new], np.nan)], axis=1) for part in past
+    )
+    in_place = cached_attention(
+        x[old:],
+        w_q,
+        w_k,
+        w_v,
+        w_o,
+        n_heads,
+        room,
+        old,
+        mask=mask,
+        rotary=rotary,
+        b_k=b_k,
+        n_kv_heads=n_kv,
+    )
+    np.testing.assert_array_equal(in_place.output, cached.output)
+    np.testing.assert_array_equal(in_place.weights, cached.weights)
+    np.testing.assert_array_equal(room[0], cached.k)  # the room's rows hold the new keys
+    np.testing.assert_array_equal(room[1], cached.v)
+    assert in_place.k is room[0]
+
 
 def test_multi_head_concat_is_head_outputs_in_order():
     x, w_q, w_k, w_v, w_o = _mha_inputs(11, 5, 8)

@@ -129,6 +129,26 @@ def test_a_negative_temperature_is_refused(t):
 
 
 @SETTINGS
+@given(
+    hnp.arrays(
+        np.float32,
+        st.integers(1, 300),
+        elements=st.one_of(st.integers(-3, 3).map(float), st.floats(-30, 30, width=32)),
+    ),
+    st.integers(1, 310),
+)
+def test_the_top_ids_are_a_stable_sort_s_first_k(z, k):
+    """Ties (few distinct values) and k beyond the vocabulary too: the smaller id first."""
+    np.testing.assert_array_equal(generate.top_ids(z, k), np.argsort(-z, kind="stable")[:k])
+
+
+def test_the_top_ids_of_logits_with_a_nan_are_the_sort_s():
+    z = np.array([1.0, np.nan, 3.0, 3.0, -2.0], dtype=np.float32)
+    for k in range(1, 6):
+        np.testing.assert_array_equal(generate.top_ids(z, k), np.argsort(-z, kind="stable")[:k])
+
+
+@SETTINGS
 @given(logit_vectors, st.lists(st.floats(0, 100), min_size=1, max_size=8), st.integers(1, 10))
 def test_each_frame_is_the_distribution_at_its_temperature(z, grid, k):
     sweep = generate.temperature_sweep(z, grid, k)
@@ -241,6 +261,28 @@ def test_a_step_leaves_its_cache_as_it_was(decoders):
     np.testing.assert_array_equal(cache.values, before[1])
     np.testing.assert_array_equal(first.next_logits, again.next_logits)
     assert first.cache.n == cache.n + 1
+
+
+def test_steps_from_one_cache_each_keep_their_own_rows(decoders):
+    """A step writes its token in the room after the cache's rows; a second step from the
+    same cache finds that row taken and copies: neither branch changes the other."""
+    model = decoders["llama"]
+    start = bert.step(model, bert.run(model, TEXT, cache=True).cache, 42).cache
+    kept = start.keys.copy(), start.values.copy()
+    one = bert.step(model, start, 7)
+    one_keys = one.cache.keys.copy()
+    other = bert.step(model, start, 9)  # the same position, another token
+    np.testing.assert_array_equal(start.keys, kept[0])
+    np.testing.assert_array_equal(start.values, kept[1])
+    np.testing.assert_array_equal(one.cache.keys, one_keys)
+    assert not np.array_equal(one.cache.keys[:, :, -1], other.cache.keys[:, :, -1])
+    np.testing.assert_array_equal(other.cache.keys[:, :, :-1], kept[0])
+    again = bert.step(model, one.cache, 5)  # on from the first branch, in its room
+    np.testing.assert_array_equal(again.cache.keys[:, :, :-1], one_keys)
+    assert again.cache.room is one.cache.room
+    whole = bert.run_ids(model, [*bert.run(model, TEXT).ids, 42, 9, 5], cache=False)
+    after = bert.step(model, other.cache, 5)
+    np.testing.assert_allclose(after.next_logits, whole.next_logits, rtol=0, atol=ATOL_LOGITS)
 
 
 def test_a_step_is_refused_past_the_positions_and_on_an_encoder(decoders, gpt2):

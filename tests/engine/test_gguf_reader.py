@@ -8,6 +8,7 @@ back (``from_pretrained(folder, gguf_file=...)``, float32, eager attention). The
 SmolLM2's reference is ``tests/data/smollm2_golden.npz``. No PyTorch here.
 """
 
+import gc
 import json
 import shutil
 from pathlib import Path
@@ -103,6 +104,41 @@ def test_precision_f16_and_bf16_kept_quantized_types_dequantized_to_float32(mode
     assert precision["llama-F16"] == "float16"
     assert precision["llama-BF16"] == "bfloat16"
     assert precision["llama-Q4_0"] == precision["qwen2-Q8_0"] == "float32"
+
+
+@pytest.mark.parametrize("name", ["llama-Q4_0", "gpt2-F16"])
+def test_the_engine_s_reader_reads_what_gguf_s_own_reader_reads(name):
+    """The plain-array reader (gguf_reader._Reader) against gguf.GGUFReader itself."""
+    gguf = pytest.importorskip("gguf")
+    ours, theirs = (
+        gguf_reader._Reader(TINY / f"{name}.gguf"),
+        gguf.GGUFReader(TINY / f"{name}.gguf"),
+    )
+    assert type(ours.data) is np.ndarray
+    assert list(ours.fields) == list(theirs.fields)
+    for key, field in theirs.fields.items():
+        assert ours.fields[key].contents() == field.contents(), key
+    assert [t.name for t in ours.tensors] == [t.name for t in theirs.tensors]
+    for mine, reference in zip(ours.tensors, theirs.tensors, strict=True):
+        assert mine.tensor_type == reference.tensor_type
+        np.testing.assert_array_equal(mine.data, reference.data)
+
+
+@pytest.mark.skipif(not Path("/proc/self/maps").exists(), reason="reads Linux's /proc/self/maps")
+@pytest.mark.parametrize(
+    ("name", "mapped"),
+    [("qwen2-Q8_0", False), ("llama-Q4_0", False), ("llama-F16", True), ("llama-BF16", True)],
+)
+def test_a_quantized_file_is_let_go_and_a_plain_one_kept_mapped(tmp_path, name, mapped):
+    """A quantized file's F32 norms are copied out, not left views that would keep the whole
+    file mapped (every page of blocks the load read resident); a file of plain tensors
+    alone stays mapped, its matrices views of it (the page cache's own copy)."""
+    path = tmp_path / f"{name}.gguf"  # a copy of its own: no other test's model maps it
+    shutil.copy(TINY / f"{name}.gguf", path)
+    model = checkpoint.load(path)
+    gc.collect()
+    assert (str(path) in Path("/proc/self/maps").read_text()) == mapped
+    assert bert.run_ids(model, [1, 2, 3]).attentions.shape[-1] == 3  # the model still runs
 
 
 @pytest.mark.parametrize(
