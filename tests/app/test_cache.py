@@ -131,6 +131,7 @@ def test_streamlit_clear_clears_the_budget(budget_mb):
 
 
 def test_budget_reads_its_variable(monkeypatch):
+    monkeypatch.setattr(cache, "_ROOM", {})  # as in a server that loaded no large model yet
     monkeypatch.setenv(cache.BUDGET_VARIABLE, "12.5")
     assert cache.budget() == int(12.5 * MB)
     monkeypatch.setenv(cache.BUDGET_VARIABLE, "lots")
@@ -239,3 +240,15 @@ def test_the_second_run_freezes_what_the_process_holds_once():
     assert second > 10_000  # the second, the modules and everything alive
     assert third == second  # once
     assert found["collected"] >= 1  # cycles made since are still collected
+
+
+def test_a_large_model_grows_the_default_budget_once_but_not_a_given_one(monkeypatch):
+    """SmolLM2's results are kept by a default budget grown when it loads (once per name);
+    a budget given with ``--cache-mb`` stays as given."""
+    monkeypatch.setattr(cache, "_ROOM", {})
+    monkeypatch.delenv(cache.BUDGET_VARIABLE, raising=False)
+    cache.make_room("big", 100)
+    cache.make_room("big", 100)
+    assert cache.budget() == (cache.DEFAULT_BUDGET_MB + 100) * MB
+    monkeypatch.setenv(cache.BUDGET_VARIABLE, "12.5")
+    assert cache.budget() == int(12.5 * MB)
