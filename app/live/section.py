@@ -4,8 +4,7 @@ The engine computes the current head's attention at every stop of the scale slid
 once (:mod:`app.live.sweeps`), and the browser holds those frames: while the slider is
 dragged it only switches between them, and on release the stop comes back here. How
 much the browser holds is decided here, from the frames' size: the layer's heads at the
-stop and the head in every layer and unmasked and masked there in one element of the
-slider's fragment, before the charts (drawn from them), and every stop's frames of the
+stop in one element of the slider's fragment, before the charts (drawn from them), and every stop's frames of the
 head shown in one element after them, all in every run (the browser draws every chart at
 any stop and head from them; a release reruns the slider's fragment alone); past
 :data:`app.live.protocol.MAX_TOKENS` tokens the frames of the current stop and its
@@ -29,7 +28,7 @@ from app.live import heads as live_heads
 from app.live import protocol, slider, sweeps
 from app.state import controls, session
 from app.views import arithmetic, attention_maps, bars, chart, equation, heatmap, saturation
-from app.widgets import channel, pickers
+from app.widgets import pickers
 from app.words import equations, wording
 
 #: The fragments of the scale slider and of the charts that follow it, by key.
@@ -100,11 +99,10 @@ def _slider(section):
     those of the stop and its neighbours come here.
     """
     slider.scale_slider(on_release=_after_release)
-    channel.catch_up()  # a control's move sent with the release
     if section.per_stop:
         at = section.settings.replace(scale=st.session_state["scale"])
         slider.send_stop_frames(at, section.head)
-    else:  # what a head, layer or mask switch shows (every stop's come after the charts)
+    else:  # what a head switch shows (every stop's come after the charts)
         live_heads.send_frames(section.settings, section.head)
     session.write_url()
 
