@@ -1,15 +1,15 @@
 """The scale slider that lives in the browser: every stop's frames, packed, and the bindings.
 
-For the current text and settings the engine computes attention at every stop of the
-scale grid in one call (:func:`engine.attention.attention_over_scales`); :func:`pack`
-turns the frames into one compact binary message, and :func:`bundle` puts several in one
-element: a section sends, in every run, the layer's heads at the stop before its charts,
-and every stop's frames of the head shown after them (:mod:`app.live.section`): Streamlit resends unchanged data as a reference. While the
-slider is dragged the browser only switches between frames (indexing and colour
-mapping); on release the stop goes back to Python. With float32 frames the browser draws
-the exact figures of any stop itself, and the charts' data do not depend on the stop;
-with 16-bit frames Python draws them. Above :data:`MAX_TOKENS` the browser holds the
-frames of the current stop and its neighbours, one stop per message
+For the current text and settings the engine computes attention at every stop of the scale
+grid in one call (:func:`engine.attention.attention_over_scales`); :func:`pack` turns the
+frames into one compact binary message, and :func:`bundle` puts several in one element: a
+section sends, in every run, the layer's heads at the stop before its charts, and every
+stop's frames of the head shown after them (:mod:`app.live.section`): Streamlit resends
+unchanged data as a reference. While the slider is dragged the browser only switches between
+frames (indexing and colour mapping); on release the stop goes back to Python. With float32
+frames the browser draws the exact figures of any stop itself, and the charts' data do not
+depend on the stop; with 16-bit frames Python draws them. Above :data:`MAX_TOKENS` the
+browser holds the frames of the current stop and its neighbours, one stop per message
 (:func:`app.live.slider.send_stop_frames`); past :data:`MAX_BYTES` no frames are sent and
 the charts update in place from the server on release.
 """

@@ -1,17 +1,16 @@
 """The scale's live section: the slider and every chart it drives, as a page asks for them.
 
-The engine computes the current head's attention at every stop of the scale slider at
-once (:mod:`app.live.sweeps`), and the browser holds those frames: while the slider is
-dragged it only switches between them, and on release the stop comes back here. How
-much the browser holds is decided here, from the frames' size: the layer's heads at the
-stop in one element of the slider's fragment, before the charts (drawn from them), and every stop's frames of the
-head shown in one element after them, all in every run (the browser draws every chart at
+The engine computes the current head's attention at every stop of the scale slider at once
+(:mod:`app.live.sweeps`), and the browser holds those frames: while the slider is dragged it
+only switches between them, and on release the stop comes back here. How much the browser
+holds is decided here, from the frames' size: the layer's heads at the stop in one element
+of the slider's fragment, before the charts (drawn from them), and every stop's frames of
+the head shown in one element after them, all in every run (the browser draws every chart at
 any stop and head from them; a release reruns the slider's fragment alone); past
 :data:`app.live.protocol.MAX_TOKENS` tokens the frames of the current stop and its
-neighbours, one stop a message; past
-:data:`app.live.protocol.MAX_BYTES` none, and the server draws each stop's figures on
-release. The charts are drawn in a fragment of their own, which a click on a weight
-reruns to work out that cell's arithmetic.
+neighbours, one stop a message; past :data:`app.live.protocol.MAX_BYTES` none, and the
+server draws each stop's figures on release. The charts are drawn in a fragment of their
+own, which a click on a weight reruns to work out that cell's arithmetic.
 
 What a fragment keeps between runs (its arguments) is :class:`Section`: small values,
 never the layer's run or its frames, which stay in the cache.

@@ -76,11 +76,11 @@ def control(key, state_key, label, values, *, source=SOURCE, hidden=False, **opt
     values : sequence, the values it steps through, in order
     source : str, the frames it moves (the slider's key whose charts follow them)
     hidden : bool, drawn but not shown (it still places the value in the browser)
-    options : the data's optional fields: ``name`` (what it moves: ``head`` for the head,
-        else ``stop``), ``labels`` (each value as shown), ``stop`` (the scale's stop the page is drawn
-        at, for a control that mounts before the scale's slider), ``on_change`` (called
-        after a report is taken in its callback; it may call ``st.rerun`` with fragments'
-        keys)
+    options : the data's optional fields: ``name`` (what it moves: ``head`` for the
+        head, else ``stop``), ``labels`` (each value as shown), ``stop`` (the scale's stop
+        the page is drawn at, for a control that mounts before the scale's slider),
+        ``on_change`` (called after a report is taken in its callback; it may call
+        ``st.rerun`` with fragments' keys)
     """
     on_change = options.pop("on_change", None)
     values, value = tuple(values), st.session_state[state_key]
