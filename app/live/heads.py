@@ -77,13 +77,7 @@ def _head_control(settings, head):
     n_heads = settings.shape[1]
     stop = controls.scale_options(*settings.shape).index(st.session_state["scale"])
     hidden = n_heads == 1 or session.presenting()
-    # A run of the app: with a release of the scale in the same interaction, not only the
-    # fragments that release reruns (the link, the sidebar and the captions follow the head).
-    channel.control(HEAD, "head", LABEL, range(n_heads), hidden=hidden, stop=stop, on_change=_app)
-
-
-def _app():
-    st.rerun()
+    channel.control(HEAD, "head", LABEL, range(n_heads), hidden=hidden, stop=stop)
 
 
 def holds_heads(settings):

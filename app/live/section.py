@@ -66,11 +66,20 @@ def scale_section(settings, head, labels):
         frame_id, frames = sweeps.stop_frames(settings, head)
         in_browser = protocol.drawn_in_browser(frames)
     section = Section(settings, head, tuple(labels), frame_id, per_stop, in_browser)
+    st.session_state[_DRAWN] = _besides_the_scale()
     if in_browser:
         _slider(section)
     _charts(section)
     if in_browser and not per_stop:  # last: only a move of the scale needs them
         live_heads.send_sweep(settings, head)
+
+
+#: Session-state key: the shared values besides the scale that the page was last drawn with.
+_DRAWN = "_attention_drawn"
+
+
+def _besides_the_scale():
+    return {key: value for key, value in session.current().items() if key != "scale"}
 
 
 #: The charts whose CSV follows the stop: their buttons' fragments rerun on a release.
@@ -97,6 +106,8 @@ def _slider(section):
     references, but for the layer's heads at the new stop. With frames of a few stops,
     those of the stop and its neighbours come here.
     """
+    if slider.in_fragment_run() and _besides_the_scale() != st.session_state.get(_DRAWN):
+        st.rerun(scope="app")  # a head or a sidebar widget moved with the release: redraw all
     slider.scale_slider(on_release=_after_release)
     if section.per_stop:
         at = section.settings.replace(scale=st.session_state["scale"])

@@ -207,9 +207,10 @@ def _shared(widget, key, label, clamp=None, **options):
     It shows the shared value, and a move stores it there (a key that /attention's live
     head control and the presenter bar write too).
     """
-    own = f"{key}_control"
-    value = st.session_state[key]
-    st.session_state[own] = value if clamp is None else min(value, clamp)
+    own, value = f"{key}_control", st.session_state[key]
+    value = value if clamp is None else min(value, clamp)
+    if st.session_state.get(own) != value:  # written by another: a write sets the browser's
+        st.session_state[own] = value  # widget, which a run after a quick second key must not
     widget(label, key=own, on_change=_picked, args=(own, key), **options)
 
 

@@ -7,6 +7,7 @@ control, the link, a chart's CSV and its PNG's name all name the same layer, hea
 and stop, and the weights drawn and saved are the engine's at them.
 """
 
+import os
 import random
 
 import numpy as np
@@ -90,7 +91,11 @@ def check_agreement(page, model_run):
     assert f"layer {link['layer']}, head {link['head']}" in caption, caption
 
 
-@pytest.mark.parametrize("seed", [0, 1])
+#: The sequences' seeds: three, or twenty with ``AE_SOAK=1`` (a soak run before a release).
+SEEDS = range(20) if os.environ.get("AE_SOAK") == "1" else range(3)
+
+
+@pytest.mark.parametrize("seed", SEEDS)
 def test_a_random_sequence_of_moves_leaves_everything_agreeing(page, app_url, model_run, seed):
     rng = random.Random(seed)
     open_app(page, app_url + "/attention")
