@@ -5,13 +5,15 @@ When the browser draws every chart from the scale's float32 frames
 current stop (:func:`app.live.sweeps.head_frames`, about 400 KB at 45 tokens), and the
 charts' figures are drawn at a reference head (:data:`app.live.protocol.REFERENCE_HEAD`)
 and the default stop: the browser puts the numbers of the head and stop shown into them.
-The live head control (the browser's own, :mod:`app.widgets.channel`) then shows a new
-head on every chart in the next animation frame, and tells Python the head after: the
-run that follows stores it (the sidebar's "Head h", the presenter bar's selector and the
-link show it), resends the charts' data unchanged, which the browser does not redraw,
-and sends the new head's frames of every stop with the rest (:func:`send_frames`). A
-move of the sidebar's "Head h" (a plain widget) reruns the page, and the live control,
-drawn first, shows the new head from the frames held as soon as its data arrive.
+The head controls, this page's and the sidebar's "Head h" (the browser's own,
+:mod:`app.widgets.channel`), then show a new head on every chart in the next animation frame,
+and tell Python the head after: the run that follows stores it (the presenter bar's
+selector and the link show it), resends the charts' data unchanged, which the browser
+does not redraw, and sends the new head's frames of every stop with the rest
+(:func:`send_frames`). The browser also holds the head shown unmasked and masked at the
+stop and, with MiniLM, in every layer: a click on the sidebar's "Mask future tokens" or
+a move of its "Layer ℓ" is shown from them before its run, which then draws the figures
+as ever.
 """
 
 from __future__ import annotations
@@ -70,9 +72,10 @@ def head_section(settings, head, labels):
 def _head_control(settings, head):
     """The head control the browser answers itself; hidden with one head or when presenting.
 
-    The browser's own (:mod:`app.widgets.channel`): a move shows on the charts at once. A
-    pick of the sidebar's "Head h" or, in presentation mode, the presenter bar's head
-    selector reaches the charts through this control's data.
+    One of the browser's head controls (:mod:`app.widgets.channel`), as the sidebar's "Head h"
+    is: a move of either shows on the charts at once and moves the other. In presentation
+    mode the presenter bar's head selector is the page's: a pick there reaches the charts
+    through this control's data.
     """
     n_heads = settings.shape[1]
     stop = controls.scale_options(*settings.shape).index(st.session_state["scale"])
@@ -86,19 +89,24 @@ def holds_heads(settings):
 
 
 def send_frames(settings, head):
-    """Send what a head switch is shown from, in one element of height 0, in every run.
+    """Send what a switch is shown from, in one element of height 0, in every run.
 
     With more than one head: every head of the layer at the current stop
-    (:func:`app.live.sweeps.head_frames`). With one head, nothing to switch to: the
-    scale's frames of every stop instead (:func:`send_sweep`'s). Sent before the charts,
-    whose exact figures are drawn from them. Cached; unchanged, Streamlit resends them as
-    a reference.
+    (:func:`app.live.sweeps.head_frames`), head ``head`` in every layer there (MiniLM: the
+    seeded model has one layer) and unmasked and masked. With one head, nothing to switch
+    to: the scale's frames of every stop instead (:func:`send_sweep`'s). Sent before the
+    charts, whose exact figures are drawn from them. All cached; unchanged, Streamlit
+    resends them as a reference.
     """
     if not holds_heads(settings):
         slider.send_frames([sweeps.scale_frames(settings, head)[1]])
         return
     at = settings.replace(scale=st.session_state["scale"])
-    slider.send_frames([sweeps.head_frames(at)[1]])
+    payloads = [sweeps.head_frames(at)[1]]
+    if settings.trained:
+        payloads.append(sweeps.layer_frames(at.replace(layer=0), head)[1])
+    payloads.append(sweeps.mask_frames(at.replace(causal=False), head)[1])
+    slider.send_frames(payloads)
 
 
 def send_sweep(settings, head):

@@ -1,15 +1,17 @@
 """The scale slider that lives in the browser: every stop's frames, packed, and the bindings.
 
-For the current text and settings the engine computes attention at every stop of the scale
-grid in one call (:func:`engine.attention.attention_over_scales`); :func:`pack` turns the
-frames into one compact binary message, and :func:`bundle` puts several in one element: a
-section sends, in every run, the layer's heads at the stop before its charts, and every
-stop's frames of the head shown after them (:mod:`app.live.section`): Streamlit resends
-unchanged data as a reference. While the slider is dragged the browser only switches between
-frames (indexing and colour mapping); on release the stop goes back to Python. With float32
-frames the browser draws the exact figures of any stop itself, and the charts' data do not
-depend on the stop; with 16-bit frames Python draws them. Above :data:`MAX_TOKENS` the
-browser holds the frames of the current stop and its neighbours, one stop per message
+For the current text and settings the engine computes attention at every stop of the
+scale grid in one call (:func:`engine.attention.attention_over_scales`); :func:`pack`
+turns the frames into one compact binary message, and :func:`bundle` puts several in one
+element: a section sends, in every run, the layer's heads at the stop with the head in
+every layer and unmasked and masked there before its charts, and every stop's frames of
+the head shown after them
+(:mod:`app.live.section`): Streamlit resends unchanged data as a reference. While the
+slider is dragged the browser only switches between frames (indexing and colour
+mapping); on release the stop goes back to Python. With float32 frames the browser draws
+the exact figures of any stop itself, and the charts' data do not depend on the stop;
+with 16-bit frames Python draws them. Above :data:`MAX_TOKENS` the browser holds the
+frames of the current stop and its neighbours, one stop per message
 (:func:`app.live.slider.send_stop_frames`); past :data:`MAX_BYTES` no frames are sent and
 the charts update in place from the server on release.
 """
@@ -294,26 +296,33 @@ def sweep_frames(source, sweep, labels=None, first=0, frame_id=None, head=None, 
     )
 
 
-def head_frames(source, heads, scale, stop, frame_id, curves):
+def head_frames(source, heads, scale, stop, frame_id, curves, axis="head", head=None):
     """Pack every head of a layer at one stop: the frames a head switch is painted from.
 
     Frame ``h`` is head ``h`` (the header says ``axis: "head"`` and the slider's ``stop``
     they are at): its weights, scaled scores, output, saturation and, as the scale's frames
-    hold them once, its raw scores and saturation curves.
+    hold them once, its raw scores and saturation curves. With ``axis="layer"``, frame
+    ``l`` is head ``head`` in layer ``l`` instead: what a layer switch is painted from;
+    with ``axis="mask"``, frame 0 is head ``head`` unmasked and frame 1 masked: what a
+    mask toggle is painted from.
 
     Parameters
     ----------
     source : str
     heads : engine.ScaleSweep whose leading axis is the head (scores of shape
-        (n_heads, n_q, n_k) too), at ``scale``
+        (n_heads, n_q, n_k) too), at ``scale``; with another axis, one head's along it
     scale : float, stop : int, the slider's stop
-    frame_id : str, the layer's name, the same as its scale frames'
-    curves : ndarray of shape (n_heads, 3, n_points), each head's saturation curves
+    frame_id : str, the layer's name, the same as its scale frames'; with another
+        axis, the text's and settings' without the layer (or the mask)
+    curves : ndarray of shape (n_frames, 3, n_points), each frame's saturation curves
+    axis : "head", "layer" or "mask", what the frames' leading axis runs over
+    head : int, with another axis than "head": the head the frames are of
     """
     arrays, texts, limits = _attention_arrays(heads.weights, heads.scaled, heads.output)
     arrays |= {"scores": heads.scores, "curves": curves}
     limits["scores"] = _largest(heads.scores)
     n_frames = len(heads.weights)
+    extra = {"axis": axis, "stop": stop} | ({} if head is None else {"head": head})
     return pack(
         source,
         arrays,
@@ -322,7 +331,7 @@ def head_frames(source, heads, scale, stop, frame_id, curves):
         limits,
         frame_id=frame_id,
         texts=texts,
-        extra={"axis": "head", "stop": stop},
+        extra=extra,
     )
 
 

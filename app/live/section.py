@@ -1,16 +1,18 @@
 """The scale's live section: the slider and every chart it drives, as a page asks for them.
 
-The engine computes the current head's attention at every stop of the scale slider at once
-(:mod:`app.live.sweeps`), and the browser holds those frames: while the slider is dragged it
-only switches between them, and on release the stop comes back here. How much the browser
-holds is decided here, from the frames' size: the layer's heads at the stop in one element
-of the slider's fragment, before the charts (drawn from them), and every stop's frames of
-the head shown in one element after them, all in every run (the browser draws every chart at
+The engine computes the current head's attention at every stop of the scale slider at
+once (:mod:`app.live.sweeps`), and the browser holds those frames: while the slider is
+dragged it only switches between them, and on release the stop comes back here. How
+much the browser holds is decided here, from the frames' size: the layer's heads at the
+stop and the head in every layer and unmasked and masked there in one element of the
+slider's fragment, before the charts (drawn from them), and every stop's frames of the
+head shown in one element after them, all in every run (the browser draws every chart at
 any stop and head from them; a release reruns the slider's fragment alone); past
 :data:`app.live.protocol.MAX_TOKENS` tokens the frames of the current stop and its
-neighbours, one stop a message; past :data:`app.live.protocol.MAX_BYTES` none, and the
-server draws each stop's figures on release. The charts are drawn in a fragment of their
-own, which a click on a weight reruns to work out that cell's arithmetic.
+neighbours, one stop a message; past
+:data:`app.live.protocol.MAX_BYTES` none, and the server draws each stop's figures on
+release. The charts are drawn in a fragment of their own, which a click on a weight
+reruns to work out that cell's arithmetic.
 
 What a fragment keeps between runs (its arguments) is :class:`Section`: small values,
 never the layer's run or its frames, which stay in the cache.
@@ -27,7 +29,7 @@ from app.live import heads as live_heads
 from app.live import protocol, slider, sweeps
 from app.state import controls, session
 from app.views import arithmetic, attention_maps, bars, chart, equation, heatmap, saturation
-from app.widgets import pickers
+from app.widgets import channel, pickers
 from app.words import equations, wording
 
 #: The fragments of the scale slider and of the charts that follow it, by key.
@@ -66,20 +68,11 @@ def scale_section(settings, head, labels):
         frame_id, frames = sweeps.stop_frames(settings, head)
         in_browser = protocol.drawn_in_browser(frames)
     section = Section(settings, head, tuple(labels), frame_id, per_stop, in_browser)
-    st.session_state[_DRAWN] = _besides_the_scale()
     if in_browser:
         _slider(section)
     _charts(section)
     if in_browser and not per_stop:  # last: only a move of the scale needs them
         live_heads.send_sweep(settings, head)
-
-
-#: Session-state key: the shared values besides the scale that the page was last drawn with.
-_DRAWN = "_attention_drawn"
-
-
-def _besides_the_scale():
-    return {key: value for key, value in session.current().items() if key != "scale"}
 
 
 #: The charts whose CSV follows the stop: their buttons' fragments rerun on a release.
@@ -106,13 +99,12 @@ def _slider(section):
     references, but for the layer's heads at the new stop. With frames of a few stops,
     those of the stop and its neighbours come here.
     """
-    if slider.in_fragment_run() and _besides_the_scale() != st.session_state.get(_DRAWN):
-        st.rerun(scope="app")  # a head or a sidebar widget moved with the release: redraw all
     slider.scale_slider(on_release=_after_release)
+    channel.catch_up()  # a control's move sent with the release
     if section.per_stop:
         at = section.settings.replace(scale=st.session_state["scale"])
         slider.send_stop_frames(at, section.head)
-    else:  # what a head switch shows (every stop's come after the charts)
+    else:  # what a head, layer or mask switch shows (every stop's come after the charts)
         live_heads.send_frames(section.settings, section.head)
     session.write_url()
 

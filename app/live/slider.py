@@ -11,7 +11,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import streamlit as st
-from streamlit.runtime.scriptrunner_utils.script_run_context import get_script_run_ctx
 
 import attention_explorer
 from app.live import protocol, sweeps
@@ -83,14 +82,8 @@ def scale_slider(on_release=None):
 
     labels = [controls.scale_label(value, d_model, heads) for value in options]
     # The stops' labels in a whole run: the browser keeps them through its fragment's runs.
-    sent = {} if in_fragment_run() else {"labels": labels}
+    sent = {} if channel.in_fragment_run() else {"labels": labels}
     channel.control(protocol.SOURCE, "scale", LABEL, options, on_change=released, **sent)
-
-
-def in_fragment_run():
-    """Whether this is a run of fragments alone (a release), not the app's."""
-    context = get_script_run_ctx()
-    return context is not None and bool(context.fragment_ids_this_run)
 
 
 def held_scale():

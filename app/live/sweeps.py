@@ -126,7 +126,7 @@ def _at_stop(run, head, scale):
 
 
 def _along(one, scale):
-    """One-stop sweeps of heads as one sweep whose leading axis is the head."""
+    """One-stop sweeps (of heads, or of layers) as one sweep whose leading axis is theirs."""
     return ScaleSweep(
         np.full(len(one), scale),
         np.stack([sweep.scores for sweep in one]),
@@ -135,6 +135,61 @@ def _along(one, scale):
 
 
 _SWEPT = ("scaled", "weights", "output")  # a sweep's fields with a leading stop axis
+
+
+def layer_frames(settings, head):
+    """Head ``head`` in every layer at the current stop, packed: what a layer switch paints from.
+
+    Sent beside the layer's heads (:func:`head_frames`): a move of the sidebar's layer is
+    shown from these at once, before its run. Each layer's numbers are computed as its
+    head frames compute them, the same bits.
+
+    Returns
+    -------
+    frame_id, payload : as :func:`app.live.protocol.pack` returns them
+    """
+    return _layer_frames(settings.replace(layer=0), head)
+
+
+@cache.bounded
+def _layer_frames(settings, head):  # settings at layer 0: one entry for every layer shown
+    every = [settings.replace(layer=layer) for layer in range(settings.config.n_layers)]
+    return _one_head_along(every, head, "layer", ("layers", settings.replace(scale=None)))
+
+
+def _one_head_along(variants, head, axis, key):
+    """Head ``head`` at the stop in each of ``variants`` (settings apart along ``axis``), packed.
+
+    Named for ``key``, no variant's own name: no chart follows these frames. Each
+    variant's numbers are computed as its head frames compute them, the same bits.
+    """
+    scale = variants[0].scale
+    runs = [layers.layer(at.replace(scale=None)) for at in variants]  # any scale's
+    along = _along([_at_stop(run, head, scale) for run in runs], scale)
+    curves = np.stack([_curves(at, head) for at in variants])
+    stop = controls.scale_options(*variants[0].shape).index(scale)
+    return protocol.head_frames(protocol.SOURCE, along, scale, stop, _name(key), curves, axis, head)
+
+
+def mask_frames(settings, head):
+    """Head ``head`` at the current stop, unmasked and masked, packed: what a mask toggle shows.
+
+    Sent beside the layer's heads (:func:`head_frames`): a click on the sidebar's "Mask
+    future tokens" is shown from these at once, before its run. Frame 0 is the head without
+    the causal mask, frame 1 with it, whichever ``settings.causal`` says, each computed
+    as its head frames compute it (the same bits).
+
+    Returns
+    -------
+    frame_id, payload : as :func:`app.live.protocol.pack` returns them
+    """
+    return _mask_frames(settings.replace(causal=False), head)
+
+
+@cache.bounded
+def _mask_frames(settings, head):  # settings unmasked: one entry for both states
+    both = [settings.replace(causal=causal) for causal in (False, True)]
+    return _one_head_along(both, head, "mask", ("mask", settings.replace(scale=None)))
 
 
 def stop_frames(settings, head):

@@ -2,8 +2,8 @@
 
 Each widget's key is its entry in :data:`app.state.controls.CONTROLS`; values live in
 session state and survive page switches (``persist_state="session"``). The layer, the head
-and the mask are plain widgets too: a move reruns the page, and /attention's live section
-shows a new head at once from the layer's heads it holds (:mod:`app.live.heads`).
+and the mask are the browser's own controls (:mod:`app.widgets.channel`): they report to
+those keys, and on /attention a move shows on the charts before any run.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ import streamlit as st
 
 from app.data import trained as trained_models
 from app.state import controls, session
-from app.widgets import model_box
+from app.widgets import channel, model_box
 from engine.positional import ENCODINGS
 from engine.tokenize import MAX_TOKENS, available_tokenizers
 
@@ -74,7 +74,7 @@ def _positions():
 
 def _causal():
     help_text = "The causal mask, on every page: each token sees only itself and earlier ones."
-    _shared(st.toggle, "causal", CAUSAL_TOGGLE, help=help_text)
+    channel.control("causal_control", "causal", CAUSAL_TOGGLE, (False, True), help=help_text)
 
 
 def _d_model():
@@ -188,30 +188,9 @@ def weights_control(trained, presenter_bar=None):
         _presenter_selectors(presenter_bar, n_layers if trained else 1, n_heads)
         return
     if trained:
-        _index_slider(LAYER_LABEL, "layer", n_layers)
+        channel.control("layer_control", "layer", LAYER_LABEL, range(n_layers))
     if n_heads > 1:
-        _index_slider(HEAD_LABEL, "head", n_heads)
-
-
-def _index_slider(label, key, count):
-    """A slider over 0 … ``count`` − 1 for the shared ``key``.
-
-    A value past a smaller model's last is shown as its last.
-    """
-    _shared(st.slider, key, label, min_value=0, max_value=count - 1, clamp=count - 1)
-
-
-def _shared(widget, key, label, clamp=None, **options):
-    """A plain widget of the shared ``key``, keyed ``{key}_control``.
-
-    It shows the shared value, and a move stores it there (a key that /attention's live
-    head control and the presenter bar write too).
-    """
-    own, value = f"{key}_control", st.session_state[key]
-    value = value if clamp is None else min(value, clamp)
-    if st.session_state.get(own) != value:  # written by another: a write sets the browser's
-        st.session_state[own] = value  # widget, which a run after a quick second key must not
-    widget(label, key=own, on_change=_picked, args=(own, key), **options)
+        channel.control("head_control", "head", HEAD_LABEL, range(n_heads))
 
 
 #: The layer's and the head's labels, in the sidebar and on /attention's live head control.
@@ -223,8 +202,8 @@ PRESENTER_KEYS = {"layer": "present_layer", "head": "present_head"}
 def _presenter_selectors(bar, n_layers, n_heads):
     """The layer and the head as compact selectors in the presenter bar (when more than one).
 
-    A pick there sets the shared key; /attention's live head control takes it from the
-    next run's data (:mod:`app.widgets.channel`).
+    A pick there is one of Python's writes on purpose (:mod:`app.widgets.channel`): it sets
+    the shared key, and the browser's controls take it from the next run's data.
     """
     for name, count in {"Layer": n_layers, "Head": n_heads}.items():
         shared = name.lower()

@@ -1,8 +1,9 @@
-// The controls the browser owns: the stop (and /pretrained's temperature) and /attention's
-// live head (app/widgets/channel.py). A move is previewed in the next frame (preview.js) and
-// drawn at the release (plot.js), then reported to Python as the control's state value, which
-// the link, the CSVs and the sidebar read. Python sets a value only on purpose (a link, a new
-// model, the sidebar's head, the presenter bar), by changing `placed`.
+// The controls the browser owns: the stop (and /pretrained's temperature), the head, the
+// layer and the mask (app/widgets/channel.py). A move is previewed in the next frame
+// (preview.js) and drawn at the release (plot.js), then reported to Python as the control's
+// state value, which the link, the CSVs and the other pages read. Python sets a value only on
+// purpose (a link, a new model, the presenter bar), by changing `placed`: one owner, one
+// channel. Two controls of one name show the same value.
 
 import { source } from "./frames.js";
 import { moving, release } from "./plot.js";
@@ -15,16 +16,23 @@ addStyle("ae-control-style", `.ae-control[data-waiting] .ae-control-value::after
 }`);
 
 const controls = new WeakMap(); // parentElement -> control
-const owned = new WeakMap(); // source -> {name: the record of its control}
 
-// What `src`'s control of `name` ("stop" or "head", each the source's own: frames.js reads
-// src.stop and src.head) holds besides its value: the last `placed` taken, the move last
-// reported, sent and heard, its element, the frame it waits for.
+// What a source's controls of `name` hold: the value Python last drew (`drawn`), the last
+// `placed` taken, the move last sent and heard, the controls on the page.
 function held(src, name) {
-  if (!owned.has(src)) owned.set(src, {});
-  const own = owned.get(src);
-  own[name] ??= { placed: null, reported: null, sent: null, heard: null, control: null, frame: null };
-  return own[name];
+  src.owned ??= {};
+  src.owned[name] ??= { drawn: null, placed: null, controls: new Set(), frame: null };
+  return src.owned[name];
+}
+
+// The stop and the head are the frames' own (frames.js reads src.stop and src.head); a
+// layer and the mask, their controls'.
+const framesOwn = (name) => name === "stop" || name === "head";
+const valueOf = (src, name) => (framesOwn(name) ? src[name] : held(src, name).value);
+
+function setValue(src, name, value) {
+  if (framesOwn(name)) src[name] = value;
+  else held(src, name).value = value;
 }
 
 // Show the value of `name` on every chart that follows `src`, in the next animation frame.
@@ -33,31 +41,61 @@ function show(src, name) {
   cancelAnimationFrame(own.frame);
   own.frame = requestAnimationFrame(() => {
     own.frame = null;
-    const painted = showFrame(src, src.stop);
-    if (name === "stop") own.control?.wrap.toggleAttribute("data-waiting", !painted);
+    const { value, drawn } = own; // a layer or the mask: from the head along that axis
+    const along = framesOwn(name) || value === drawn ? null : { axis: name, index: value };
+    const painted = showFrame(src, src.stop, along);
+    if (name === "stop") for (const control of own.controls) control.wrap.toggleAttribute("data-waiting", !painted);
   });
 }
 
-// The control shows `src`'s value, marked while a move of its is not yet heard by Python.
-function describe(src, name) {
-  const { control, sent, heard } = held(src, name);
-  if (!control) return;
-  const value = src[name];
-  const text = control.labels?.[value] ?? String(value);
-  control.input.value = String(value);
-  control.wrap.querySelector(".ae-control-value").textContent = text;
-  control.input.setAttribute("aria-valuetext", text);
-  control.wrap.toggleAttribute("data-unheard", (sent ?? -1) > (heard ?? -1));
+// The user moved a control of `name` to `value`: show it, and keep the others with it.
+function moved(src, name, value) {
+  if (valueOf(src, name) === value) return;
+  setValue(src, name, value);
+  describeAll(src, name);
+  show(src, name);
 }
 
+// Every control of `name` on the page shows its value; each is marked while a move of
+// theirs is not yet heard by Python (the page is quiet only when none is).
+function describeAll(src, name) {
+  const own = held(src, name);
+  for (const control of own.controls) {
+    if (!control.wrap.isConnected) {
+      own.controls.delete(control);
+      continue;
+    }
+    control.describe(valueOf(src, name));
+    control.wrap.toggleAttribute("data-unheard", (own.sent ?? -1) > (own.heard ?? -1));
+  }
+}
+
+// The control's element: a range input, or a switch for the mask.
 function makeControl(parentElement, name) {
   const wrap = document.createElement("div");
   wrap.className = `ae-control ae-${name}`;
   const id = `ae-control-${name}-${Math.random().toString(36).slice(2, 8)}`;
-  wrap.innerHTML = `<label class="ae-control-label" for="${id}"></label><div class="ae-control-value" aria-hidden="true"></div>
-    <input id="${id}" type="range" min="0" step="1" style="width: 100%; accent-color: var(--st-primary-color)">`;
+  const accent = "accent-color: var(--st-primary-color)";
+  wrap.innerHTML = name === "mask"
+    ? `<label class="ae-control-label" style="display: flex; align-items: center; gap: 0.5rem">
+      <input id="${id}" type="checkbox" role="switch" style="${accent}"><span></span></label>`
+    : `<label class="ae-control-label" for="${id}"></label><div class="ae-control-value" aria-hidden="true"></div>
+      <input id="${id}" type="range" min="0" step="1" style="width: 100%; ${accent}">`;
   parentElement.appendChild(wrap);
-  return { wrap, input: wrap.querySelector("input"), name, labels: null, report: null };
+  const input = wrap.querySelector("input");
+  const control = { wrap, input, name };
+  control.read = () => (name === "mask" ? Number(input.checked) : Number(input.value));
+  control.describe = (value) => {
+    if (name === "mask") {
+      input.checked = Boolean(value);
+      return;
+    }
+    const text = control.labels?.[value] ?? String(value);
+    input.value = String(value);
+    wrap.querySelector(".ae-control-value").textContent = text;
+    input.setAttribute("aria-valuetext", text);
+  };
+  return control;
 }
 
 // The control's data arrived: {kind: "control", name, source, label, count, value, placed,
@@ -72,52 +110,46 @@ export function mountControl(component) {
     parentElement.replaceChildren();
     control = makeControl(parentElement, name);
     controls.set(parentElement, control);
-    const moved = () => {
-      const value = Number(control.input.value);
-      if (src[name] === value) return;
-      src[name] = value;
-      describe(src, name);
-      show(src, name);
-    };
     control.input.addEventListener("input", () => {
+      if (name === "mask") return;
       if (!src.moving) moving(src);
-      moved();
+      moved(src, name, control.read());
     });
     control.input.addEventListener("change", () => {
-      moved();
-      release(src, true);
-      if (own.reported !== src[name]) control.report(src[name]);
-      own.reported = src[name];
+      const value = control.read();
+      moved(src, name, value);
+      release(src, framesOwn(name));
+      if (own.reported !== value) control.report(value);
+      own.reported = value;
     });
   }
-  own.control = control;
+  own.controls.add(control);
   // The latest mount's setter. A state, not a trigger: it goes with every rerun request
-  // after, so a report whose run was cut short is not lost; `at` tells it from one taken.
+  // after, so a report whose run was cut short is not lost; `at` orders two controls'.
   control.report = (value) => {
     own.sent = performance.now();
     setStateValue("value", { value, at: own.sent });
-    describe(src, name);
+    describeAll(src, name);
   };
-  control.labels = data.labels ?? control.labels; // a slider's, sent with a whole run
-  control.wrap.querySelector("label").textContent = data.label;
+  control.labels = data.labels ?? control.labels ?? null; // a slider's, sent with a whole run
+  control.wrap.querySelector(name === "mask" ? "label span" : "label").textContent = data.label;
   control.wrap.style.display = data.hidden ? "none" : "";
   if (data.help) control.wrap.title = data.help;
-  control.input.max = String(data.count - 1);
+  if (name !== "mask") control.input.max = String(data.count - 1);
   if (src.stop === null && data.stop !== undefined) src.stop = data.stop; // charts above the slider
+  own.drawn = data.value; // what the page's data are of now
   if (name === "stop") src.sent = data.value; // the stop of the figures Python drew
   own.heard = Math.max(own.heard ?? -1, data.heard ?? -1); // the newest move Python took
-  // Python placed it (a link, a new model, the sidebar's head), in a run that took every move
-  // of ours: a placement that a move of ours not yet heard overtook is not taken.
-  if (own.placed !== data.placed) {
+  if (own.placed !== data.placed) { // Python placed it: a link, a new model, the presenter bar
     own.placed = data.placed;
-    const taken = (own.sent ?? -1) <= own.heard;
-    if (taken) own.reported = data.value;
-    if (taken && src[name] !== data.value) {
-      src[name] = data.value;
+    own.reported = data.value;
+    const changed = valueOf(src, name) !== data.value;
+    setValue(src, name, data.value);
+    if (changed && framesOwn(name)) {
       showFrame(src, src.stop);
       release(src, true);
     }
   }
   if (name === "stop") control.wrap.removeAttribute("data-waiting"); // Python's run: its stop drawn
-  describe(src, name);
+  describeAll(src, name);
 }

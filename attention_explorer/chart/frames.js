@@ -2,9 +2,10 @@
 // slider's key, which its charts name), and which head and stop each chart should show.
 // A source holds its elements' frames: every stop's of the head shown in one element, or past
 // 128 tokens one stop's per element, the current stop's and its neighbours'; beside them, to
-// paint a head switch, every head of the layer at the current stop (header `axis: "head"`).
-// An element's frames count from its mount, though it may not be in the page yet, and go when
-// it has left.
+// paint a head switch, every head of the layer at the current stop (header `axis: "head"`), and
+// for a layer switch and a mask toggle, the head shown in every layer (`axis: "layer"`) and
+// unmasked and masked (`axis: "mask"`) there. An element's frames count from its mount, though
+// it may not be in the page yet, and go when it has left.
 
 // name -> {held: Map(element -> [frames]), stop, head, sent, moving, charts: Set}
 const sources = new Map();
@@ -86,6 +87,7 @@ export function decodeFrames(bytes) {
 
 // The frame of the slider's `stop` and head `head` in `frames`, or -1 when they do not hold it.
 export function frameOf(frames, stop, head) {
+  if (frames.axis && frames.axis !== "head") return -1; // a layer switch's or mask toggle's preview alone
   if (frames.axis === "head") return stop === frames.stop && head >= 0 && head < frames.scales.length ? head : -1;
   if (frames.head !== undefined && head !== null && head !== undefined && frames.head !== head) return -1;
   const frame = stop - (frames.first || 0);
@@ -120,6 +122,16 @@ export function framesAt(src, stop, id) {
     if (frame >= 0 && (!found || frames.axis !== "head")) found = { frames, frame };
   }
   return found;
+}
+
+// The frames of the head shown at the slider's stop along `axis`: "layer" (frame l is
+// layer l) or "mask" (frame 0 unmasked, 1 masked), from which a layer switch or a mask
+// toggle is shown before its run; or null.
+export function otherFrames(src, axis) {
+  for (const frames of heldFrames(src)) {
+    if (frames.axis === axis && frames.stop === src.stop && frames.head === src.head) return frames;
+  }
+  return null;
 }
 
 const holds = (src, id) => [...heldFrames(src)].some((frames) => frames.id === id);

@@ -6,7 +6,7 @@
 
 import { paint } from "./bindings.js";
 import { colourBar, drawn, fullTrace, heatmapImage, UNDER_PREVIEW } from "./plotly_parts.js";
-import { framesAt, shownKey, start as startOf, valueAt } from "./frames.js";
+import { framesAt, otherFrames, shownKey, start as startOf, valueAt } from "./frames.js";
 import { addStyle } from "./theme.js";
 
 const SVG = "http://www.w3.org/2000/svg";
@@ -149,31 +149,36 @@ export function hideHover(chart) {
   chart.div.dataset.hoverHidden = "1";
 }
 
-// Show `stop` and the head on every chart that follows `src`. Returns whether frames of the
-// stop were held (else nothing was painted).
-export function showFrame(src, stop) {
+// Show `stop` and the head on every chart that follows `src`; with `other` ({axis, index}: a
+// layer, or the mask 0 or 1), that one's from the frames along its axis, until its run.
+// Returns whether frames of the stop were held (else nothing was painted).
+export function showFrame(src, stop, other = null) {
   const started = performance.now();
   const parts = {};
+  const along = other === null ? null : otherFrames(src, other.axis);
+  if (other !== null && !(along && other.index >= 0 && other.index < along.scales.length)) return;
   let held = false;
   for (const chart of src.charts) {
     const live = chart.live;
-    const found = framesAt(src, stop, live.frames); // past 128 tokens the stop's own may be to come
+    // past 128 tokens the stop's own frames may be still to come
+    const found = along ? { frames: along, frame: other.index } : framesAt(src, stop, live.frames);
     held ||= found !== null;
     if (!found || !chart.div.isConnected || !drawn(chart.div)) continue;
-    if (chart.shows === shownKey(chart, src.head, stop)) {
+    if (!along && chart.shows === shownKey(chart, src.head, stop)) {
       if (!chart.reacting) restorePlotly(chart); // back on what was drawn: Plotly's own
       continue;
     }
     const { frames, frame } = found;
     const begun = performance.now();
-    paint(chart, frames, frame, stop, shownKey(chart, src.head, stop));
+    const shows = along ? `${other.axis} ${other.index}:${src.head}:${stop}` : shownKey(chart, src.head, stop);
+    paint(chart, frames, frame, stop, shows);
     parts[chart.key] = performance.now() - begun;
   }
   // Past 128 tokens a drag runs past the stops held: the charts, still at the last stop
   // drawn, are dimmed until its frames come (at the release), and the slider says so.
-  for (const chart of src.charts) chart.div.classList.toggle("ae-waiting", !held);
+  if (other === null) for (const chart of src.charts) chart.div.classList.toggle("ae-waiting", !held);
   if (!held) return false; // no frames of this stop yet: nothing was painted
-  const detail = { stop, head: src.head, started, painted: performance.now(), parts };
+  const detail = { stop, head: src.head, other, started, painted: performance.now(), parts };
   window.dispatchEvent(new CustomEvent("ae-frame", { detail }));
   return true;
 }

@@ -29,7 +29,6 @@ export function themed(layout, element) {
 // The app's own CSS only, never user text; added once per `id`.
 export function addStyle(id, css) {
   if (typeof document === "undefined" || document.getElementById(id)) return; // Node's tests
-
   const style = Object.assign(document.createElement("style"), { id, textContent: css });
   document.head.appendChild(style);
 }

@@ -1,7 +1,7 @@
 """Everything a user sees agrees, after any sequence of moves of the live controls.
 
 A seeded loop of moves on /attention — the live head control, the sidebar's head, layer
-and mask (plain widgets), the scale slider — each one or two keys pressed
+and mask (the browser's own controls), the scale slider — each one or two keys pressed
 faster than the runs they start. Once the page is quiet, the charts, the sidebar, the live
 control, the link, a chart's CSV and its PNG's name all name the same layer, head, mask
 and stop, and the weights drawn and saved are the engine's at them.
@@ -43,10 +43,11 @@ def model_run():
 
 def shown(page):
     """What the controls show: layer, head (sidebar's and the live control's), mask, scale."""
+    value = lambda selector: page.locator(selector).first.input_value()  # noqa: E731
     return {
-        "layer": int(slider(page, "layer_control").get_attribute("aria-valuetext")),
-        "head": int(slider(page, "head_control").get_attribute("aria-valuetext")),
-        "live head": int(page.locator(".st-key-att_head input").input_value()),
+        "layer": int(value(".st-key-layer_control input")),
+        "head": int(value(".st-key-head_control input")),
+        "live head": int(value(".st-key-att_head input")),
         "causal": page.locator(".st-key-causal_control input").is_checked(),
         "scale": slider(page, "att_scale").get_attribute("aria-valuetext"),
     }
@@ -112,7 +113,7 @@ def test_a_random_sequence_of_moves_leaves_everything_agreeing(page, app_url, mo
 
 
 #: Installed before the app's scripts: once ``window.__armed`` is set, the next drawing of
-#: the weights heatmap moves the live head control one step right just before plotly.js draws
+#: the weights heatmap moves the sidebar's head one step right just before plotly.js draws
 #: (the input and change events its arrow key sends): a head move while a scale step's
 #: drawing is under way, at a stop whose frames of the new head are still to come.
 HEAD_WHILE_DRAWING = r"""
@@ -123,7 +124,7 @@ Object.defineProperty(window, 'Plotly', {configurable: true, get: () => plotly, 
     value.react = function (gd, ...rest) {
         if (window.__armed && gd.closest('.st-key-att_weights')) {
             window.__armed = false;
-            const input = document.querySelector('.st-key-att_head input');
+            const input = document.querySelector('.st-key-head_control input');
             input.value = String(Number(input.value) + 1);
             input.dispatchEvent(new Event('input', {bubbles: true}));
             input.dispatchEvent(new Event('change', {bubbles: true}));
@@ -134,13 +135,13 @@ Object.defineProperty(window, 'Plotly', {configurable: true, get: () => plotly, 
 """
 
 #: Notes in ``window.__counted``, each time the weights heatmap stops being pending (drawn,
-#: as the tests and the page's own waits read it), the head it shows and the live control's.
+#: as the tests and the page's own waits read it), the head it shows and the sidebar's.
 COUNT_DRAWN = r"""() => {
     window.__counted = [];
     const div = document.querySelector('.st-key-att_weights .ae-chart');
     new MutationObserver(() => {
         if (div.dataset.pending) return;
-        const head = document.querySelector('.st-key-att_head input').value;
+        const head = document.querySelector('.st-key-head_control input').value;
         window.__counted.push({shows: div.aeChart.shows, head: Number(head)});
     }).observe(div, {attributes: true, attributeFilter: ['data-pending']});
 }"""
@@ -157,14 +158,14 @@ def test_a_chart_drawing_when_the_head_moves_stays_pending_until_it_shows_that_h
     """
     page.add_init_script(HEAD_WHILE_DRAWING)
     open_app(page, app_url + "/attention")
-    head = int(page.locator(".st-key-att_head input").input_value())
+    head = int(page.locator(".st-key-head_control input").input_value())
     # What a wait that times out reports is what the page waits on: on the quiet page, a
     # control marked as not heard by Python, and no chart (the closed "Per query row"
     # expander's table is not waited on).
-    unheard = "document.querySelector('.st-key-att_head .ae-control').dataset.unheard"
+    unheard = "document.querySelector('.st-key-head_control .ae-control').dataset.unheard"
     page.evaluate(f"{unheard} = '1'")
     waiting = page.evaluate(WAITING_ON)
-    assert waiting["unheard"] == ["st-key-att_head"], waiting
+    assert waiting["unheard"] == ["st-key-head_control"], waiting
     assert waiting["waiting"] == [], waiting
     page.evaluate(f"delete {unheard}")
     page.evaluate(COUNT_DRAWN)
@@ -172,7 +173,7 @@ def test_a_chart_drawing_when_the_head_moves_stays_pending_until_it_shows_that_h
     page.locator(".st-key-att_scale input").focus()
     page.keyboard.press("ArrowLeft")
     page.wait_for_function("window.__armed === false")
-    assert int(page.locator(".st-key-att_head input").input_value()) == head + 1
+    assert int(page.locator(".st-key-head_control input").input_value()) == head + 1
     stop = int(page.locator(".st-key-att_scale input").input_value())
     # the chart drawn at the new head and stop (not the whole page settled: this is the chart's)
     page.wait_for_function(
@@ -192,11 +193,11 @@ def test_a_chart_drawing_when_the_head_moves_stays_pending_until_it_shows_that_h
     np.testing.assert_allclose(page.evaluate(WEIGHTS), expected[head + 1], atol=1e-6)
 
 
-#: The scale slider stepped left and the live head control right in one task (the input and
+#: The scale slider stepped left and the sidebar's head right in one task (the input and
 #: change events their arrow keys send), as two key presses on a busy page can be.
 SCALE_AND_HEAD_AT_ONCE = """() => {
     for (const [selector, step] of [['.st-key-att_scale input', -1],
-                                    ['.st-key-att_head input', 1]]) {
+                                    ['.st-key-head_control input', 1]]) {
         const input = document.querySelector(selector);
         input.value = String(Number(input.value) + step);
         input.dispatchEvent(new Event('input', {bubbles: true}));
@@ -208,13 +209,13 @@ SCALE_AND_HEAD_AT_ONCE = """() => {
 def test_a_head_moved_with_a_scale_step_is_heard(page, app_url, model_run):
     """A head move batched with a scale step's release reaches Python: link and CSV follow.
 
-    Streamlit's frontend sends the changes of one task as one rerun; the head's callback,
-    beside the slider's keyed rerun of its fragments, makes it a run of the app. Before
-    the page stayed at the old head's link, CSV and captions, and the control was never
-    heard.
+    Streamlit's frontend sends the changes of one task as one rerun scoped to the first
+    fragment among them, the slider's: its run takes the head's report and runs the app
+    (app/widgets/channel.py's catch_up). Before, the page stayed at the old head's link,
+    CSV and captions, and the control was never heard.
     """
     open_app(page, app_url + "/attention")
-    head = int(page.locator(".st-key-att_head input").input_value())
+    head = int(page.locator(".st-key-head_control input").input_value())
     page.evaluate(SCALE_AND_HEAD_AT_ONCE)
     wait_settled(page, timeout=10_000)  # every move heard by Python, every chart drawn
     assert linked(query(page))["head"] == head + 1

@@ -759,7 +759,7 @@ def test_a_sidebar_control_shows_the_engines_weights_and_a_reload_keeps_it(page,
         minilm_weights(controls.DEFAULT_LAYER, controls.DEFAULT_HEAD),
         atol=1e-6,
     )
-    page.locator(f".st-key-{key}_control :is(input, [role=slider])").first.focus()  # a widget
+    page.locator(f".st-key-{key}_control input").first.focus()  # the browser's own control
     page.keyboard.press(press)
     expected = minilm_weights(layer, head, causal)
     wait_for_weights(page, expected)
@@ -777,7 +777,7 @@ def test_a_sidebar_control_shows_the_engines_weights_and_a_reload_keeps_it(page,
 def test_a_closed_tables_numbers_after_a_head_switch_are_the_new_heads_when_opened(page, app_url):
     """The per-row saturation table waits, closed, through a head switch, then shows its head."""
     open_app(page, app_url + "/attention")
-    slider(page, "head_control").focus()
+    page.locator(".st-key-head_control input").first.focus()
     page.keyboard.press("ArrowRight")
     wait_for_weights(page, minilm_weights(controls.DEFAULT_LAYER, controls.DEFAULT_HEAD + 1))
     wait_settled(page)

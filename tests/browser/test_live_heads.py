@@ -20,7 +20,6 @@ from browser_support import (
     open_app,
     query,
     scroll_to_top,
-    slider,
     wait_settled,
 )
 from harness import free_port, serve_app
@@ -94,35 +93,9 @@ def switch_layer_or_mask(page, control):
         page.locator(".st-key-causal_control input").focus()
         page.keyboard.press("Space")
         return controls.DEFAULT_LAYER, True
-    slider(page, "layer_control").focus()
+    page.locator(".st-key-layer_control input[type=range]").first.focus()
     page.keyboard.press("ArrowLeft")
     return controls.DEFAULT_LAYER - 1, False
-
-
-def sidebar_head(page):
-    """The sidebar's "Head h" (Streamlit's slider), its thumb."""
-    return slider(page, "head_control")
-
-
-def step_sidebar_head(page, key="ArrowRight"):
-    sidebar_head(page).focus()
-    page.keyboard.press(key)
-
-
-def sidebar_head_value(page):
-    return int(sidebar_head(page).get_attribute("aria-valuetext"))
-
-
-#: The frames painted so far and the time the last run finished (performance.now()).
-PAINTED = "() => ({frames: window.__aeFrames, finishedAt: window.__runs.finishedAt})"
-
-
-def assert_shown_before_the_run_was_over(page, head):
-    """The first frame painted is of ``head``, before the run it came in was over."""
-    seen = page.evaluate(PAINTED)
-    assert seen["frames"], "nothing painted"
-    assert seen["frames"][0]["head"] == head
-    assert seen["frames"][0]["painted"] < seen["finishedAt"]
 
 
 def step_head(page, key="ArrowRight"):
@@ -151,42 +124,71 @@ def test_a_head_switch_is_shown_from_held_heads_with_no_server(page, app_url):
     assert page.errors == []
 
 
-def test_the_sidebars_head_is_shown_from_held_heads_before_its_run_is_over(page, app_url):
-    """A key on the sidebar's "Head h" (a plain widget) reruns the page: the live control,
-    drawn first, shows the new head from the heads held before the run is over."""
+def test_the_sidebars_head_is_shown_from_held_heads_before_its_run(page, app_url):
+    """A key on the sidebar's "Head h" shows the new head with nothing reaching the server."""
     open_app(page, app_url + "/attention")
+    runs = page.evaluate("window.__runs.finished")
     page.evaluate("window.__aeFrames = []")
-    step_sidebar_head(page)
-    head = controls.DEFAULT_HEAD + 1
-    wait_for_weights(page, minilm_weights(head))
-    wait_settled(page)
-    assert_shown_before_the_run_was_over(page, head)
-    assert page.locator(".st-key-att_head input").input_value() == str(head)
-    assert query(page)["head"] == str(head)
-    assert_healthy(page)
+    page.evaluate(UNPLUG)  # Streamlit's own message with the slider's value is lost too
+    page.locator(".st-key-head_control input[type=range]").first.focus()
+    page.keyboard.press("ArrowRight")
+    expected = minilm_weights(controls.DEFAULT_HEAD + 1)
+    wait_for_weights(page, expected)
+    assert page.evaluate("window.__aeFrames")[0]["head"] == controls.DEFAULT_HEAD + 1
+    assert page.locator(".st-key-att_head input").input_value() == str(controls.DEFAULT_HEAD + 1)
+    assert page.evaluate("window.__runs.finished") == runs  # no run: the server never heard
+    page.evaluate(RECONNECT)
+    assert page.errors == []
+
+
+#: From the next animation frame on, wait for the weights heatmap's preview canvas to show
+#: ``shows`` (``"layer 2"``, ``"mask 1"``: the mask on) and keep its pixels, and how many
+#: runs had finished then, in ``window.__preview`` (null if none shows it within 10 s).
+WATCH_PREVIEW = """(shows) => {
+    const plot = document.querySelector('.st-key-att_weights .js-plotly-plot');
+    window.__preview = new Promise((resolve) => {
+        setTimeout(() => resolve(null), 10000);
+        const look = () => {
+            const canvas = plot.querySelector('canvas.ae-preview');
+            if (!canvas || !canvas.dataset.shows.startsWith(`${shows}:`)) {
+                requestAnimationFrame(look);
+                return;
+            }
+            const {width, height} = canvas;
+            const data = canvas.getContext('2d').getImageData(0, 0, width, height).data;
+            resolve({pixels: Array.from(data), width, height, runs: window.__runs.finished});
+        };
+        requestAnimationFrame(look);
+    });
+}"""
 
 
 @pytest.mark.parametrize("control", ["layer", "mask"])
-def test_the_sidebars_layer_or_mask_is_drawn_by_its_run_in_the_engines_colours(
+def test_the_sidebars_layer_or_mask_is_shown_from_held_frames_before_its_run(
     page, app_url, control
 ):
-    """A key on the sidebar's "Layer ℓ", or a click on its "Mask future tokens", reruns the
-    page: the new layer's or mask's weights are drawn, in the engine's colours there, no
-    preview of another layer or mask on the way (none is held)."""
+    """A key on the sidebar's "Layer ℓ", or a click on its "Mask future tokens", shows the
+    head in the new layer or mask before its run is over, in the colours of the engine's
+    weights there (those Plotly draws once it is)."""
     open_app(page, app_url + "/attention")
+    page.wait_for_function(HELD_ALONG, arg=control)
     layer, causal = controls.DEFAULT_LAYER, control == "mask"
     if control == "layer":
         layer -= 1
     expected = minilm_weights(controls.DEFAULT_HEAD, layer, causal)
     n = len(expected)
     before = cells(page.evaluate(PLOTLYS_PIXELS), n, n).astype(int)
-    page.evaluate("window.__aeFrames = []")
+    runs = page.evaluate("window.__runs.finished")
+    page.evaluate(WATCH_PREVIEW, f"layer {layer}" if control == "layer" else "mask 1")
     assert switch_layer_or_mask(page, control) == (layer, causal)
-    wait_for_weights(page, expected)
-    wait_settled(page)
+    preview = page.evaluate("window.__preview")
+    assert preview is not None
+    assert preview["runs"] == runs  # shown before the layer's run was over
+    wait_for_weights(page, expected)  # then drawn by the run, exactly
+    shown = cells(preview, n, n).astype(int)
     plotlys = cells(page.evaluate(PLOTLYS_PIXELS), n, n).astype(int)
-    assert np.abs(plotlys - before).max() > 16  # not the colours of the layer before
-    assert page.evaluate("window.__aeFrames") == []  # nothing painted over a drawing
+    assert np.abs(shown - plotlys).max() <= 4  # the colours of the engine's numbers there
+    assert np.abs(shown - before).max() > 16  # not those of the layer before
     assert page.errors == []
 
 
@@ -199,11 +201,13 @@ def test_the_sidebars_head_is_shown_at_once_after_a_visit_to_another_page(page, 
     page.locator('[data-testid="stSidebarNavLink"][href$="/attention"]').click()
     page.wait_for_url(re.compile(r"/attention"))
     wait_settled(page)
-    page.evaluate("window.__aeFrames = []")
-    step_sidebar_head(page)
+    runs = page.evaluate("window.__runs.finished")
+    page.evaluate(UNPLUG)
+    page.locator(".st-key-head_control input[type=range]").first.focus()
+    page.keyboard.press("ArrowRight")
     wait_for_weights(page, minilm_weights(controls.DEFAULT_HEAD + 1))
-    wait_settled(page)
-    assert_shown_before_the_run_was_over(page, controls.DEFAULT_HEAD + 1)
+    assert page.evaluate("window.__runs.finished") == runs  # shown before any run
+    page.evaluate(RECONNECT)
     assert page.errors == []
 
 
@@ -215,7 +219,8 @@ def test_the_sidebar_and_the_live_control_take_turns_on_the_head(page, app_url):
     page.keyboard.press("ArrowRight")
     wait_for_weights(page, minilm_weights(4))
     wait_settled(page)
-    step_sidebar_head(page, "ArrowLeft")
+    page.locator(".st-key-head_control input[type=range]").first.focus()
+    page.keyboard.press("ArrowLeft")
     wait_for_weights(page, minilm_weights(3))
     wait_settled(page)
     assert query(page)["head"] == "3"
@@ -233,7 +238,8 @@ def test_the_bars_drawn_after_a_head_switch_are_the_new_heads(page, app_url, con
     open_app(page, app_url + "/attention")
     look_at(page, "att_bar")
     if control == "sidebar":
-        step_sidebar_head(page)
+        page.locator(".st-key-head_control input[type=range]").first.focus()
+        page.keyboard.press("ArrowRight")
     else:
         step_head(page)
     head = controls.DEFAULT_HEAD + 1
@@ -312,7 +318,8 @@ def test_a_switch_redraws_the_charts_in_the_window_before_those_near_it(page, ap
     page.wait_for_function("() => !document.querySelector('.ae-chart[data-pending]')")
     seen = page.evaluate(IN_WINDOW)
     page.evaluate(RECORD_REACTS)
-    step_sidebar_head(page)  # the sidebar's: the page stays
+    page.locator(".st-key-head_control input[type=range]").focus()  # the sidebar's: the page stays
+    page.keyboard.press("ArrowRight")
     wait_settled(page)
     reacted = page.evaluate("window.__reacted")
     assert seen
@@ -401,13 +408,14 @@ def test_the_new_heads_frames_of_every_stop_come_in_the_switchs_run_and_play(pag
     )
     open_app(page, app_url + "/attention")
     traffic.clear()
-    step_sidebar_head(page)
+    page.locator(".st-key-head_control input").first.focus()  # the sidebar's head
+    page.keyboard.press("ArrowRight")
     head = controls.DEFAULT_HEAD + 1
-    wait_for_weights(page, minilm_weights(head))  # shown from held heads
+    wait_for_weights(page, minilm_weights(head))  # shown before the run, from held heads
     wait_settled(page)
     assert page.evaluate(SCALE_FRAMES, head)  # held once the switch's run is over
     wait_for_traffic(page, traffic, lambda kind, size: kind == "received" and size > 1_500_000)
-    assert [kind for kind, _ in traffic].count("sent") == 1  # the head's rerun, no ask
+    assert [kind for kind, _ in traffic].count("sent") == 1  # the head's report, no ask
     options = controls.scale_options(384, 12)
     stop = options.index(controls.default_scale(384, 12))
     page.evaluate(UNPLUG)
@@ -438,6 +446,11 @@ SCALE_FRAMES = """async (head) => {
     if (head !== undefined && head !== null && src.head !== head) return false;
     return [...frames.heldFrames(src)].some(
         (held) => held.axis === undefined && held.head === src.head && held.scales.length > 1);
+}"""
+#: Whether frames.js holds the head shown along the axis of ``control`` ("layer", "mask").
+HELD_ALONG = """async (control) => {
+    const frames = await import('/_stcore/bidi-components/attention-explorer.chart/frames.js');
+    return frames.otherFrames(frames.source('att_scale'), control) !== null;
 }"""
 
 
@@ -475,7 +488,8 @@ def test_a_live_head_reaches_the_sidebar_the_link_and_a_reload(page, app_url):
     wait_for_weights(page, expected)
     wait_settled(page)
     assert query(page)["head"] == str(head)
-    assert sidebar_head_value(page) == head
+    sidebar = page.locator(".st-key-head_control input[type=range]").first  # heads 0-11: the index
+    assert sidebar.input_value() == str(head)
     assert page.locator(".st-key-att_head input").input_value() == str(head)
     page.reload()
     page.runs_seen = 0
@@ -487,7 +501,8 @@ def test_a_live_head_reaches_the_sidebar_the_link_and_a_reload(page, app_url):
 
 def test_the_sidebars_head_moves_the_live_control(page, app_url):
     open_app(page, app_url + "/attention")
-    step_sidebar_head(page, "ArrowLeft")
+    page.locator(".st-key-head_control input").first.focus()
+    page.keyboard.press("ArrowLeft")
     expected = minilm_weights(controls.DEFAULT_HEAD - 1)
     wait_for_weights(page, expected)
     wait_settled(page)
@@ -499,30 +514,28 @@ def test_the_sidebars_head_moves_the_live_control(page, app_url):
     assert_healthy(page)
 
 
-def test_the_sidebars_head_dragged_shows_the_head_let_go_at(page, app_url):
-    """Dragged along the sidebar's "Head h" (Streamlit's slider, which reports on release),
-    the charts and the live control show the head let go at, painted from held heads."""
+def test_the_sidebars_head_dragged_is_shown_as_it_goes(page, app_url):
+    """Dragged along the sidebar's "Head h", the charts show each head passed, with no server."""
     open_app(page, app_url + "/attention")
     page.evaluate("window.__aeFrames = []")
+    page.evaluate(UNPLUG)
     page.locator(".st-key-head_control").scroll_into_view_if_needed()
-    thumb = sidebar_head(page).bounding_box()
-    heads = controls.MINILM.n_heads
-    track = page.locator(".st-key-head_control").bounding_box()  # the slider spans its width
-    y = thumb["y"] + thumb["height"] / 2
-    page.mouse.move(thumb["x"] + thumb["width"] / 2, y)
+    sidebar = page.locator(".st-key-head_control input[type=range]").first
+    heads = int(sidebar.get_attribute("max")) + 1
+    track = sidebar.bounding_box()
+    y = track["y"] + track["height"] / 2
+    page.mouse.move(track["x"] + track["width"] * (controls.DEFAULT_HEAD + 0.5) / heads, y)
     page.mouse.down()
     page.mouse.move(track["x"] + track["width"] * 0.99, y, steps=12)
     page.mouse.up()
-    page.wait_for_function(
-        "(h) => +document.querySelector('.st-key-att_head input').value >= h", arg=heads - 2
-    )
-    wait_settled(page)
-    last = sidebar_head_value(page)
+    last = int(page.locator(".st-key-head_control input[type=range]").first.input_value())
     assert last >= heads - 2  # dragged near the end
     wait_for_weights(page, minilm_weights(last))
-    assert page.evaluate("window.__aeFrames.map(f => f.head)")[-1] == last
+    shown = page.evaluate("window.__aeFrames.map(f => f.head)")
+    assert len(set(shown)) >= 4
+    assert shown[-1] == last
     assert page.locator(".st-key-att_head input").input_value() == str(last)
-    assert_healthy(page)
+    page.evaluate(RECONNECT)
 
 
 def test_a_live_step_just_after_a_sidebar_step_stays(page, app_url):
@@ -534,7 +547,8 @@ def test_a_live_step_just_after_a_sidebar_step_stays(page, app_url):
     """
     open_app(page, app_url + "/attention")
     page.evaluate(RECORD_DRAWINGS)
-    step_sidebar_head(page)
+    page.locator(".st-key-head_control input[type=range]").first.focus()
+    page.keyboard.press("ArrowRight")
     wait_for_weights(page, minilm_weights(controls.DEFAULT_HEAD + 1))
     page.evaluate("window.__aeFrames = []; window.__drawn = []")
     step_head(page)  # within a second of the sidebar's key
@@ -547,33 +561,37 @@ def test_a_live_step_just_after_a_sidebar_step_stays(page, app_url):
         np.testing.assert_allclose(drawn, expected, atol=1e-6)
     np.testing.assert_allclose(page.evaluate(WEIGHTS), expected, atol=1e-6)
     assert page.locator(".st-key-att_head input").input_value() == str(head)
-    assert sidebar_head_value(page) == head
+    assert page.locator(".st-key-head_control input[type=range]").first.input_value() == str(head)
     assert query(page)["head"] == str(head)
     assert_healthy(page)
 
 
 def test_quick_steps_on_both_head_controls_never_show_an_earlier_head_again(page, app_url):
-    """Keys on the sidebar's head and then the live control, faster than the runs they
-    start: every head painted is a later one than the head before (a run with a head the
-    sidebar placed before the live control's move was heard does not pull it back), and
-    once quiet the sidebar, the live control, the link and the charts agree.
+    """Keys on the sidebar's head and the live control, faster than the runs they start:
+    every head painted is a later one than the head before, and the runs that catch up
+    (each with the head of an older key) move neither control back.
+
+    The old sidebar watch took a run's write of an older head for the user's move, and the
+    charts went back to it while the link went on.
     """
     open_app(page, app_url + "/attention")
     page.evaluate("window.__aeFrames = []")
-    sidebar_head(page).focus()
+    page.locator(".st-key-head_control input[type=range]").first.focus()
     page.keyboard.press("ArrowRight")
     page.keyboard.press("ArrowRight")
     step_head(page)
     step_head(page)
+    head = controls.DEFAULT_HEAD + 4
+    expected = minilm_weights(head)
+    wait_for_weights(page, expected)
     wait_settled(page)
-    head = sidebar_head_value(page)
-    assert head > controls.DEFAULT_HEAD
     shown = page.evaluate("window.__aeFrames.map(f => f.head)")
     assert shown == sorted(shown), shown
     assert shown[-1] == head
     assert page.locator(".st-key-att_head input").input_value() == str(head)
+    assert page.locator(".st-key-head_control input[type=range]").first.input_value() == str(head)
     assert query(page)["head"] == str(head)
-    np.testing.assert_allclose(page.evaluate(WEIGHTS), minilm_weights(head), atol=1e-6)
+    np.testing.assert_allclose(page.evaluate(WEIGHTS), expected, atol=1e-6)
     assert_healthy(page)
 
 

@@ -6,7 +6,7 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { test } from "node:test";
 
-import { figureAt, KINDS } from "../../attention_explorer/chart/bindings.js";
+import { figureAt } from "../../attention_explorer/chart/bindings.js";
 import {
   awaits, decodeBundle, decodeFrames, frameOf, frameRows, source, valueAt, wanted,
 } from "../../attention_explorer/chart/frames.js";

@@ -1,8 +1,7 @@
-"""The sidebar's layer, head and mask (plain widgets), and the live head control's channel.
+"""The browser's own controls (layer, head, mask) and the one channel Python writes them by.
 
-A move the browser's live head control reports is stored and never sent back as a
-placement; Python's writes on purpose (a link, the sidebar's head, the presenter bar, a
-new model) are, once each.
+A move the browser reports is stored and never sent back as a placement; Python's writes
+on purpose (a link, the presenter bar, a new model) are, once each.
 """
 
 import pytest
@@ -14,45 +13,23 @@ from engine.resources import minilm_dir
 needs_minilm = pytest.mark.skipif(minilm_dir() is None, reason="MiniLM is not installed")
 
 
-def report(at, key, value, when):
-    """The browser's control ``key`` reports position ``value`` (its state value), and runs."""
-    at.session_state[key] = {"value": {"value": value, "at": when}}
-    return at.run()
-
-
 @needs_minilm
 def test_a_reported_move_is_stored_and_never_placed_back():
     at = open_app("attention")
-    placed = control(at, "att_head", suffix="")["placed"]
-    report(at, "att_head", 4, 1.0)
-    assert not at.exception
-    assert at.session_state["head"] == 4
-    assert control(at, "head")["value"] == 4  # the sidebar's widget shows it
-    live = control(at, "att_head", suffix="")
-    assert (live["value"], live["placed"], live["heard"]) == (4, placed, 1.0)  # not placed
-    assert at.query_params["head"] == "4"
+    placed = {name: control(at, name)["placed"] for name in ("layer", "head", "causal")}
+    move(at, "head", 4)
     move(at, "layer", 2)
     move(at, "causal", True)
+    assert not at.exception
+    assert (at.session_state["head"], at.session_state["layer"]) == (4, 2)
+    assert at.session_state["causal"] is True
+    assert {name: control(at, name)["placed"] for name in placed} == placed  # none placed
+    assert (control(at, "head")["value"], control(at, "causal")["value"]) == (4, 1)
     assert (at.query_params["head"], at.query_params["layer"], at.query_params["causal"]) == (
         "4",
         "2",
         "1",
     )
-    at.session_state["head"] = 4  # a report taken once: not again when the head moves
-    move(at, "head", 6)
-    assert control(at, "att_head", suffix="")["value"] == 6
-
-
-@needs_minilm
-def test_the_sidebars_head_is_placed_in_the_live_control():
-    at = open_app("attention")
-    before = control(at, "att_head", suffix="")["placed"]
-    move(at, "head", 5)
-    live = control(at, "att_head", suffix="")
-    assert (live["value"], at.query_params["head"]) == (5, "5")
-    assert live["placed"] != before
-    at.run()  # a run that changes nothing places nothing
-    assert control(at, "att_head", suffix="")["placed"] == live["placed"]
 
 
 @needs_minilm
@@ -71,13 +48,13 @@ def test_pythons_writes_on_purpose_are_placed_once_each():
 def test_a_new_model_places_the_head_it_clamps():
     at = open_app("attention")
     move(at, "head", 9)
-    before = control(at, "att_head", suffix="")["placed"]
+    before = control(at, "head")["placed"]
     at.sidebar.selectbox(key="weights").set_value("random").run()
     assert at.session_state["head"] == 0
     assert not [data for data in sidebar_controls(at) if data["name"] == "head"]  # one head
     at.sidebar.selectbox(key="weights").set_value("minilm").run()
     assert control(at, "head")["value"] == at.session_state["head"]  # MiniLM's default head
-    assert control(at, "att_head", suffix="")["placed"] != before
+    assert control(at, "head")["placed"] != before
 
 
 def test_the_mask_reaches_every_page_that_reads_it():

@@ -19,6 +19,7 @@ from apptest_support import (
     move,
     open_app,
     scale_frames,
+    scale_slider,
     section_frames,
 )
 
@@ -103,9 +104,9 @@ def test_a_head_switch_resends_no_chart_and_sends_the_heads_frames_in_its_run(mo
 
 @pytest.mark.parametrize("control", ["head", "layer", "mask", "text"])
 def test_every_run_sends_all_the_sections_frames_the_sweep_last(control):
-    """One delivery: in every run, the layer's heads at the stop in one element before the
-    charts, every stop's frames of the head shown in one element after them (a layer or
-    mask move reruns the page: no layer's or mask's frames are held for it)."""
+    """One delivery: in every run, the layer's heads at the stop, the head in every layer
+    and unmasked and masked there in one element before the charts, every stop's frames of
+    the head shown in one element after them."""
     at = open_app("attention")
     if control == "head":
         move(at, "head", 5)
@@ -121,29 +122,96 @@ def test_every_run_sends_all_the_sections_frames_the_sweep_last(control):
         shown = controls.DEFAULT_HEAD
     assert not at.exception
     sent = section_frames(at)
-    assert sorted(sent) == ["head", "stop"]
-    assert sent["stop"][0]["head"] == shown
+    assert sorted(sent) == ["head", "layer", "mask", "stop"]
+    assert sent["stop"][0]["head"] == sent["layer"][0]["head"] == sent["mask"][0]["head"] == shown
     assert sent["stop"][0]["id"] == sent["head"][0]["id"]  # the charts follow both
     order = [e.proto.id.rsplit("-", 1)[-1] for e in at.get("bidi_component")]
     frames, sweep = order.index("att_scale_frames"), order.index(live_heads.SWEEP)
     assert frames < order.index("att_weights") < sweep  # the charts between the two
 
 
-@pytest.mark.parametrize("moved", ["layer", "causal"])
-def test_a_layer_or_mask_move_sends_that_layers_heads_the_engines(model_run, moved):
-    """A move of the sidebar's layer or mask reruns the page, whose frames are the new
-    layer's heads at the stop: the engine's, under a name of their own."""
+def sent_layer_frames(at):
+    """The head shown in every layer, if the last run sent it: ``(header, arrays)`` or None."""
+    return section_frames(at).get("layer")
+
+
+def test_the_layers_of_the_head_shown_are_the_engines_and_come_with_the_frames(model_run):
+    """Head h in every layer at the stop: sent with the frames of every stop, the same
+    while a layer switch leaves them the same, and the same bits as each layer's own held
+    heads."""
     at = open_app("attention", {"head": "7", "scale": "0.5"})
-    before, _ = head_frames(at)
-    move(at, moved, 2 if moved == "layer" else True)
+    header, along = sent_layer_frames(at)
+    options = controls.scale_options(384, 12)
+    assert (header["axis"], header["head"], header["stop"]) == ("layer", 7, options.index(0.5))
+    n_layers = controls.MINILM.n_layers
+    assert len(along["weights"]) == n_layers
+    for layer in range(n_layers):
+        heads = engine_heads(model_run, layer, 0.5)
+        np.testing.assert_allclose(along["weights"][layer], heads.weights[7], rtol=1e-6, atol=1e-7)
+        np.testing.assert_allclose(along["scores"][layer], heads.scores[7], rtol=1e-6, atol=1e-5)
+    move(at, "layer", 2)  # the same text, head and stop
     assert not at.exception
-    header, held = head_frames(at)
-    assert header["id"] != before["id"]  # new data: the charts follow the new frames
-    layer, causal = (2, False) if moved == "layer" else (controls.DEFAULT_LAYER, True)
-    heads = engine_heads(model_run, layer, 0.5, causal)
-    np.testing.assert_allclose(held["weights"][7], heads.weights[7], rtol=1e-6, atol=1e-7)
-    np.testing.assert_allclose(held["scores"][7], heads.scores[7], rtol=1e-6, atol=1e-5)
-    assert scale_frames(at)[0]["head"] == 7
+    kept = sent_layer_frames(at)
+    assert kept is not None
+    assert kept[0] == header
+    held_header, held = head_frames(at)  # layer 2's heads, as a head switch paints them
+    assert held_header["id"] != header["id"]  # no chart follows the layers' frames
+    for name, array in along.items():
+        np.testing.assert_array_equal(array[2], held[name][7], name)
+    move(at, "head", 3)  # another head: its own, in the switch's run
+    assert sent_layer_frames(at)[0]["head"] == 3
+
+
+def test_the_seeded_model_sends_no_layers():
+    at = open_app("attention", {"weights": "random", "heads": "4"})
+    assert scale_frames(at) is not None
+    assert sent_layer_frames(at) is None  # one layer: nothing to switch to
+
+
+def sent_mask_frames(at):
+    """The head shown unmasked and masked, if the last run sent it: ``(header, arrays)`` or None."""
+    return section_frames(at).get("mask")
+
+
+@pytest.mark.parametrize("weights", ["minilm", "random"])
+def test_the_head_shown_unmasked_and_masked_is_the_engines_and_comes_with_the_frames(
+    model_run, weights
+):
+    """Head h unmasked (frame 0) and masked (frame 1) at the stop: sent with the frames of
+    every stop, the same while a mask toggle leaves them the same, and the same bits as
+    either state's own held heads."""
+    head = 7 if weights == "minilm" else 2
+    query = {"head": str(head), "scale": "0.5"} | (
+        {} if weights == "minilm" else {"weights": "random", "heads": "4"}
+    )
+    at = open_app("attention", query)
+    header, both = sent_mask_frames(at)
+    assert (header["axis"], header["head"]) == ("mask", head)
+    assert header["stop"] == scale_slider(at)["value"]
+    assert len(both["weights"]) == 2
+    if weights == "minilm":
+        for causal in (False, True):
+            heads = engine_heads(model_run, controls.DEFAULT_LAYER, 0.5, causal)
+            frame = both["weights"][int(causal)]
+            np.testing.assert_allclose(frame, heads.weights[head], rtol=1e-6, atol=1e-7)
+    upper = np.triu_indices(len(both["weights"][1]), 1)
+    assert (both["weights"][1][upper] == 0).all()  # masked: no weight on a later token
+    assert (both["weights"][0][upper] > 0).all()
+    unmasked_header, unmasked = head_frames(at)
+    move(at, "causal", True)  # the same text, head and stop
+    assert not at.exception
+    kept = sent_mask_frames(at)
+    assert kept is not None
+    assert kept[0] == header
+    held_header, held = head_frames(at)  # the masked layer's heads, as a head switch paints them
+    assert held_header["id"] != unmasked_header["id"]
+    assert held_header["id"] != header["id"]  # no chart follows the mask's frames
+    for name, array in both.items():
+        np.testing.assert_array_equal(array[1], held[name][head], name)
+    for name, array in unmasked.items():  # and frame 0 the unmasked heads' bits
+        np.testing.assert_array_equal(both[name][0], array[head], name)
+    move(at, "head", head - 1)  # another head: its own, in the switch's run
+    assert sent_mask_frames(at)[0]["head"] == head - 1
 
 
 def test_the_live_control_says_the_head_python_holds():
@@ -151,7 +219,7 @@ def test_the_live_control_says_the_head_python_holds():
     data = json_data(element(at, live_heads.HEAD))
     assert (data["kind"], data["name"]) == ("control", "head")
     assert (data["count"], data["value"], data["hidden"]) == (12, 7, False)
-    assert control(at, "head")["value"] == 7  # the sidebar's shows the same head
+    assert data["placed"] == control(at, "head")["placed"]  # one channel: the sidebar's too
     at = open_app("attention", {"head": "7", "present": "1"})  # the presenter bar has one
     assert json_data(element(at, live_heads.HEAD))["hidden"] is True
 

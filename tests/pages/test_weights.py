@@ -110,14 +110,14 @@ def test_home_shows_the_heads_real_projections(reference):
 def test_sidebar_hides_the_random_models_settings():
     at = open_app("attention")
     keys = {w.key for w in at.sidebar.select_slider} | {w.key for w in at.sidebar.selectbox}
-    keys |= {data["name"] for data in sidebar_controls(at)}  # keyed "layer_control" and so on
-    assert {"weights", "layer", "head", "causal"} <= keys
+    keys |= {data["name"] for data in sidebar_controls(at)}  # the browser's own controls
+    assert {"weights", "layer", "head", "mask"} <= keys
     assert not {"d_model", "heads", "tokenizer", "pe"} & keys
     assert not at.sidebar.number_input
     at.sidebar.selectbox(key="weights").set_value("random").run()
     keys = {w.key for w in at.sidebar.select_slider} | {w.key for w in at.sidebar.selectbox}
     keys |= {data["name"] for data in sidebar_controls(at)}
-    assert {"d_model", "heads", "tokenizer", "pe", "causal"} <= keys
+    assert {"d_model", "heads", "tokenizer", "pe", "mask"} <= keys
     assert not {"layer", "head"} & keys  # one head: nothing to pick
     assert at.session_state["head"] == 0
     assert at.query_params["weights"] == "random"

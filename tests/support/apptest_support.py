@@ -325,40 +325,38 @@ def stop_frames(at):
     return held
 
 
-#: The sidebar's plain widgets for the shared layer, head and mask, by their keys.
-SIDEBAR_CONTROLS = {"layer": "slider", "head": "slider", "causal": "toggle"}
-
-
 def move(at, state_key, value):
-    """Move the sidebar's layer, head or mask (plain widgets) to ``value``, and run."""
-    getattr(at.sidebar, SIDEBAR_CONTROLS[state_key])(key=f"{state_key}_control").set_value(value)
+    """Move one of the browser's controls (layer, head, mask) as its report does, and run.
+
+    The sidebar's "Layer ℓ", "Head h" and "Mask future tokens" are the chart component's
+    (:mod:`app.widgets.channel`); their report's callback stores the value the browser
+    shows, as this does, so the run takes it for the user's move, not Python's.
+    """
+    from app.widgets import channel
+
+    known = dict(at.session_state[channel.KNOWN]) if channel.KNOWN in at.session_state else {}
+    at.session_state[channel.KNOWN] = known | {state_key: value}
+    at.session_state[state_key] = value
     return at.run()
 
 
 def control(at, state_key, suffix="_control"):
-    """What the last run drew of the sidebar's control of ``state_key`` (layer, head, causal).
+    """The data the last run sent the sidebar's control of ``state_key`` (layer, head, causal).
 
-    ``{"name", "label", "value", "count"}``, the mask's value 0 or 1. With ``suffix=""``,
-    the data of the browser's control whose key is ``state_key`` (/attention's ``att_head``).
+    With ``suffix=""``, the control whose key is ``state_key`` (/attention's ``att_head``).
     """
-    if suffix == "":
-        for element in at.get("bidi_component"):
-            if element.proto.id.endswith(f"-{state_key}"):
-                return json.loads(element.proto.json)
-        raise LookupError(f"no control {state_key} on the page")
-    for data in sidebar_controls(at):
-        if data["name"] == state_key:
-            return data
+    for element in at.get("bidi_component"):
+        if element.proto.id.endswith(f"-{state_key}{suffix}"):
+            return json.loads(element.proto.json)
     raise LookupError(f"no control of {state_key} in the sidebar")
 
 
 def sidebar_controls(at):
-    """The sidebar's layer, head and mask as drawn: ``{"name", "label", "value", "count"}``."""
+    """The data of every one of the browser's controls in the sidebar (layer, head, mask)."""
     found = []
-    for name, kind in SIDEBAR_CONTROLS.items():
-        for widget in getattr(at.sidebar, kind):
-            if widget.key == f"{name}_control":
-                count = widget.max + 1 if kind == "slider" else 2
-                value = int(widget.value)
-                found.append({"name": name, "label": widget.label, "value": value, "count": count})
+    for element in at.sidebar.get("bidi_component"):
+        if element.proto.WhichOneof("data") == "json":
+            data = json.loads(element.proto.json)
+            if data.get("kind") == "control":
+                found.append(data)
     return found
