@@ -13,7 +13,7 @@ charts in fragments of their own and their CSVs at the stop shown
 (:mod:`app.live.section`). The Python side of the protocol is :mod:`app.live.protocol`
 (the frames' binary layout, and which part of a chart follows which array), the slider
 :mod:`app.live.slider`, the engine's sweeps :mod:`app.live.sweeps`; the browser's side is
-``attention_explorer/chart/`` (``control.js``, ``frames.js``, ``preview.js``, ``exact.js``).
+``attention_explorer/chart/`` (``control.js``, ``frames.js``, ``bindings.js``, ``preview.js``).
 
 A head switch is live too (:mod:`app.live.heads`): the browser holds every head of the
 layer at the current stop and shows a new one at once, from those numbers.

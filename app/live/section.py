@@ -28,7 +28,7 @@ from app.data import layers
 from app.live import heads as live_heads
 from app.live import protocol, slider, sweeps
 from app.state import controls, session
-from app.views import arithmetic, attention_maps, bars, equation, heatmap, saturation
+from app.views import arithmetic, attention_maps, bars, chart, equation, heatmap, saturation
 from app.widgets import channel, pickers
 from app.words import equations, wording
 
@@ -75,10 +75,20 @@ def scale_section(settings, head, labels):
         live_heads.send_sweep(settings, head)
 
 
+#: The charts whose CSV follows the stop: their buttons' fragments rerun on a release.
+CSVS = ("att_scaled", "att_weights", "att_output", "att_saturation_mean")
+CSVS += ("att_saturation_rows", "att_bar")
+
+
 def _after_release():
-    """A clicked cell's arithmetic is drawn with the charts: rerun their fragment to redo it."""
+    """Rerun the slider's fragment and the CSV buttons', whose file names say the stop.
+
+    With a clicked cell, whose arithmetic is drawn with the charts, their fragment too.
+    """
     if st.session_state.get("att_weights_cell") is not None:
         st.rerun([SLIDER, CHARTS])
+    if not session.presenting():  # a slide has no CSV buttons
+        st.rerun([SLIDER, *map(chart.csv_fragment, CSVS)])
 
 
 @st.fragment(key=SLIDER)

@@ -194,8 +194,8 @@ def draw(container, fig, key, table=None, *, live=None, clicks=False, shapes=Non
         writes them at full precision (not the figure's float32 copy). No button without.
         A callable builds them when the button is clicked (outside the script thread):
         a chart drawn from the scale's frames passes one that reads the stop shown then,
-        and its file name leaves the scale out (the name is fixed when the button is
-        drawn, and a release of the slider does not redraw it).
+        and its button is in a fragment of its own (:func:`csv_fragment`), which a
+        release of the slider reruns, so that its file name says the stop.
     live : dict, optional
         Which traces follow the scale's frames while the slider moves
         (:func:`app.live.protocol.follow`).
@@ -218,9 +218,9 @@ def draw(container, fig, key, table=None, *, live=None, clicks=False, shapes=Non
     # A chart drawn from the scale's frames sends the same data at every stop and head:
     # the browser names the stop and head it shows (a chart of the head alone, the head).
     drawn = live is not None and "drawn" in live
-    shown = ("" if live.get("stopless") else "{scale}") if drawn else None
+    stopless = drawn and live.get("stopless", False)
+    shown = ("" if stopless else "{scale}") if drawn else None
     named = f"attention-explorer_{key}_{about}" if about else f"attention-explorer_{key}"
-    filename = f"{named}_{stem or settings_slug(values, '' if drawn else None)}"
     slug = settings_slug(values, shown, "{head}" if drawn else None)
     figure_name = f"{named}_{stem or slug}"
     spec, printed = _drawn(fig)
@@ -244,17 +244,39 @@ def draw(container, fig, key, table=None, *, live=None, clicks=False, shapes=Non
             attention_explorer.chart(key=f"{key}_shapes", data=data, height=0)
         result = attention_explorer.chart(key=key, data=payload, on_click_change=_ignore)
     if table is not None and not session.presenting():
-        container.download_button(
-            "CSV",
-            data=lambda: to_csv(table() if callable(table) else table),
-            file_name=f"{filename}.csv",
-            mime="text/csv",
-            key=f"{key}_csv",
-            on_click="ignore",
-            type="tertiary",
-            icon=":material/download:",
-        )
+        if drawn and not stopless:  # its name follows the stop: a fragment a release reruns
+            with _inside(container):
+                st.fragment(_csv_button, key=csv_fragment(key))(st, key, named, table)
+        else:
+            _csv_button(container, key, named, table, scale="" if stopless else None)
     return result.click
+
+
+def csv_fragment(key):
+    """The key of the fragment that holds chart ``key``'s CSV button when it follows the scale.
+
+    The button's file name is fixed when it is drawn and names the stop chosen: a release
+    of the scale reruns the slider's fragment and these (:mod:`app.live.section`).
+    """
+    return f"{key}_csv_name"
+
+
+def _csv_button(container, key, named, table, scale=None):
+    """The CSV button of chart ``key``, its file name the settings now.
+
+    ``scale`` as :func:`settings_slug` takes it (None: the scale chosen).
+    """
+    stem = session.file_stem() or settings_slug(session.current(), scale)
+    container.download_button(
+        "CSV",
+        data=lambda: to_csv(table() if callable(table) else table),
+        file_name=f"{named}_{stem}.csv",
+        mime="text/csv",
+        key=f"{key}_csv",
+        on_click="ignore",
+        type="tertiary",
+        icon=":material/download:",
+    )
 
 
 def _ignore():

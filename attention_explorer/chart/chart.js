@@ -15,7 +15,7 @@
 const MODULES = [
   "./mount.js",
   "./control.js", "./frames.js", "./plot.js",
-  "./download.js", "./exact.js", "./hover_lines.js", "./narrow.js", "./plotly_loader.js",
+  "./bindings.js", "./download.js", "./hover_lines.js", "./narrow.js", "./plotly_loader.js",
   "./plotly_parts.js", "./preview.js", "./state.js", "./theme.js",
 ];
 

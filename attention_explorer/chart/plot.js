@@ -4,7 +4,7 @@
 // so the previews show a release at once and the socket keeps room between drawings.
 
 import { download } from "./download.js";
-import { figureAt } from "./exact.js";
+import { figureAt } from "./bindings.js";
 import {
   allSources, awaits, bundleHeaders, decodeBundle, follow, forget as forgetFrames, frameFor, frameOf,
   replaced, shownFrames, source, wanted,
@@ -47,7 +47,6 @@ function look(chart) {
     awaits: awaits(chart),
     moving: Boolean(chart.live && source(chart.live.source).moving),
   });
-  chart.state = state;
   const { dataset, style } = chart.div;
   dataset.state = state;
   if (PENDING.has(state) && !dataset.pending) dataset.pending = "1";
@@ -151,9 +150,10 @@ function watch(chart) {
 }
 
 // A closed expander's charts wait until it is opened (a table redraws slowly).
+const unfolding = new WeakSet(); // the expanders watched
 function unfold(details) {
-  if (details.aeWatched) return;
-  details.aeWatched = true;
+  if (unfolding.has(details)) return;
+  unfolding.add(details);
   details.addEventListener("toggle", () => {
     if (!details.open) return;
     for (const src of allSources()) for (const chart of src.charts) if (details.contains(chart.div)) settle(chart);
@@ -285,14 +285,16 @@ function marker(parentElement, name) {
   return parentElement.querySelector(`.${name}`) ?? parentElement.appendChild(div());
 }
 
+const heard = new WeakMap(); // an element of frames -> its bundle's headers
+
 // A bundle of frames (app/live/slider.py): held for their source, drawn where they are due.
 export function mountFrames(component) {
   const { data, parentElement } = component;
   marker(parentElement, "ae-frames").dataset.bytes = String(data.byteLength);
   // The same frames again: nothing to do.
   const headers = bundleHeaders(data);
-  if (parentElement.aeHeaders === headers) return;
-  parentElement.aeHeaders = headers;
+  if (heard.get(parentElement) === headers) return;
+  heard.set(parentElement, headers);
   const bundle = decodeBundle(data);
   forgetFrames(parentElement); // what it held before
   if (!bundle.length) return;

@@ -1,17 +1,16 @@
-// The preview while a control moves: a frame painted over what plotly.js drew (a canvas over
-// a heatmap, the colour bar's ticks, bars, markers, curves, titles, table texts; indexing and
-// colour mapping only), since a replot is too slow for every frame of a drag. restorePlotly
-// gives plotly.js its drawing back. Each frame painted is announced as an "ae-frame" event.
+// The preview while a control moves: a frame painted over what plotly.js drew, each binding
+// kind by its own painter (bindings.js), since a replot is too slow for every frame of a drag;
+// here what they share: the heatmap's canvas and colour bar, the record of what was touched.
+// restorePlotly gives plotly.js its drawing back. Each frame painted is announced as an
+// "ae-frame" event.
 
-import {
-  axisOf, barCorners, barPaths, barTo, cellOf, cellTexts, colourBar, drawn, fullTrace, fullTraces,
-  heatmapImage, linePaths, shapeOf, shapePath, titleText, UNDER_PREVIEW,
-} from "./plotly_parts.js";
+import { paint } from "./bindings.js";
+import { colourBar, drawn, fullTrace, heatmapImage, UNDER_PREVIEW } from "./plotly_parts.js";
 import { framesAt, otherFrames, shownKey, start as startOf, valueAt } from "./frames.js";
 import { addStyle } from "./theme.js";
 
 const SVG = "http://www.w3.org/2000/svg";
-const TEXT = "textContent"; // an element's text, touched as if it were an attribute
+export const TEXT = "textContent"; // an element's text, touched as if it were an attribute
 
 // What a preview paints over is hidden while the chart is marked so (plotly_parts.js).
 const hidden = Object.entries(UNDER_PREVIEW).map(([mark, part]) => `.ae-chart[${mark}] ${part}`);
@@ -30,7 +29,7 @@ function colourTable(colorscale) {
 
 // Frame `frame` of `array` on a canvas of one pixel a cell over trace 0's heatmap image, at
 // its place and size (our heatmaps' y axes are reversed: rows top to bottom). Whether painted.
-function recolour(chart, array, frame, limits, shows) {
+export function recolour(chart, array, frame, limits, shows) {
   const [image, full] = [heatmapImage(chart.div), fullTrace(chart.div)];
   if (!image || !full) return false;
   chart.table ??= colourTable(full.colorscale);
@@ -72,7 +71,7 @@ function recolour(chart, array, frame, limits, shows) {
 }
 
 // The colour bar's ticks for frame `frame` (± `limits[frame]`), each where the bar shows it.
-function relabelColourBar(chart, ticks, limits, frame) {
+export function relabelColourBar(chart, ticks, limits, frame) {
   const bar = colourBar(chart.div);
   if (!bar || !ticks) return;
   if (!chart.colourBarTicks?.isConnected) {
@@ -121,7 +120,7 @@ export function restorePlotly(chart, drawnAgain = false) {
 }
 
 // Set an attribute (or a style property, or TEXT) Plotly drew, keeping Plotly's for restorePlotly.
-function touch(chart, element, attr, value, property) {
+export function touch(chart, element, attr, value, property) {
   chart.touched ??= new Map();
   if (!chart.touched.has(element)) chart.touched.set(element, {});
   const record = chart.touched.get(element);
@@ -144,64 +143,10 @@ function setText(element, value) {
 const read = (element, attr) => (attr === TEXT ? element.textContent : element.getAttribute(attr));
 
 // A hover label would give the figure's numbers, not the frame's: none until Plotly draws it.
-function hideHover(chart) {
+export function hideHover(chart) {
   if (chart.div.dataset.hoverHidden) return;
   window.Plotly?.Fx.unhover(chart.div);
   chart.div.dataset.hoverHidden = "1";
-}
-
-// Trace 0's bars at frame `frame`: row `row` of `array`, heights and colours.
-function moveBars(chart, array, frame, row, colours) {
-  const axis = drawn(chart.div) && axisOf(chart.div, "y");
-  const paths = barPaths(chart.div);
-  const n = array.shape[2];
-  if (!axis || paths.length !== n) return;
-  paths.forEach((path, j) => {
-    const value = valueAt(array, frame, row * n + j);
-    const original = chart.touched?.get(path)?.d?.original ?? path.getAttribute("d");
-    touch(chart, path, "d", barTo(barCorners(original), axis.c2p(value)));
-    touch(chart, path, "style", colours[Math.max(0, Math.min(255, Math.round(value * 255)))], "fill");
-  });
-}
-
-// Shapes at the current scale (vertical lines on log axes) moved to `scale`.
-function moveMarkers(chart, indices, scale) {
-  for (const index of indices) {
-    const [shape, path] = [shapeOf(chart.div, index), shapePath(chart.div, index)];
-    if (!shape || !path) continue;
-    const axis = axisOf(chart.div, shape.xref);
-    touch(chart, path, "transform", `translate(${axis.c2p(scale) - axis.c2p(shape.x0)},0)`);
-  }
-}
-
-// Line traces 0, 1, ... at frame `frame` of `array` (n_lines, n_points), on Plotly's axes.
-function moveCurves(chart, array, frame) {
-  const full = fullTraces(chart.div);
-  const paths = linePaths(chart.div);
-  const [lines, points] = [array.shape[1], array.shape[2]];
-  if (!full || paths.length < lines) return;
-  for (let t = 0; t < lines; t++) {
-    const [xaxis, yaxis] = [axisOf(chart.div, full[t].xaxis), axisOf(chart.div, full[t].yaxis)];
-    let d = "";
-    for (let j = 0; j < points; j++) {
-      d += `${j ? "L" : "M"}${xaxis.c2p(full[t].x[j])},${yaxis.c2p(valueAt(array, frame, t * points + j))}`;
-    }
-    touch(chart, paths[t], "d", d);
-  }
-}
-
-// A table's columns `first`, `first` + 1, ... at frame `frame` of array `name`, as Python
-// wrote them (frames.texts), in the cells plotly.js drew (a long table draws those in view).
-function setColumns(chart, frames, name, frame, first) {
-  const [array, texts] = [frames.arrays[name], frames.texts?.[name]?.[frame]];
-  if (!array || !texts) return;
-  const [rows, width] = [array.shape[1], array.shape[2]];
-  for (const text of cellTexts(chart.div)) {
-    const cell = cellOf(text);
-    const [row, column] = [cell?.row, cell?.column - first];
-    if (!cell || !(column >= 0 && column < width && row < rows)) continue;
-    if (text.textContent !== texts[row][column]) touch(chart, text, TEXT, texts[row][column]);
-  }
 }
 
 // Show `stop` and the head on every chart that follows `src`; with `other` ({axis, index}: a
@@ -225,22 +170,8 @@ export function showFrame(src, stop, other = null) {
     }
     const { frames, frame } = found;
     const begun = performance.now();
-    const title = live.title && titleText(chart.div);
-    if (title) (title.querySelector("tspan.line") ?? title).textContent = live.title.replace("{scale}", frames.titles[frame]);
-    if (live.heatmap) {
-      const shows = along ? `${other.axis} ${other.index}:${src.head}:${stop}` : shownKey(chart, src.head, stop);
-      const limits = live.limits ? frames.limits[live.limits] : null;
-      if (recolour(chart, frames.arrays[live.heatmap], frame, limits, shows)) chart.div.dataset.recoloured = String(stop);
-      if (live.limits) relabelColourBar(chart, frames.ticks?.[live.limits], frames.limits[live.limits], frame);
-    }
-    if (live.bar) moveBars(chart, frames.arrays[live.bar], frame, live.row, live.colors);
-    if (live.markers) moveMarkers(chart, live.markers, frames.scales[frame]);
-    if (live.curves && frames.arrays[live.curves]) moveCurves(chart, frames.arrays[live.curves], frame);
-    // a table in a closed expander is drawn at the stop when it is opened (plot.js)
-    if (live.columns && !chart.div.closest("details:not([open])")) {
-      setColumns(chart, frames, live.columns[0], frame, live.columns[1]);
-    }
-    if (live.heatmap || live.bar || live.curves) hideHover(chart);
+    const shows = along ? `${other.axis} ${other.index}:${src.head}:${stop}` : shownKey(chart, src.head, stop);
+    paint(chart, frames, frame, stop, shows);
     parts[chart.key] = performance.now() - begun;
   }
   // Past 128 tokens a drag runs past the stops held: the charts, still at the last stop

@@ -28,7 +28,7 @@ export function themed(layout, element) {
 
 // The app's own CSS only, never user text; added once per `id`.
 export function addStyle(id, css) {
-  if (document.getElementById(id)) return;
+  if (typeof document === "undefined" || document.getElementById(id)) return; // Node's tests
   const style = Object.assign(document.createElement("style"), { id, textContent: css });
   document.head.appendChild(style);
 }

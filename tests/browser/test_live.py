@@ -336,7 +336,9 @@ def test_a_drag_back_to_the_drawn_stop_restores_plotlys_image(page, app_url):
 
 def test_arrow_keys_step_the_scale_its_name_says_scale_and_a_csv_is_the_new_stops(page, app_url):
     """A step down with the keyboard, on the slider named "Scale": the link follows, and
-    the weights' CSV is the engine's array at the new stop, its name no stale scale's."""
+    the weights' CSV is the engine's array at the new stop, its name the new stop's
+    (issue 55: a release reruns the slider's fragment alone, and the name was fixed when
+    the button was drawn)."""
     open_app(page, app_url + "/attention?weights=random")
     scale = page.get_by_role("slider", name=re.compile("Scale"))
     assert scale.get_attribute("aria-valuetext").endswith("(default)")
@@ -352,17 +354,24 @@ def test_arrow_keys_step_the_scale_its_name_says_scale_and_a_csv_is_the_new_stop
         page.locator(".st-key-att_weights_csv button").click()
     frame = pd.read_csv(download.value.path(), index_col=0)
     np.testing.assert_array_equal(frame.to_numpy(), engine_weights("random", scale))
-    assert "-s0.25-" not in download.value.suggested_filename  # no stale scale in its name
+    assert f"-s{scale:.4g}-" in download.value.suggested_filename  # the stop chosen
+    step(page, "ArrowLeft")
+    scale = float(query(page)["scale"])
+    for key in ("att_weights", "att_bar", "att_saturation_mean"):
+        with page.expect_download() as download:
+            page.locator(f".st-key-{key}_csv button").click()
+        assert f"-s{scale:.4g}-" in download.value.suggested_filename, key
     assert_healthy(page)
 
 
 #: What one keyboard step of the scale may receive at the default passage (issue #11),
 #: besides Streamlit's new_session (1.5 KB: it lists every page and names the main
 #: script's path, so its size follows where the repository was cloned): the release
-#: reruns only the slider's fragment, whose elements go as references (~0.5 KB).
-#: Before the slider had a fragment of its own a step received 5.9 KB; before the
-#: charts were drawn from the frames, 87 KB.
-STEP_BYTES = 1024
+#: reruns the slider's fragment, whose elements go as references (~0.5 KB), and the six
+#: CSV buttons' fragments, whose file names say the new stop (issue 55; ~0.4 KB each,
+#: 3.5 KB in all). Before the slider had a fragment of its own a step received 5.9 KB;
+#: before the charts were drawn from the frames, 87 KB.
+STEP_BYTES = 4 * 1024
 
 
 def step(page, key, times=1):
@@ -391,10 +400,14 @@ def test_a_keyboard_step_reruns_only_the_slider_and_the_views_show_the_new_stop(
     kinds = Counter(message.WhichOneof("type") for message in messages)
     deltas = [message.delta.WhichOneof("type") for message in messages if message.HasField("delta")]
     new = [m.delta.new_element for m in messages if m.delta.WhichOneof("type") == "new_element"]
-    # no chart, heading or button sent again: the slider alone, which says the step was heard
-    assert [element.WhichOneof("type") for element in new] == ["bidi_component"], deltas
-    assert new[0].bidi_component.id.endswith("-att_scale")
-    assert json.loads(new[0].bidi_component.json)["heard"] is not None
+    # no chart or heading sent again: the slider, which says the step was heard, and the
+    # CSV buttons of the charts that follow it, whose file names say the new stop (the
+    # next test downloads them)
+    slider_element, *buttons = new
+    assert slider_element.WhichOneof("type") == "bidi_component", deltas
+    assert slider_element.bidi_component.id.endswith("-att_scale")
+    assert json.loads(slider_element.bidi_component.json)["heard"] is not None
+    assert [element.WhichOneof("type") for element in buttons] == ["download_button"] * 6
     assert kinds["ref_hash"] == 1  # its frames of every stop, unchanged
     sizes = Counter()
     for data, message in zip(received, messages, strict=True):

@@ -1,4 +1,4 @@
-// The browser's frames decoder and exact figure (chart/frames.js, chart/exact.js) against
+// The browser's frames decoder and exact figure (chart/frames.js, chart/bindings.js) against
 // the frames Python packed (app/live/protocol.py): run by tests/app/test_javascript.py,
 // which writes the fixtures and says where (AE_JS_FIXTURES).
 import assert from "node:assert/strict";
@@ -6,7 +6,7 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { test } from "node:test";
 
-import { figureAt } from "../../attention_explorer/chart/exact.js";
+import { figureAt } from "../../attention_explorer/chart/bindings.js";
 import {
   awaits, decodeBundle, decodeFrames, frameOf, frameRows, source, valueAt, wanted,
 } from "../../attention_explorer/chart/frames.js";
