@@ -64,7 +64,7 @@ def attention_rollout(attentions, cumulative=False):
 
     Parameters
     ----------
-    attentions : ndarray of shape (n_layers, n_heads, n, n)
+    attentions : ndarray of shape (n_layers, n_heads, n, n), or anything indexed by layer
     cumulative : bool
         Return the rollout after every layer, not only the last.
 
@@ -72,9 +72,10 @@ def attention_rollout(attentions, cumulative=False):
     -------
     ndarray of shape (n, n), or (n_layers, n, n) when ``cumulative``; rows sum to 1
     """
-    attentions = np.asarray(attentions)
-    n = attentions.shape[-1]
-    a = attentions.mean(axis=1) + np.eye(n, dtype=attentions.dtype)  # -> [n_layers, n, n]
+    n_layers, n = attentions.shape[0], attentions.shape[-1]
+    # One layer at a time: a run that computes its heads on demand holds one layer's.
+    a = np.stack([np.asarray(attentions[i]).mean(axis=0) for i in range(n_layers)])
+    a += np.eye(n, dtype=a.dtype)  # -> [n_layers, n, n]
     a /= a.sum(axis=-1, keepdims=True)
     rollout = np.empty_like(a)
     rollout[0] = a[0]

@@ -16,7 +16,7 @@ import re
 
 import streamlit as st
 
-from app.data import models
+from app.data import models, passes
 from app.state import controls, weights
 from engine.families import LOCAL
 
@@ -151,16 +151,19 @@ def _typed():
 
 
 def reading_limit(model, folder):
-    """What ``model`` reads: its positions (``max_position_embeddings``), its own tokens counted.
+    """What ``model`` reads on a page: its positions, at most 4,096, its own tokens counted.
 
     From the model's config: 512 for BERT's family, 1,024 for GPT-2, as many as a
-    Llama, Mistral or Qwen2 config gives its rotary positions.
+    Llama, Mistral or Qwen2 config gives its rotary positions up to the pages' limit
+    (:data:`app.data.passes.MAX_PAGE_TOKENS`).
     """
     specials = [controls.md_escape(token) for token in model.special_tokens]
     counted = f", {' and '.join(specials)} included" if specials else ""
+    limit, positions = passes.page_limit(model.config), model.config.max_tokens
+    pages = f" (its positions cover {positions:,}; the pages stop at {limit:,})"
     return (
-        f"{title(folder)} reads at most {model.config.max_tokens:,} tokens{counted}; "
-        "a longer text is refused."
+        f"{title(folder)} reads at most {limit:,} tokens{counted}"
+        f"{pages if positions > limit else ''}; a longer text is refused."
     )
 
 
