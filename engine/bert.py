@@ -54,9 +54,13 @@ from engine.attention import (
 from engine.checkpoint import upcast
 from engine.layers import ACTIVATIONS, NORMS, encoder_layer, layer_norm
 from engine.parts import parts_for
+from engine.summaries import HeadSummaries, SummarySums
 from engine.tokenize import continued_pieces, piece_labels
 
 __all__ = [
+    "KEPT_WEIGHTS",
+    "WHOLE_WEIGHTS",
+    "Attentions",
     "BertRun",
     "KeyValues",
     "LayerRun",
@@ -66,6 +70,7 @@ __all__ = [
     "attention_mask",
     "embed",
     "head_vectors",
+    "head_weights",
     "layer_run",
     "layer_stages",
     "position_ids",
@@ -75,6 +80,14 @@ __all__ = [
     "transformer",
     "visible_keys",
 ]
+
+#: The pass keeps every layer's and head's weights (an ndarray ``BertRun.attentions``)
+#: while they hold at most this many numbers (256 MiB of float32: MiniLM's 512 tokens);
+#: beyond, it keeps what computes them again (:class:`Attentions`).
+KEPT_WEIGHTS = 2**26
+#: :class:`Attentions` makes the whole array when asked for (``np.asarray``) up to this
+#: many numbers (1 GiB of float32), and says to read a layer or a head beyond.
+WHOLE_WEIGHTS = 2**28
 
 
 class TooLongError(ValueError):
@@ -143,6 +156,90 @@ class StepRun(NamedTuple):
     cache: KeyValues
 
 
+class Attentions:
+    """Every layer's and head's weights of a long text, computed when read: never all at once.
+
+    Reads as the ndarray of shape (n_layers, n_heads, n, n) that a short text's pass keeps
+    (:data:`KEPT_WEIGHTS`): ``attentions[layer, head]`` is one head's (n, n) weights,
+    ``attentions[layer]`` a layer's (n_heads, n, n), ``attentions[:, :, -1]`` the last
+    token's row in every head, each computed from the pass's hidden state of that layer
+    by the pass's own arithmetic (:func:`head_weights`), so to the same bits. An index
+    is read one axis at a time (an int, a slice or a list of ints per axis), and only the
+    rows asked for are computed. ``np.asarray`` makes the whole array where it holds at
+    most :data:`WHOLE_WEIGHTS` numbers, and otherwise raises a ``MemoryError`` that says
+    to read a layer or a head.
+
+    Parameters
+    ----------
+    rows : callable, ``rows(layer, heads, queries)`` -> float32 ndarray of shape
+        (len(heads), len(queries), n): the weights of those heads' rows
+    shape : tuple, (n_layers, n_heads, n, n)
+    """
+
+    ndim = 4
+    dtype = np.dtype(np.float32)
+
+    def __init__(self, rows, shape):
+        self._rows = rows
+        self.shape = tuple(shape)
+
+    def __len__(self):
+        return self.shape[0]
+
+    @property
+    def size(self):
+        """Numbers in the whole array."""
+        return int(np.prod(self.shape, dtype=np.int64))
+
+    @property
+    def nbytes(self):
+        """Bytes the whole array would take."""
+        return self.size * self.dtype.itemsize
+
+    def __repr__(self):
+        n_layers, n_heads, n, _ = self.shape
+        return f"Attentions({n_layers} layers × {n_heads} heads × {n} × {n}, computed when read)"
+
+    def __getitem__(self, key):
+        key = key if isinstance(key, tuple) else (key,)
+        if any(k is Ellipsis for k in key):
+            at = next(i for i, k in enumerate(key) if k is Ellipsis)
+            key = key[:at] + (slice(None),) * (4 - len(key) + 1) + key[at + 1 :]
+        if len(key) > 4:
+            raise IndexError(f"too many indices for weights of shape {self.shape}")
+        key = key + (slice(None),) * (4 - len(key))
+        picked = [_axis_index(k, size) for k, size in zip(key[:3], self.shape[:3], strict=True)]
+        (layers, one_layer), (heads, one_head), (queries, one_query) = picked
+        out = np.stack([self._rows(int(layer), heads, queries) for layer in layers])
+        out = out[(slice(None), slice(None), slice(None), key[3])]  # the keys asked for
+        drop = tuple(0 if one else slice(None) for one in (one_layer, one_head, one_query))
+        return out[drop]
+
+    def __array__(self, dtype=None, copy=None):
+        if self.size > WHOLE_WEIGHTS:
+            n_layers, n_heads, n, _ = self.shape
+            raise MemoryError(
+                f"Every head's weights over {n} tokens would take {self.nbytes / 2**30:.1f} GiB "
+                f"({n_layers} layers × {n_heads} heads × {n} × {n} float32). Read one layer "
+                "at a time (attentions[layer]) or one head (attentions[layer, head]), or "
+                "the summaries (run.summaries)."
+            )
+        whole = self[:]
+        return whole if dtype is None else whole.astype(dtype, copy=False)
+
+
+def _axis_index(key, size):
+    """One axis's index as (the positions it picks, whether it drops the axis)."""
+    if isinstance(key, int | np.integer):
+        if not -size <= key < size:
+            raise IndexError(f"index {key} is out of bounds for an axis of size {size}")
+        return np.asarray([key % size]), True
+    picked = np.arange(size)[key]
+    if picked.ndim != 1:
+        raise IndexError("Attentions takes an int, a slice or a list of ints per axis")
+    return picked, False
+
+
 class BertRun(NamedTuple):
     """One forward pass and everything the pages draw from it (any family, not only BERT).
 
@@ -157,10 +254,12 @@ class BertRun(NamedTuple):
         Character span of each token in the text; (0, 0) for special tokens; None when
         run from ids.
     ids : ndarray of shape (n,)
-    attentions : ndarray of shape (n_layers, n_heads, n, n)
+    attentions : ndarray of shape (n_layers, n_heads, n, n), or Attentions
         Softmax weights; row ``i`` is how query token ``i`` spreads its attention.
         ``attentions[:, :, -1]`` is the last token's, across layers and heads: in a
-        causal model, the attention behind the next-token prediction.
+        causal model, the attention behind the next-token prediction. An ndarray up to
+        :data:`KEPT_WEIGHTS` numbers; beyond, an :class:`Attentions`, read as the array
+        is and computed when read, a layer or a head at a time.
     hidden_states : ndarray of shape (n_layers + 1, n, d_model)
         The embeddings, then each layer's output (the residual stream, as each layer
         hands it on: for GPT-2 before the final LayerNorm, where transformers'
@@ -177,6 +276,9 @@ class BertRun(NamedTuple):
         (:func:`engine.tokenize.continued_pieces`); None when run from ids.
     cache : KeyValues, or None
         Every layer's keys and values, for :func:`step`; only when asked for.
+    summaries : engine.summaries.HeadSummaries
+        What every head does, in a few numbers per head (each of shape (n_layers,
+        n_heads); ``strongest`` (n_layers, n_heads, n)), computed during the pass.
     """
 
     tokens: list[str]
@@ -191,6 +293,7 @@ class BertRun(NamedTuple):
     next_logits: np.ndarray | None = None
     continues: list[bool] | None = None
     cache: KeyValues | None = None
+    summaries: HeadSummaries | None = None
 
     @property
     def last_token_attention(self):
@@ -320,8 +423,13 @@ def _masks(config, n):
 
 
 @blas.one_thread
-def transformer(ids, types, config, blocks, ln_f=None, parallel=True, cache=False, **embeddings):
+def transformer(
+    ids, types, config, blocks, ln_f=None, parallel=True, cache=False, progress=None, **embeddings
+):
     """The whole model: embeddings, then every layer, keeping what the pages draw.
+
+    Every head's weights are kept while they hold at most :data:`KEPT_WEIGHTS` numbers;
+    beyond, each layer's are let go once their summaries are taken.
 
     Parameters
     ----------
@@ -330,21 +438,27 @@ def transformer(ids, types, config, blocks, ln_f=None, parallel=True, cache=Fals
     blocks, ln_f, embeddings : the model's parameters (see :class:`engine.checkpoint.Model`)
     parallel : bool or int, as :func:`engine.layers.encoder_layer` takes it: the same bits
     cache : bool, return the keys and values per key/value head too
+    progress : callable, optional; ``progress(done, n_layers)`` after each layer
 
     Returns
     -------
     hidden_states : ndarray of shape (n_layers + 1, n, d_model)
-    attentions : ndarray of shape (n_layers, n_heads, n, n)
+    attentions : ndarray of shape (n_layers, n_heads, n, n), or None when not kept
     queries, keys : ndarray of shape (n_layers, n_heads, n, d_head)
     last_hidden_state : ndarray of shape (n, d_model)
     cache : KeyValues, or None when not asked for
+    summaries : HeadSummaries
     """
     n, c = len(ids), config
     hidden = [embed(ids, types, c, **embeddings)]  # [n] -> [n, d_model]
     masks = _masks(c, n)
-    attentions = np.empty((c.n_layers, c.n_heads, n, n), dtype=np.float32)  # filled in place
+    keep = c.n_layers * c.n_heads * n * n <= KEPT_WEIGHTS
+    shape = (c.n_layers, c.n_heads, n, n)
+    attentions = np.empty(shape, dtype=np.float32) if keep else None  # filled in place
+    sums = SummarySums(c.n_layers * c.n_heads, n)
     queries, keys, values = [], [], []
-    for i, (block, weights) in enumerate(zip(blocks, attentions, strict=True)):
+    for i, block in enumerate(blocks):
+        weights = attentions[i] if keep else np.empty(shape[1:], dtype=np.float32)
         layer = encoder_layer(
             hidden[-1],
             **upcast(block),  # a bf16 layer in float32 while it runs, then let go
@@ -353,16 +467,23 @@ def transformer(ids, types, config, blocks, ln_f=None, parallel=True, cache=Fals
             weights_out=weights,
             parallel=parallel,
         )
+        for head in range(c.n_heads):
+            sums.add(i * c.n_heads + head, slice(0, n), weights[head])
         hidden.append(layer.output)  # [n, d_model]
         queries.append(layer.attention.q)  # [n_heads, n, d_head]
         keys.append(layer.attention.k)
         values.append(layer.attention.v)
+        if progress is not None:
+            progress(i + 1, c.n_layers)
     hidden = np.stack(hidden)  # -> [n_layers + 1, n, d_model]
     last = hidden[-1] if ln_f is None else _norm(c)(hidden[-1], **upcast(ln_f), eps=c.eps)
     keys = np.stack(keys)
     kept = _per_kv_head(c, keys, values) if cache else None
+    summaries = HeadSummaries(
+        *(a.reshape(c.n_layers, c.n_heads, *a.shape[1:]) for a in sums.summaries())
+    )
     # -> [n_layers, n_heads, n, n], [n_layers, n_heads, n, d_head] x2, [n, d_model]
-    return hidden, attentions, np.stack(queries), keys, last, kept
+    return hidden, attentions, np.stack(queries), keys, last, kept, summaries
 
 
 def _per_kv_head(config, keys, values):
@@ -381,7 +502,7 @@ def _check_ids(model, ids):
         raise ValueError(f"token ids must lie in [0, {c.n_vocab}), got {ids.min()}..{ids.max()}")
 
 
-def run_ids(model, ids, positions=True, parallel=True, types=None, cache=False):
+def run_ids(model, ids, positions=True, parallel=True, types=None, cache=False, progress=None):
     """Run the model on token ids that already include its special tokens.
 
     Parameters
@@ -399,6 +520,8 @@ def run_ids(model, ids, positions=True, parallel=True, types=None, cache=False):
     types : sequence of int, length n, optional
         Segment ids (0 for the first text of a pair, 1 for the second); default all 0.
     cache : bool, keep every layer's keys and values (``BertRun.cache``) for :func:`step`
+    progress : callable, optional
+        ``progress(done, total)`` after each layer: ``done`` 1 … ``total``, the layers.
 
     Returns
     -------
@@ -420,16 +543,53 @@ def run_ids(model, ids, positions=True, parallel=True, types=None, cache=False):
         c = c._replace(rope_theta=None)
     elif not positions:
         params["wpe"] = _no_positions(model)
-    hidden, attentions, queries, keys, last, kept = transformer(
-        ids, types, c, **params, parallel=parallel, cache=cache
+    hidden, attentions, queries, keys, last, kept, summaries = transformer(
+        ids, types, c, **params, parallel=parallel, cache=cache, progress=progress
     )
+    if attentions is None:
+        shape = (c.n_layers, c.n_heads, len(ids), len(ids))
+        attentions = Attentions(functools.partial(_rows, c, params["blocks"], hidden), shape)
     logits = None
     if c.lm_head:
         logits = soft_cap(last[-1] @ model.unembedding.T, c.final_softcap)  # -> [n_vocab]
     tokens = [model.tokenizer.id_to_token(int(i)) for i in ids]
     return BertRun(
-        tokens, list(tokens), None, ids, attentions, hidden, queries, keys, last, logits, cache=kept
+        tokens,
+        list(tokens),
+        None,
+        ids,
+        attentions,
+        hidden,
+        queries,
+        keys,
+        last,
+        logits,
+        cache=kept,
+        summaries=summaries,
     )
+
+
+@blas.one_thread
+def _rows(config, blocks, hidden_states, layer, heads, queries):
+    """Rows ``queries`` of heads ``heads`` of layer ``layer``, as the pass computed them."""
+    c, block = config, upcast(blocks[layer])
+    x = hidden_states[layer]
+    if c.norm_first:
+        x = _norm(c)(x, **block["ln_1"], eps=c.eps)
+    settings = _layer_settings(c, layer)
+    attention = multi_head_attention(
+        x,
+        **block["attn"],
+        n_heads=c.n_heads,
+        mask=attention_mask(c, len(x), layer=layer),
+        scale=settings["scale"],
+        rotary=settings["rotary"],
+        parts=min(parts_for(len(x)), c.n_heads),
+        n_kv_heads=c.n_kv_heads,
+        qk_norm=functools.partial(settings["norm"], eps=c.eps),
+        softcap=settings["softcap"],
+    )
+    return attention.weights[np.ix_(heads, queries)]
 
 
 def _no_positions(model):
@@ -438,7 +598,7 @@ def _no_positions(model):
     return wpe
 
 
-def run(model, text, positions=True, parallel=True, cache=False):
+def run(model, text, positions=True, parallel=True, cache=False, progress=None):
     """Tokenize ``text`` with the model's tokenizer (its special tokens added) and run it.
 
     Parameters
@@ -446,7 +606,7 @@ def run(model, text, positions=True, parallel=True, cache=False):
     model : engine.checkpoint.Model
     text : str; may be empty, which runs the special tokens alone (an error for GPT-2,
         which adds none)
-    positions, parallel, cache : as in :func:`run_ids`
+    positions, parallel, cache, progress : as in :func:`run_ids`
 
     Returns
     -------
@@ -458,7 +618,7 @@ def run(model, text, positions=True, parallel=True, cache=False):
     """
     encoding = model.tokenizer.encode(text)
     labels = piece_labels(text, encoding.tokens, encoding.offsets)
-    result = run_ids(model, encoding.ids, positions, parallel, cache=cache)
+    result = run_ids(model, encoding.ids, positions, parallel, cache=cache, progress=progress)
     return result._replace(
         tokens=list(encoding.tokens),
         labels=labels,
@@ -644,6 +804,30 @@ def layer_run(model, run, layer, scale=None, causal=False, parallel=True):
     )
     q, k, v = (merge_heads(m) for m in (attention.q, attention.k, attention.v))  # -> [n, h·d_head]
     return LayerRun(layer, x, weights, q, k, v, mask, attention)
+
+
+def head_weights(model, run, layer, head):
+    r"""One head's weights, shape (n, n): ``run.attentions[layer, head]``, checked.
+
+    .. math:: A^{(\ell, h)} = \operatorname{softmax}\!\left(s\,Q_h K_h^\top + M\right)
+
+    What the pass computed, to the bit: kept by a short text's pass, computed again from
+    the layer's hidden state for a long one (:class:`Attentions`).
+
+    Parameters
+    ----------
+    model : engine.checkpoint.Model
+    run : BertRun, of ``model``
+    layer, head : int
+
+    Returns
+    -------
+    float32 ndarray of shape (n, n)
+    """
+    _check_layer(model, layer)
+    if not 0 <= head < model.config.n_heads:
+        raise ValueError(f"head must lie in [0, {model.config.n_heads}), got {head}")
+    return np.asarray(run.attentions[layer, head])
 
 
 @blas.one_thread
