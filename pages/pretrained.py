@@ -398,9 +398,14 @@ else:
 st.header("Attention sinks")
 session.name_files(model_box.file_name(folder))
 st.caption(wording.SINKS)
-found = models.sinks(folder, text)
-sinks.show(st, "pretrained_sinks", found, labels)
-st.markdown(controls.md_escape(sinks.sentence(found, labels)))
+found = models.sinks(folder, text, long)
+if long:
+    st.caption(
+        f"Over {n:,} tokens, from the summaries the pass kept: the weight on the first token "
+        "over every query, and how often each token is a query's strongest key."
+    )
+sinks.show(st, "pretrained_sinks", found, labels, long)
+st.markdown(controls.md_escape(sinks.sentence(found, labels, long)))
 
 if config.rotary:
     st.header("Rotary positions")

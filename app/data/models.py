@@ -260,7 +260,8 @@ def layer_window(folder, text, layer, window):
     """
     attentions, (start, stop) = run(folder, text).attentions, window
     n_heads = attentions.shape[1]
-    return np.stack([np.array(attentions[layer, h][start:stop, start:stop]) for h in range(n_heads)])
+    cut = [np.array(attentions[layer, h][start:stop, start:stop]) for h in range(n_heads)]
+    return np.stack(cut)  # -> [n_heads, w, w]
 
 
 @cache.bounded(spinner="Pooling every head's weights …")
@@ -295,9 +296,15 @@ def _head_roles(folder):
 
 
 @cache.bounded
-def sinks(folder, text):
-    """Where the model's attention parks on ``text``: :func:`engine.analysis.attention_sinks`."""
+def sinks(folder, text, long=False):
+    """Where the model's attention parks on ``text``: :func:`engine.analysis.attention_sinks`.
+
+    ``long``: from the pass's summaries instead (:func:`engine.analysis.summary_sinks`),
+    for a text whose heads' weights are computed on demand.
+    """
     this, config = run(folder, text), model(folder).config
+    if long:
+        return analysis.summary_sinks(this.summaries, config)
     n = len(this.ids)
     if config.layer_types:  # Gemma 3: each layer's own mask, local or global
         mask = np.stack([bert.attention_mask(config, n, layer=i) for i in range(config.n_layers)])

@@ -158,9 +158,8 @@ def show_window(container, key, weights, labels, start, layer, heads, threshold)
     chosen = token_picker(container, picker, labels)
     listed = ", ".join(f"H{h}" for h in heads) if heads else "none"
     title = f"Layer {layer}, heads {listed}: tokens {start}–{start + len(labels) - 1}"
-    show(
-        container, key, weights, labels, heads, threshold, chosen, title, picker=picker, offset=start
-    )
+    drawn = (weights, labels, heads, threshold, chosen, title)
+    show(container, key, *drawn, picker=picker, offset=start)
 
 
 #: One colour per head in the line view (Tableau 10, then two more), as BertViz does.

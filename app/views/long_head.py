@@ -10,6 +10,8 @@ head view does.
 
 from __future__ import annotations
 
+import itertools
+
 import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
@@ -134,7 +136,7 @@ def tile_table(tiles, rows=(0, None), cols=(0, None)):
     q0, k0 = rows[0], cols[0]
 
     def names(edges, offset):
-        return [f"{offset + a}-{offset + b - 1}" for a, b in zip(edges[:-1], edges[1:], strict=True)]
+        return [f"{offset + a}-{offset + b - 1}" for a, b in itertools.pairwise(edges)]
 
     return pd.DataFrame(
         np.asarray(tiles.values, dtype=np.float64),

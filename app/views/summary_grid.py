@@ -85,4 +85,3 @@ def show(container, key, summaries, field):
     if click is None or click.get("row") is None:
         return None
     return int(click["row"]), int(click["col"])
-

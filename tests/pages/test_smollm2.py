@@ -115,6 +115,7 @@ def test_pretrained_opens_on_smollm2_by_link_with_every_view():
         "pretrained_heatmap",
         "pretrained_lines",
         "pretrained_model_view",
+        "pretrained_summaries",
         "pretrained_neuron",
         "pretrained_rollout",
         "pretrained_sinks",
