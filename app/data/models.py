@@ -256,12 +256,10 @@ def head_view(folder, text, layer, head, reduction, rows, cols, token, tiles, ce
 def layer_window(folder, text, layer, window):
     """Every head of ``layer`` on the tokens ``window = (start, stop)``: (n_heads, w, w).
 
-    One head's weights at a time, each computed on demand and cut to the window.
+    Only the window's rows are asked for, so a long text's pass computes no more.
     """
-    attentions, (start, stop) = run(folder, text).attentions, window
-    n_heads = attentions.shape[1]
-    cut = [np.array(attentions[layer, h][start:stop, start:stop]) for h in range(n_heads)]
-    return np.stack(cut)  # -> [n_heads, w, w]
+    start, stop = window
+    return np.array(run(folder, text).attentions[layer, :, start:stop, start:stop])
 
 
 @cache.bounded(spinner="Pooling every head's weights …")
