@@ -43,7 +43,9 @@ import numpy as np
 from engine import blas
 from engine.attention import (
     MultiHeadResult,
+    attention_rows,
     causal_mask,
+    head_projections,
     kv_head_of,
     linear,
     merge_heads,
@@ -53,7 +55,7 @@ from engine.attention import (
 )
 from engine.checkpoint import upcast
 from engine.layers import ACTIVATIONS, NORMS, encoder_layer, layer_norm
-from engine.parts import parts_for
+from engine.parts import parts_for, share
 from engine.summaries import HeadSummaries, SummarySums
 from engine.tokenize import continued_pieces, piece_labels
 
@@ -65,6 +67,7 @@ __all__ = [
     "KeyValues",
     "LayerRun",
     "LayerWeights",
+    "PerLayer",
     "StepRun",
     "TooLongError",
     "attention_mask",
@@ -174,14 +177,17 @@ class Attentions:
     rows : callable, ``rows(layer, heads, queries)`` -> float32 ndarray of shape
         (len(heads), len(queries), n): the weights of those heads' rows
     shape : tuple, (n_layers, n_heads, n, n)
+    last_rows : ndarray of shape (n_layers, n_heads, n), optional
+        The last query's row of every head, kept by the pass: read without computing.
     """
 
     ndim = 4
     dtype = np.dtype(np.float32)
 
-    def __init__(self, rows, shape):
-        self._rows = rows
+    def __init__(self, rows, shape, last_rows=None):
+        self._compute = rows
         self.shape = tuple(shape)
+        self._last = last_rows
 
     def __len__(self):
         return self.shape[0]
@@ -210,10 +216,16 @@ class Attentions:
         key = key + (slice(None),) * (4 - len(key))
         picked = [_axis_index(k, size) for k, size in zip(key[:3], self.shape[:3], strict=True)]
         (layers, one_layer), (heads, one_head), (queries, one_query) = picked
-        out = np.stack([self._rows(int(layer), heads, queries) for layer in layers])
+        out = np.stack([self._rows(int(layer), heads, queries) for layer in layers])  # [L, H, Q, n]
         out = out[(slice(None), slice(None), slice(None), key[3])]  # the keys asked for
         drop = tuple(0 if one else slice(None) for one in (one_layer, one_head, one_query))
         return out[drop]
+
+    def _rows(self, layer, heads, queries):
+        last = self.shape[2] - 1
+        if self._last is not None and (queries == last).all():
+            return np.repeat(self._last[layer, heads][:, None], len(queries), axis=1)
+        return self._compute(layer, heads, queries)
 
     def __array__(self, dtype=None, copy=None):
         if self.size > WHOLE_WEIGHTS:
@@ -264,8 +276,11 @@ class BertRun(NamedTuple):
         The embeddings, then each layer's output (the residual stream, as each layer
         hands it on: for GPT-2 before the final LayerNorm, where transformers'
         ``hidden_states[-1]`` is after it; that one is ``last_hidden_state``).
-    queries, keys : ndarray of shape (n_layers, n_heads, n, d_head)
-        Per-head projections after the bias, before the 1/√d_head scaling.
+    queries, keys : ndarray of shape (n_layers, n_heads, n, d_head), or PerLayer
+        Per-head projections after the bias, before the 1/√d_head scaling (after the
+        norms and the rotation where the model has them); a key/value head shared by
+        several query heads repeated. A long text's (:class:`Attentions`) are computed a
+        layer at a time when read (:class:`PerLayer`).
     last_hidden_state : ndarray of shape (n, d_model)
         What the model hands to a head: ``hidden_states[-1]``, after the final
         LayerNorm in a model that has one (GPT-2's ``ln_f``).
@@ -444,46 +459,46 @@ def transformer(
     -------
     hidden_states : ndarray of shape (n_layers + 1, n, d_model)
     attentions : ndarray of shape (n_layers, n_heads, n, n), or None when not kept
-    queries, keys : ndarray of shape (n_layers, n_heads, n, d_head)
+    queries, keys : ndarray of shape (n_layers, n_heads, n, d_head), or None when not kept
     last_hidden_state : ndarray of shape (n, d_model)
     cache : KeyValues, or None when not asked for
     summaries : HeadSummaries
+    last_rows : ndarray of shape (n_layers, n_heads, n), the last query's weights
     """
     n, c = len(ids), config
-    hidden = [embed(ids, types, c, **embeddings)]  # [n] -> [n, d_model]
+    hidden = np.empty((c.n_layers + 1, n, c.d_model), dtype=np.float32)  # filled layer by layer
+    hidden[0] = embed(ids, types, c, **embeddings)  # [n] -> [n, d_model]
     masks = _masks(c, n)
     keep = c.n_layers * c.n_heads * n * n <= KEPT_WEIGHTS
     shape = (c.n_layers, c.n_heads, n, n)
     attentions = np.empty(shape, dtype=np.float32) if keep else None  # filled in place
-    sums = SummarySums(c.n_layers * c.n_heads, n)
+    sums = [SummarySums(c.n_heads, n) for _ in blocks]
     queries, keys, values = [], [], []
     for i, block in enumerate(blocks):
-        weights = attentions[i] if keep else np.empty(shape[1:], dtype=np.float32)
         layer = encoder_layer(
-            hidden[-1],
+            hidden[i],
             **upcast(block),  # a bf16 layer in float32 while it runs, then let go
             **_layer_settings(c, i),
             mask=masks[i],
-            weights_out=weights,
+            weights_out=attentions[i] if keep else None,
             parallel=parallel,
+            summaries=sums[i],
+            keep=keep,
         )
-        for head in range(c.n_heads):
-            sums.add(i * c.n_heads + head, slice(0, n), weights[head])
-        hidden.append(layer.output)  # [n, d_model]
-        queries.append(layer.attention.q)  # [n_heads, n, d_head]
-        keys.append(layer.attention.k)
-        values.append(layer.attention.v)
+        hidden[i + 1] = layer.output  # [n, d_model]
+        if keep or cache:  # a long text's are computed again when read
+            queries.append(layer.attention.q)  # [n_heads, n, d_head]
+            keys.append(layer.attention.k)
+            values.append(layer.attention.v)
         if progress is not None:
             progress(i + 1, c.n_layers)
-    hidden = np.stack(hidden)  # -> [n_layers + 1, n, d_model]
     last = hidden[-1] if ln_f is None else _norm(c)(hidden[-1], **upcast(ln_f), eps=c.eps)
-    keys = np.stack(keys)
     kept = _per_kv_head(c, keys, values) if cache else None
-    summaries = HeadSummaries(
-        *(a.reshape(c.n_layers, c.n_heads, *a.shape[1:]) for a in sums.summaries())
-    )
+    queries, keys = (np.stack(a) if keep else None for a in (queries, keys))
+    summaries = HeadSummaries(*map(np.stack, zip(*(s.summaries() for s in sums), strict=True)))
+    last_rows = np.stack([s.last_row for s in sums])  # [n_layers, n_heads, n]
     # -> [n_layers, n_heads, n, n], [n_layers, n_heads, n, d_head] x2, [n, d_model]
-    return hidden, attentions, np.stack(queries), keys, last, kept, summaries
+    return hidden, attentions, queries, keys, last, kept, summaries, last_rows
 
 
 def _per_kv_head(config, keys, values):
@@ -543,12 +558,16 @@ def run_ids(model, ids, positions=True, parallel=True, types=None, cache=False, 
         c = c._replace(rope_theta=None)
     elif not positions:
         params["wpe"] = _no_positions(model)
-    hidden, attentions, queries, keys, last, kept, summaries = transformer(
+    hidden, attentions, queries, keys, last, kept, summaries, last_rows = transformer(
         ids, types, c, **params, parallel=parallel, cache=cache, progress=progress
     )
-    if attentions is None:
-        shape = (c.n_layers, c.n_heads, len(ids), len(ids))
-        attentions = Attentions(functools.partial(_rows, c, params["blocks"], hidden), shape)
+    if attentions is None:  # a long text: computed again when read, from the hidden states
+        computed = (c, params["blocks"], hidden)
+        n, vectors = len(ids), (c.n_layers, c.n_heads, len(ids), c.d_head)
+        shape = (c.n_layers, c.n_heads, n, n)
+        attentions = Attentions(functools.partial(_rows, *computed), shape, last_rows)
+        queries = PerLayer(functools.partial(_vectors, *computed, 0), vectors)
+        keys = PerLayer(functools.partial(_vectors, *computed, 1), vectors)
     logits = None
     if c.lm_head:
         logits = soft_cap(last[-1] @ model.unembedding.T, c.final_softcap)  # -> [n_vocab]
@@ -569,27 +588,100 @@ def run_ids(model, ids, positions=True, parallel=True, types=None, cache=False, 
     )
 
 
+def _layer_input(config, blocks, hidden_states, layer):
+    """Layer ``layer``'s parameters (float32) and its attention's input, as the pass had them."""
+    block = upcast(blocks[layer])
+    x = hidden_states[layer]
+    if config.norm_first:
+        x = _norm(config)(x, **block["ln_1"], eps=config.eps)
+    return block, x
+
+
+def _projections(config, block, x, layer, heads):
+    """The queries, keys and values of the heads in ``heads`` (a slice), as the pass made them."""
+    attn = {name: w for name, w in block["attn"].items() if name not in ("w_o", "b_o")}
+    settings = _layer_settings(config, layer)
+    return head_projections(
+        x,
+        **attn,
+        n_heads=config.n_heads,
+        heads=heads,
+        rotary=settings["rotary"],
+        n_kv_heads=config.n_kv_heads,
+        qk_norm=functools.partial(settings["norm"], eps=config.eps),
+    )
+
+
+def _groups(config, n):
+    """The pass's groups of heads (:mod:`engine.parts`): a group computed again has its bits."""
+    parts = min(parts_for(n), config.n_heads)
+    return [share(config.n_heads, parts, part) for part in range(parts)]
+
+
 @blas.one_thread
 def _rows(config, blocks, hidden_states, layer, heads, queries):
     """Rows ``queries`` of heads ``heads`` of layer ``layer``, as the pass computed them."""
-    c, block = config, upcast(blocks[layer])
-    x = hidden_states[layer]
-    if c.norm_first:
-        x = _norm(c)(x, **block["ln_1"], eps=c.eps)
+    c = config
+    block, x = _layer_input(c, blocks, hidden_states, layer)
+    n = len(x)
+    mask = attention_mask(c, n, layer=layer)
     settings = _layer_settings(c, layer)
-    attention = multi_head_attention(
-        x,
-        **block["attn"],
-        n_heads=c.n_heads,
-        mask=attention_mask(c, len(x), layer=layer),
-        scale=settings["scale"],
-        rotary=settings["rotary"],
-        parts=min(parts_for(len(x)), c.n_heads),
-        n_kv_heads=c.n_kv_heads,
-        qk_norm=functools.partial(settings["norm"], eps=c.eps),
-        softcap=settings["softcap"],
-    )
-    return attention.weights[np.ix_(heads, queries)]
+    heads = np.asarray(heads, dtype=np.intp)
+    out = np.empty((len(heads), len(queries), n), dtype=np.float32)
+    for group in _groups(c, n):
+        wanted = np.flatnonzero((heads >= group.start) & (heads < group.stop))
+        if len(wanted):
+            q, k, _ = _projections(c, block, x, layer, group)
+            local = heads[wanted] - group.start
+            out[wanted] = attention_rows(
+                q[local], k[local], queries, mask, settings["scale"], settings["softcap"]
+            )
+    return out
+
+
+@blas.one_thread
+def _vectors(config, blocks, hidden_states, which, layer):
+    """Layer ``layer``'s queries (``which`` 0) or keys (1) per query head, as the pass had them."""
+    block, x = _layer_input(config, blocks, hidden_states, layer)
+    groups = _groups(config, len(x))
+    return np.concatenate([_projections(config, block, x, layer, g)[which] for g in groups])
+
+
+class PerLayer:
+    """An array of shape (n_layers, ...) computed a layer at a time when read.
+
+    A long text's queries and keys (``BertRun.queries``, ``.keys``): indexed as the ndarray
+    a short text's pass keeps, ``queries[layer, head]`` of shape (n, d_head).
+
+    Parameters
+    ----------
+    layer : callable, ``layer(i)`` -> ndarray of shape ``shape[1:]``
+    shape : tuple
+    """
+
+    dtype = np.dtype(np.float32)
+
+    def __init__(self, layer, shape):
+        self._layer = layer
+        self.shape = tuple(shape)
+        self.ndim = len(self.shape)
+
+    def __len__(self):
+        return self.shape[0]
+
+    def __repr__(self):
+        return f"PerLayer(shape={self.shape}, computed a layer at a time when read)"
+
+    def __getitem__(self, key):
+        key = key if isinstance(key, tuple) else (key,)
+        first, rest = (key[0], key[1:]) if key else (slice(None), ())
+        layers, one = _axis_index(first, self.shape[0])
+        picked = np.stack([self._layer(int(i))[rest] for i in layers])
+        return picked[0] if one else picked
+
+    def __array__(self, dtype=None, copy=None):
+        whole = self[:]
+        return whole if dtype is None else whole.astype(dtype, copy=False)
 
 
 def _no_positions(model):

@@ -88,26 +88,61 @@ def head_summaries(weights):  # [..., n, n] -> HeadSummaries of [...] (strongest
 
 
 class SummarySums:
-    """The summaries' sums over queries, added to a block of rows at a time, per head.
+    r"""The summaries' sums over queries, added a block of rows at a time, head by head.
+
+    What :func:`engine.attention.blocked_attention` hands over of each block lets the
+    sums skip passes over the weights: with the shifted scores ``e_ij = x_ij - max_j x_ij``
+    and the row's ``Z_i = \sum_j e^{e_ij}`` (so ``w_ij = e^{e_ij} / Z_i``), the entropy is
+    ``\ln Z_i - \sum_j w_ij e_ij`` nats, and where no key lies after its query (a causal
+    model) the distance is ``i - \sum_j w_ij j``.
 
     Parameters
     ----------
-    n_heads, n : int; the heads (of one layer, or all layers' flattened) and tokens
+    n_heads, n : int; the heads (a model's, all layers flattened) and tokens
     """
 
     def __init__(self, n_heads, n):
         self.n = n
         self.sums = np.zeros((4, n_heads), dtype=np.float64)  # first, entropy, distance, prev
         self.strongest = np.zeros((n_heads, n), dtype=np.int32)
+        self.last_row = np.zeros((n_heads, n), dtype=np.float32)  # the last query's weights
 
-    def add(self, head, rows, weights):  # rows of [n_q, n] weights, whole rows
-        """Add the rows ``rows`` (a slice) of head ``head``'s weights, ``(n_q, n)``."""
-        part = head_summaries_rows(weights, rows)
-        self.sums[:, head] += part[:4]
-        self.strongest[head, rows] = part[4]
+    def add(self, head, block, weights, shifted, total):
+        """Add one block of one head: its rows' weights over its keys.
+
+        Parameters
+        ----------
+        head : int
+        block : the block (its ``rows`` and ``keys`` slices, ``empty`` rows and
+            ``distances``, as :func:`engine.attention.blocked_attention` makes it)
+        weights, shifted : ndarray of shape (b, n_k), the weights and ``x - max``
+        total : ndarray of shape (b, 1), each row's sum of ``exp(shifted)``
+        """
+        rows, keys = block.rows, block.keys
+        i = np.arange(rows.start, rows.stop)
+        entropy = np.log(total[:, 0]) - np.einsum("ij,ij->i", weights, shifted)
+        if block.distances is None:  # every key at or before its query
+            distance = i - weights @ np.arange(keys.start, keys.stop, dtype=weights.dtype)
+        else:
+            distance = np.einsum("ij,ij->i", weights, block.distances)
+        if block.empty is not None:  # no key seen: the row is all 0
+            entropy[block.empty] = 0.0
+            distance[block.empty] = 0.0
+        before = (i >= 1) & (i - 1 >= keys.start) & (i - 1 < keys.stop)
+        previous = weights[before.nonzero()[0], i[before] - 1 - keys.start]
+        first = weights[:, 0].sum(dtype=np.float64) if keys.start == 0 else 0.0
+        self.sums[:, head] += (
+            first,
+            entropy.sum(dtype=np.float64) / np.log(2.0),
+            distance.sum(dtype=np.float64),
+            previous.sum(dtype=np.float64),
+        )
+        self.strongest[head, rows] = np.argmax(weights, axis=-1) + keys.start
+        if rows.stop == self.n:  # the last query's row, kept whole: the next token's attention
+            self.last_row[head, keys] = weights[-1]
 
     def summaries(self):
-        """HeadSummaries over the heads, the sums divided by the queries counted."""
+        """HeadSummaries over the heads: the sums divided by the queries counted."""
         first, entropy, distance, previous = self.sums
         n = self.n
         return HeadSummaries(
@@ -117,20 +152,3 @@ class SummarySums:
             (previous / max(n - 1, 1)).astype(np.float32),
             self.strongest,
         )
-
-
-def head_summaries_rows(weights, rows):
-    """Sums over a block of whole rows: first-token, entropy (bits), distance, previous; argmax."""
-    w = np.asarray(weights)
-    i = np.arange(rows.start, rows.stop)[:, None]
-    j = np.arange(w.shape[-1])[None, :]
-    with np.errstate(divide="ignore", invalid="ignore"):
-        logs = np.log2(w, where=w > 0, out=np.zeros(w.shape, dtype=np.float32))
-    previous = w[i[:, 0] >= 1, i[i[:, 0] >= 1, 0] - 1] if len(w) else w[:0, 0]
-    return (
-        float(w[:, 0].sum(dtype=np.float64)),
-        -float(np.einsum("ij,ij->", w, logs, dtype=np.float64)),
-        float(np.einsum("ij,ij->", w, np.abs(i - j).astype(np.float32), dtype=np.float64)),
-        float(previous.sum(dtype=np.float64)),
-        np.argmax(w, axis=-1).astype(np.int32),
-    )

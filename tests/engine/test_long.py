@@ -47,6 +47,12 @@ def test_a_long_pass_computes_the_weights_when_read(runs):
     np.testing.assert_array_equal(lazy.attentions[-1, [0, 1], 3:9:2], whole[-1, [0, 1], 3:9:2])
     np.testing.assert_array_equal(lazy.attentions[..., 0], whole[..., 0])
     np.testing.assert_array_equal(lazy.hidden_states, kept.hidden_states)
+    for name in ("queries", "keys"):
+        ours, theirs = getattr(lazy, name), getattr(kept, name)
+        assert isinstance(ours, bert.PerLayer)
+        assert ours.shape == theirs.shape
+        np.testing.assert_array_equal(np.asarray(ours), theirs)
+        np.testing.assert_array_equal(ours[1, 0, 3:7], theirs[1, 0, 3:7])
 
 
 def test_the_summaries_are_the_weights(runs):
