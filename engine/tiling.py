@@ -64,7 +64,7 @@ def tile(matrix, size, reduction="max"):
     Parameters
     ----------
     matrix : ndarray of shape (n_q, n_k)
-    size : int, the most tiles on a side
+    size : int, the most tiles on a side; or (int, int), the most rows and columns of tiles
     reduction : ``"max"`` or ``"mean"``
 
     Returns
@@ -76,7 +76,8 @@ def tile(matrix, size, reduction="max"):
     matrix = np.asarray(matrix)
     if matrix.ndim != 2:
         raise ValueError(f"need a matrix, got shape {matrix.shape}")
-    rows, cols = tile_edges(matrix.shape[0], size), tile_edges(matrix.shape[1], size)
+    row_size, col_size = (size, size) if np.ndim(size) == 0 else size
+    rows, cols = tile_edges(matrix.shape[0], row_size), tile_edges(matrix.shape[1], col_size)
     if reduction == "max":
         blocks = np.maximum.reduceat(matrix, rows[:-1], axis=0)  # -> [n_row_tiles, n_k]
         blocks = np.maximum.reduceat(blocks, cols[:-1], axis=1)  # -> [n_row_tiles, n_col_tiles]

@@ -8,7 +8,7 @@ neuron view of the keys around a query: each figure holds the engine's numbers.
 import numpy as np
 import pytest
 
-from app.views import long_head, model_view, neuron_view, summary_grid
+from app.views import last_token, long_head, model_view, neuron_view, summary_grid
 from engine import tiling
 from engine.attention import query_stages
 from engine.summaries import head_summaries
@@ -92,3 +92,16 @@ def test_the_neuron_views_keys_around_the_query_keep_the_softmax_over_every_key(
     assert cut.weights.sum() < 1.0
     np.testing.assert_array_equal(keys, k[480:])
     assert names == labels[480:]
+
+
+def test_the_last_tokens_row_of_a_long_text_is_drawn_as_the_maximum_of_blocks_of_keys():
+    n = 3000
+    attention = np.random.default_rng(5).random((2, 3, n)).astype(np.float32)
+    attention[1, 2, 1234] = 1.0
+    fig = last_token.figure(attention, [f"t{i}" for i in range(n)])
+    z = np.asarray(fig.data[0].z)
+    assert z.shape == (6, last_token.KEY_TILES)
+    expected = tiling.tile(attention.reshape(6, n), (6, last_token.KEY_TILES), "max").values
+    np.testing.assert_array_equal(z, expected)
+    assert z[5].max() == 1.0
+    assert "each their maximum" in fig.layout.title.text

@@ -55,6 +55,13 @@ def test_the_largest_tile_is_the_largest_cell_and_the_means_keep_the_sum(matrix,
     )
 
 
+def test_rows_and_columns_may_have_their_own_number_of_tiles():
+    matrix = np.random.default_rng(0).random((30, 1000)).astype(np.float32)
+    tiles = tile(matrix, (30, 100), "max")
+    assert tiles.values.shape == (30, 100)
+    np.testing.assert_array_equal(tiles.values[:, 0], matrix[:, :10].max(axis=1))
+
+
 def test_a_small_matrix_comes_back_whole():
     matrix = np.arange(12, dtype=np.float32).reshape(3, 4) / 12
     tiles = tile(matrix, 8, "mean")

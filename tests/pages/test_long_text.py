@@ -15,7 +15,7 @@ import tiny_models
 from apptest_support import chart_z, charts, decode, open_app
 
 from app.data import passes
-from app.views import long_head, summary_grid
+from app.views import last_token, long_head, summary_grid
 from app.widgets import model_box
 from engine import analysis, bert, checkpoint, tiling
 
@@ -192,3 +192,9 @@ def test_a_long_pass_moves_a_progress_bar_after_each_layer(folder, monkeypatch):
     assert not at.exception
     assert reported == [(1, 2), (2, 2)]
     assert not at.get("progress")  # emptied once the pass is done
+
+
+def test_the_last_tokens_attention_is_drawn_as_tiles_of_keys(page, run):
+    rows = run.last_token_attention.reshape(-1, len(run.ids))
+    expected = tiling.tile(rows, (len(rows), last_token.KEY_TILES), "max").values
+    np.testing.assert_array_equal(chart_z(page, "pretrained_last"), expected)
