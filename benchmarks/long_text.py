@@ -7,7 +7,7 @@ and its children) is sampled every quarter second from its start; printed: the s
 until the first chart is drawn and until every chart is, the peak and final memory.
 ``--check`` then runs the engine here, after the server has stopped, and compares the
 zoom the browser drew with the head's exact weights; ``--shots DIR`` saves the new views
-(every head's grid, the tiles, the zoom) as PNG at 1280 × 720.
+(every head's grid, the tiles, the zoom, the sinks) as PNG at 1280 × 720 and 390 × 844.
 
 Run: ``python benchmarks/long_text.py [--tokens 4096] [--check] [--shots DIR]``.
 """
@@ -40,7 +40,6 @@ ZOOM = """() => {
     return {z: trace.z, x: Array.from(trace.x), y: Array.from(trace.y)};
 }"""
 FIRST_CHART = "() => document.querySelector('.js-plotly-plot .main-svg') !== null"
-SLIDER = "(key) => document.querySelector(`.st-key-${key} [role=slider]`).ariaValueText"
 
 
 def text_of(tokenizer, n_tokens, seed=0):
@@ -75,14 +74,19 @@ def measure(text, timeout_s, shots=None):
         tab.wait_for_function(SETTLED, polling=200)
         settled = time.perf_counter() - start
         errors = tab.locator('[data-testid="stException"]').all_inner_texts()
-        for key in SHOTS if shots else ("pretrained_zoom",):
-            look_at(tab, key)
-            if shots:
-                tab.wait_for_timeout(500)
-                tab.screenshot(path=str(Path(shots) / f"long_{key}.png"))
+        look_at(tab, "pretrained_zoom")
         zoom = tab.evaluate(ZOOM)
-        head = tuple(int(tab.evaluate(SLIDER, k)) for k in ("pretrained_layer", "pretrained_head"))
+        head = tuple(
+            int(tab.locator(f".st-key-{k}").get_by_role("slider").get_attribute("aria-valuetext"))
+            for k in ("pretrained_layer", "pretrained_head")
+        )
         end_mb = rss.now()
+        for width, height in ((1280, 720), (390, 844)) if shots else ():
+            tab.set_viewport_size({"width": width, "height": height})
+            for key in SHOTS:
+                look_at(tab, key)
+                tab.wait_for_timeout(500)
+                tab.screenshot(path=str(Path(shots) / f"long_{key}_{width}.png"))
     return {
         "first": first,
         "settled": settled,

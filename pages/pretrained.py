@@ -280,7 +280,8 @@ if long:
     st.caption(
         f"{n:,} tokens are too many lines to follow: the {window[1] - window[0]} tokens around "
         f"“{controls.md_escape(labels[token])}” (the head view's token), their weights on "
-        "each other alone."
+        f"each other alone. Its interactive page is offered for texts of at most "
+        f"{passes.LONG_TOKENS} tokens."
     )
     line_view.show_window(
         st,

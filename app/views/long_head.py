@@ -74,8 +74,12 @@ def tile_figure(tiles, title, *, rows=(0, None), cols=(0, None)):
         top=style.NOTE_TOP,
         bottom=40,
         left=60,
-        xaxis=axis | {"title": "key position", "side": "top"},
-        yaxis=axis | {"title": "query position", "autorange": "reversed", "scaleanchor": "x"},
+        xaxis=axis
+        | {"title": "key position", "side": "top", "constrain": "domain"}
+        | {"range": [k0 - 0.5, k0 + n_k - 0.5]},
+        yaxis=axis
+        | {"title": "query position", "scaleanchor": "x", "constrain": "domain"}
+        | {"range": [q0 + n_q - 0.5, q0 - 0.5]},
     )
 
 

@@ -64,7 +64,8 @@ def figure(sinks, labels, strongest=False):
     bars_title, bars_axis = RECEIVED[strongest]
     first = np.asarray(sinks.first, dtype=np.float32)
     n_layers, n_heads = first.shape
-    names = axes.axis_labels([labels[i] for i in sinks.strongest])
+    shown = [f"{i} {labels[i]}" if strongest else labels[i] for i in sinks.strongest]
+    names = axes.axis_labels(shown)  # a long text's tokens with their positions
     fig = make_subplots(
         rows=1,
         cols=2,
@@ -107,7 +108,7 @@ def figure(sinks, labels, strongest=False):
         col=2,
     )
     fig.update_yaxes(autorange="reversed")
-    fig.update_xaxes(range=[0, 1], title=bars_axis, row=1, col=2)
+    fig.update_xaxes(range=None if strongest else [0, 1], title=bars_axis, row=1, col=2)
     title = f"Attention sinks: {sinks.share:.0%} of the attention goes to the first token"
     return style.frame(fig, title, 120 + 40 * max(n_layers, len(names)), top=80)
 
