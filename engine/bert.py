@@ -847,7 +847,7 @@ def _check_layer(model, layer):
 
 
 @blas.one_thread
-def layer_run(model, run, layer, scale=None, causal=False, parallel=True):
+def layer_run(model, run, layer, scale=None, causal=False, parallel=True, keep_weights=True):
     r"""One layer's multi-head attention, recomputed from the run's hidden state.
 
     .. math:: \text{head}_h = \operatorname{softmax}\!\left(s\,(XW^Q_h + b^Q_h)
@@ -867,6 +867,10 @@ def layer_run(model, run, layer, scale=None, causal=False, parallel=True):
     scale : float, optional; default ``1/√d_head``
     causal : bool, the causal mask on an encoder (a causal model has it anyway)
     parallel : bool or int, as in :func:`run_ids`: the same bits
+    keep_weights : bool
+        False keeps no head's weights (``attention.heads.weights`` None): a long text's
+        queries, keys, values and outputs, without every head's ``n × n`` (one head's:
+        :func:`head_weights`).
 
     Returns
     -------
@@ -893,6 +897,7 @@ def layer_run(model, run, layer, scale=None, causal=False, parallel=True):
         n_kv_heads=c.n_kv_heads,
         qk_norm=functools.partial(settings["norm"], eps=c.eps),
         softcap=settings["softcap"],
+        keep=keep_weights,
     )
     q, k, v = (merge_heads(m) for m in (attention.q, attention.k, attention.v))  # -> [n, h·d_head]
     return LayerRun(layer, x, weights, q, k, v, mask, attention)
