@@ -209,7 +209,7 @@ if long:
         f"{n:,} tokens: the whole map is drawn as tiles, each the maximum or the mean of its "
         f"block of queries and keys; the zoom draws the exact weights with their tokens once "
         f"it covers at most {long_head.ZOOM_CELLS} queries and {long_head.ZOOM_CELLS} keys. "
-        "The zoom starts around the token picked above."
+        "The zoom starts around the token picked above; click a tile to move it there."
     )
     reduction = st.radio(
         "Each tile shows its block's",
@@ -218,15 +218,7 @@ if long:
         horizontal=True,
         key="pretrained_reduction",
     )
-    start, stop = long_head.around(token, n, long_head.ZOOM_CELLS)
-    around = (start, stop - 1)
-    left, right = st.columns(2)
-    first, last = left.slider(
-        "Zoom: queries", 0, n - 1, around, key=f"pretrained_zoom_queries_{token}"
-    )
-    rows = (first, last + 1)
-    first, last = right.slider("Zoom: keys", 0, n - 1, around, key=f"pretrained_zoom_keys_{token}")
-    cols = (first, last + 1)
+    rows, cols = long_head.zoom_sliders(st, "pretrained_tiles", token, n)
     overview, zoomed, row = models.head_view(
         folder,
         text,

@@ -5,7 +5,8 @@ At 4,096 tokens one head's weights are 16.7 million cells: the map is drawn as a
 (:func:`engine.tiling.tile`; the title says which), and the zoom's box drawn over it. The
 zoom draws the same reduction over the queries and keys it covers, and once both ranges
 fit :data:`ZOOM_CELLS` tokens, the exact weights with their tokens, as the short text's
-head view does.
+head view does. The zoom is two range sliders (:func:`zoom_sliders`), and a click on a
+tile of the map moves it there.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ import itertools
 import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
+import streamlit as st
 
 from app.views import axes, chart, heatmap, style
 
@@ -149,15 +151,54 @@ def tile_table(tiles, rows=(0, None), cols=(0, None)):
     )
 
 
+def zoom_sliders(container, key, token, n):
+    """The zoom: a range slider of queries and one of keys, each starting around ``token``.
+
+    Their keys name ``token``, so that another token picked starts the zoom around it; a
+    tile clicked on the map (:func:`show_overview`) moves both to that tile.
+
+    Returns
+    -------
+    rows, cols : (int, int), the queries and keys shown, start and stop
+    """
+    names = f"{key}_queries_{token}", f"{key}_keys_{token}"
+    moved = st.session_state.pop(_moved(key), None)  # a tile clicked in the last run
+    for name, centre in zip(names, moved or (token, token), strict=True):
+        if moved is not None or name not in st.session_state:
+            start, stop = around(centre, n, ZOOM_CELLS)
+            st.session_state[name] = (start, stop - 1)
+    left, right = container.columns(2)
+    first, last = left.slider("Zoom: queries", 0, n - 1, key=names[0])
+    rows = (first, last + 1)
+    first, last = right.slider("Zoom: keys", 0, n - 1, key=names[1])
+    return rows, (first, last + 1)
+
+
+def _moved(key):
+    return f"_{key}_moved_to"
+
+
 def show_overview(container, key, tiles, title, rows, cols):
-    """Draw :func:`tile_figure` of the whole map with the zoom's box; the CSV is the tiles."""
-    chart.draw(
+    """Draw :func:`tile_figure` of the whole map with the zoom's box; the CSV is the tiles.
+
+    A click on a tile moves the zoom of :func:`zoom_sliders` (same ``key``) to the tile's
+    middle token, query and key, and runs the page again.
+    """
+    click = chart.draw(
         container,
         chart.remembered(tile_figure, tiles, title),
         key,
         table=tile_table(tiles),
         shapes=[zoom_box(rows, cols)],
+        clicks=True,
     )
+    if click is None or click.get("row") is None:
+        return
+    row, col = int(click["row"]), int(click["col"])
+    down, across = tiles.row_edges, tiles.col_edges
+    middles = (down[row] + down[row + 1] - 1) // 2, (across[col] + across[col + 1] - 1) // 2
+    st.session_state[_moved(key)] = tuple(int(m) for m in middles)
+    st.rerun()
 
 
 def show_zoom(container, key, zoomed, labels, rows, cols, title):

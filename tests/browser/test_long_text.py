@@ -3,7 +3,8 @@
 The tiny Llama with 8,192 positions (as tests/pages/test_long_text.py makes it), typed in
 the path box, and 3,039 tokens typed in the text box (too long for a link): the head
 view's tiles are the engine's, the zoom draws the exact weights with their tokens, and a
-click on the grid of every head's summaries opens that head.
+click on a tile moves the zoom there, and a click on the grid of every head's summaries
+opens that head.
 """
 
 from __future__ import annotations
@@ -30,6 +31,14 @@ DRAWN = """(key) => {
     const trace = plot._fullData[0];
     return {z: trace.z, x: Array.from(trace.x), y: Array.from(trace.y),
             shapes: (plot._fullLayout.shapes || []).length};
+}"""
+#: Where the point (y, x) of chart ``key`` (in its axes' units) is on the page.
+POINT = """([key, y, x]) => {
+    const plot = document.querySelector(`.st-key-${key} .js-plotly-plot`);
+    const layout = plot._fullLayout;
+    const box = plot.getBoundingClientRect();
+    return {x: box.left + layout.xaxis._offset + layout.xaxis.l2p(x),
+            y: box.top + layout.yaxis._offset + layout.yaxis.l2p(y)};
 }"""
 #: Where cell (layer, head) of the summary grid is on the page.
 CELL = """([layer, head]) => {
@@ -86,6 +95,18 @@ def test_a_long_texts_tiles_are_drawn_and_the_zoom_shows_exact_cells(page, app_u
     cells = weights[first : last + 1, k0 : k0 + len(zoom["x"])]
     np.testing.assert_allclose(np.array(zoom["z"], dtype=np.float32), cells, rtol=1e-6)
     assert zoom["y"][1].replace("\u200b", "") == f"{first + 1} {run.labels[first + 1]}"
+
+    look_at(page, "pretrained_tiles")  # a click on a tile far down the map moves the zoom there
+    spot = page.evaluate(POINT, ["pretrained_tiles", 2000, 1000])
+    page.mouse.click(spot["x"], spot["y"])
+    wait_settled(page)
+    look_at(page, "pretrained_zoom")
+    zoom = page.evaluate(DRAWN, "pretrained_zoom")
+    first, k0 = (int(labels[0].split(" ", 1)[0]) for labels in (zoom["y"], zoom["x"]))
+    assert first <= 2000 < first + long_head.ZOOM_CELLS
+    assert k0 <= 1000 < k0 + long_head.ZOOM_CELLS
+    cells = weights[first : first + len(zoom["y"]), k0 : k0 + len(zoom["x"])]
+    np.testing.assert_allclose(np.array(zoom["z"], dtype=np.float32), cells, rtol=1e-6)
 
     other = (1 - layer, (head + 1) % model.config.n_heads)
     page.locator(".st-key-pretrained_summaries").scroll_into_view_if_needed()

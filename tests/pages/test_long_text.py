@@ -198,3 +198,21 @@ def test_the_last_tokens_attention_is_drawn_as_tiles_of_keys(page, run):
     rows = run.last_token_attention.reshape(-1, len(run.ids))
     expected = tiling.tile(rows, (len(rows), last_token.KEY_TILES), "max").values
     np.testing.assert_array_equal(chart_z(page, "pretrained_last"), expected)
+
+
+def test_a_tile_clicked_moves_the_zoom_there(folder, model, run):
+    """The click as the map's chart reports it sets where the zoom goes, then the page runs."""
+    at = open_app("pretrained", timeout=120, text=TEXT, **{model_box.PATH_KEY: str(folder)})
+    at.session_state["_pretrained_tiles_moved_to"] = (1500, 1000)
+    at.run()
+    assert not at.exception
+    rows = next(s for s in at.slider if s.label == "Zoom: queries").value
+    cols = next(s for s in at.slider if s.label == "Zoom: keys").value
+    assert rows == (1500 - long_head.ZOOM_CELLS // 2, 1500 + long_head.ZOOM_CELLS // 2 - 1)
+    assert cols == (1000 - long_head.ZOOM_CELLS // 2, 1000 + long_head.ZOOM_CELLS // 2 - 1)
+    layer = at.select_slider(key="pretrained_layer").value
+    head = at.select_slider(key="pretrained_head").value
+    weights = bert.head_weights(model, run, layer, head)
+    np.testing.assert_array_equal(
+        chart_z(at, "pretrained_zoom"), weights[rows[0] : rows[1] + 1, cols[0] : cols[1] + 1]
+    )
