@@ -253,6 +253,12 @@ def head_view(folder, text, layer, head, reduction, rows, cols, token, tiles, ce
 
 
 @cache.bounded
+def head_tiles(folder, text, layer, head, tiles, reduction="max"):
+    """One head's weights on ``text``, at most ``tiles`` a side (:func:`engine.tiling.tile`)."""
+    return tiling.tile(run(folder, text).attentions[layer, head], tiles, reduction)
+
+
+@cache.bounded
 def layer_window(folder, text, layer, window):
     """Every head of ``layer`` on the tokens ``window = (start, stop)``: (n_heads, w, w).
 

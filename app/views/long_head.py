@@ -151,6 +151,11 @@ def tile_table(tiles, rows=(0, None), cols=(0, None)):
     )
 
 
+def show_tiles(container, key, tiles, title):
+    """Draw :func:`tile_figure` of a whole map alone; the CSV is the tiles."""
+    chart.draw(container, chart.remembered(tile_figure, tiles, title), key, table=tile_table(tiles))
+
+
 def zoom_sliders(container, key, token, n):
     """The zoom: a range slider of queries and one of keys, each starting around ``token``.
 

@@ -216,3 +216,13 @@ def test_a_tile_clicked_moves_the_zoom_there(folder, model, run):
     np.testing.assert_array_equal(
         chart_z(at, "pretrained_zoom"), weights[rows[0] : rows[1] + 1, cols[0] : cols[1] + 1]
     )
+
+
+def test_heads_draws_a_long_texts_head_as_tiles(folder, model, run):
+    at = open_app("heads", timeout=120, text=TEXT, **{model_box.PATH_KEY: str(folder)})
+    assert not at.exception
+    layer, head = at.selectbox(key="heads_layer").value, at.selectbox(key="heads_head").value
+    figure = charts(at)["heads_text"]
+    assert "each the maximum of its block" in figure["layout"]["title"]["text"]
+    expected = tiling.tile(bert.head_weights(model, run, layer, head), long_head.OVERVIEW_TILES)
+    np.testing.assert_array_equal(decode(figure["data"][0]["z"]), expected.values)
