@@ -357,12 +357,11 @@ if config.model_type in model_box.QK_NORMED:
 stages = query_stages(run.queries[layer, head, token], keys, config.attn_scale, config.attn_softcap)
 seen_labels = labels[seen]
 if long:  # the keys around the query, as the line view; their weights from every key
-    window = long_head.around(token, n, long_head.AROUND)
-    sees = range(n)[seen]  # the positions of the keys it sees
-    near = slice(max(window[0] - sees.start, 0), max(min(window[1], sees.stop) - sees.start, 0))
+    near = long_head.keys_around(token, n, seen)
+    shown_keys = range(n)[seen][near]
     st.caption(
-        f"The keys from {sees.start + near.start} to {sees.start + near.stop - 1}, around "
-        f"“{controls.md_escape(labels[token])}”, of the {len(sees):,} it sees: "
+        f"The keys from {shown_keys.start} to {shown_keys.stop - 1}, around "
+        f"“{controls.md_escape(labels[token])}”, of the {len(range(n)[seen]):,} it sees: "
         "the weights are the softmax over all of them."
     )
     stages, keys, seen_labels = neuron_view.keys_shown(stages, keys, seen_labels, near)

@@ -120,6 +120,17 @@ def around(token, n, size):
     return start, min(start + size, n)
 
 
+def keys_around(token, n, seen):
+    """The keys around ``token`` (:data:`AROUND` tokens) among those it sees, a slice of ``seen``.
+
+    ``seen`` is the slice of the ``n`` tokens the query may attend to
+    (:func:`engine.bert.visible_keys`).
+    """
+    start, stop = around(token, n, AROUND)
+    sees = range(n)[seen]
+    return slice(max(start - sees.start, 0), max(min(stop, sees.stop) - sees.start, 0))
+
+
 def fits(rows, cols):
     """Whether the zoom's queries and keys are few enough to draw as exact cells."""
     return rows[1] - rows[0] <= ZOOM_CELLS and cols[1] - cols[0] <= ZOOM_CELLS

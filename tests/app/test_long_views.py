@@ -105,3 +105,15 @@ def test_the_last_tokens_row_of_a_long_text_is_drawn_as_the_maximum_of_blocks_of
     np.testing.assert_array_equal(z, expected)
     assert z[5].max() == 1.0
     assert "each their maximum" in fig.layout.title.text
+
+
+@pytest.mark.parametrize(
+    ("token", "seen"),
+    [(2000, slice(0, 2001)), (10, slice(0, 11)), (5, slice(None)), (3000, slice(2500, 3001))],
+)
+def test_the_keys_around_a_query_are_those_it_sees_within_the_window(token, seen):
+    n = 4096
+    near = long_head.keys_around(token, n, seen)
+    keys = range(n)[seen][near]
+    start, stop = long_head.around(token, n, long_head.AROUND)
+    assert list(keys) == [k for k in range(start, stop) if k in range(n)[seen]]
