@@ -287,8 +287,10 @@ if long:
     )
 else:
     sentences = [(run, "pretrained_lines", "A" if run_b else "")]
-    if run_b is not None:
+    if run_b is not None and len(run_b.labels) <= passes.LONG_TOKENS:
         sentences.append((run_b, "pretrained_lines_b", "B"))
+    elif run_b is not None:
+        st.caption(f"B's line view needs a text of at most {passes.LONG_TOKENS} tokens.")
     for column, (this, chart_key, name) in zip(st.columns(len(sentences)), sentences, strict=True):
         line_view.show_layer(
             column, chart_key, this, layer, heads, threshold, name, hide_special=hide_special

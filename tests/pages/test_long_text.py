@@ -226,3 +226,13 @@ def test_heads_draws_a_long_texts_head_as_tiles(folder, model, run):
     assert "each the maximum of its block" in figure["layout"]["title"]["text"]
     expected = tiling.tile(bert.head_weights(model, run, layer, head), long_head.OVERVIEW_TILES)
     np.testing.assert_array_equal(decode(figure["data"][0]["z"]), expected.values)
+
+
+def test_a_long_second_text_is_compared_without_its_line_view(folder):
+    at = open_app(
+        "pretrained", timeout=120, text=SENTENCE, text_b=TEXT, **{model_box.PATH_KEY: str(folder)}
+    )
+    assert not at.exception
+    assert "pretrained_compare" in charts(at)
+    assert "pretrained_lines_b" not in charts(at)
+    assert any("B's line view needs a text of at most 512" in c.value for c in at.caption)
