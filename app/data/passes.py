@@ -17,11 +17,13 @@ from streamlit.runtime.scriptrunner import get_script_run_ctx
 from engine import bert
 
 __all__ = [
+    "CORE_MAX_TOKENS",
     "EVERY_HEAD_MAX_TOKENS",
     "LONG_TOKENS",
     "MAX_PAGE_TOKENS",
     "PROGRESS_MIN_TOKENS",
     "PageLimitError",
+    "core_refusal",
     "page_limit",
     "run",
 ]
@@ -36,6 +38,10 @@ LONG_TOKENS = 512
 #: The views that compute every head's weights again (the model view, the rollout) run on
 #: texts of at most this many tokens.
 EVERY_HEAD_MAX_TOKENS = 1024
+#: The core pages (tokens → Q, K, V to the encoder layer, the tour) draw every cell of every
+#: head, and the scale's frames of each: they run a trained model on at most this many
+#: tokens, /pretrained and /heads on up to :data:`MAX_PAGE_TOKENS`.
+CORE_MAX_TOKENS = LONG_TOKENS
 
 
 class PageLimitError(bert.TooLongError):
@@ -48,6 +54,22 @@ class PageLimitError(bert.TooLongError):
             f"has positions for {positions:,}). Shorten it.",
         )
         self.n_tokens, self.limit = n_tokens, limit
+
+
+def core_refusal(model, text):
+    """Why the core pages do not run ``model`` on ``text`` (a message), or None when they do.
+
+    Only past :data:`CORE_MAX_TOKENS` in a model with more positions: MiniLM's own limit
+    is the engine's to say (:class:`engine.bert.TooLongError`).
+    """
+    n = len(model.tokenizer.encode(text).ids)
+    if n <= CORE_MAX_TOKENS or model.config.max_tokens <= CORE_MAX_TOKENS:
+        return None
+    return (
+        f"This text is {n:,} tokens; this page draws every weight of every head and reads at "
+        f"most {CORE_MAX_TOKENS} with a trained model. Shorten it, or open /pretrained, which "
+        f"reads up to {page_limit(model.config):,} and draws a long text's heads as tiles."
+    )
 
 
 def page_limit(config):
