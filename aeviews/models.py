@@ -12,6 +12,8 @@ from __future__ import annotations
 import functools
 from pathlib import Path
 
+import numpy as np
+
 from app.data import cache
 from app.state.weights import DEFAULT_HEADS
 from engine import bert, checkpoint, ollama
@@ -53,9 +55,20 @@ def _run(key, text):
     return cache.freeze(bert.run(load(key), text))
 
 
+def _long(run):
+    """Whether the run's weights are computed when read (a long text: :class:`bert.Attentions`)."""
+    return not isinstance(run.attentions, np.ndarray)
+
+
 @functools.lru_cache(maxsize=16)
 def _layer_run(key, text, layer):
-    return cache.freeze(bert.layer_run(load(key), _run(key, text), layer))
+    run = _run(key, text)  # a long text's layer keeps its q, k, v, not every head's weights
+    return cache.freeze(bert.layer_run(load(key), run, layer, keep_weights=not _long(run)))
+
+
+@functools.lru_cache(maxsize=4)
+def _head_weights(key, text, layer, head):
+    return cache.freeze(bert.head_weights(load(key), _run(key, text), layer, head))
 
 
 class Attention:
@@ -68,6 +81,8 @@ class Attention:
     tokens : list of n str, the model's tokens ([CLS] and [SEP] included for MiniLM)
     labels : list of n str, the piece of the text each token covers (what the views write)
     attentions : ndarray of shape (n_layers, n_heads, n, n), every head's weights
+        (a long text's computed when read, where they fit: see the property)
+    summaries : engine.summaries.HeadSummaries, what every head does in a few numbers
     layer, head : int, the head the views draw unless told otherwise
     run : engine.bert.BertRun, the whole forward pass (hidden states, queries, keys …)
 
@@ -79,7 +94,7 @@ class Attention:
     def __init__(self, text, model, layer, head):
         self.text, self.model = text, model
         self.run = _run(model, text)
-        n_layers, n_heads = self.run.attentions.shape[:2]
+        n_layers, n_heads = self.run.summaries.first_token.shape
         if not (0 <= layer < n_layers and 0 <= head < n_heads):
             raise ValueError(
                 f"layer {layer}, head {head} is not in this model's {n_layers} layers of "
@@ -88,7 +103,7 @@ class Attention:
         self.layer, self.head = layer, head
 
     def __repr__(self):
-        n_layers, n_heads, n = self.attentions.shape[:3]
+        n_layers, n_heads, n = self.run.attentions.shape[:3]
         return (
             f"Attention({n} tokens, layer {self.layer}, head {self.head} of "
             f"{n_layers} layers × {n_heads} heads)"
@@ -106,8 +121,32 @@ class Attention:
 
     @property
     def attentions(self):
-        """Every head's weights, shape (n_layers, n_heads, n, n)."""
-        return self.run.attentions
+        """Every head's weights, shape (n_layers, n_heads, n, n).
+
+        A long text's pass keeps none of them (:class:`engine.bert.Attentions`): here they
+        are computed when read, where the whole array holds at most
+        :data:`engine.bert.WHOLE_WEIGHTS` numbers; beyond, a MemoryError says what to
+        read instead (``.weights``, one layer's, the summaries).
+        """
+        found = self.run.attentions
+        if not _long(self.run):
+            return found
+        try:
+            return np.asarray(found)
+        except MemoryError as error:
+            n_layers, n_heads, n = found.shape[:3]
+            raise MemoryError(
+                f"Every head's weights of this {n}-token text would take "
+                f"{found.nbytes / 2**30:.1f} GiB ({n_layers} layers × {n_heads} heads × {n} × "
+                f"{n} float32), so they are computed only when read. Read this head's with "
+                ".weights (or .at(layer, head).weights), a layer's with .run.attentions[layer], "
+                "and what every head does with .summaries."
+            ) from error
+
+    @property
+    def summaries(self):
+        """What every head does, in a few numbers per head (:mod:`engine.summaries`)."""
+        return self.run.summaries
 
     def at(self, layer=None, head=None):
         """The same text and model at another ``layer`` and ``head`` (by default this one's)."""
@@ -149,18 +188,30 @@ class Attention:
         return float(self._layer.attention.heads.scale)
 
     @property
+    def _own(self):
+        """The stages of this head alone: a long text's layer computes no other head's n × n."""
+        heads, h = self._layer.attention.heads, self.head
+        return heads._replace(q=heads.q[h], k=heads.k[h], weights=None, output=heads.output[h])
+
+    @property
     def scores(self):
         """The raw scores q·kᵀ, shape (n, n)."""
+        if _long(self.run):
+            return self._own.scores
         return self._layer.attention.heads.scores[self.head]
 
     @property
     def scaled(self):
         """The scaled scores softmax reads, ``-inf`` where the mask forbids."""
+        if _long(self.run):
+            return self._own.masked
         return self._layer.attention.heads.masked[self.head]
 
     @property
     def weights(self):
-        """The head's weights, shape (n, n)."""
+        """The head's weights, shape (n, n): a long text's computed for this head alone."""
+        if _long(self.run):
+            return _head_weights(self.model, self.text, self.layer, self.head)
         return self._layer.attention.heads.weights[self.head]
 
     @property

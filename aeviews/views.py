@@ -129,7 +129,7 @@ def _lines(source, tokens=None, *, layer=None, heads=None, threshold=lines.DEFAU
            token=None, model=None, title=None):  # fmt: skip
     found = _source(source, tokens, layer, None, model)
     if isinstance(found, Attention):
-        layer_weights, labels, layer = found.attentions[found.layer], found.labels, found.layer
+        layer_weights, labels, layer = found.run.attentions[found.layer], found.labels, found.layer
     else:
         layers, labels = found
         layer = layer or 0

@@ -16,7 +16,7 @@ from typing import NamedTuple
 import numpy as np
 
 from engine import blas
-from engine.bert import run_ids
+from engine.bert import run_ids, visible_keys
 from engine.positional import rotary_embedding
 
 __all__ = [
@@ -30,6 +30,7 @@ __all__ = [
     "rank_changes",
     "rank_heads",
     "rotary_scores",
+    "summary_sinks",
 ]
 
 
@@ -64,7 +65,7 @@ def attention_rollout(attentions, cumulative=False):
 
     Parameters
     ----------
-    attentions : ndarray of shape (n_layers, n_heads, n, n)
+    attentions : ndarray of shape (n_layers, n_heads, n, n), or anything indexed by layer
     cumulative : bool
         Return the rollout after every layer, not only the last.
 
@@ -72,9 +73,10 @@ def attention_rollout(attentions, cumulative=False):
     -------
     ndarray of shape (n, n), or (n_layers, n, n) when ``cumulative``; rows sum to 1
     """
-    attentions = np.asarray(attentions)
-    n = attentions.shape[-1]
-    a = attentions.mean(axis=1) + np.eye(n, dtype=attentions.dtype)  # -> [n_layers, n, n]
+    n_layers, n = attentions.shape[0], attentions.shape[-1]
+    # One layer at a time: a run that computes its heads on demand holds one layer's.
+    a = np.stack([np.asarray(attentions[i]).mean(axis=0) for i in range(n_layers)])
+    a += np.eye(n, dtype=a.dtype)  # -> [n_layers, n, n]
     a /= a.sum(axis=-1, keepdims=True)
     rollout = np.empty_like(a)
     rollout[0] = a[0]
@@ -228,6 +230,42 @@ def attention_sinks(attentions, mask=None, k=5):
     uniform = float(np.mean(visible[..., queries, 0] / visible[..., queries, :].sum(axis=-1)))
     strongest = np.argsort(-received, kind="stable")[: min(k, n)]
     return Sinks(first, float(first.mean()), uniform, received, strongest)
+
+
+def summary_sinks(summaries, config, k=5):
+    r"""Attention sinks of a long text, from the summaries its pass kept (no n × n weights).
+
+    .. math:: s_{\ell h} = \frac1n \sum_{i=0}^{n-1} W^{\ell h}_{i,0},\qquad
+              r_j = \frac{1}{L H n}\,
+              \bigl|\{(\ell, h, i) : \arg\max_{j'} W^{\ell h}_{i j'} = j\}\bigr|
+
+    As :func:`attention_sinks`, but over every query (the first too: at a long text's
+    length its share is under 1/n), and with ``received`` the share of the queries, over
+    every layer and head, whose strongest key is token ``j`` (a sink is the strongest key
+    of most queries), since the mean weight each token receives needs every weight.
+
+    Parameters
+    ----------
+    summaries : engine.summaries.HeadSummaries of a run
+    config : engine.checkpoint.ModelConfig, for the keys each query may see (the uniform
+        baseline: 1/n in an encoder, the mean of 1/(i+1) in a causal model, its window's
+        in a sliding-window layer)
+    k : int, the strongest tokens kept
+
+    Returns
+    -------
+    Sinks
+    """
+    first = np.asarray(summaries.first_token, dtype=np.float64)  # [L, H]
+    strongest = np.asarray(summaries.strongest)  # [L, H, n]
+    n_layers, n = first.shape[0], strongest.shape[-1]
+    shares = []
+    for layer in range(n_layers) if config.layer_types else [None]:  # each its own mask
+        seen = [range(n)[visible_keys(config, i, layer)] for i in range(n)]
+        shares.append(np.mean([(s.start == 0) / len(s) for s in seen]))
+    received = np.bincount(strongest.ravel(), minlength=n) / strongest.size  # -> [n]
+    top = np.argsort(-received, kind="stable")[: min(k, n)]
+    return Sinks(first, float(first.mean()), float(np.mean(shares)), received, top)
 
 
 class RotaryScores(NamedTuple):

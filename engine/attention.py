@@ -17,6 +17,8 @@ from engine.parts import Joined, in_parts, share
 from engine.positional import rotary_embedding
 
 __all__ = [
+    "BLOCK_ROWS",
+    "WHOLE_ROWS",
     "AttentionResult",
     "CellArithmetic",
     "Links",
@@ -25,12 +27,16 @@ __all__ = [
     "ScaleSweep",
     "attention_loop",
     "attention_over_scales",
+    "attention_rows",
+    "blocked_attention",
     "causal_mask",
     "cell_arithmetic",
+    "head_projections",
     "kv_head_of",
     "linear",
     "merge_heads",
     "multi_head_attention",
+    "query_blocks",
     "query_stages",
     "scaled_dot_product_attention",
     "sliding_window_mask",
@@ -236,6 +242,193 @@ def scaled_dot_product_attention(q, k, v, mask=None, scale=None, weights_out=Non
     softmax(weights, axis=-1, out=weights)  # and the weights
     output = weights @ v  # [..., n_q, n_k] @ [..., n_k, d_v] -> [..., n_q, d_v]
     return AttentionResult(q, k, weights, output, scale, mask, softcap)
+
+
+#: A head over at most this many queries is computed whole, as
+#: :func:`scaled_dot_product_attention` computes it (MiniLM's 512 tokens, to its bits).
+WHOLE_ROWS = 512
+#: Beyond, its weights are computed this many query rows at a time: a block's scores and
+#: weights stay in a core's cache, and a long text's peak stays bounded
+#: (docs/benchmarks.md).
+BLOCK_ROWS = 128
+#: What a masked score is set to in a block: ``exp`` makes it exactly 0, as ``-inf``, but
+#: times a weight of 0 it is 0 rather than NaN (the entropy's sum).
+_HIDDEN = np.float32(-1e30)
+
+
+def query_blocks(n):
+    """The blocks of query rows a head's weights are computed in: one, or of :data:`BLOCK_ROWS`.
+
+    A function of ``n`` alone, so a head computed again (:func:`attention_rows`) has the
+    pass's bits.
+    """
+    size = n if n <= WHOLE_ROWS else BLOCK_ROWS
+    return [slice(start, min(start + size, n)) for start in range(0, n, size)]
+
+
+class _Block(NamedTuple):
+    """What one block of query rows may see: the same for every head of a layer."""
+
+    rows: slice
+    keys: slice  # the keys any of the rows sees: the rest are 0 in every row
+    hidden: tuple | None  # (columns, bool mask): masked scores within ``keys``
+    empty: np.ndarray | None  # rows that see no key (all 0), or None
+    distances: np.ndarray | None  # |i - j| over rows × keys, None when every key is <= its row
+
+
+def _blocks(mask, n_q, n_k, blocks=None):
+    """Each block's keys and masked cells, computed once for all heads of a layer."""
+    out = []
+    for rows in query_blocks(n_q) if blocks is None else blocks:
+        keys, hidden, empty, causal = slice(0, n_k), None, None, False
+        if mask is not None:
+            seen = mask[rows]  # [b, n_k]
+            columns = np.flatnonzero(seen.any(axis=0))
+            keys = slice(columns[0], columns[-1] + 1) if len(columns) else slice(0, 1)
+            masked = ~seen[:, keys]
+            cut = np.flatnonzero(masked.any(axis=0))
+            if len(cut):
+                where = slice(cut[0], cut[-1] + 1)
+                hidden = (where, masked[:, where])
+            none = ~seen.any(axis=1)
+            empty = none if none.any() else None
+            # no key after its query: row r is query rows.start + r, column c key keys.start + c
+            causal = n_q == n_k and not np.triu(seen[:, keys], rows.start + 1 - keys.start).any()
+        distances = None
+        if not causal:
+            i = np.arange(rows.start, rows.stop, dtype=np.float32)[:, None]
+            distances = np.abs(i - np.arange(keys.start, keys.stop, dtype=np.float32))
+        out.append(_Block(rows, keys, hidden, empty, distances))
+    return out
+
+
+def _block_weights(q, k, block, scale, softcap, scratch):
+    """One head's weights over a block's rows and keys, as the whole softmax computes them.
+
+    Returns the weights, the shifted scores ``x - max`` and the rows' sums of ``exp``,
+    each a view of ``scratch`` (two buffers, reused block after block).
+    """
+    b, n_k = block.rows.stop - block.rows.start, block.keys.stop - block.keys.start
+    shifted = scratch[0][: b * n_k].reshape(b, n_k)
+    np.matmul(q[block.rows], k[block.keys].T, out=shifted)  # the scores, [b, n_k]
+    shifted *= scale
+    soft_cap(shifted, softcap, out=shifted)
+    if block.hidden is not None:
+        columns, masked = block.hidden
+        np.copyto(shifted[:, columns], _HIDDEN, where=masked)
+    shifted -= np.max(shifted, axis=-1, keepdims=True)  # every exponent <= 0
+    weights = np.exp(shifted, out=scratch[1][: b * n_k].reshape(b, n_k))
+    total = np.sum(weights, axis=-1, keepdims=True)
+    weights /= total
+    if block.empty is not None:  # a row that sees nothing: 0, as softmax gives it
+        weights[block.empty] = 0.0
+    return weights, shifted, total
+
+
+@blas.one_thread
+def blocked_attention(
+    q,
+    k,
+    v,
+    mask=None,
+    scale=None,
+    softcap=None,
+    weights_out=None,
+    summaries=None,
+    heads=None,
+    blocks=None,
+):
+    r"""Scaled dot-product attention a block of query rows at a time, and what each head does.
+
+    .. math:: O_{B} = \operatorname{softmax}\!\left(s\,Q_B K^\top + M_B\right)V
+              \quad\text{for each block } B \text{ of query rows}
+
+    Each row's softmax is the whole one's: a block holds whole rows, cut to the keys any
+    of its rows may see (the others' weights are 0). Up to :data:`WHOLE_ROWS` queries a
+    head is one block, and its weights and output have the bits of
+    :func:`scaled_dot_product_attention`; beyond, :data:`BLOCK_ROWS` rows at a time, so a
+    head's ``n × n`` weights need never be held: ``summaries`` takes what the views draw
+    from each block (:class:`engine.summaries.SummarySums`) and ``weights_out`` keeps the
+    weights where wanted. A query that sees no key gets weights 0 and output 0.
+
+    Parameters
+    ----------
+    q : ndarray of shape (n_heads, n_q, d_k)
+    k : ndarray of shape (n_heads, n_k, d_k)
+    v : ndarray of shape (n_heads, n_k, d_v)
+    mask : bool ndarray of shape (n_q, n_k), optional; True where a query sees a key
+    scale : float, optional; default ``1/√d_k``
+    softcap : float, optional
+    weights_out : ndarray of shape (n_heads, n_q, n_k), optional; receives the weights
+    summaries : engine.summaries.SummarySums, optional; receives each block's summaries
+    heads : sequence of int, optional; each head's index in ``summaries``
+    blocks : the blocks :func:`_blocks` makes of the mask, optional: made once for a
+        layer's heads
+
+    Returns
+    -------
+    output : ndarray of shape (n_heads, n_q, d_v)
+    """
+    n_heads, n_q, d_k = q.shape
+    n_k = k.shape[-2]
+    scale = float(1.0 / np.sqrt(d_k) if scale is None else scale)
+    mask = None if mask is None else np.broadcast_to(np.asarray(mask, dtype=bool), (n_q, n_k))
+    dtype = np.result_type(q.dtype, k.dtype, np.float32)
+    blocks = _blocks(mask, n_q, n_k) if blocks is None else blocks
+    size = max((b.rows.stop - b.rows.start) * (b.keys.stop - b.keys.start) for b in blocks)
+    scratch = (np.empty(size, dtype=dtype), np.empty(size, dtype=dtype))
+    output = np.empty((n_heads, n_q, v.shape[-1]), dtype=np.result_type(dtype, v.dtype))
+    heads = range(n_heads) if heads is None else heads
+    for block in blocks:
+        for h, head in enumerate(heads):
+            weights, shifted, total = _block_weights(q[h], k[h], block, scale, softcap, scratch)
+            np.matmul(weights, v[h, block.keys], out=output[h, block.rows])
+            if weights_out is not None:
+                row = weights_out[h, block.rows]
+                row[:, : block.keys.start] = 0.0
+                row[:, block.keys] = weights
+                row[:, block.keys.stop :] = 0.0
+            if summaries is not None:
+                summaries.add(head, block, weights, shifted, total)
+    return output
+
+
+@blas.one_thread
+def attention_rows(q, k, queries, mask=None, scale=None, softcap=None):
+    """Rows ``queries`` of each head's weights, to the bits of :func:`blocked_attention`'s.
+
+    Only the blocks (:func:`query_blocks`) that hold a row asked for are computed.
+
+    Parameters
+    ----------
+    q : ndarray of shape (n_heads, n_q, d_k)
+    k : ndarray of shape (n_heads, n_k, d_k)
+    queries : int ndarray of shape (m,), rows in [0, n_q)
+    mask, scale, softcap : as :func:`blocked_attention` takes them
+
+    Returns
+    -------
+    ndarray of shape (n_heads, m, n_k)
+    """
+    n_heads, n_q, d_k = q.shape
+    n_k = k.shape[-2]
+    queries = np.asarray(queries, dtype=np.intp).reshape(-1)
+    scale = float(1.0 / np.sqrt(d_k) if scale is None else scale)
+    mask = None if mask is None else np.broadcast_to(np.asarray(mask, dtype=bool), (n_q, n_k))
+    every = query_blocks(n_q)
+    starts = np.array([b.start for b in every])
+    wanted = np.unique(np.searchsorted(starts, queries, side="right") - 1)
+    blocks = _blocks(mask, n_q, n_k, [every[i] for i in wanted])
+    dtype = np.result_type(q.dtype, k.dtype, np.float32)
+    out = np.zeros((n_heads, len(queries), n_k), dtype=dtype)
+    size = max((b.rows.stop - b.rows.start) * (b.keys.stop - b.keys.start) for b in blocks)
+    scratch = (np.empty(size, dtype=dtype), np.empty(size, dtype=dtype))
+    for block in blocks:
+        inside = np.flatnonzero((queries >= block.rows.start) & (queries < block.rows.stop))
+        for h in range(n_heads):
+            weights, _, _ = _block_weights(q[h], k[h], block, scale, softcap, scratch)
+            out[h, inside, block.keys] = weights[queries[inside] - block.rows.start]
+    return out
 
 
 class ScaleSweep(NamedTuple):
@@ -464,6 +657,8 @@ def multi_head_attention(
     k_norm=None,
     qk_norm=None,
     softcap=None,
+    summaries=None,
+    keep=True,
 ):
     r"""Multi-head attention (Vaswani et al. 2017, section 3.2.2): self- or cross-attention.
 
@@ -508,6 +703,13 @@ def multi_head_attention(
     q_norm, k_norm : ndarray of shape (d_head,), optional; the gains of the q and k norms
     qk_norm : callable, ``qk_norm(x, g)`` over the last axis; needed with ``q_norm``
     softcap : float, optional; the scores' soft cap (:func:`scaled_dot_product_attention`)
+    summaries : engine.summaries.SummarySums, optional
+        Receives each head's summaries (head ``h`` at index ``h``), the heads computed a
+        block of query rows at a time (:func:`blocked_attention`), as they are anyway
+        beyond :data:`WHOLE_ROWS` queries.
+    keep : bool
+        False keeps no weights (``heads.weights`` None): a long text's pass, whose heads'
+        ``n × n`` weights are never all held.
 
     Returns
     -------
@@ -518,36 +720,67 @@ def multi_head_attention(
     memory = x if memory is None else np.asarray(memory)
     _check_heads(w_q.shape[-1], n_heads)
     d_head = w_q.shape[-1] // n_heads
-    kv_of = kv_head_of(n_heads, n_heads if n_kv_heads is None else n_kv_heads)
-    rotation = {} if rotary is True else rotary
+    blocked = summaries is not None or not keep or len(x) > WHOLE_ROWS
+    if blocked:  # what each block of queries sees, the same for every head
+        mask = None if mask is None else np.asarray(mask, dtype=bool)
+        if mask is not None:
+            mask = np.broadcast_to(mask, (len(x), len(memory)))
+        blocks = _blocks(mask, len(x), len(memory))
     found = [None] * parts
     joined = Joined(parts)
+    projections = {
+        "w_q": w_q,
+        "w_k": w_k,
+        "w_v": w_v,
+        "b_q": b_q,
+        "b_k": b_k,
+        "b_v": b_v,
+        "n_heads": n_heads,
+        "memory": memory,
+        "rotary": rotary,
+        "n_kv_heads": n_kv_heads,
+        "q_norm": q_norm,
+        "k_norm": k_norm,
+        "qk_norm": qk_norm,
+    }
 
     def attend(part):  # a group of heads, start to finish, and its term of Concat(...) W^O
         heads = share(n_heads, parts, part)
         f = slice(heads.start * d_head, heads.stop * d_head)  # their columns of W^Q
-        count = heads.stop - heads.start
-        shared = kv_of[heads]  # the key/value head of each of these query heads
-        kv = slice(shared[0] * d_head, (shared[-1] + 1) * d_head)  # their columns of W^K, W^V
-        q = split_heads(linear(x, w_q[:, f], _cut(b_q, f)), count)  # -> [count, n_q, d_head]
-        n_kv = shared[-1] - shared[0] + 1
-        k = split_heads(linear(memory, w_k[:, kv], _cut(b_k, kv)), n_kv)  # -> [n_kv, n_k, d_head]
-        v = split_heads(linear(memory, w_v[:, kv], _cut(b_v, kv)), n_kv)
-        if q_norm is not None:  # each head's q and k normalised over d_head (Qwen3, Gemma 3)
-            q, k = qk_norm(q, q_norm), qk_norm(k, k_norm)
-        if rotary:
-            q, k = rotary_embedding(q, **rotation), rotary_embedding(k, **rotation)
-        if n_kv != count:  # grouped-query: each key/value head once per query head reading it
-            k, v = k[shared - shared[0]], v[shared - shared[0]]  # -> [count, n_k, d_head]
+        q, k, v = head_projections(x, heads=heads, **projections)  # -> [count, n, d_head] each
         out = None if weights_out is None else weights_out[heads]
-        attended = scaled_dot_product_attention(
-            q, k, v, mask=mask, scale=scale, weights_out=out, softcap=softcap
-        )
+        if blocked:
+            if keep and out is None:
+                out = np.empty((len(q), len(x), len(memory)), dtype=np.result_type(q, k))
+            attended = AttentionResult(
+                q,
+                k,
+                out,
+                blocked_attention(
+                    q,
+                    k,
+                    v,
+                    mask,
+                    scale,
+                    softcap,
+                    out,
+                    summaries,
+                    range(heads.start, heads.stop),
+                    blocks,
+                ),
+                float(1.0 / np.sqrt(d_head) if scale is None else scale),
+                mask,
+                softcap,
+            )
+        else:
+            attended = scaled_dot_product_attention(
+                q, k, v, mask=mask, scale=scale, weights_out=out, softcap=softcap
+            )
         concat = merge_heads(attended.output)  # [count, n_q, d_head] -> [n_q, count * d_head]
         found[part] = attended
         for name, piece in (("q", q), ("k", k), ("v", v), ("output", attended.output)):
             joined.put(name, piece, (n_heads, *piece.shape[1:]), heads)  # -> [n_heads, ...]
-        if weights_out is None:
+        if weights_out is None and keep:
             joined.put("weights", attended.weights, (n_heads, *attended.weights.shape[1:]), heads)
         joined.put("concat", concat, (len(concat), n_heads * d_head), (slice(None), f))
         return linear(concat, w_o[f])  # [n_q, count * d_head] -> [n_q, d_model]
@@ -556,13 +789,69 @@ def multi_head_attention(
     if b_o is not None:
         output += b_o
     whole = joined.arrays
-    heads = found[0]._replace(
-        q=whole["q"],
-        k=whole["k"],
-        weights=whole["weights"] if weights_out is None else weights_out,
-        output=whole["output"],
-    )
+    weights = weights_out if weights_out is not None or not keep else whole["weights"]
+    heads = found[0]._replace(q=whole["q"], k=whole["k"], weights=weights, output=whole["output"])
     return MultiHeadResult(heads.q, heads.k, whole["v"], heads, whole["concat"], output)
+
+
+@blas.one_thread
+def head_projections(
+    x,
+    w_q,
+    w_k,
+    w_v,
+    n_heads,
+    heads=None,
+    b_q=None,
+    b_k=None,
+    b_v=None,
+    memory=None,
+    rotary=False,
+    n_kv_heads=None,
+    q_norm=None,
+    k_norm=None,
+    qk_norm=None,
+):
+    r"""A group of heads' queries, keys and values: :func:`multi_head_attention`'s first step.
+
+    .. math:: q_h = \operatorname{rot}(\operatorname{N}(XW^Q_h + b^Q_h)),\quad
+              k_h = \operatorname{rot}(\operatorname{N}(MW^K_{j(h)} + b^K_{j(h)})),\quad
+              v_h = MW^V_{j(h)} + b^V_{j(h)}
+
+    The group's columns of the weights in one product each, so a group computed again
+    has the bits of the pass that computed it in this group.
+
+    Parameters
+    ----------
+    x, w_q, w_k, w_v, n_heads, b_q, b_k, b_v, memory, rotary, n_kv_heads, q_norm, k_norm,
+    qk_norm : as :func:`multi_head_attention` takes them
+    heads : slice of the query heads, optional; default all
+
+    Returns
+    -------
+    q : ndarray of shape (count, n_q, d_head)
+    k, v : ndarray of shape (count, n_k, d_head), a shared key/value head repeated
+    """
+    memory = x if memory is None else memory
+    heads = slice(0, n_heads) if heads is None else heads
+    d_head = w_q.shape[-1] // n_heads
+    kv_of = kv_head_of(n_heads, n_heads if n_kv_heads is None else n_kv_heads)
+    rotation = {} if rotary is True else rotary
+    f = slice(heads.start * d_head, heads.stop * d_head)  # their columns of W^Q
+    count = heads.stop - heads.start
+    shared = kv_of[heads]  # the key/value head of each of these query heads
+    kv = slice(shared[0] * d_head, (shared[-1] + 1) * d_head)  # their columns of W^K, W^V
+    q = split_heads(linear(x, w_q[:, f], _cut(b_q, f)), count)  # -> [count, n_q, d_head]
+    n_kv = shared[-1] - shared[0] + 1
+    k = split_heads(linear(memory, w_k[:, kv], _cut(b_k, kv)), n_kv)  # -> [n_kv, n_k, d_head]
+    v = split_heads(linear(memory, w_v[:, kv], _cut(b_v, kv)), n_kv)
+    if q_norm is not None:  # each head's q and k normalised over d_head (Qwen3, Gemma 3)
+        q, k = qk_norm(q, q_norm), qk_norm(k, k_norm)
+    if rotary:
+        q, k = rotary_embedding(q, **rotation), rotary_embedding(k, **rotation)
+    if n_kv != count:  # grouped-query: each key/value head once per query head reading it
+        k, v = k[shared - shared[0]], v[shared - shared[0]]  # -> [count, n_k, d_head]
+    return q, k, v
 
 
 def _cut(bias, features):

@@ -44,7 +44,9 @@ import numpy as np
 from engine import blas
 from engine.attention import (
     MultiHeadResult,
+    attention_rows,
     causal_mask,
+    head_projections,
     kv_head_of,
     linear,
     merge_heads,
@@ -54,19 +56,25 @@ from engine.attention import (
 )
 from engine.checkpoint import upcast
 from engine.layers import ACTIVATIONS, NORMS, encoder_layer, layer_norm
-from engine.parts import parts_for
+from engine.parts import parts_for, share
+from engine.summaries import HeadSummaries, SummarySums
 from engine.tokenize import continued_pieces, piece_labels
 
 __all__ = [
+    "KEPT_WEIGHTS",
+    "WHOLE_WEIGHTS",
+    "Attentions",
     "BertRun",
     "KeyValues",
     "LayerRun",
     "LayerWeights",
+    "PerLayer",
     "StepRun",
     "TooLongError",
     "attention_mask",
     "embed",
     "head_vectors",
+    "head_weights",
     "layer_run",
     "layer_stages",
     "position_ids",
@@ -76,6 +84,14 @@ __all__ = [
     "transformer",
     "visible_keys",
 ]
+
+#: The pass keeps every layer's and head's weights (an ndarray ``BertRun.attentions``)
+#: while they hold at most this many numbers (256 MiB of float32: MiniLM's 512 tokens);
+#: beyond, it keeps what computes them again (:class:`Attentions`).
+KEPT_WEIGHTS = 2**26
+#: :class:`Attentions` makes the whole array when asked for (``np.asarray``) up to this
+#: many numbers (1 GiB of float32), and says to read a layer or a head beyond.
+WHOLE_WEIGHTS = 2**28
 
 
 class TooLongError(ValueError):
@@ -176,6 +192,99 @@ class StepRun(NamedTuple):
     cache: KeyValues
 
 
+class Attentions:
+    """Every layer's and head's weights of a long text, computed when read: never all at once.
+
+    Reads as the ndarray of shape (n_layers, n_heads, n, n) that a short text's pass keeps
+    (:data:`KEPT_WEIGHTS`): ``attentions[layer, head]`` is one head's (n, n) weights,
+    ``attentions[layer]`` a layer's (n_heads, n, n), ``attentions[:, :, -1]`` the last
+    token's row in every head, each computed from the pass's hidden state of that layer
+    by the pass's own arithmetic (:func:`head_weights`), so to the same bits. An index
+    is read one axis at a time (an int, a slice or a list of ints per axis), and only the
+    rows asked for are computed. ``np.asarray`` makes the whole array where it holds at
+    most :data:`WHOLE_WEIGHTS` numbers, and otherwise raises a ``MemoryError`` that says
+    to read a layer or a head.
+
+    Parameters
+    ----------
+    rows : callable, ``rows(layer, heads, queries)`` -> float32 ndarray of shape
+        (len(heads), len(queries), n): the weights of those heads' rows
+    shape : tuple, (n_layers, n_heads, n, n)
+    last_rows : ndarray of shape (n_layers, n_heads, n), optional
+        The last query's row of every head, kept by the pass: read without computing.
+    """
+
+    ndim = 4
+    dtype = np.dtype(np.float32)
+
+    def __init__(self, rows, shape, last_rows=None):
+        self._compute = rows
+        self.shape = tuple(shape)
+        self._last = last_rows
+
+    def __len__(self):
+        return self.shape[0]
+
+    @property
+    def size(self):
+        """Numbers in the whole array."""
+        return int(np.prod(self.shape, dtype=np.int64))
+
+    @property
+    def nbytes(self):
+        """Bytes the whole array would take."""
+        return self.size * self.dtype.itemsize
+
+    def __repr__(self):
+        n_layers, n_heads, n, _ = self.shape
+        return f"Attentions({n_layers} layers × {n_heads} heads × {n} × {n}, computed when read)"
+
+    def __getitem__(self, key):
+        key = key if isinstance(key, tuple) else (key,)
+        if any(k is Ellipsis for k in key):
+            at = next(i for i, k in enumerate(key) if k is Ellipsis)
+            key = key[:at] + (slice(None),) * (4 - len(key) + 1) + key[at + 1 :]
+        if len(key) > 4:
+            raise IndexError(f"too many indices for weights of shape {self.shape}")
+        key = key + (slice(None),) * (4 - len(key))
+        picked = [_axis_index(k, size) for k, size in zip(key[:3], self.shape[:3], strict=True)]
+        (layers, one_layer), (heads, one_head), (queries, one_query) = picked
+        out = np.stack([self._rows(int(layer), heads, queries) for layer in layers])  # [L, H, Q, n]
+        out = out[(slice(None), slice(None), slice(None), key[3])]  # the keys asked for
+        drop = tuple(0 if one else slice(None) for one in (one_layer, one_head, one_query))
+        return out[drop]
+
+    def _rows(self, layer, heads, queries):
+        last = self.shape[2] - 1
+        if self._last is not None and (queries == last).all():
+            return np.repeat(self._last[layer, heads][:, None], len(queries), axis=1)
+        return self._compute(layer, heads, queries)
+
+    def __array__(self, dtype=None, copy=None):
+        if self.size > WHOLE_WEIGHTS:
+            n_layers, n_heads, n, _ = self.shape
+            raise MemoryError(
+                f"Every head's weights over {n} tokens would take {self.nbytes / 2**30:.1f} GiB "
+                f"({n_layers} layers × {n_heads} heads × {n} × {n} float32). Read one layer "
+                "at a time (attentions[layer]) or one head (attentions[layer, head]), or "
+                "the summaries (run.summaries)."
+            )
+        whole = self[:]
+        return whole if dtype is None else whole.astype(dtype, copy=False)
+
+
+def _axis_index(key, size):
+    """One axis's index as (the positions it picks, whether it drops the axis)."""
+    if isinstance(key, int | np.integer):
+        if not -size <= key < size:
+            raise IndexError(f"index {key} is out of bounds for an axis of size {size}")
+        return np.asarray([key % size]), True
+    picked = np.arange(size)[key]
+    if picked.ndim != 1:
+        raise IndexError("Attentions takes an int, a slice or a list of ints per axis")
+    return picked, False
+
+
 class BertRun(NamedTuple):
     """One forward pass and everything the pages draw from it (any family, not only BERT).
 
@@ -190,16 +299,21 @@ class BertRun(NamedTuple):
         Character span of each token in the text; (0, 0) for special tokens; None when
         run from ids.
     ids : ndarray of shape (n,)
-    attentions : ndarray of shape (n_layers, n_heads, n, n)
+    attentions : ndarray of shape (n_layers, n_heads, n, n), or Attentions
         Softmax weights; row ``i`` is how query token ``i`` spreads its attention.
         ``attentions[:, :, -1]`` is the last token's, across layers and heads: in a
-        causal model, the attention behind the next-token prediction.
+        causal model, the attention behind the next-token prediction. An ndarray up to
+        :data:`KEPT_WEIGHTS` numbers; beyond, an :class:`Attentions`, read as the array
+        is and computed when read, a layer or a head at a time.
     hidden_states : ndarray of shape (n_layers + 1, n, d_model)
         The embeddings, then each layer's output (the residual stream, as each layer
         hands it on: for GPT-2 before the final LayerNorm, where transformers'
         ``hidden_states[-1]`` is after it; that one is ``last_hidden_state``).
-    queries, keys : ndarray of shape (n_layers, n_heads, n, d_head)
-        Per-head projections after the bias, before the 1/√d_head scaling.
+    queries, keys : ndarray of shape (n_layers, n_heads, n, d_head), or PerLayer
+        Per-head projections after the bias, before the 1/√d_head scaling (after the
+        norms and the rotation where the model has them); a key/value head shared by
+        several query heads repeated. A long text's (:class:`Attentions`) are computed a
+        layer at a time when read (:class:`PerLayer`).
     last_hidden_state : ndarray of shape (n, d_model)
         What the model hands to a head: ``hidden_states[-1]``, after the final
         LayerNorm in a model that has one (GPT-2's ``ln_f``).
@@ -210,6 +324,9 @@ class BertRun(NamedTuple):
         (:func:`engine.tokenize.continued_pieces`); None when run from ids.
     cache : KeyValues, or None
         Every layer's keys and values, for :func:`step`; only when asked for.
+    summaries : engine.summaries.HeadSummaries
+        What every head does, in a few numbers per head (each of shape (n_layers,
+        n_heads); ``strongest`` (n_layers, n_heads, n)), computed during the pass.
     """
 
     tokens: list[str]
@@ -224,6 +341,7 @@ class BertRun(NamedTuple):
     next_logits: np.ndarray | None = None
     continues: list[bool] | None = None
     cache: KeyValues | None = None
+    summaries: HeadSummaries | None = None
 
     @property
     def last_token_attention(self):
@@ -353,8 +471,13 @@ def _masks(config, n):
 
 
 @blas.one_thread
-def transformer(ids, types, config, blocks, ln_f=None, parallel=True, cache=False, **embeddings):
+def transformer(
+    ids, types, config, blocks, ln_f=None, parallel=True, cache=False, progress=None, **embeddings
+):
     """The whole model: embeddings, then every layer, keeping what the pages draw.
+
+    Every head's weights are kept while they hold at most :data:`KEPT_WEIGHTS` numbers;
+    beyond, each layer's are let go once their summaries are taken.
 
     Parameters
     ----------
@@ -363,39 +486,52 @@ def transformer(ids, types, config, blocks, ln_f=None, parallel=True, cache=Fals
     blocks, ln_f, embeddings : the model's parameters (see :class:`engine.checkpoint.Model`)
     parallel : bool or int, as :func:`engine.layers.encoder_layer` takes it: the same bits
     cache : bool, return the keys and values per key/value head too
+    progress : callable, optional; ``progress(done, n_layers)`` after each layer
 
     Returns
     -------
     hidden_states : ndarray of shape (n_layers + 1, n, d_model)
-    attentions : ndarray of shape (n_layers, n_heads, n, n)
-    queries, keys : ndarray of shape (n_layers, n_heads, n, d_head)
+    attentions : ndarray of shape (n_layers, n_heads, n, n), or None when not kept
+    queries, keys : ndarray of shape (n_layers, n_heads, n, d_head), or None when not kept
     last_hidden_state : ndarray of shape (n, d_model)
     cache : KeyValues, or None when not asked for
+    summaries : HeadSummaries
+    last_rows : ndarray of shape (n_layers, n_heads, n), the last query's weights
     """
     n, c = len(ids), config
-    hidden = [embed(ids, types, c, **embeddings)]  # [n] -> [n, d_model]
+    hidden = np.empty((c.n_layers + 1, n, c.d_model), dtype=np.float32)  # filled layer by layer
+    hidden[0] = embed(ids, types, c, **embeddings)  # [n] -> [n, d_model]
     masks = _masks(c, n)
-    attentions = np.empty((c.n_layers, c.n_heads, n, n), dtype=np.float32)  # filled in place
+    keep = c.n_layers * c.n_heads * n * n <= KEPT_WEIGHTS
+    shape = (c.n_layers, c.n_heads, n, n)
+    attentions = np.empty(shape, dtype=np.float32) if keep else None  # filled in place
+    sums = [SummarySums(c.n_heads, n) for _ in blocks]
     queries, keys, values = [], [], []
-    for i, (block, weights) in enumerate(zip(blocks, attentions, strict=True)):
+    for i, block in enumerate(blocks):
         layer = encoder_layer(
-            hidden[-1],
+            hidden[i],
             **upcast(block),  # a bf16 layer in float32 while it runs, then let go
             **_layer_settings(c, i),
             mask=masks[i],
-            weights_out=weights,
+            weights_out=attentions[i] if keep else None,
             parallel=parallel,
+            summaries=sums[i],
+            keep=keep,
         )
-        hidden.append(layer.output)  # [n, d_model]
-        queries.append(layer.attention.q)  # [n_heads, n, d_head]
-        keys.append(layer.attention.k)
-        values.append(layer.attention.v)
-    hidden = np.stack(hidden)  # -> [n_layers + 1, n, d_model]
+        hidden[i + 1] = layer.output  # [n, d_model]
+        if keep or cache:  # a long text's are computed again when read
+            queries.append(layer.attention.q)  # [n_heads, n, d_head]
+            keys.append(layer.attention.k)
+            values.append(layer.attention.v)
+        if progress is not None:
+            progress(i + 1, c.n_layers)
     last = hidden[-1] if ln_f is None else _norm(c)(hidden[-1], **upcast(ln_f), eps=c.eps)
-    keys = np.stack(keys)
     kept = _per_kv_head(c, keys, values) if cache else None
+    queries, keys = (np.stack(a) if keep else None for a in (queries, keys))
+    summaries = HeadSummaries(*map(np.stack, zip(*(s.summaries() for s in sums), strict=True)))
+    last_rows = np.stack([s.last_row for s in sums])  # [n_layers, n_heads, n]
     # -> [n_layers, n_heads, n, n], [n_layers, n_heads, n, d_head] x2, [n, d_model]
-    return hidden, attentions, np.stack(queries), keys, last, kept
+    return hidden, attentions, queries, keys, last, kept, summaries, last_rows
 
 
 def _per_kv_head(config, keys, values):
@@ -414,7 +550,7 @@ def _check_ids(model, ids):
         raise ValueError(f"token ids must lie in [0, {c.n_vocab}), got {ids.min()}..{ids.max()}")
 
 
-def run_ids(model, ids, positions=True, parallel=True, types=None, cache=False):
+def run_ids(model, ids, positions=True, parallel=True, types=None, cache=False, progress=None):
     """Run the model on token ids that already include its special tokens.
 
     Parameters
@@ -432,6 +568,8 @@ def run_ids(model, ids, positions=True, parallel=True, types=None, cache=False):
     types : sequence of int, length n, optional
         Segment ids (0 for the first text of a pair, 1 for the second); default all 0.
     cache : bool, keep every layer's keys and values (``BertRun.cache``) for :func:`step`
+    progress : callable, optional
+        ``progress(done, total)`` after each layer: ``done`` 1 … ``total``, the layers.
 
     Returns
     -------
@@ -453,16 +591,130 @@ def run_ids(model, ids, positions=True, parallel=True, types=None, cache=False):
         c = c._replace(rope_theta=None)
     elif not positions:
         params["wpe"] = _no_positions(model)
-    hidden, attentions, queries, keys, last, kept = transformer(
-        ids, types, c, **params, parallel=parallel, cache=cache
+    hidden, attentions, queries, keys, last, kept, summaries, last_rows = transformer(
+        ids, types, c, **params, parallel=parallel, cache=cache, progress=progress
     )
+    if attentions is None:  # a long text: computed again when read, from the hidden states
+        computed = (c, params["blocks"], hidden)
+        n, vectors = len(ids), (c.n_layers, c.n_heads, len(ids), c.d_head)
+        shape = (c.n_layers, c.n_heads, n, n)
+        attentions = Attentions(functools.partial(_rows, *computed), shape, last_rows)
+        queries = PerLayer(functools.partial(_vectors, *computed, 0), vectors)
+        keys = PerLayer(functools.partial(_vectors, *computed, 1), vectors)
     logits = None
     if c.lm_head:
         logits = soft_cap(last[-1] @ model.unembedding.T, c.final_softcap)  # -> [n_vocab]
     tokens = [model.tokenizer.id_to_token(int(i)) for i in ids]
     return BertRun(
-        tokens, list(tokens), None, ids, attentions, hidden, queries, keys, last, logits, cache=kept
+        tokens,
+        list(tokens),
+        None,
+        ids,
+        attentions,
+        hidden,
+        queries,
+        keys,
+        last,
+        logits,
+        cache=kept,
+        summaries=summaries,
     )
+
+
+def _layer_input(config, blocks, hidden_states, layer):
+    """Layer ``layer``'s parameters (float32) and its attention's input, as the pass had them."""
+    block = upcast(blocks[layer])
+    x = hidden_states[layer]
+    if config.norm_first:
+        x = _norm(config)(x, **block["ln_1"], eps=config.eps)
+    return block, x
+
+
+def _projections(config, block, x, layer, heads):
+    """The queries, keys and values of the heads in ``heads`` (a slice), as the pass made them."""
+    attn = {name: w for name, w in block["attn"].items() if name not in ("w_o", "b_o")}
+    settings = _layer_settings(config, layer)
+    return head_projections(
+        x,
+        **attn,
+        n_heads=config.n_heads,
+        heads=heads,
+        rotary=settings["rotary"],
+        n_kv_heads=config.n_kv_heads,
+        qk_norm=functools.partial(settings["norm"], eps=config.eps),
+    )
+
+
+def _groups(config, n):
+    """The pass's groups of heads (:mod:`engine.parts`): a group computed again has its bits."""
+    parts = min(parts_for(n), config.n_heads)
+    return [share(config.n_heads, parts, part) for part in range(parts)]
+
+
+@blas.one_thread
+def _rows(config, blocks, hidden_states, layer, heads, queries):
+    """Rows ``queries`` of heads ``heads`` of layer ``layer``, as the pass computed them."""
+    c = config
+    block, x = _layer_input(c, blocks, hidden_states, layer)
+    n = len(x)
+    mask = attention_mask(c, n, layer=layer)
+    settings = _layer_settings(c, layer)
+    heads = np.asarray(heads, dtype=np.intp)
+    out = np.empty((len(heads), len(queries), n), dtype=np.float32)
+    for group in _groups(c, n):
+        wanted = np.flatnonzero((heads >= group.start) & (heads < group.stop))
+        if len(wanted):
+            q, k, _ = _projections(c, block, x, layer, group)
+            local = heads[wanted] - group.start
+            out[wanted] = attention_rows(
+                q[local], k[local], queries, mask, settings["scale"], settings["softcap"]
+            )
+    return out
+
+
+@blas.one_thread
+def _vectors(config, blocks, hidden_states, which, layer):
+    """Layer ``layer``'s queries (``which`` 0) or keys (1) per query head, as the pass had them."""
+    block, x = _layer_input(config, blocks, hidden_states, layer)
+    groups = _groups(config, len(x))
+    return np.concatenate([_projections(config, block, x, layer, g)[which] for g in groups])
+
+
+class PerLayer:
+    """An array of shape (n_layers, ...) computed a layer at a time when read.
+
+    A long text's queries and keys (``BertRun.queries``, ``.keys``): indexed as the ndarray
+    a short text's pass keeps, ``queries[layer, head]`` of shape (n, d_head).
+
+    Parameters
+    ----------
+    layer : callable, ``layer(i)`` -> ndarray of shape ``shape[1:]``
+    shape : tuple
+    """
+
+    dtype = np.dtype(np.float32)
+
+    def __init__(self, layer, shape):
+        self._layer = layer
+        self.shape = tuple(shape)
+        self.ndim = len(self.shape)
+
+    def __len__(self):
+        return self.shape[0]
+
+    def __repr__(self):
+        return f"PerLayer(shape={self.shape}, computed a layer at a time when read)"
+
+    def __getitem__(self, key):
+        key = key if isinstance(key, tuple) else (key,)
+        first, rest = (key[0], key[1:]) if key else (slice(None), ())
+        layers, one = _axis_index(first, self.shape[0])
+        picked = np.stack([self._layer(int(i))[rest] for i in layers])
+        return picked[0] if one else picked
+
+    def __array__(self, dtype=None, copy=None):
+        whole = self[:]
+        return whole if dtype is None else whole.astype(dtype, copy=False)
 
 
 def _no_positions(model):
@@ -471,7 +723,7 @@ def _no_positions(model):
     return wpe
 
 
-def run(model, text, positions=True, parallel=True, cache=False):
+def run(model, text, positions=True, parallel=True, cache=False, progress=None):
     """Tokenize ``text`` with the model's tokenizer (its special tokens added) and run it.
 
     Parameters
@@ -479,7 +731,7 @@ def run(model, text, positions=True, parallel=True, cache=False):
     model : engine.checkpoint.Model
     text : str; may be empty, which runs the special tokens alone (an error for GPT-2,
         which adds none)
-    positions, parallel, cache : as in :func:`run_ids`
+    positions, parallel, cache, progress : as in :func:`run_ids`
 
     Returns
     -------
@@ -491,7 +743,7 @@ def run(model, text, positions=True, parallel=True, cache=False):
     """
     encoding = model.tokenizer.encode(text)
     labels = piece_labels(text, encoding.tokens, encoding.offsets)
-    result = run_ids(model, encoding.ids, positions, parallel, cache=cache)
+    result = run_ids(model, encoding.ids, positions, parallel, cache=cache, progress=progress)
     return result._replace(
         tokens=list(encoding.tokens),
         labels=labels,
@@ -643,7 +895,7 @@ def _check_layer(model, layer):
 
 
 @blas.one_thread
-def layer_run(model, run, layer, scale=None, causal=False, parallel=True):
+def layer_run(model, run, layer, scale=None, causal=False, parallel=True, keep_weights=True):
     r"""One layer's multi-head attention, recomputed from the run's hidden state.
 
     .. math:: \text{head}_h = \operatorname{softmax}\!\left(s\,(XW^Q_h + b^Q_h)
@@ -663,6 +915,10 @@ def layer_run(model, run, layer, scale=None, causal=False, parallel=True):
     scale : float, optional; default ``1/√d_head``
     causal : bool, the causal mask on an encoder (a causal model has it anyway)
     parallel : bool or int, as in :func:`run_ids`: the same bits
+    keep_weights : bool
+        False keeps no head's weights (``attention.heads.weights`` None): a long text's
+        queries, keys, values and outputs, without every head's ``n × n`` (one head's:
+        :func:`head_weights`).
 
     Returns
     -------
@@ -689,9 +945,34 @@ def layer_run(model, run, layer, scale=None, causal=False, parallel=True):
         n_kv_heads=c.n_kv_heads,
         qk_norm=functools.partial(settings["norm"], eps=c.eps),
         softcap=settings["softcap"],
+        keep=keep_weights,
     )
     q, k, v = (merge_heads(m) for m in (attention.q, attention.k, attention.v))  # -> [n, h·d_head]
     return LayerRun(layer, x, weights, q, k, v, mask, attention)
+
+
+def head_weights(model, run, layer, head):
+    r"""One head's weights, shape (n, n): ``run.attentions[layer, head]``, checked.
+
+    .. math:: A^{(\ell, h)} = \operatorname{softmax}\!\left(s\,Q_h K_h^\top + M\right)
+
+    What the pass computed, to the bit: kept by a short text's pass, computed again from
+    the layer's hidden state for a long one (:class:`Attentions`).
+
+    Parameters
+    ----------
+    model : engine.checkpoint.Model
+    run : BertRun, of ``model``
+    layer, head : int
+
+    Returns
+    -------
+    float32 ndarray of shape (n, n)
+    """
+    _check_layer(model, layer)
+    if not 0 <= head < model.config.n_heads:
+        raise ValueError(f"head must lie in [0, {model.config.n_heads}), got {head}")
+    return np.asarray(run.attentions[layer, head])
 
 
 @blas.one_thread

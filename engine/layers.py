@@ -407,6 +407,8 @@ def encoder_layer(
     softcap=None,
     past=None,
     first=0,
+    summaries=None,
+    keep=True,
 ):
     r"""One transformer layer, post-LN or pre-LN: BERT's, GPT-2's and Llama's.
 
@@ -455,6 +457,8 @@ def encoder_layer(
     past, first : a causal model's next tokens against its key/value cache, as
         :func:`engine.kv_cache.cached_attention` takes them (:func:`engine.bert.step`);
         ``mask`` then of shape (n, n_past + n)
+    summaries, keep : as :func:`engine.attention.multi_head_attention` takes them: a long
+        text's pass takes each head's summaries and keeps no weights
 
     Returns
     -------
@@ -479,6 +483,8 @@ def encoder_layer(
             weights_out=weights_out,
             parts=min(parts, n_heads),
             parallel=parallel,
+            summaries=summaries,
+            keep=keep,
         )
     else:
         attention = cached_attention(a, **attn, **common, past=past, first=first)

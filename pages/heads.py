@@ -2,9 +2,9 @@
 
 import streamlit as st
 
-from app.data import models
+from app.data import models, passes
 from app.state import controls, session
-from app.views import head_roles
+from app.views import head_roles, long_head
 from app.widgets import model_box, notices
 from engine import bert, checkpoint, roles
 
@@ -94,8 +94,12 @@ text = st.session_state["text"]
 run = models.run(folder, text)
 if isinstance(run, bert.BertRun):
     labels = run.labels
-    weights = run.attentions[layer, head]
-    head_roles.show_pattern(right, "heads_text", weights, labels, "On the text on screen")
+    if len(labels) > passes.LONG_TOKENS:  # 16 million cells at 4,096 tokens: drawn as tiles
+        tiles = models.head_tiles(folder, text, layer, head, long_head.OVERVIEW_TILES)
+        long_head.show_tiles(right, "heads_text", tiles, "On the text on screen")
+    else:
+        weights = run.attentions[layer, head]
+        head_roles.show_pattern(right, "heads_text", weights, labels, "On the text on screen")
 else:
     right.info(controls.md_escape(str(run)) if isinstance(run, Exception) else "No tokens.")
 st.caption(

@@ -3,7 +3,7 @@
 import streamlit as st
 
 from app import live
-from app.data import models
+from app.data import models, passes
 from app.lecture.presentation import control_hint
 from app.state import controls, session
 from app.views import (
@@ -16,11 +16,13 @@ from app.views import (
     head_finder,
     last_token,
     line_view,
+    long_head,
     model_view,
     neuron_view,
     next_token,
     rotary,
     sinks,
+    summary_grid,
 )
 from app.widgets import compare_box, interactive, model_box, notices, pickers
 from app.words import equations, minimal_pairs, wording
@@ -113,6 +115,8 @@ if not isinstance(run, bert.BertRun):  # a causal model's text without tokens
     st.stop()
 
 labels = run.labels
+n = len(labels)
+long = n > passes.LONG_TOKENS  # a head drawn as tiles with a zoom; some views need fewer
 n_layers, n_heads = run.attentions.shape[:2]
 kv_of = kv_head_of(config.n_heads, config.kv_heads)
 grouped = config.kv_heads < config.n_heads
@@ -173,6 +177,22 @@ else:
     compare.show(st, "pretrained_compare", (grid, grid_b), pairs, names, changes)
     best = changes[0]
 
+st.header("Every head")
+st.caption(
+    "One number per head, computed during the pass for every head and averaged over the "
+    "queries: where a sink head parks its attention, how spread a head is, how far back it "
+    "looks, how much it reads the token before. Click a head to open it below."
+)
+field = st.selectbox(
+    "Colour by",
+    list(summary_grid.SUMMARIES),
+    format_func=lambda name: summary_grid.SUMMARIES[name][0],
+    key="pretrained_summary",
+)
+opened = summary_grid.show(st, "pretrained_summaries", run.summaries, field)
+if opened is not None:  # before the sliders are drawn, which then show it
+    st.session_state["pretrained_layer"], st.session_state["pretrained_head"] = opened
+
 st.header("Head view")
 left, right = st.columns(2)
 layer = pickers.linked_slider(left, "Layer", n_layers, best.layer, "pretrained_layer", "view_layer")
@@ -181,26 +201,62 @@ if grouped:
     right.caption(gqa.sharing(kv_of, head))
 head_files = f"{model_box.file_name(folder)}-l{layer}-h{head}"  # the head's views' files
 session.name_files(head_files)
-weights = run.attentions[layer, head]
 token = pickers.token_picker("pretrained_token", labels, label="From token", default=query)
-left, right = st.columns(2)
-bars.show(left, "pretrained_bar", weights[token, shown], labels[shown], labels[token], query=token)
-click = attention_maps.show_weights(
-    right,
-    "pretrained_heatmap",
-    weights[shown, shown],
-    labels[shown],
-    f"Layer {layer}, head {head}",
-    clicks=True,
-)
-arithmetic.panel(
-    arithmetic.clicked_cell("pretrained_heatmap", click, *weights[shown, shown].shape, shown),
-    (run.queries[layer, head], run.keys[layer, head], None),
-    config.attn_scale,  # the model's own: None for 1/√d_head
-    bert.attention_mask(config, len(labels), layer=layer),  # the model's own: None for an encoder
-    labels,
-    config.attn_softcap,
-)
+mask = bert.attention_mask(config, n, layer=layer)  # the model's own: None for an encoder
+qk = (run.queries[layer, head], run.keys[layer, head], None)
+if long:
+    st.caption(
+        f"{n:,} tokens: the whole map is drawn as tiles, each the maximum or the mean of its "
+        f"block of queries and keys; the zoom draws the exact weights with their tokens once "
+        f"it covers at most {long_head.ZOOM_CELLS} queries and {long_head.ZOOM_CELLS} keys. "
+        "The zoom starts around the token picked above; click a tile to move it there."
+    )
+    reduction = st.radio(
+        "Each tile shows its block's",
+        list(long_head.REDUCTION_NAMES),
+        format_func=long_head.REDUCTION_NAMES.get,
+        horizontal=True,
+        key="pretrained_reduction",
+    )
+    rows, cols = long_head.zoom_sliders(st, "pretrained_tiles", token, n)
+    overview, zoomed, row = models.head_view(
+        folder,
+        text,
+        layer,
+        head,
+        reduction,
+        rows,
+        cols,
+        token,
+        long_head.OVERVIEW_TILES,
+        long_head.ZOOM_CELLS,
+    )
+    long_head.show_overview(
+        st, "pretrained_tiles", overview, f"Layer {layer}, head {head}", rows, cols
+    )
+    left, right = st.columns(2)
+    bars.show(left, "pretrained_bar", row, labels[cols[0] : cols[1]], labels[token], query=token)
+    click = long_head.show_zoom(
+        right, "pretrained_zoom", zoomed, labels, rows, cols, f"Zoom: layer {layer}, head {head}"
+    )
+    cell = arithmetic.clicked_cell("pretrained_zoom", click, rows[1] - rows[0], cols[1] - cols[0])
+    cell = None if cell is None else (cell[0] + rows[0], cell[1] + cols[0])
+else:
+    weights = run.attentions[layer, head]
+    left, right = st.columns(2)
+    bars.show(
+        left, "pretrained_bar", weights[token, shown], labels[shown], labels[token], query=token
+    )
+    click = attention_maps.show_weights(
+        right,
+        "pretrained_heatmap",
+        weights[shown, shown],
+        labels[shown],
+        f"Layer {layer}, head {head}",
+        clicks=True,
+    )
+    cell = arithmetic.clicked_cell("pretrained_heatmap", click, *weights[shown, shown].shape, shown)
+arithmetic.panel(cell, qk, config.attn_scale, mask, labels, config.attn_softcap)
 
 st.header("Line view")
 st.caption(
@@ -211,22 +267,57 @@ st.caption(
     + " to keep them, and click it again for all."
 )
 heads, threshold = line_view.controls("pretrained_lines", n_heads, head)
-sentences = [(run, "pretrained_lines", "A" if run_b else "")]
-if run_b is not None:
-    sentences.append((run_b, "pretrained_lines_b", "B"))
-for column, (this, chart_key, name) in zip(st.columns(len(sentences)), sentences, strict=True):
-    line_view.show_layer(
-        column, chart_key, this, layer, heads, threshold, name, hide_special=hide_special
+if long:
+    window = long_head.around(token, n, long_head.AROUND)
+    st.caption(
+        f"{n:,} tokens are too many lines to follow: the {window[1] - window[0]} tokens around "
+        f"“{controls.md_escape(labels[token])}” (the head view's token), their weights on "
+        f"each other alone. Its interactive page is offered for texts of at most "
+        f"{passes.LONG_TOKENS} tokens."
     )
-interactive.line_page(st, text, layer, heads, threshold, folder, hide_special=hide_special)
+    line_view.show_window(
+        st,
+        "pretrained_lines",
+        models.layer_window(folder, text, layer, window),
+        labels[window[0] : window[1]],
+        window[0],
+        layer,
+        heads,
+        threshold,
+    )
+else:
+    sentences = [(run, "pretrained_lines", "A" if run_b else "")]
+    if run_b is not None and len(run_b.labels) <= passes.LONG_TOKENS:
+        sentences.append((run_b, "pretrained_lines_b", "B"))
+    elif run_b is not None:
+        st.caption(f"B's line view needs a text of at most {passes.LONG_TOKENS} tokens.")
+    for column, (this, chart_key, name) in zip(st.columns(len(sentences)), sentences, strict=True):
+        line_view.show_layer(
+            column, chart_key, this, layer, heads, threshold, name, hide_special=hide_special
+        )
+    interactive.line_page(st, text, layer, heads, threshold, folder, hide_special=hide_special)
 
 st.header("Model view")
 session.name_files(model_box.file_name(folder))  # every head: the same file and figure
 windows = [config.window(i) for i in range(n_layers)] if config.layer_types else None
-model_view.show(
-    st, "pretrained_model_view", run.attentions, (layer, head), kv_of if grouped else None, windows
-)
-if windows:
+if n <= passes.EVERY_HEAD_MAX_TOKENS:
+    model_view.show(
+        st,
+        "pretrained_model_view",
+        models.thumbnails(folder, text, model_view.THUMBNAIL_MAX),
+        n,
+        (layer, head),
+        kv_of if grouped else None,
+        windows,
+    )
+    st.caption(
+        "Each thumbnail's pixel is the largest weight of its block of queries and keys, so "
+        "that a lone strong weight, such as a sink's first column, stays bright."
+    )
+else:
+    why = f"It pools all {n_layers * n_heads} heads, each computed again at {n:,} × {n:,}."
+    st.info(wording.needs_shorter("The model view", n, passes.EVERY_HEAD_MAX_TOKENS, why))
+if windows and n <= passes.EVERY_HEAD_MAX_TOKENS:
     st.caption(
         f"{config.layer_types.count(families.LOCAL)} of the {n_layers} layers are local: "
         f"each token sees itself and the {config.sliding_window - 1} tokens before it (past "
@@ -266,7 +357,17 @@ if config.model_type in model_box.QK_NORMED:
         f"head's {config.d_head} features (its q_norm and k_norm), then rotated by position."
     )
 stages = query_stages(run.queries[layer, head, token], keys, config.attn_scale, config.attn_softcap)
-neuron_view.show(st, "pretrained_neuron", stages, keys, labels[seen], labels[token])
+seen_labels = labels[seen]
+if long:  # the keys around the query, as the line view; their weights from every key
+    near = long_head.keys_around(token, n, seen)
+    shown_keys = range(n)[seen][near]
+    st.caption(
+        f"The keys from {shown_keys.start} to {shown_keys.stop - 1}, around "
+        f"“{controls.md_escape(labels[token])}”, of the {len(range(n)[seen]):,} it sees: "
+        "the weights are the softmax over all of them."
+    )
+    stages, keys, seen_labels = neuron_view.keys_shown(stages, keys, seen_labels, near)
+neuron_view.show(st, "pretrained_neuron", stages, keys, seen_labels, labels[token])
 
 st.header("Attention rollout")
 session.name_files(model_box.file_name(folder))
@@ -275,21 +376,30 @@ st.caption(
     "the residual connection and renormalise each row, Â = ½(W̄ + I), then multiply the "
     "layers' Â together, to follow attention from the output back to the input tokens."
 )
-rollout = models.rollout(folder, text)
-attention_maps.show_weights(
-    st,
-    "pretrained_rollout",
-    rollout[shown, shown],
-    labels[shown],
-    f"Rollout through all {n_layers} layers",
-)
+if not long:
+    rollout = models.rollout(folder, text)
+    attention_maps.show_weights(
+        st,
+        "pretrained_rollout",
+        rollout[shown, shown],
+        labels[shown],
+        f"Rollout through all {n_layers} layers",
+    )
+else:
+    why = f"It averages every head of every layer, and its map is {n:,} × {n:,} cells."
+    st.info(wording.needs_shorter("The rollout", n, passes.LONG_TOKENS, why))
 
 st.header("Attention sinks")
 session.name_files(model_box.file_name(folder))
 st.caption(wording.SINKS)
-found = models.sinks(folder, text)
-sinks.show(st, "pretrained_sinks", found, labels)
-st.markdown(controls.md_escape(sinks.sentence(found, labels)))
+found = models.sinks(folder, text, long)
+if long:
+    st.caption(
+        f"Over {n:,} tokens, from the summaries the pass kept: the weight on the first token "
+        "over every query, and how often each token is a query's strongest key."
+    )
+sinks.show(st, "pretrained_sinks", found, labels, long)
+st.markdown(controls.md_escape(sinks.sentence(found, labels, long)))
 
 if config.rotary:
     st.header("Rotary positions")

@@ -22,8 +22,8 @@ import numpy as np
 import streamlit as st
 from streamlit.runtime.scriptrunner import get_script_run_ctx
 
-from app.data import cache, threads, trained
-from engine import analysis, bert, checkpoint, generate, ollama, positional, roles
+from app.data import cache, passes, threads, trained
+from engine import analysis, bert, checkpoint, generate, ollama, positional, roles, tiling
 from engine.resources import MINILM_NAME, SMOLLM2_NAME
 
 __all__ = [
@@ -192,7 +192,7 @@ def _run(folder, text):
     if isinstance(loaded, Exception):
         return loaded
     try:
-        return bert.run(loaded, text, parallel=threads.parallel())
+        return passes.run(loaded, text, parallel=threads.parallel())
     except (bert.TooLongError, ValueError) as error:  # ValueError: GPT-2 with no tokens
         return error
 
@@ -208,17 +208,70 @@ def _rollout(folder, text):
     return analysis.attention_rollout(run(folder, text).attentions)
 
 
+@cache.bounded
 def ranked_heads(folder, text, query, key):
     """Every head ranked by the weight from token ``query`` to token ``key``."""
-    name = _packaged(folder)
-    if name:
-        return trained.ranked_heads(name, text, query, key)
-    return analysis.rank_heads(run(folder, text).attentions, query, key)
+    rows = query_rows(folder, text, query)[:, :, None, :]  # -> [n_layers, n_heads, 1, n]
+    return analysis.rank_heads(rows, 0, key)
 
 
 def head_grid(folder, text, query, key):
     """The weight from ``query`` to ``key`` in every head, shape (n_layers, n_heads)."""
-    return np.asarray(run(folder, text).attentions[:, :, query, key])
+    return query_rows(folder, text, query)[:, :, key]
+
+
+@cache.bounded
+def query_rows(folder, text, query):
+    """How token ``query`` attends in every head, shape (n_layers, n_heads, n)."""
+    return np.array(run(folder, text).attentions[:, :, query], dtype=np.float32)
+
+
+@cache.bounded
+def head_view(folder, text, layer, head, reduction, rows, cols, token, tiles, cells):
+    """A long text's head, computed once for all its views: the map, the zoom, a row.
+
+    Parameters
+    ----------
+    reduction : ``"max"`` or ``"mean"``, each tile's (:func:`engine.tiling.tile`)
+    rows, cols : (int, int), the zoom's queries and keys, start and stop
+    token : int, the query whose row is kept
+    tiles : int, the most tiles on a side of the whole map and of a zoom too large for cells
+    cells : int, the zoom holds exact cells once its rows and columns are this many or fewer
+
+    Returns
+    -------
+    overview : engine.tiling.Tiles of the whole map
+    zoomed : ndarray of shape (rows, cols), the exact weights, or the Tiles of that block
+    row : ndarray of shape (cols[1] - cols[0],), token ``token``'s weights on the zoom's keys
+    """
+    weights = run(folder, text).attentions[layer, head]  # [n, n], computed now
+    overview = tiling.tile(weights, tiles, reduction)
+    block = weights[rows[0] : rows[1], cols[0] : cols[1]]
+    small = rows[1] - rows[0] <= cells and cols[1] - cols[0] <= cells
+    zoomed = np.array(block) if small else tiling.tile(block, tiles, reduction)
+    return overview, zoomed, np.array(weights[token, cols[0] : cols[1]])
+
+
+@cache.bounded
+def head_tiles(folder, text, layer, head, tiles, reduction="max"):
+    """One head's weights on ``text``, at most ``tiles`` a side (:func:`engine.tiling.tile`)."""
+    return tiling.tile(run(folder, text).attentions[layer, head], tiles, reduction)
+
+
+@cache.bounded
+def layer_window(folder, text, layer, window):
+    """Every head of ``layer`` on the tokens ``window = (start, stop)``: (n_heads, w, w).
+
+    Only the window's rows are asked for, so a long text's pass computes no more.
+    """
+    start, stop = window
+    return np.array(run(folder, text).attentions[layer, :, start:stop, start:stop])
+
+
+@cache.bounded(spinner="Pooling every head's weights …")
+def thumbnails(folder, text, size):
+    """Every head's weights pooled to at most ``size`` a side (:func:`engine.tiling.tile_heads`)."""
+    return tiling.tile_heads(run(folder, text).attentions, size, "max")
 
 
 def head_roles(folder):
@@ -247,9 +300,15 @@ def _head_roles(folder):
 
 
 @cache.bounded
-def sinks(folder, text):
-    """Where the model's attention parks on ``text``: :func:`engine.analysis.attention_sinks`."""
+def sinks(folder, text, long=False):
+    """Where the model's attention parks on ``text``: :func:`engine.analysis.attention_sinks`.
+
+    ``long``: from the pass's summaries instead (:func:`engine.analysis.summary_sinks`),
+    for a text whose heads' weights are computed on demand.
+    """
     this, config = run(folder, text), model(folder).config
+    if long:
+        return analysis.summary_sinks(this.summaries, config)
     n = len(this.ids)
     if config.layer_types:  # Gemma 3: each layer's own mask, local or global
         mask = np.stack([bert.attention_mask(config, n, layer=i) for i in range(config.n_layers)])
@@ -258,8 +317,9 @@ def sinks(folder, text):
     return analysis.attention_sinks(this.attentions, mask)
 
 
-#: The rotary view's distances: 0 to this many tokens apart, or the model's positions.
-ROTARY_DISTANCES = 256
+#: The rotary view's distances: 0 to the model's positions, at most this many (a Gemma 3's
+#: 131,072 positions would send a megabyte a run).
+ROTARY_DISTANCES = 32_768
 
 
 @cache.bounded
@@ -268,8 +328,8 @@ def rotary(folder, text, layer, head, query, key):
 
     Returns
     -------
-    engine.analysis.RotaryScores, at distances 0 … the model's positions (at most
-    :data:`ROTARY_DISTANCES`)
+    engine.analysis.RotaryScores, at every distance from 0 to the model's positions (at
+    most :data:`ROTARY_DISTANCES`)
     """
     loaded = load(folder)
     q, k = bert.head_vectors(loaded, run(folder, text), layer, head)

@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 import streamlit as st
 
-from app.data import cache, threads
+from app.data import cache, passes, threads
 from engine import analysis, bert, checkpoint, roles
 from engine.toy import random_permutation
 
@@ -67,7 +67,7 @@ def _run(name, text, positions):
     if isinstance(loaded, Exception):
         return loaded
     try:
-        return bert.run(loaded, text, positions, threads.parallel())
+        return passes.run(loaded, text, positions, threads.parallel())
     except (bert.TooLongError, ValueError) as error:  # ValueError: a decoder with no tokens
         return error
 

@@ -11,6 +11,10 @@ import numpy as np
 import plotly.graph_objects as go
 
 from app.views import axes, chart, heatmap, style
+from engine import tiling
+
+#: A text of more tokens is drawn with its keys in this many tiles, each their maximum.
+KEY_TILES = 512
 
 
 def _heads(n_layers, n_heads):
@@ -38,7 +42,16 @@ def figure(attention, labels, step=None, chosen=None):
     """
     n_layers, n_heads, n = np.shape(attention)
     z = np.asarray(attention, dtype=np.float32).reshape(n_layers * n_heads, n)
-    x = axes.axis_labels(labels)
+    heading = title(labels, step, chosen)
+    if n <= KEY_TILES:
+        x = axes.axis_labels(labels)
+        hover, x_axis = "key %{x}", axes.token_axis(x, "key")
+    else:  # each column the largest weight of a block of keys, at its middle position
+        tiles = tiling.tile(z, (len(z), KEY_TILES), "max")
+        z, edges = tiles.values, tiles.col_edges
+        x = (edges[:-1] + edges[1:] - 1) / 2
+        hover, x_axis = "keys around %{x:.0f}", {"title": "key position"}
+        heading = style.with_note(heading, f"{n:,} keys in {len(x)} tiles, each their maximum")
     fig = go.Figure(
         go.Heatmap(
             z=z,
@@ -47,12 +60,12 @@ def figure(attention, labels, step=None, chosen=None):
             colorscale=style.WEIGHTS_SCALE,
             zmin=0.0,
             zmax=1.0,
-            hovertemplate="%{y}<br>key %{x}<br>weight %{z:.4f}<extra></extra>",
+            hovertemplate=f"%{{y}}<br>{hover}<br>weight %{{z:.4f}}<extra></extra>",
             colorbar=style.COLORBAR,
         )
     )
-    heading = title(labels, step, chosen)
-    style.frame(fig, heading, 120 + 18 * n_layers * n_heads, xaxis=axes.token_axis(x, "key"))
+    top = 50 if n <= KEY_TILES else style.NOTE_TOP
+    style.frame(fig, heading, 120 + 18 * n_layers * n_heads, xaxis=x_axis, top=top)
     fig.update_yaxes(autorange="reversed")
     return fig
 

@@ -148,6 +148,20 @@ def show_layer(container, key, run, layer, heads, threshold, name="", *, hide_sp
     )
 
 
+def show_window(container, key, weights, labels, start, layer, heads, threshold):
+    """The line view of a long text's tokens ``start`` … ``start + w - 1``, with its picker.
+
+    ``weights`` (n_heads, w, w) are the layer's heads cut to those tokens as queries and as
+    keys (the weights on the other tokens are left out, so a row may sum to less than 1).
+    """
+    picker = f"{key}_token"
+    chosen = token_picker(container, picker, labels)
+    listed = ", ".join(f"H{h}" for h in heads) if heads else "none"
+    title = f"Layer {layer}, heads {listed}: tokens {start}–{start + len(labels) - 1}"
+    drawn = (weights, labels, heads, threshold, chosen, title)
+    show(container, key, *drawn, picker=picker, offset=start)
+
+
 #: One colour per head in the line view (Tableau 10, then two more), as BertViz does.
 HEAD_COLOURS = (
     "#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b",

@@ -3,6 +3,9 @@
 Follows Vig (2019), "A Multiscale Visualization of Attention in the Transformer Model",
 section 3.2. Thumbnails are pooled and tiled into one heatmap, so that the grid stays
 light at 512 tokens; the head view (:mod:`app.views.line_view`) shows any head in full.
+Each thumbnail's cell is the maximum of its block of queries and keys
+(:func:`engine.tiling.tile`): a sink head's first column stays bright, where a mean of
+its block would dim a weight of 0.73 on the first token to under 0.2 (issue #52).
 """
 
 from __future__ import annotations
@@ -11,19 +14,11 @@ import numpy as np
 import plotly.graph_objects as go
 
 from app.views import chart, style
+from engine import tiling
 
-#: The model view's thumbnails are pooled to at most this many rows and columns.
+#: The model view's thumbnails are pooled to at most this many rows and columns, each cell
+#: the maximum of its block.
 THUMBNAIL_MAX = 48
-
-
-def _pool(matrix, size):
-    """Block-average a square matrix down to at most ``size`` × ``size`` (display only)."""
-    n = matrix.shape[-1]
-    if n <= size:
-        return matrix
-    edges = np.linspace(0, n, size + 1).round().astype(int)
-    rows = np.add.reduceat(matrix, edges[:-1], axis=-2) / np.diff(edges)[:, None]
-    return np.add.reduceat(rows, edges[:-1], axis=-1) / np.diff(edges)[None, :]
 
 
 #: Cells between two thumbnails of the model view, drawn blank (level :data:`_GAP`).
@@ -36,15 +31,31 @@ _GAP = 255
 def figure(attentions, kv_of=None, windows=None):
     """Every head of every layer as a thumbnail: the layers × heads grid.
 
-    Thumbnails are block-averaged to at most :data:`THUMBNAIL_MAX` tokens a side, sent
-    as 8-bit levels (weight × 254; 255 marks the gaps between them) and tiled into one
-    heatmap: one trace, where 72 subplots cost plotly.py and plotly.js about a second
+    Thumbnails are pooled to at most :data:`THUMBNAIL_MAX` tokens a side, each cell the
+    maximum weight of its block (:func:`engine.tiling.tile_heads`), then drawn by
+    :func:`grid_figure`.
+
+    Parameters
+    ----------
+    attentions : ndarray of shape (n_layers, n_heads, n, n)
+    kv_of, windows : as in :func:`grid_figure`
+    """
+    thumbnails = tiling.tile_heads(attentions, THUMBNAIL_MAX, "max")
+    return grid_figure(thumbnails, attentions.shape[-1], kv_of, windows)
+
+
+def grid_figure(thumbnails, n, kv_of=None, windows=None):
+    """The layers × heads grid of thumbnails, in one heatmap.
+
+    Sent as 8-bit levels (weight × 254; 255 marks the gaps between them) and tiled into
+    one heatmap: one trace, where 72 subplots cost plotly.py and plotly.js about a second
     each. The grid stays under a megabyte even at 512 tokens; the head view shows any
     head in full.
 
     Parameters
     ----------
-    attentions : ndarray of shape (n_layers, n_heads, n, n)
+    thumbnails : ndarray of shape (n_layers, n_heads, side, side), each head's tiles
+    n : int, the tokens each thumbnail covers
     kv_of : int ndarray of shape (n_heads,), optional
         Grouped-query attention's key/value head of each query head, named under each
         column (``H3 · KV1``): the heads that share their keys and values.
@@ -55,14 +66,14 @@ def figure(attentions, kv_of=None, windows=None):
 
     The outline of the head shown is drawn over it apart (:func:`outline`).
     """
-    n_layers, n_heads = attentions.shape[:2]
-    side, step = _tiling(attentions)
+    n_layers, n_heads = thumbnails.shape[:2]
+    shape = (n_layers, n_heads, n, n)
+    side, step = _tiling(shape)
     tiles = np.full((n_layers * step - THUMBNAIL_GAP, n_heads * step - THUMBNAIL_GAP), _GAP)
     for layer in range(n_layers):
         for head in range(n_heads):
-            pooled = _pool(np.asarray(attentions[layer, head], dtype=np.float64), THUMBNAIL_MAX)
             tiles[layer * step : layer * step + side, head * step : head * step + side] = np.round(
-                np.clip(pooled, 0.0, 1.0) * (_GAP - 1)
+                np.clip(thumbnails[layer, head], 0.0, 1.0) * (_GAP - 1)
             )
     viridis = style.weight_colors(np.linspace(0.0, 1.0, 11))
     top = (_GAP - 1) / _GAP
@@ -97,7 +108,7 @@ def figure(attentions, kv_of=None, windows=None):
         "zeroline": False,
         "scaleanchor": "x",
     }
-    local = {} if windows is None else {"shapes": window_edges(attentions, windows)}
+    local = {} if windows is None else {"shapes": window_edges(shape, windows)}
     return style.framed(
         grid,
         height=90 * n_layers + 60,
@@ -117,6 +128,8 @@ def _kind(window):
 def window_edges(attentions, windows):
     """The dashed edge of each local layer's window on each of its thumbnails.
 
+    ``attentions`` is the run's weights, or their shape (n_layers, n_heads, n, n).
+
     Query ``i`` of a window of ``w`` tokens sees keys ``i - w + 1 … i``: the edge is the
     line ``key = query - w + ½`` between the last hidden key and the first seen, across
     the thumbnail, in its (pooled) cells.
@@ -125,7 +138,7 @@ def window_edges(attentions, windows):
     -------
     list of dict, layout shapes (none where a window holds every token)
     """
-    n_heads, n = attentions.shape[1], attentions.shape[-1]
+    n_heads, n = _shape(attentions)[1], _shape(attentions)[-1]
     side, step = _tiling(attentions)
 
     def cell(token):  # a token coordinate -> the thumbnail's cell coordinate
@@ -152,9 +165,13 @@ def window_edges(attentions, windows):
     return edges
 
 
+def _shape(attentions):
+    return attentions if isinstance(attentions, tuple) else attentions.shape
+
+
 def _tiling(attentions):
     """A thumbnail's side in cells, and the step from one thumbnail to the next."""
-    side = min(attentions.shape[-1], THUMBNAIL_MAX)
+    side = min(_shape(attentions)[-1], THUMBNAIL_MAX)
     return side, side + THUMBNAIL_GAP
 
 
@@ -172,14 +189,17 @@ def outline(attentions, selected):
     }
 
 
-def show(container, key, attentions, selected=None, kv_of=None, windows=None):
-    """Draw :func:`figure` (no CSV: the thumbnails are pooled, the heads have their own).
+def show(container, key, thumbnails, n, selected=None, kv_of=None, windows=None):
+    """Draw :func:`grid_figure` (no CSV: the thumbnails are pooled, the heads have their own).
 
-    The outline of ``selected`` goes to the browser apart (:func:`app.views.chart.draw`'s
-    ``shapes``): the grid, a large figure, is then the same whatever head is selected, and
-    Streamlit resends it as a reference when the head or layer changes. ``kv_of`` names
-    each head's key/value head, ``windows`` each layer's sliding window (:func:`figure`).
+    ``thumbnails`` are every head's, pooled (:func:`engine.tiling.tile_heads`), of a text
+    of ``n`` tokens. The outline of ``selected`` goes to the browser apart
+    (:func:`app.views.chart.draw`'s ``shapes``): the grid, a large figure, is then the
+    same whatever head is selected, and Streamlit resends it as a reference when the head
+    or layer changes. ``kv_of`` names each head's key/value head, ``windows`` each
+    layer's sliding window (:func:`grid_figure`).
     """
-    shapes = None if selected is None else [outline(attentions, selected)]
-    drawn = chart.remembered(figure, attentions, kv_of, windows)
+    shape = (*thumbnails.shape[:2], n, n)
+    shapes = None if selected is None else [outline(shape, selected)]
+    drawn = chart.remembered(grid_figure, thumbnails, n, kv_of, windows)
     chart.draw(container, drawn, key, shapes=shapes)

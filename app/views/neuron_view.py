@@ -173,6 +173,21 @@ def table(stages, k, labels):
     return frame
 
 
+def keys_shown(stages, k, labels, keys):
+    """``stages``, ``k`` and ``labels`` of the keys ``keys`` (a slice) alone.
+
+    The weights stay those of the softmax over every key the query sees: a long text's
+    neuron view draws the keys around its query, not a softmax over them alone.
+    """
+    cut = stages._replace(
+        product=stages.product[keys],
+        scores=stages.scores[keys],
+        scaled=stages.scaled[keys],
+        weights=stages.weights[keys],
+    )
+    return cut, k[keys], labels[keys]
+
+
 def show(container, key, stages, k, labels, query_label):
     """Draw :func:`figure`; the CSV is every stage's numbers (:func:`table`)."""
     drawn = chart.remembered(figure, stages, k, labels, query_label)

@@ -15,22 +15,32 @@ from plotly.subplots import make_subplots
 
 from app.views import axes, chart, style
 
+#: What the bars show: each token's mean weight received
+#: (:func:`engine.analysis.attention_sinks`), or, for a long text, how often it is a
+#: query's strongest key (:func:`engine.analysis.summary_sinks`).
+RECEIVED = {
+    False: ("most attended tokens", "mean weight received"),
+    True: ("tokens most often the strongest key", "share of queries, all heads"),
+}
 
-def sentence(sinks, labels):
+
+def sentence(sinks, labels, strongest=False):
     """How much of the model's attention goes to the first token, in plain words.
 
     Parameters
     ----------
     sinks : engine.analysis.Sinks
     labels : sequence of n str, the tokens' labels
+    strongest : bool, the Sinks of :func:`engine.analysis.summary_sinks` (every query)
     """
     n_heads = sinks.first.size
     over_half = int((sinks.first > 0.5).sum())
     first = labels[0]
     ratio = sinks.share / sinks.uniform if sinks.uniform > 0 else float("inf")
+    queries = "every token" if strongest else "the tokens after the first"
     return (
-        f"Across all {n_heads} heads, {sinks.share:.0%} of the attention of the tokens after "
-        f"the first goes to the first token, “{first}”: {ratio:.1f} times the "
+        f"Across all {n_heads} heads, {sinks.share:.0%} of the attention of {queries} "
+        f"goes to the first token, “{first}”: {ratio:.1f} times the "
         f"{sinks.uniform:.0%} it would get if every token spread its attention evenly. "
         f"In {over_half} of the {n_heads} heads it gets more than half."
     )
@@ -41,23 +51,27 @@ def sentence(sinks, labels):
 GAP = 0.22
 
 
-def figure(sinks, labels):
+def figure(sinks, labels, strongest=False):
     """Each head's weight on the first token (left); the tokens most attended (right).
 
     Parameters
     ----------
     sinks : engine.analysis.Sinks
     labels : sequence of n str
+    strongest : bool, the Sinks of :func:`engine.analysis.summary_sinks`: the bars are how
+        often each token is a query's strongest key (:data:`RECEIVED`)
     """
+    bars_title, bars_axis = RECEIVED[strongest]
     first = np.asarray(sinks.first, dtype=np.float32)
     n_layers, n_heads = first.shape
-    names = axes.axis_labels([labels[i] for i in sinks.strongest])
+    shown = [f"{i} {labels[i]}" if strongest else labels[i] for i in sinks.strongest]
+    names = axes.axis_labels(shown)  # a long text's tokens with their positions
     fig = make_subplots(
         rows=1,
         cols=2,
         column_widths=[0.6, 0.4],
         horizontal_spacing=GAP,
-        subplot_titles=["weight on the first token, per head", "most attended tokens"],
+        subplot_titles=["weight on the first token, per head", bars_title],
     )
     fig.add_trace(
         go.Heatmap(
@@ -88,13 +102,13 @@ def figure(sinks, labels):
             y=names,
             orientation="h",
             marker={"color": style.weight_colors(received)},
-            hovertemplate="%{y}<br>mean weight received %{x:.4f}<extra></extra>",
+            hovertemplate=f"%{{y}}<br>{bars_axis} %{{x:.4f}}<extra></extra>",
         ),
         row=1,
         col=2,
     )
     fig.update_yaxes(autorange="reversed")
-    fig.update_xaxes(range=[0, 1], title="mean weight received", row=1, col=2)
+    fig.update_xaxes(range=None if strongest else [0, 1], title=bars_axis, row=1, col=2)
     title = f"Attention sinks: {sinks.share:.0%} of the attention goes to the first token"
     return style.frame(fig, title, 120 + 40 * max(n_layers, len(names)), top=80)
 
@@ -112,6 +126,6 @@ def table(sinks, labels):
     )
 
 
-def show(container, key, sinks, labels):
+def show(container, key, sinks, labels, strongest=False):
     """Draw :func:`figure`; the CSV is each head's weight on the first token."""
-    chart.draw(container, figure(sinks, labels), key, table=table(sinks, labels))
+    chart.draw(container, figure(sinks, labels, strongest), key, table=table(sinks, labels))

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from app.data import layers, trained
+from app.data import layers, passes, trained
 from app.lecture.presentation import control_hint
 from app.state import controls, session
 from app.widgets import pickers
@@ -66,6 +66,16 @@ def _trained_or_random(settings, values):
 
     A text the model cannot read (too long, or no tokens) stops the page with a message.
     """
+    loaded = trained.model(settings.weights)
+    refusal = None if isinstance(loaded, Exception) else passes.core_refusal(loaded, settings.text)
+    if refusal:  # before the pass: a long text's pass is the page's to refuse, not to run
+        st.warning(
+            controls.md_escape(refusal)
+            + control_hint(
+                f" Or choose “Random (seeded)” weights, which read the first {MAX_TOKENS} tokens."
+            )
+        )
+        st.stop()
     result = trained.run(settings.weights, settings.text)
     if isinstance(result, checkpoint.ModelUnavailableError):
         hint = controls.INSTALL_HINTS[settings.weights]

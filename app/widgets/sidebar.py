@@ -45,7 +45,8 @@ def text_help(shown, trained):
     if loaded is None or isinstance(loaded, Exception):
         return f"Any text; the random model {cut}."
     source = None if weights == "minilm" else weights
-    return f"Any text. {model_box.reading_limit(loaded, source)} “Random (seeded)” {cut}."
+    limit = model_box.reading_limit(loaded, source, core=True)
+    return f"Any text. {limit} “Random (seeded)” {cut}."
 
 
 def _text(help_text):

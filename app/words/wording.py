@@ -370,3 +370,11 @@ def tokens_sentences(tokenization, tokenizer):
         if case:
             sentences.append(case)
     return sentences
+
+
+def needs_shorter(view, n, limit, why):
+    """Why a view of /pretrained is not drawn for a text of ``n`` tokens, and what is instead."""
+    return (
+        f"{view} is drawn for texts of at most {limit:,} tokens; this one has {n:,}. {why} "
+        "The grid of every head and the head view above show any head at this length."
+    )

@@ -24,6 +24,7 @@ EVERY = {
     "pretrained_heatmap",
     "pretrained_lines",
     "pretrained_model_view",
+    "pretrained_summaries",
     "pretrained_neuron",
     "pretrained_rollout",
     "pretrained_next",

