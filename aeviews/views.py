@@ -111,18 +111,35 @@ def _source(source, tokens, layer, head, model):
     return layers, check_tokens(tokens, layers.shape[-1])
 
 
-def _head(source, tokens=None, *, layer=None, head=None, model=None, title=None):
+#: Beyond this many tokens the head view is the long text's: tiles, each its block's
+#: maximum or mean weight (:mod:`app.views.long_head`), not one cell per weight.
+LONG_HEAD_TOKENS = 512
+
+
+def _head(source, tokens=None, *, layer=None, head=None, model=None, title=None,
+          reduction="max"):  # fmt: skip
     found = _source(source, tokens, layer, head, model)
     if isinstance(found, Attention):
         weights, labels, layer, head = found.weights, found.labels, found.layer, found.head
-        hover = {"scores": found.scores, "scaled": found.scaled}
     else:
         layers, labels = found
-        layer, head, hover = layer or 0, head or 0, {}
+        layer, head = layer or 0, head or 0
         weights = layers[layer, head]
     title = f"Layer {layer}, head {head}" if title is None else title
+    if len(labels) > LONG_HEAD_TOKENS:
+        return _long_head(weights, title, reduction)
+    hover = {"scores": found.scores, "scaled": found.scaled} if isinstance(found, Attention) else {}
     fig = attention_maps.weights_figure(weights, labels, title, **hover)
     return fig, heatmap.table(weights, labels, labels)
+
+
+def _long_head(weights, title, reduction):
+    """A long text's head: its tiles' figure (the app's) and their table."""
+    from app.views import long_head  # the long text's views (issue #52)
+    from engine import tiling
+
+    tiles = tiling.tile(weights, long_head.OVERVIEW_TILES, reduction)
+    return long_head.tile_figure(tiles, title), long_head.tile_table(tiles)
 
 
 def _lines(source, tokens=None, *, layer=None, heads=None, threshold=lines.DEFAULT_THRESHOLD,
@@ -185,8 +202,14 @@ def _scale(source, *, layer=None, head=None, model=None, title=None):
     return fig, scales.table(sweep, found.labels)
 
 
-def head_view(attention, tokens=None, *, layer=None, head=None, model=None, title=None):
+def head_view(attention, tokens=None, *, layer=None, head=None, model=None, title=None,
+              reduction="max"):  # fmt: skip
     """One head's weights as the app's heatmap: queries down, keys across, 0 to 1.
+
+    Beyond :data:`LONG_HEAD_TOKENS` tokens, the long text's view: at most 256 × 256
+    tiles, each its block's maximum (``reduction="max"``) or mean (``"mean"``) weight, the
+    title saying which, so that a 4,096-token head saved by :func:`save_html` stays a few
+    MB; the head's exact weights are ``.weights``.
 
     Parameters
     ----------
@@ -196,12 +219,23 @@ def head_view(attention, tokens=None, *, layer=None, head=None, model=None, titl
     layer, head : int, optional; a text's default is layer 3, head 1, arrays' 0 and 0
     model : None (MiniLM) or a checkpoint folder, for a text
     title : str, optional
+    reduction : "max" or "mean", a long text's tiles
 
     Returns
     -------
     Figure (hover: the raw and scaled scores beside each weight, from our engine's run)
     """
-    return _figure(_head(attention, tokens, layer=layer, head=head, model=model, title=title)[0])
+    return _figure(
+        _head(
+            attention,
+            tokens,
+            layer=layer,
+            head=head,
+            model=model,
+            title=title,
+            reduction=reduction,
+        )[0]
+    )
 
 
 def line_view(attention, tokens=None, *, layer=None, heads=None,

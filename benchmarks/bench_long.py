@@ -23,6 +23,7 @@ subtract, exp, sum, divide), the output products (BLAS) and the summaries::
 
     python3 benchmarks/bench_long.py [--lengths 512 1024 2048 4096] [--rounds 2]
                                      [--torch-python /tmp/torchenv/bin/python]
+                                     [--torch-threads 1] [--no-breakdown]
 
 The PyTorch side needs a Python that imports torch (``--torch-python`` or
 ``TORCH_PYTHON``); without one it is skipped. Figures: docs/benchmarks.md.
@@ -49,6 +50,8 @@ TEXT = (
 )
 LENGTHS = (512, 1024, 2048, 4096)
 LAYER, HEAD = 15, 4
+#: PyTorch's threads, when ``--torch-threads`` is given.
+THREADS_VARIABLE = "BENCH_TORCH_THREADS"
 
 
 def peak_mb():
@@ -87,6 +90,9 @@ def engine_worker(gguf, ids, out):
 
 def torch_worker(gguf, ids, out):
     import torch
+
+    if os.environ.get(THREADS_VARIABLE):
+        torch.set_num_threads(int(os.environ[THREADS_VARIABLE]))
 
     from engine import checkpoint
 
@@ -171,7 +177,7 @@ def breakdown_worker(gguf, ids, out):
     blocks = attention._blocks(mask, n, n)
     size = max((b.rows.stop - b.rows.start) * (b.keys.stop - b.keys.start) for b in blocks)
 
-    def timed(work, repeats=3):
+    def timed(work, repeats=5):
         times = []
         for _ in range(repeats):
             start = time.perf_counter()
@@ -256,6 +262,7 @@ def main():
     parser.add_argument("--lengths", type=int, nargs="+", default=list(LENGTHS))
     parser.add_argument("--rounds", type=int, default=2)
     parser.add_argument("--torch-python", help="a Python that imports torch")
+    parser.add_argument("--torch-threads", type=int, help="PyTorch's threads (default: its own)")
     parser.add_argument("--no-breakdown", action="store_true")
     parser.add_argument("--worker", choices=sorted(WORKERS), help=argparse.SUPPRESS)
     parser.add_argument("--gguf", help=argparse.SUPPRESS)
@@ -271,6 +278,8 @@ def main():
 
     gguf = str(smollm2_file())
     python = torch_python(args.torch_python)
+    if args.torch_threads:
+        os.environ[THREADS_VARIABLE] = str(args.torch_threads)
     sides = ["engine"] + (["torch"] if python else [])
     if not python:
         print("PyTorch comparison skipped: no Python given that imports torch")

@@ -4,7 +4,7 @@ No Streamlit, Plotly or pandas here; randomness only from explicit seeds; the sa
 inputs give bit-identical outputs on any machine, whatever its CPUs and threads, for
 matrix products run with BLAS on one thread (:mod:`engine.blas`). Importing the engine
 changes nothing in the process; running it, nothing but idle threads, which a layer of
-32 tokens or more makes to compute parts of its sums, one fewer than the CPUs the process
+96 tokens or more makes to compute parts of its sums, one fewer than the CPUs the process
 may use (:mod:`engine.parts`). Row
 convention (tokens are rows, as in the papers) unless a module says otherwise;
 :mod:`engine.book` holds the textbook's column convention.

@@ -8,7 +8,7 @@ hidden features (Vaswani et al. 2017, section 3.2.2 and eq. 2):
           f(xW_1 + b_1)\,W_2 = \sum_j f(xW_{1,:j} + b_{1,j})\,W_{2,j:}
 
 An encoder layer computes each sum as :func:`parts_for` partial sums (groups of heads;
-groups of hidden features), added in the order of the parts: twelve from 32 tokens on.
+groups of hidden features), added in the order of the parts: twelve from 96 tokens on.
 NumPy lets go of the GIL inside its loops and BLAS calls, so other threads can compute
 parts while the caller computes one.
 
@@ -55,9 +55,10 @@ __all__ = [
     "threads_for",
 ]
 
-#: Below this many tokens a layer is one part: handing a part to another thread costs
-#: more than it saves (docs/benchmarks.md).
-PARALLEL_MIN_TOKENS = 32
+#: Below this many tokens a layer is one part: handing a part to another thread, and two
+#: threads taking turns with the GIL over a part's small NumPy calls, cost more than the
+#: second core saves (docs/benchmarks.md, "the number of parts").
+PARALLEL_MIN_TOKENS = 96
 #: From there on, each of a layer's sums has this many parts (the attention's at most the
 #: layer's heads): a constant of the code, so that the bits are those of no machine; parts
 #: enough for twelve cores, and small enough that a thread slowed by the others (the GIL,

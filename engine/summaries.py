@@ -13,9 +13,9 @@ over the ``n`` queries:
   measure how broadly a head attends: :math:`\frac1n \sum_i -\sum_j w_{ij} \log_2 w_{ij}`
   (``0 \log 0 = 0``);
 - the mean distance attended, as Vig & Belinkov 2019 ("Analyzing the Structure of
-  Attention in a Transformer Language Model", section 5.2):
+  Attention in a Transformer Language Model"):
   :math:`\frac1n \sum_i \sum_j w_{ij} |i - j|`;
-- the weight on the previous token (Clark et al. 2019, section 3.2):
+- the weight on the previous token (Clark et al. 2019, section 3.1, relative position):
   :math:`\frac1{n-1} \sum_{i \ge 1} w_{i, i-1}`, 0 for a single token;
 - the strongest key of each query, :math:`\arg\max_j w_{ij}` (the first, on a tie).
 

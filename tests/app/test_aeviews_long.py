@@ -68,3 +68,22 @@ def test_a_long_texts_views_read_a_layer_at_a_time(long_pass):
     neuron = ae.neuron_view(att, token=5)
     weights = next(trace for trace in neuron.data if trace.name == "weight")
     np.testing.assert_allclose(weights.x, kept.attentions[1, 2, 5, :6], atol=1e-6)
+
+
+def test_a_4096_token_head_view_is_tiles_and_its_page_stays_under_10_mb(tmp_path):
+    long_head = pytest.importorskip("app.views.long_head", reason="the long views' branch")
+    from engine import tiling
+
+    n = 4096
+    rng = np.random.default_rng(0)
+    weights = np.tril(rng.random((n, n), dtype=np.float32))
+    weights /= weights.sum(axis=1, keepdims=True)  # rows of a causal head
+    tokens = [f"t{i}" for i in range(n)]
+    fig = ae.head_view([weights[None, None]], tokens)
+    tiles = tiling.tile(weights, long_head.OVERVIEW_TILES, "max")
+    np.testing.assert_array_equal(fig.data[0].z, tiles.values)
+    assert "maximum" in fig.layout.title.text
+    size = ae.save_html(fig, tmp_path / "head.html")
+    assert size < 10 * 2**20
+    means = ae.table([weights[None, None]], tokens, view="head", reduction="mean")
+    np.testing.assert_allclose(means.to_numpy(), tiling.tile(weights, 256, "mean").values)

@@ -14,7 +14,7 @@ from tiny_models import TINY
 import engine.attention
 import engine.layers
 from app import cli
-from app.data import cache, documents, layers, models, threads, trained, translator
+from app.data import cache, documents, layers, models, threads, trained
 from app.state import controls
 
 needs_minilm = pytest.mark.skipif(controls.MINILM is None, reason="MiniLM is not installed")
@@ -51,7 +51,8 @@ def test_the_command_refuses_fewer_than_one_thread(bad, capsys):
 @needs_minilm
 def test_every_engine_call_of_the_app_passes_the_count_on(monkeypatch):
     """Every call that computes a layer's sums in parts (:func:`engine.parts.in_parts`, from
-    32 tokens on) hears ``parallel=1`` when the server was started with one thread."""
+    :data:`engine.parts.PARALLEL_MIN_TOKENS` tokens on) hears ``parallel=1`` when the server
+    was started with one thread. (The date translator reads at most 32 words: one part.)"""
     seen = []
 
     def recording(real):
@@ -66,19 +67,18 @@ def test_every_engine_call_of_the_app_passes_the_count_on(monkeypatch):
         monkeypatch.setattr(module, "in_parts", recording(module.in_parts))
     monkeypatch.setenv(threads.THREADS_VARIABLE, "1")
     cache.clear()
-    text = "Threads change the time of a pass, " * 6 + "never a number it gives."  # 50 tokens
+    text = "Threads change the time of a pass, " * 13 + "never a number it gives."  # 112 tokens
+    for_gpt2 = "Threads change the time of a pass, " * 6 + "never a number it gives."  # its 120
     sentences = f"{text} {text.upper()}"  # two sentences: a pass each
-    source = " ".join(("the third of march 2021 " * 7).split()[:32])  # 32 words, 32 tokens
     calls = {
         "minilm run": lambda: trained.run("minilm", text),
         "layer run": lambda: trained.layer_run("minilm", text, 2, scale=0.5),
         "layer stages": lambda: trained.layer_stages("minilm", text, 1),
         "permutation": lambda: trained.permutation_errors("minilm", text, 7),
-        "folder run": lambda: models.run(str(TINY / "gpt2"), text),
-        "generation": lambda: models.generation(str(TINY / "gpt2"), text, 2, 0.0, None),
+        "folder run": lambda: models.run(str(TINY / "gpt2"), for_gpt2),
+        "generation": lambda: models.generation(str(TINY / "gpt2"), for_gpt2, 2, 0.0, None),
         "summary": lambda: documents.rank(sentences, None),
         "toy encoder": lambda: layers.encoder(controls.Settings(text=text, d_model=8), False),
-        "translation": lambda: translator.translation(source)[0],  # (translation, problem)
     }
     for name, call in calls.items():
         seen.clear()

@@ -200,7 +200,7 @@ def decoders():
 
 @pytest.mark.parametrize("name", DECODERS)
 def test_greedy_generation_is_the_whole_pass_s_token_by_token(decoders, name):
-    """40 steps: past Mistral's window of 16 and the 32 tokens where a layer splits in parts."""
+    """40 steps: past Mistral's window of 16."""
     model = decoders[name]
     steps = generate.generate(model, TEXT, 40)
     runs, ids = whole_pass_greedy(model, TEXT, 40)

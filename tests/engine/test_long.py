@@ -6,7 +6,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from engine import bert, checkpoint
+from engine import attention, bert, checkpoint
+from engine.attention import causal_mask, sliding_window_mask
 from engine.summaries import head_summaries
 
 TINY = Path(__file__).parents[1] / "data" / "tiny_models"
@@ -87,3 +88,21 @@ def test_progress_is_called_after_each_layer():
     bert.run(model, "A short text.", progress=lambda done, total: calls.append((done, total)))
     n = model.config.n_layers
     assert calls == [(i, n) for i in range(1, n + 1)]
+
+
+@pytest.mark.parametrize("mask", ["causal", "window", "none"])
+def test_rows_read_again_are_the_blocks_bits_beyond_one_block(mask):
+    """Past attention.WHOLE_ROWS queries a head is computed in blocks of rows; the rows read
+    again (attention_rows, what Attentions computes) are those blocks' to the bit."""
+    n = attention.WHOLE_ROWS + 190  # two blocks and a part of one
+    rng = np.random.default_rng(5)
+    q, k, v = (rng.standard_normal((2, n, 16)).astype(np.float32) for _ in range(3))
+    masks = {"causal": causal_mask(n), "window": sliding_window_mask(n, 200), "none": None}
+    kept = np.empty((2, n, n), dtype=np.float32)
+    output = attention.blocked_attention(q, k, v, masks[mask], None, 3.0, kept)
+    queries = np.array([0, 127, 128, 300, n - 1, 5])
+    rows = attention.attention_rows(q, k, queries, masks[mask], None, 3.0)
+    np.testing.assert_array_equal(rows, kept[:, queries])
+    whole = attention.scaled_dot_product_attention(q, k, v, masks[mask], softcap=3.0)
+    np.testing.assert_allclose(kept, whole.weights, atol=1e-6)
+    np.testing.assert_allclose(output, whole.output, atol=1e-5)
