@@ -199,12 +199,15 @@ _FIRST_SCREEN = """() => {
 }"""
 
 
-def text_of(tokens):
-    """A text of at most ``tokens`` MiniLM tokens, and its count.
+def text_of(tokens, weights=None):
+    """A text of at most ``tokens`` tokens of the page's model, and its count.
 
-    As MiniLM reads it: WordPiece, [CLS] and [SEP] included; as many as whole words allow.
+    As the model reads it (MiniLM's WordPiece with [CLS] and [SEP], SmolLM2's BPE); as many
+    as whole words allow.
     """
-    tokenizer = wordpiece_tokenizer()
+    tokenizer = (
+        wordpiece_tokenizer() if weights in (None, "minilm", "random") else _tokenizer(weights)
+    )
 
     def count(text):
         return len(tokenizer.encode(text).ids)
@@ -217,12 +220,18 @@ def text_of(tokens):
     return text, count(text)
 
 
-def payload(app, tokens):
+def _tokenizer(weights):
+    from engine import checkpoint
+
+    return checkpoint.load(weights).tokenizer
+
+
+def payload(app, tokens, weights=None):
     """KB a text change to ``tokens`` tokens receives on /attention, and the count reached.
 
     Its own run and the slider's after it (the scale's frames of every stop).
     """
-    text, count = text_of(tokens)
+    text, count = text_of(tokens, weights)
 
     def perform(page):
         box = page.locator(".st-key-text textarea")
@@ -232,7 +241,7 @@ def payload(app, tokens):
     return app.act(perform)["kb"], count
 
 
-def first_loads(browser, app_url, trivial_url, loads):
+def first_loads(browser, app_url, trivial_url, loads, weights=""):
     """Median ms from navigation until the first screen is drawn, and every chart near it.
 
     /attention with a new text, and the trivial app (whose one chart is its first screen):
@@ -241,7 +250,10 @@ def first_loads(browser, app_url, trivial_url, loads):
     times = {name: {"screen": [], "near": []} for name in ("attention", "trivial")}
     for i in range(loads):
         text = f"{controls.DEFAULT_TEXT} The bill came {i} minutes later."
-        urls = {"attention": f"{app_url}/attention?text={quote(text)}", "trivial": trivial_url}
+        urls = {
+            "attention": f"{app_url}/attention?text={quote(text)}{weights}",
+            "trivial": trivial_url,
+        }
         for name in ("attention", "trivial") if i % 2 == 0 else ("trivial", "attention"):
             context = browser.new_context(viewport={"width": 1400, "height": 1000})
             page = context.new_page()
@@ -349,7 +361,11 @@ def main():
         default=128,
         help="a text change to this many tokens: the bytes it receives (0: skip)",
     )
+    parser.add_argument(
+        "--weights", help="/attention on these weights (?weights=: minilm, smollm2, random)"
+    )
     args = parser.parse_args()
+    weights = f"&weights={args.weights}" if args.weights else ""
     load_avg = os.getloadavg()
     counter = [0]
     with (
@@ -360,7 +376,7 @@ def main():
         app, trivial = Browser(browser, args.mbit), Browser(browser, args.mbit)
         trivial.page.goto(trivial_url)
         trivial.settle(timeout=300)
-        app.open(app_url + "/attention")
+        app.open(app_url + "/attention?" + weights[1:])
         if args.at:  # a reader looking at that chart: the page scrolled to it
             app.page.locator(f".st-key-{args.at}").scroll_into_view_if_needed()
             app.settle()
@@ -405,11 +421,15 @@ def main():
             measure(app, trivial, actions, args.runs, results)
         sent = None
         if args.payload_tokens:  # last: the long text stays in the session, every page's
-            app.open(app_url + "/attention")
-            sent = payload(app, args.payload_tokens)
-        loads = first_loads(browser, app_url, trivial_url, args.loads) if args.loads else {}
+            app.open(app_url + "/attention?" + weights[1:])
+            sent = payload(app, args.payload_tokens, args.weights)
+        loads = (
+            first_loads(browser, app_url, trivial_url, args.loads, weights) if args.loads else {}
+        )
     if args.mbit:
         print(f"network: {args.mbit:g} Mbit/s each way (Chromium's emulation), first loads not")
+    if args.weights:
+        print(f"/attention on weights={args.weights}")
     if args.at:
         print(f"/attention scrolled to {args.at} before its actions")
     print_table(results, loads, load_avg)
