@@ -408,6 +408,8 @@ def main():
             ("/attention: sentence (Ctrl+Enter)", new_sentence(counter), False),
             ("/attention: scale step, every chart", key_on(thumb("att_scale"), "ArrowRight"), True),
         ]
+        if not app.page.locator(MASK_INPUT).count():  # a decoder's mask is its own: no toggle
+            actions = [action for action in actions if "mask" not in action[0]]
         results = {}
         if args.runs:
             measure(app, trivial, actions, args.runs, results)
