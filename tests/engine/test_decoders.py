@@ -190,6 +190,27 @@ def test_layer_views_recompute_the_pass_to_the_bit(models, references, name):
         np.testing.assert_array_equal(stages.output, result.hidden_states[layer + 1])
 
 
+@pytest.mark.parametrize("name", FOLDERS)
+@pytest.mark.parametrize(("scale", "causal"), [(None, False), (2.0, True)])
+def test_layer_views_from_the_kept_queries_and_keys_are_the_projected_bits(
+    models, references, name, scale, causal
+):
+    """The queries and keys the pass kept stand for the layer's own projections, bit for bit."""
+    model = models[name]
+    result = bert.run_ids(model, references[name]["long/ids"])
+    projected = result._replace(queries=None, keys=None)  # none kept: the layer projects
+    for layer in range(model.config.n_layers):
+        kept, again = (bert.layer_run(model, r, layer, scale, causal) for r in (result, projected))
+        for field in ("q", "k", "v", "x"):
+            np.testing.assert_array_equal(getattr(kept, field), getattr(again, field))
+        for field in ("weights", "output", "scores"):
+            a, b = (getattr(r.attention.heads, field) for r in (kept, again))
+            np.testing.assert_array_equal(a, b)
+        for field in ("v", "concat", "output"):
+            a, b = (getattr(r.attention, field) for r in (kept, again))
+            np.testing.assert_array_equal(a, b)
+
+
 def test_a_full_context_is_split_in_parts_with_the_same_bits_on_one_thread(models):
     model = models["qwen2"]
     ids = (np.arange(128) * 7 + 5) % model.config.n_vocab
