@@ -447,6 +447,18 @@ def test_attention_sinks_against_their_definition():
     assert found.strongest.tolist() == np.argsort(-found.received, kind="stable")[:2].tolist()
 
 
+@pytest.mark.parametrize("shape", [(2, 3, 1, 1), (6, 12, 7, 7), (30, 9, 42, 42), (3, 9, 256, 256)])
+def test_attention_sinks_of_float32_weights_are_their_float64_means(shape):
+    """Read in float32, summed in float64: the bits of the means of a float64 copy."""
+    weights = np.random.default_rng(7).random(shape, dtype=np.float32)
+    weights /= weights.sum(axis=-1, keepdims=True)
+    found = analysis.attention_sinks(weights)
+    queries = slice(1, None) if shape[-1] > 1 else slice(None)
+    copied = weights[..., queries, :].astype(np.float64)  # the definition, on a copy
+    np.testing.assert_array_equal(found.first, copied[..., 0].mean(axis=-1))
+    np.testing.assert_array_equal(found.received, copied.mean(axis=(0, 1, 2)))
+
+
 def test_every_weight_on_the_first_token_is_a_share_of_one():
     weights = np.zeros((1, 2, 4, 4))
     weights[..., 0] = 1.0  # every query parks everything on the first token
