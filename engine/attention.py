@@ -659,6 +659,7 @@ def multi_head_attention(
     softcap=None,
     summaries=None,
     keep=True,
+    qk=None,
 ):
     r"""Multi-head attention (Vaswani et al. 2017, section 3.2.2): self- or cross-attention.
 
@@ -710,6 +711,10 @@ def multi_head_attention(
     keep : bool
         False keeps no weights (``heads.weights`` None): a long text's pass, whose heads'
         ``n × n`` weights are never all held.
+    qk : (ndarray, ndarray), optional
+        Every head's queries and keys already projected, each of shape (n_heads, n, d_head)
+        as this returns them (a pass's ``queries[layer]``, ``keys[layer]``): only the values
+        are projected (:func:`head_projections`), and the attention is the same bits.
 
     Returns
     -------
@@ -742,6 +747,7 @@ def multi_head_attention(
         "q_norm": q_norm,
         "k_norm": k_norm,
         "qk_norm": qk_norm,
+        "qk": qk,
     }
 
     def attend(part):  # a group of heads, start to finish, and its term of Concat(...) W^O
@@ -811,6 +817,7 @@ def head_projections(
     q_norm=None,
     k_norm=None,
     qk_norm=None,
+    qk=None,
 ):
     r"""A group of heads' queries, keys and values: :func:`multi_head_attention`'s first step.
 
@@ -824,7 +831,7 @@ def head_projections(
     Parameters
     ----------
     x, w_q, w_k, w_v, n_heads, b_q, b_k, b_v, memory, rotary, n_kv_heads, q_norm, k_norm,
-    qk_norm : as :func:`multi_head_attention` takes them
+    qk_norm, qk : as :func:`multi_head_attention` takes them
     heads : slice of the query heads, optional; default all
 
     Returns
@@ -841,8 +848,12 @@ def head_projections(
     count = heads.stop - heads.start
     shared = kv_of[heads]  # the key/value head of each of these query heads
     kv = slice(shared[0] * d_head, (shared[-1] + 1) * d_head)  # their columns of W^K, W^V
-    q = split_heads(linear(x, w_q[:, f], _cut(b_q, f)), count)  # -> [count, n_q, d_head]
     n_kv = shared[-1] - shared[0] + 1
+    if qk is not None:  # queries and keys as a pass made them: the values alone, as it did
+        v = split_heads(linear(memory, w_v[:, kv], _cut(b_v, kv)), n_kv)
+        v = v if n_kv == count else v[shared - shared[0]]  # -> [count, n_k, d_head]
+        return qk[0][heads], qk[1][heads], v
+    q = split_heads(linear(x, w_q[:, f], _cut(b_q, f)), count)  # -> [count, n_q, d_head]
     k = split_heads(linear(memory, w_k[:, kv], _cut(b_k, kv)), n_kv)  # -> [n_kv, n_k, d_head]
     v = split_heads(linear(memory, w_v[:, kv], _cut(b_v, kv)), n_kv)
     if q_norm is not None:  # each head's q and k normalised over d_head (Qwen3, Gemma 3)

@@ -327,6 +327,8 @@ class BertRun(NamedTuple):
     summaries : engine.summaries.HeadSummaries
         What every head does, in a few numbers per head (each of shape (n_layers,
         n_heads); ``strongest`` (n_layers, n_heads, n)), computed during the pass.
+    positions : bool
+        Whether the pass ran with the model's positions (:func:`run_ids`' ``positions``).
     """
 
     tokens: list[str]
@@ -342,6 +344,7 @@ class BertRun(NamedTuple):
     continues: list[bool] | None = None
     cache: KeyValues | None = None
     summaries: HeadSummaries | None = None
+    positions: bool = True
 
     @property
     def last_token_attention(self):
@@ -618,6 +621,7 @@ def run_ids(model, ids, positions=True, parallel=True, types=None, cache=False, 
         logits,
         cache=kept,
         summaries=summaries,
+        positions=positions,
     )
 
 
@@ -901,8 +905,9 @@ def layer_run(model, run, layer, scale=None, causal=False, parallel=True, keep_w
     .. math:: \text{head}_h = \operatorname{softmax}\!\left(s\,(XW^Q_h + b^Q_h)
               (XW^K_h + b^K_h)^\top + M\right)(XW^V_h + b^V_h)
 
-    The attention :func:`engine.layers.encoder_layer` computes in the pass, so at the
-    model's own scale ``s = 1/√d_head`` and mask the weights are the model's,
+    The attention :func:`engine.layers.encoder_layer` computes in the pass (from the
+    queries and keys the pass kept, where it kept them: the same bits), so at the model's
+    own scale ``s = 1/√d_head`` and mask the weights are the model's,
     ``run.attentions[layer]``, to the bit; another scale, or the causal mask on an
     encoder, shows what this trained layer would do if its scores were scaled or masked
     differently (an encoder reads in both directions; a causal model is always masked).
@@ -946,9 +951,23 @@ def layer_run(model, run, layer, scale=None, causal=False, parallel=True, keep_w
         qk_norm=functools.partial(settings["norm"], eps=c.eps),
         softcap=settings["softcap"],
         keep=keep_weights,
+        qk=_kept_qk(run, layer),
     )
     q, k, v = (merge_heads(m) for m in (attention.q, attention.k, attention.v))  # -> [n, h·d_head]
     return LayerRun(layer, x, weights, q, k, v, mask, attention)
+
+
+def _kept_qk(run, layer):
+    """The layer's queries and keys as the pass kept them, or None: :func:`layer_run` projects.
+
+    A short text's pass holds them (ndarrays), the bits the layer would compute again; a
+    long text's (:class:`PerLayer`) are computed when read anyway, and a pass without the
+    model's positions kept unrotated ones, where the layer rotates.
+    """
+    kept = isinstance(run.queries, np.ndarray) and isinstance(run.keys, np.ndarray)
+    if kept and run.positions:
+        return run.queries[layer], run.keys[layer]
+    return None
 
 
 def head_weights(model, run, layer, head):

@@ -190,6 +190,27 @@ def test_layer_views_recompute_the_pass_to_the_bit(models, references, name):
         np.testing.assert_array_equal(stages.output, result.hidden_states[layer + 1])
 
 
+@pytest.mark.parametrize("name", FOLDERS)
+@pytest.mark.parametrize(("scale", "causal"), [(None, False), (2.0, True)])
+def test_layer_views_from_the_kept_queries_and_keys_are_the_projected_bits(
+    models, references, name, scale, causal
+):
+    """The queries and keys the pass kept stand for the layer's own projections, bit for bit."""
+    model = models[name]
+    result = bert.run_ids(model, references[name]["long/ids"])
+    projected = result._replace(queries=None, keys=None)  # none kept: the layer projects
+    for layer in range(model.config.n_layers):
+        kept, again = (bert.layer_run(model, r, layer, scale, causal) for r in (result, projected))
+        for field in ("q", "k", "v", "x"):
+            np.testing.assert_array_equal(getattr(kept, field), getattr(again, field))
+        for field in ("weights", "output", "scores"):
+            a, b = (getattr(r.attention.heads, field) for r in (kept, again))
+            np.testing.assert_array_equal(a, b)
+        for field in ("v", "concat", "output"):
+            a, b = (getattr(r.attention, field) for r in (kept, again))
+            np.testing.assert_array_equal(a, b)
+
+
 def test_a_full_context_is_split_in_parts_with_the_same_bits_on_one_thread(models):
     model = models["qwen2"]
     ids = (np.arange(128) * 7 + 5) % model.config.n_vocab
@@ -424,6 +445,18 @@ def test_attention_sinks_against_their_definition():
     assert found.uniform == pytest.approx(np.mean([1 / (i + 1) for i in range(1, n)]))
     np.testing.assert_allclose(found.received.sum(), 1.0)  # each query's row sums to one
     assert found.strongest.tolist() == np.argsort(-found.received, kind="stable")[:2].tolist()
+
+
+@pytest.mark.parametrize("shape", [(2, 3, 1, 1), (6, 12, 7, 7), (30, 9, 42, 42), (3, 9, 256, 256)])
+def test_attention_sinks_of_float32_weights_are_their_float64_means(shape):
+    """Read in float32, summed in float64: the bits of the means of a float64 copy."""
+    weights = np.random.default_rng(7).random(shape, dtype=np.float32)
+    weights /= weights.sum(axis=-1, keepdims=True)
+    found = analysis.attention_sinks(weights)
+    queries = slice(1, None) if shape[-1] > 1 else slice(None)
+    copied = weights[..., queries, :].astype(np.float64)  # the definition, on a copy
+    np.testing.assert_array_equal(found.first, copied[..., 0].mean(axis=-1))
+    np.testing.assert_array_equal(found.received, copied.mean(axis=(0, 1, 2)))
 
 
 def test_every_weight_on_the_first_token_is_a_share_of_one():
