@@ -9,9 +9,6 @@ opens that head.
 
 from __future__ import annotations
 
-import json
-import shutil
-
 import numpy as np
 import pytest
 import tiny_models
@@ -53,10 +50,7 @@ CELL = """([layer, head]) => {
 @pytest.fixture(scope="module")
 def folder(tmp_path_factory):
     path = tmp_path_factory.mktemp("long") / "llama_long"
-    shutil.copytree(tiny_models.TINY / "llama", path)
-    config = json.loads((path / "config.json").read_text())
-    (path / "config.json").write_text(json.dumps(config | {"max_position_embeddings": 8192}))
-    return path
+    return tiny_models.with_positions("llama", path, 8192)
 
 
 def _selected(page, key):

@@ -6,9 +6,6 @@ positions instead of 128 (rotary positions have no table, so the weights are the
 4,096 do, in a second.
 """
 
-import json
-import shutil
-
 import numpy as np
 import pytest
 import tiny_models
@@ -27,10 +24,7 @@ TEXT = SENTENCE * 62  # 3,039 tokens with the tiny Llama's tokenizer
 def folder(tmp_path_factory):
     """The tiny Llama with 8,192 positions."""
     path = tmp_path_factory.mktemp("long") / "llama_long"
-    shutil.copytree(tiny_models.TINY / "llama", path)
-    config = json.loads((path / "config.json").read_text())
-    (path / "config.json").write_text(json.dumps(config | {"max_position_embeddings": 8192}))
-    return path
+    return tiny_models.with_positions("llama", path, 8192)
 
 
 @pytest.fixture(scope="module")
