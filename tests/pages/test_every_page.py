@@ -327,7 +327,8 @@ def test_causal_page_compares_masked_and_unmasked():
     assert masked_cells["text"][0][3] == "−∞"
     trace = figs["causal_weights_masked"]["data"][0]
     hover = decode(trace["customdata"])  # [raw, scaled]: not the unmasked score
-    assert np.isnan(hover[0, 3, 1]) and np.isfinite(hover[0, 3, 0])
+    assert np.isnan(hover[0, 3, 1])
+    assert np.isfinite(hover[0, 3, 0])
     assert np.isfinite(hover[3, 0, 1])
     # the chart component writes a masked cell's scaled score so (frames.test.mjs)
     assert trace["meta"] == {attention_maps.GAP_TEXT: attention_maps.MASKED_HOVER}
