@@ -27,6 +27,10 @@ RAW_SCORE = 0
 #: scaled scores at the stop shown, the raw scores of the head shown
 #: (:func:`app.live.protocol.follow`'s ``hover``).
 HOVER_FRAMES = [["scaled", SCALED_SCORE], ["scores", RAW_SCORE]]
+#: The key of a trace's ``meta`` that names the text of its customdata's gaps: the chart
+#: component writes a cell ``[raw, NaN]`` as ``[raw, "", text]`` before plotly.js draws it
+#: (``compact`` hover: :func:`score_hover`).
+GAP_TEXT = "gap_text"
 
 
 def scores_figure(scores, labels, title):
@@ -76,7 +80,9 @@ def scores_figure(scores, labels, title):
     return fig
 
 
-def weights_figure(weights, labels, title="Attention weights", *, scores=None, scaled=None):
+def weights_figure(
+    weights, labels, title="Attention weights", *, scores=None, scaled=None, compact=False
+):
     """Attention weights (rows: queries, columns: keys) on a fixed 0–1 scale.
 
     Hovering a cell names the query and key tokens and gives the raw score, the scaled
@@ -91,18 +97,24 @@ def weights_figure(weights, labels, title="Attention weights", *, scores=None, s
     labels : sequence of n str (self-attention: the same tokens on both axes)
     scores, scaled : ndarray of shape (n_q, n_k), optional
         The raw scores, and the scaled ones softmax reads (``-inf`` where masked).
+    compact : bool
+        For the app's chart component, which writes the masked cells' hover itself: the
+        scores as one float32 array however many cells are masked (:func:`score_hover`).
     """
     z = np.asarray(weights, dtype=np.float32)
     hover = "query %{y}<br>key %{x}<br>"
-    customdata = None
+    customdata, meta = None, None
     if scores is not None and scaled is not None and max(z.shape) <= HOVER_SCORES_MAX:
-        customdata, lines = score_hover(scores, scaled)
+        customdata, lines = score_hover(scores, scaled, compact)
         hover += lines
+        if compact and "customdata[2]" in lines:
+            meta = {GAP_TEXT: MASKED_HOVER}
     trace = go.Heatmap(
         z=z,
         x=axes.axis_labels(labels),
         y=axes.axis_labels(labels),
         customdata=customdata,
+        meta=meta,
         hovertemplate=hover + "weight %{z:.4f}<extra></extra>",
         colorscale=style.WEIGHTS_SCALE,
         zmin=0.0,
@@ -113,14 +125,17 @@ def weights_figure(weights, labels, title="Attention weights", *, scores=None, s
     return heatmap.token_figure(trace, title, *z.shape, "key", "query")
 
 
-def score_hover(scores, scaled):
+def score_hover(scores, scaled, compact=False):
     """The customdata and hover lines that give each cell's raw and scaled scores.
 
     Without masked cells the scores are a compact float32 array of shape (n_q, n_k, 2).
     A masked cell's scaled score is −∞: there the line says :data:`MASKED_HOVER`.
     plotly.js formats a template's value only when it is not ``""``, so each cell becomes
     ``[raw, scaled, ""]``, or ``[raw, "", MASKED_HOVER]`` when masked (plain lists, since a
-    typed array holds no text).
+    typed array holds no text). With ``compact``, the float32 array all the same, NaN
+    where masked: the app's chart component writes those cells so before plotly.js draws
+    them (the trace's ``meta`` names the text, :data:`GAP_TEXT`); as lists the text
+    would be sent once per masked cell (700 KB for SmolLM2's 128 tokens, against 175 KB).
 
     Returns
     -------
@@ -133,6 +148,9 @@ def score_hover(scores, scaled):
     masked = np.isneginf(scaled)
     if not masked.any():
         return np.stack([raw, scaled], axis=-1), lines + "<br>"
+    if compact:
+        cells = np.stack([raw, np.where(masked, np.float32(np.nan), scaled)], axis=-1)
+        return cells, lines + "%{customdata[2]}<br>"
     cells = [
         [
             [_short(r), "", MASKED_HOVER] if gone else [_short(r), _short(s), ""]
@@ -179,7 +197,9 @@ def show_weights(
     """
     return chart.draw(
         container,
-        chart.remembered(weights_figure, weights, labels, title, scores=scores, scaled=scaled),
+        chart.remembered(
+            weights_figure, weights, labels, title, scores=scores, scaled=scaled, compact=True
+        ),
         key,
         table=heatmap.table(weights, labels, labels) if csv is None else csv,
         live=live,

@@ -29,6 +29,21 @@ function nested(spec) {
   return split(flat, shape);
 }
 
+// Write, in place, the customdata of each trace whose meta names its gaps' text
+// (app/views/attention_maps.py's score_hover, compact): each cell [raw, scaled] becomes
+// [raw, scaled, ""], or [raw, "", text] where scaled is NaN (a masked cell), as plotly.js's
+// template reads them. Sent so, the text crosses the wire once, not once per masked cell.
+export function writeGaps(figure) {
+  for (const trace of figure.data ?? []) {
+    const text = trace.meta?.gap_text;
+    if (text === undefined || !trace.customdata) continue;
+    trace.customdata = nested(trace.customdata).map((row) =>
+      row.map(([raw, scaled]) => (Number.isNaN(scaled) ? [raw, "", text] : [raw, scaled, ""])));
+    delete trace.meta;
+  }
+  return figure;
+}
+
 // One row of frame `frame` of `array` (n_frames, n_rows, n): a view.
 function rowOf(array, frame, row) {
   const n = array.shape[2];

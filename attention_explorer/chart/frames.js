@@ -38,7 +38,8 @@ export function forget(element) {
 // spans frame f's colour scale (± it), ticks[name][f] its colour bar's [values, labels],
 // texts[name][f] a table's array as Python writes its numbers. dtype "f4" is float32, "u2"
 // 16-bit fixed point over [lo, hi], 65535 a gap (a masked cell). Arrays are (n_frames, ...)
-// in C order: frame f is stop first + f of head `head`, or with axis "head", head f at stop
+// in C order (with `fixed: {mask, values, kept}`, the offsets of a uint8 mask of one frame's
+// cells the same in every frame and of their values, and each frame's other cells alone): frame f is stop first + f of head `head`, or with axis "head", head f at stop
 // `stop`; an array whose first axis is 1 is the same in every frame (a head's raw scores).
 export function headerText(bytes) {
   const length = new DataView(bytes.buffer, bytes.byteOffset).getUint32(0, true);
@@ -79,10 +80,28 @@ export function decodeFrames(bytes) {
   const arrays = {};
   for (const [name, info] of Object.entries(header.arrays)) {
     const count = info.shape.reduce((a, b) => a * b, 1);
-    const values = new (info.dtype === "f4" ? Float32Array : Uint16Array)(body, info.offset, count);
-    arrays[name] = { ...info, values, size: count / info.shape[0] };
+    const Typed = info.dtype === "f4" ? Float32Array : Uint16Array;
+    const size = count / info.shape[0];
+    const fixed = info.fixed;
+    let values = new Typed(body, info.offset, fixed ? info.shape[0] * fixed.kept : count);
+    if (fixed) {
+      const mask = new Uint8Array(body, fixed.mask, size);
+      values = whole(values, mask, new Typed(body, fixed.values, size - fixed.kept), info.shape[0], Typed);
+    }
+    arrays[name] = { ...info, values, size };
   }
   return { ...header, arrays };
+}
+
+// Frames sent with the cells the same in every frame once (1 in `mask`, their values
+// `same`) and each frame's other cells alone (`kept`), whole again: `n` frames.
+function whole(kept, mask, same, n, Typed) {
+  const size = mask.length;
+  const frames = new Typed(n * size);
+  for (let f = 0, k = 0; f < n; f++) {
+    for (let j = 0, s = 0, at = f * size; j < size; j++, at++) frames[at] = mask[j] ? same[s++] : kept[k++];
+  }
+  return frames;
 }
 
 // The frame of the slider's `stop` and head `head` in `frames`, or -1 when they do not hold it.

@@ -4,7 +4,7 @@
 // so the previews show a release at once and the socket keeps room between drawings.
 
 import { download } from "./download.js";
-import { figureAt } from "./bindings.js";
+import { figureAt, writeGaps } from "./bindings.js";
 import {
   allSources, awaits, bundleHeaders, decodeBundle, follow, forget as forgetFrames, frameFor, frameOf,
   replaced, shownFrames, source, wanted,
@@ -251,7 +251,7 @@ export function mountChart(component) {
   const liveText = JSON.stringify(chart.live);
   const theme = themeKey(chart.host);
   if (chart.spec === data.spec && chart.liveText === liveText && chart.theme === theme) return settle(chart);
-  Object.assign(chart, { theme, spec: data.spec, liveText, figure: JSON.parse(data.spec) });
+  Object.assign(chart, { theme, spec: data.spec, liveText, figure: writeGaps(JSON.parse(data.spec)) });
   // Its room kept until its first drawing: the page below does not jump.
   if (!chart.drawn) chart.div.style.minHeight = `${chart.figure.layout?.height ?? 450}px`;
   chart.cells = null; // the reference figure's customdata, decoded when first needed

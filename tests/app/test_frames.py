@@ -113,6 +113,73 @@ def test_large_frames_are_16_bit_and_within_budget():
     np.testing.assert_allclose(arrays["weights"][finite], sweep.weights[finite], atol=1 / 65534)
 
 
+@pytest.mark.parametrize("wide", [True, False])
+def test_cells_the_same_at_every_stop_travel_once_and_come_back(wide, monkeypatch):
+    """A causal head's masked cells (0 weights, NaN scaled scores) are sent once, not per stop.
+
+    Read back independently (:func:`apptest_support.unpack`), every value is what the
+    whole frames held: float32 bit for bit, 16 bits the codes of the same arrays.
+    """
+    rng = np.random.default_rng(1)
+    n = 40
+    q, k, v = rng.normal(size=(3, n, 8))
+    sweep = attention_over_scales(q, k, v, np.array(controls.scale_options(16, 1)), causal_mask(n))
+    if not wide:  # too little room for float32: 16 bits
+        room = sweep.weights.size + sweep.output.size
+        monkeypatch.setattr(protocol, "MAX_BYTES", protocol._HEADER_ROOM + 3 * room)
+    _, payload = protocol.sweep_frames("s", sweep)
+    header, arrays = unpack(payload)
+    weights = header["arrays"]["weights"]
+    assert weights["dtype"] == ("f4" if wide else "u2")
+    below = n * (n + 1) // 2  # the causal mask keeps the diagonal and below
+    assert weights["fixed"]["kept"] <= below  # query 0's lone weight of 1 is fixed too
+    # query 0 sees itself alone: its output row is v[0] at every stop, the rest move
+    assert header["arrays"]["output"]["fixed"]["kept"] == (n - 1) * 8
+    if wide:
+        np.testing.assert_array_equal(arrays["weights"], sweep.weights.astype(np.float32))
+        scaled = np.where(np.isfinite(sweep.scaled), sweep.scaled, np.nan).astype(np.float32)
+        np.testing.assert_array_equal(arrays["scaled"], scaled)
+    else:
+        finite = np.isfinite(sweep.weights)
+        np.testing.assert_allclose(arrays["weights"], sweep.weights, atol=1 / 65534)
+        assert finite.all()
+    monkeypatch.setattr(protocol, "_fixed_cells", lambda blob: None)
+    whole = protocol.sweep_frames("s", sweep)[1]
+    itemsize = 4 if wide else 2
+    masked = n * n - below  # 0 at every stop; in float32 the scaled scores' NaN too
+    assert len(whole) - len(payload) >= (1 + wide) * (
+        masked * (len(sweep.scales) - 1) * itemsize - n * n
+    )
+
+
+@given(
+    st.integers(2, 5),
+    st.integers(1, 30),
+    st.sampled_from(["f4", "u2"]),
+    st.integers(0, 2**32 - 1),
+)
+def test_packed_arrays_come_back_whole_whatever_cells_stay_put(frames, cells, dtype, seed):
+    rng = np.random.default_rng(seed)
+    array = rng.normal(size=(frames, cells))
+    stay = rng.random(cells) < 0.5  # the same in every frame
+    array[:, stay] = rng.normal(size=stay.sum())
+    array[:, rng.random(cells) < 0.3] = -np.inf  # gaps in every frame
+    itemsize = 4 if dtype == "f4" else 2
+    limit = protocol._HEADER_ROOM + array.size * itemsize
+    with pytest.MonkeyPatch.context() as patched:
+        patched.setattr(protocol, "MAX_BYTES", limit)
+        _, payload = protocol.pack("s", {"a": array}, np.ones(frames), ["1"] * frames, {})
+    header, arrays = unpack(payload)
+    assert header["arrays"]["a"]["dtype"] == dtype
+    expected = np.where(np.isfinite(array), array, np.nan)
+    if dtype == "f4":
+        np.testing.assert_array_equal(arrays["a"], expected.astype(np.float32))
+    else:
+        span = np.nanmax(expected) - np.nanmin(expected) if np.isfinite(expected).any() else 1
+        np.testing.assert_allclose(arrays["a"], expected, atol=(span or 1) / 65534)
+        np.testing.assert_array_equal(np.isnan(arrays["a"]), np.isnan(expected))
+
+
 @pytest.mark.parametrize(("d_model", "heads", "d_out"), [(384, 12, 32), (16, 1, 16)])
 @pytest.mark.parametrize("masked", [False, True])
 def test_a_sweeps_sizes_say_how_it_will_be_packed(d_model, heads, d_out, masked):

@@ -17,6 +17,7 @@ import pytest
 from apptest_support import unpack
 
 from app.live import protocol
+from app.views import attention_maps
 from engine.attention import ScaleSweep, attention_over_scales, causal_mask
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -40,17 +41,24 @@ def rows(array):
     return np.where(np.isnan(array), None, array).tolist()
 
 
+def _float32(array):
+    """An array as float32 frames hold it: −∞ (a masked scaled score) as NaN."""
+    return np.where(np.isfinite(array), array, np.nan).astype(np.float32)
+
+
 def write_fixtures(folder, monkeypatch):
     swept = sweep()
     titles = [protocol.scale_title(s) for s in swept.scales]
     _, f4 = protocol.sweep_frames(protocol.SOURCE, swept, head=2)
-    header, arrays = unpack(f4)
+    header = protocol.header(f4)
     (folder / "sweep_f4.bin").write_bytes(f4)
     values = swept.weights.size + swept.output.size  # what 16-bit frames keep
     with monkeypatch.context() as patched:  # too little room for float32: 16 bits
         patched.setattr(protocol, "MAX_BYTES", protocol._HEADER_ROOM + 3 * values)
         _, u2 = protocol.sweep_frames(protocol.SOURCE, swept, head=2)
     assert protocol.header(u2)["arrays"]["weights"]["dtype"] == "u2"
+    for packed in (f4, u2):  # the masked cells, the same at every stop, sent once
+        assert "fixed" in protocol.header(packed)["arrays"]["weights"]
     (folder / "sweep_u2.bin").write_bytes(u2)
     heads = ScaleSweep(
         np.full(4, swept.scales[1]),
@@ -71,13 +79,19 @@ def write_fixtures(folder, monkeypatch):
         layout={"title": {"text": "Scaled × ref<br>one head"}},
     )
     (folder / "figure.json").write_text(figure.to_json())
+    labels = [f"t{i}" for i in range(n)]
+    masked = {"scores": swept.scores, "scaled": swept.scaled[0]}
+    compact = attention_maps.weights_figure(swept.weights[0], labels, **masked, compact=True)
+    (folder / "masked_weights.json").write_text(compact.to_json())
+    lists = attention_maps.weights_figure(swept.weights[0], labels, **masked).data[0]
     expected = {
         "source": protocol.SOURCE,
         "head": 2,
         "titles": titles,
         "subtitle": "one head",
-        "f4": {name: rows(arrays[name]) for name in ("weights", "scaled", "output")},
+        "f4": {name: rows(_float32(getattr(swept, name))) for name in _SWEPT},
         "u2": {"weights": rows(unpack(u2)[1]["weights"])},
+        "hover": {"customdata": lists.customdata, "template": lists.hovertemplate},
         "live": protocol.follow(
             protocol.SOURCE,
             header["id"],

@@ -6,7 +6,7 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { test } from "node:test";
 
-import { figureAt } from "../../attention_explorer/chart/bindings.js";
+import { figureAt, writeGaps } from "../../attention_explorer/chart/bindings.js";
 import {
   awaits, decodeBundle, decodeFrames, frameOf, frameRows, source, valueAt, wanted,
 } from "../../attention_explorer/chart/frames.js";
@@ -119,4 +119,21 @@ test("a chart shown at a head whose frames are still to come owes a drawing", ()
   assert.equal(awaits(chart), true);
   src.held.set(element, [{ id: "layer", axis: "head", stop: 1, scales: [1, 1, 1, 1], arrays: {} }]);
   assert.equal(awaits(chart), false); // the layer's heads at the stop came
+});
+
+test("a masked head's hover, sent as one float32 array, is written as the lists plotly.js reads", () => {
+  const figure = writeGaps(JSON.parse(readFileSync(join(dir, "masked_weights.json"), "utf8")));
+  const [trace] = figure.data;
+  const want = expected.hover.customdata; // Python's lists: [raw, scaled, ""] or [raw, "", text]
+  assert.equal(trace.meta, undefined);
+  assert.equal(trace.hovertemplate, expected.hover.template);
+  assert.equal(trace.customdata.length, want.length);
+  trace.customdata.forEach((row, i) => row.forEach((cell, j) => {
+    const [raw, scaled, text] = want[i][j];
+    assert.ok(Math.abs(cell[0] - raw) <= 1e-6 * Math.max(1, Math.abs(raw)), `raw ${i},${j}`);
+    if (scaled === "") assert.equal(cell[1], "", `masked ${i},${j}`);
+    else assert.ok(Math.abs(cell[1] - scaled) <= 1e-6 * Math.max(1, Math.abs(scaled)), `scaled ${i},${j}`);
+    assert.equal(cell[2], text, `text ${i},${j}`);
+  }));
+  assert.ok(want.flat().some((cell) => cell[2] !== ""), "the fixture has masked cells");
 });

@@ -325,9 +325,14 @@ def test_causal_page_compares_masked_and_unmasked():
     assert np.all(unmasked[above] > 0)
     masked_cells = figs["causal_scores"]["data"][1]  # over the scores' gaps
     assert masked_cells["text"][0][3] == "−∞"
-    hover = figs["causal_weights_masked"]["data"][0]["customdata"]  # not the unmasked score
-    assert hover[0][3][1:] == ["", attention_maps.MASKED_HOVER]
-    assert isinstance(hover[3][0][1], float)
+    trace = figs["causal_weights_masked"]["data"][0]
+    hover = decode(trace["customdata"])  # [raw, scaled]: not the unmasked score
+    assert np.isnan(hover[0, 3, 1])
+    assert np.isfinite(hover[0, 3, 0])
+    assert np.isfinite(hover[3, 0, 1])
+    # the chart component writes a masked cell's scaled score so (frames.test.mjs)
+    assert trace["meta"] == {attention_maps.GAP_TEXT: attention_maps.MASKED_HOVER}
+    assert "%{customdata[2]}" in trace["hovertemplate"]
 
 
 def test_positional_page_answers_the_permutation_question():

@@ -264,7 +264,7 @@ def unpack(payload):
     arrays = {}
     for name, info in header["arrays"].items():
         count = int(np.prod(info["shape"]))
-        raw = np.frombuffer(body, dtype="<" + info["dtype"], count=count, offset=info["offset"])
+        raw = _whole(body, info, count)
         values = raw.astype(float).reshape(info["shape"])
         if info["dtype"] == "u2":
             gaps = raw.reshape(info["shape"]) == 65535
@@ -272,6 +272,22 @@ def unpack(payload):
             values[gaps] = np.nan
         arrays[name] = values
     return header, arrays
+
+
+def _whole(body, info, count):
+    """An array's values, the cells the same in every frame (``fixed``) put back."""
+    dtype = np.dtype("<" + info["dtype"])
+    if "fixed" not in info:
+        return np.frombuffer(body, dtype=dtype, count=count, offset=info["offset"])
+    fixed, n = info["fixed"], info["shape"][0]
+    size = count // n
+    mask = np.frombuffer(body, dtype="u1", count=size, offset=fixed["mask"]) == 1
+    same = np.frombuffer(body, dtype=dtype, count=size - fixed["kept"], offset=fixed["values"])
+    kept = np.frombuffer(body, dtype=dtype, count=n * fixed["kept"], offset=info["offset"])
+    whole = np.empty((n, size), dtype=dtype)
+    whole[:, mask] = same
+    whole[:, ~mask] = kept.reshape(n, -1)
+    return whole.ravel()
 
 
 def unbundle(message):
