@@ -1,7 +1,9 @@
 """Numerical extremes through the pages: no NaN or inf reaches the screen.
 
 The only non-finite cells allowed are the masked (−∞) scores, which the figures draw as
-blank cells (NaN) and say so in their title ("blank cells are −∞").
+blank cells (NaN) and say so in their title ("blank cells are −∞"), and the gaps of a
+compact hover (NaN where a cell is masked), which the chart component writes as the text
+its trace's ``meta`` names before plotly.js draws it.
 """
 
 import base64
@@ -11,6 +13,7 @@ import pytest
 from apptest_support import RANDOM, TOY_PAGES, chart_z, charts, open_app
 
 from app.state import controls
+from app.views.attention_maps import GAP_TEXT
 
 ALL_PAGES = TOY_PAGES
 
@@ -41,11 +44,14 @@ def non_finite_cells(at):
         title = spec["layout"].get("title", {}).get("text", "")
         masked_ok = "−∞" in title  # the figure says blank cells are masked
         bad = 0
-        for array in arrays(spec):
-            if array.dtype.kind == "f":
-                bad += int(np.sum(np.isinf(array)))
-                if not masked_ok:
-                    bad += int(np.sum(np.isnan(array)))
+        for trace in [*spec["data"], spec["layout"]]:
+            gaps = GAP_TEXT in (trace.get("meta") or {})
+            for name, node in trace.items():
+                for array in arrays(node):
+                    if array.dtype.kind == "f":
+                        bad += int(np.sum(np.isinf(array)))
+                        if not (masked_ok or (gaps and name == "customdata")):
+                            bad += int(np.sum(np.isnan(array)))
         found[key] = bad
     return {key: bad for key, bad in found.items() if bad}
 
