@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import math
 import struct
 
 import numpy as np
@@ -87,13 +86,15 @@ def pack(
     scales : ndarray of shape (n_s,)
     titles : list of n_s str, each stop's scale as the figures' titles write it
     limits : dict of str to ndarray of shape (n_s,), colour limits per stop: the colour
-        scale spans ± the limit, and its colour bar is labelled at :func:`colorbar_ticks`
+        scale spans ± the limit, and its colour bar is labelled at
+        :func:`app.views.style.colorbar_ticks`
     labels : list of n_s str, optional, each stop as the slider shows it
     first : int, the slider's stop of the first frame (the frames hold stops
         ``first`` to ``first + n_s - 1``; 0 for the whole grid)
     frame_id : str, optional, the name charts follow; by default a digest of the frames
     texts : dict of str to nested lists of str, optional, arrays' values as the tables
-        write them (:func:`table_texts`): what a table shows while the slider moves
+        write them (:func:`app.views.numbers.table_texts`): what a table shows while the
+        slider moves
     extra : dict, optional, more header fields: the head the frames are of (``head``),
         or for the layer's heads at one stop (:func:`head_frames`) ``axis`` and ``stop``
 
@@ -145,7 +146,9 @@ def pack(
         "scales": [float(s) for s in scales],
         "titles": list(titles),
         "limits": {name: [float(x) for x in values] for name, values in limits.items()},
-        "ticks": {name: [colorbar_ticks(x) for x in values] for name, values in limits.items()},
+        "ticks": {
+            name: [style.colorbar_ticks(x) for x in values] for name, values in limits.items()
+        },
         "labels": labels,
         "arrays": described,
         "texts": texts or {},
@@ -174,53 +177,9 @@ def _fixed_cells(blob):
     return fixed if saved > 0 else None
 
 
-#: A colour bar labelled from the frames has at most this many ticks either side of 0.
-MAX_TICKS = 5
-
-
-def colorbar_ticks(limit):
-    """The ticks of a colour bar spanning ± ``limit``: values a round step apart, and labels.
-
-    The step is 1, 2 or 5 times a power of ten, the smallest that leaves at most
-    :data:`MAX_TICKS` ticks on each side of 0. The browser puts them on the colour bar of
-    a heatmap it recolours from the frames, while the slider moves and in the figure of
-    the stop it draws, so the bar's numbers always match the colours (scores grow with
-    the scale: ± 8 at 1/√32 are ± 50,000 at 1024).
-
-    Returns
-    -------
-    list of two lists: the values (float) and their labels (str, − for minus, k for
-    thousands from 10,000)
-    """
-    if not limit > 0:
-        return [[0.0], ["0"]]
-    power = 10.0 ** math.floor(math.log10(limit / MAX_TICKS))
-    step = next(m * power for m in (1, 2, 5, 10) if limit / (m * power) <= MAX_TICKS)
-    count = math.floor(limit / step * (1 + 1e-9))
-    values = [float(f"{k * step:.12g}") for k in range(-count, count + 1)]
-    return [values, [_tick_label(v) for v in values]]
-
-
-def _tick_label(value):
-    text = f"{value / 1000:g}k" if abs(value) >= 10_000 else f"{value:g}"
-    return text.replace("-", "−")
-
-
 def scale_title(scale):
     """A scale as the figures' titles write it."""
     return f"{scale:.4g}"
-
-
-def table_texts(array):
-    """An array's values as a table writes them (:data:`app.views.numbers.NUMBER_FORMAT`).
-
-    The float32 values the frames hold, so that the text is the one plotly.js writes for
-    the exact figure drawn from them; nested lists of the array's shape.
-    """
-    values = np.asarray(array, dtype="<f4")
-    write = f"{{:{numbers.NUMBER_FORMAT}}}".format  # 3x faster than np.char.mod
-    texts = np.array(list(map(write, values.ravel().tolist())), dtype=object)
-    return texts.reshape(values.shape).tolist()
 
 
 #: Room kept in :data:`MAX_BYTES` for the frames' header beside the arrays and table texts.
@@ -276,7 +235,7 @@ def _attention_arrays(weights, scaled, output, constant=None):
         for name in ("scaled", "saturation", "saturation_mean", *(constant or {})):
             del arrays[name]
     tables = [name for name in ("saturation", "saturation_mean") if name in arrays]
-    texts = {name: table_texts(arrays[name]) for name in tables}
+    texts = {name: numbers.table_texts(arrays[name]) for name in tables}
     size = sum(a.size for a in arrays.values()) * 4 + len(json.dumps(texts))
     if size > MAX_BYTES - _HEADER_ROOM:  # the tables then follow the exact figures alone
         texts = {}

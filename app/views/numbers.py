@@ -74,3 +74,15 @@ def show(container, key, frame, *, height=None, csv=None, live=None):
     """Draw ``frame`` as a table; its CSV is ``frame`` itself (``csv`` replaces it)."""
     drawn = chart.remembered(columns_figure, *columns(frame), height)
     chart.draw(container, drawn, key, table=frame if csv is None else csv, live=live)
+
+
+def table_texts(array):
+    """An array's values as a table writes them (:data:`NUMBER_FORMAT`).
+
+    The float32 values the frames hold, so that the text is the one plotly.js writes for
+    the exact figure drawn from them; nested lists of the array's shape.
+    """
+    values = np.asarray(array, dtype="<f4")
+    write = f"{{:{NUMBER_FORMAT}}}".format  # 3x faster than np.char.mod
+    texts = np.array(list(map(write, values.ravel().tolist())), dtype=object)
+    return texts.reshape(values.shape).tolist()

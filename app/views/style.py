@@ -8,6 +8,8 @@ title is (a second title line, in ``<sup>``, needs :data:`NOTE_TOP`).
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import plotly.graph_objects as go
 from plotly.colors import get_colorscale, hex_to_rgb
@@ -80,3 +82,35 @@ def weight_colors(weights):
         255 * np.stack([np.interp(weights, positions, colors[:, c]) for c in range(3)], axis=-1)
     ).astype(int)
     return [f"rgb({r}, {g}, {b})" for r, g, b in rgb.tolist()]
+
+
+#: A colour bar labelled from the frames has at most this many ticks either side of 0.
+MAX_TICKS = 5
+
+
+def colorbar_ticks(limit):
+    """The ticks of a colour bar spanning ± ``limit``: values a round step apart, and labels.
+
+    The step is 1, 2 or 5 times a power of ten, the smallest that leaves at most
+    :data:`MAX_TICKS` ticks on each side of 0. The browser puts them on the colour bar of
+    a heatmap it recolours from the frames, while the slider moves and in the figure of
+    the stop it draws, so the bar's numbers always match the colours (scores grow with
+    the scale: ± 8 at 1/√32 are ± 50,000 at 1024).
+
+    Returns
+    -------
+    list of two lists: the values (float) and their labels (str, − for minus, k for
+    thousands from 10,000)
+    """
+    if not limit > 0:
+        return [[0.0], ["0"]]
+    power = 10.0 ** math.floor(math.log10(limit / MAX_TICKS))
+    step = next(m * power for m in (1, 2, 5, 10) if limit / (m * power) <= MAX_TICKS)
+    count = math.floor(limit / step * (1 + 1e-9))
+    values = [float(f"{k * step:.12g}") for k in range(-count, count + 1)]
+    return [values, [_tick_label(v) for v in values]]
+
+
+def _tick_label(value):
+    text = f"{value / 1000:g}k" if abs(value) >= 10_000 else f"{value:g}"
+    return text.replace("-", "−")

@@ -10,7 +10,7 @@ import engine
 from app.data import layers
 from app.live import protocol
 from app.state import controls
-from app.views import numbers
+from app.views import numbers, style
 from engine.attention import (
     attention_over_scales,
     causal_mask,
@@ -233,10 +233,10 @@ def test_sizes_alone_decide_how_frames_are_packed(per_value, past, dtype):
 
 @given(st.floats(min_value=1e-6, max_value=1e7, allow_nan=False))
 def test_colour_bar_ticks_are_round_symmetric_and_span_half_the_range(limit):
-    values, labels = protocol.colorbar_ticks(limit)
+    values, labels = style.colorbar_ticks(limit)
     assert values == [-v for v in reversed(values)]
     assert 0.0 in values
-    assert len(values) <= 2 * protocol.MAX_TICKS + 1
+    assert len(values) <= 2 * style.MAX_TICKS + 1
     assert limit / 2 <= max(values) <= limit * (1 + 1e-9)
     step = values[-1] - values[-2]
     mantissa = step / 10 ** np.floor(np.log10(step))
@@ -253,4 +253,4 @@ def test_the_frames_carry_each_stops_colour_bar(head):
     for name in ("scaled", "output"):
         assert len(header["ticks"][name]) == len(scales)
         for limit, ticks in zip(header["limits"][name], header["ticks"][name], strict=True):
-            assert ticks == protocol.colorbar_ticks(limit)
+            assert ticks == style.colorbar_ticks(limit)
