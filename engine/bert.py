@@ -634,8 +634,12 @@ def _layer_input(config, blocks, hidden_states, layer):
     return block, x
 
 
-def _projections(config, block, x, layer, heads):
-    """The queries, keys and values of the heads in ``heads`` (a slice), as the pass made them."""
+def _projections(config, block, x, layer, heads, values=True, made=None):
+    """The queries, keys and values of the heads in ``heads`` (a slice), as the pass made them.
+
+    ``values`` False projects no values; ``made`` the keys of the groups before
+    (:func:`engine.attention.head_projections`).
+    """
     attn = {name: w for name, w in block["attn"].items() if name not in ("w_o", "b_o")}
     settings = _layer_settings(config, layer)
     return head_projections(
@@ -646,6 +650,8 @@ def _projections(config, block, x, layer, heads):
         rotary=settings["rotary"],
         n_kv_heads=config.n_kv_heads,
         qk_norm=functools.partial(settings["norm"], eps=config.eps),
+        values=values,
+        made=made,
     )
 
 
@@ -657,7 +663,12 @@ def _groups(config, n):
 
 @blas.one_thread
 def _rows(config, blocks, hidden_states, layer, heads, queries):
-    """Rows ``queries`` of heads ``heads`` of layer ``layer``, as the pass computed them."""
+    """Rows ``queries`` of heads ``heads`` of layer ``layer``, as the pass computed them.
+
+    Only what those rows need: no values, each key/value head's keys once, every query
+    of a group (one row's own product may round differently from the pass's), and the
+    scores of the blocks holding those rows with the softmax of those rows alone.
+    """
     c = config
     block, x = _layer_input(c, blocks, hidden_states, layer)
     n = len(x)
@@ -665,10 +676,11 @@ def _rows(config, blocks, hidden_states, layer, heads, queries):
     settings = _layer_settings(c, layer)
     heads = np.asarray(heads, dtype=np.intp)
     out = np.empty((len(heads), len(queries), n), dtype=np.float32)
+    made = {}  # each key/value head's keys, made once for the groups that share it
     for group in _groups(c, n):
         wanted = np.flatnonzero((heads >= group.start) & (heads < group.stop))
         if len(wanted):
-            q, k, _ = _projections(c, block, x, layer, group)
+            q, k, _ = _projections(c, block, x, layer, group, values=False, made=made)
             local = heads[wanted] - group.start
             out[wanted] = attention_rows(
                 q[local], k[local], queries, mask, settings["scale"], settings["softcap"]
@@ -680,8 +692,10 @@ def _rows(config, blocks, hidden_states, layer, heads, queries):
 def _vectors(config, blocks, hidden_states, which, layer):
     """Layer ``layer``'s queries (``which`` 0) or keys (1) per query head, as the pass had them."""
     block, x = _layer_input(config, blocks, hidden_states, layer)
-    groups = _groups(config, len(x))
-    return np.concatenate([_projections(config, block, x, layer, g)[which] for g in groups])
+    groups, made = _groups(config, len(x)), {}
+    return np.concatenate(
+        [_projections(config, block, x, layer, g, False, made)[which] for g in groups]
+    )
 
 
 class PerLayer:
