@@ -434,6 +434,8 @@ def attention_rows(q, k, queries, mask=None, scale=None, softcap=None):
     for block in blocks:
         inside = np.flatnonzero((queries >= block.rows.start) & (queries < block.rows.stop))
         picked, back = np.unique(queries[inside] - block.rows.start, return_inverse=True)
+        if len(picked) == block.rows.stop - block.rows.start:
+            picked = None  # every row: the block as the pass computes it
         for h in range(n_heads):
             weights, _, _ = _block_weights(q[h], k[h], block, scale, softcap, scratch, picked)
             out[h, inside, block.keys] = weights[back.reshape(-1)]
