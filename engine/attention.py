@@ -831,6 +831,7 @@ def head_projections(
     qk=None,
     values=True,
     made=None,
+    queries=None,
 ):
     r"""A group of heads' queries, keys and values: :func:`multi_head_attention`'s first step.
 
@@ -838,8 +839,9 @@ def head_projections(
               k_h = \operatorname{rot}(\operatorname{N}(MW^K_{j(h)} + b^K_{j(h)})),\quad
               v_h = MW^V_{j(h)} + b^V_{j(h)}
 
-    The group's columns of the weights in one product each, so a group computed again
-    has the bits of the pass that computed it in this group.
+    The group's columns of the weights in one product each (the queries one a block of
+    rows, :func:`query_blocks`), so a group computed again has the bits of the pass that
+    computed it in this group, and a query row those of its block's product.
 
     Parameters
     ----------
@@ -849,6 +851,8 @@ def head_projections(
     values : bool, False projects no values (``v`` None): the weights need none
     made : dict, optional; the keys already made for other groups, by their columns of
         ``W^K``: the same columns, the same product, so reused (and added to)
+    queries : int ndarray, optional; the query rows wanted: only their blocks' queries
+        are projected (the others' rows are 0). Default all
 
     Returns
     -------
@@ -869,7 +873,7 @@ def head_projections(
         v = split_heads(linear(memory, w_v[:, kv], _cut(b_v, kv)), n_kv)
         v = v if n_kv == count else v[shared - shared[0]]  # -> [count, n_k, d_head]
         return qk[0][heads], qk[1][heads], v
-    q = split_heads(linear(x, w_q[:, f], _cut(b_q, f)), count)  # -> [count, n_q, d_head]
+    q = split_heads(_queries(x, w_q[:, f], _cut(b_q, f), queries), count)  # [count, n_q, d_head]
     made = {} if made is None else made
     k = made.get((kv.start, kv.stop))
     if k is None:
@@ -886,6 +890,25 @@ def head_projections(
         k = k[shared - shared[0]]  # -> [count, n_k, d_head]
         v = None if v is None else v[shared - shared[0]]
     return q, k, v
+
+
+def _queries(x, w, b, queries=None):  # [n, d_in] -> [n, d_out]
+    """The queries' product ``x @ w + b``, a block of rows at a time (:func:`query_blocks`).
+
+    With ``queries``, the blocks holding those rows alone (the rest 0): a block's product
+    computed again has its bits, where one row's own product may round differently.
+    """
+    blocks = query_blocks(len(x))
+    if len(blocks) == 1:
+        return linear(x, w, b)
+    if queries is not None:
+        starts = np.array([block.start for block in blocks])
+        wanted = np.unique(np.searchsorted(starts, queries, side="right") - 1)
+        blocks = [blocks[i] for i in wanted]
+    out = np.zeros((len(x), w.shape[-1]), dtype=np.result_type(x, w, np.float32))
+    for rows in blocks:
+        out[rows] = linear(x[rows], w, b)
+    return out
 
 
 def _cut(bias, features):

@@ -636,7 +636,7 @@ def _layer_input(config, blocks, hidden_states, layer):
     return block, x
 
 
-def _projections(config, block, x, layer, heads, values=True, made=None):
+def _projections(config, block, x, layer, heads, values=True, made=None, queries=None):
     """The queries, keys and values of the heads in ``heads`` (a slice), as the pass made them.
 
     ``values`` False projects no values; ``made`` the keys of the groups before
@@ -654,6 +654,7 @@ def _projections(config, block, x, layer, heads, values=True, made=None):
         qk_norm=functools.partial(settings["norm"], eps=config.eps),
         values=values,
         made=made,
+        queries=queries,
     )
 
 
@@ -686,7 +687,7 @@ def _rows(config, blocks, hidden_states, layer, heads, queries, masks=None):
     for group in _groups(c, n):
         wanted = np.flatnonzero((heads >= group.start) & (heads < group.stop))
         if len(wanted):
-            q, k, _ = _projections(c, block, x, layer, group, values=False, made=made)
+            q, k, _ = _projections(c, block, x, layer, group, False, made, queries)
             local = heads[wanted] - group.start
             out[wanted] = attention_rows(
                 q[local], k[local], queries, mask, settings["scale"], settings["softcap"]
