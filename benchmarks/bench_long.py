@@ -7,7 +7,8 @@ odd ones) so that a busy machine slows both alike:
 
 - **engine**: :func:`engine.bert.run_ids` (the summaries of every head, the weights
   computed when read beyond :data:`engine.bert.KEPT_WEIGHTS`), then one head's weights
-  on demand (``run.attentions[15, 4]``);
+  on demand (``run.attentions[15, 4]``), then the middle query's row in every layer and
+  head (``run.attentions[:, :, n // 2]``, the head finder's read);
 - **torch**: the same model written as a plain PyTorch forward (RMSNorm, rotary halves,
   grouped-query attention through ``torch.nn.functional.scaled_dot_product_attention``
   with ``is_causal=True``, SwiGLU) on the same dequantized float32 weights, read by the
@@ -85,7 +86,18 @@ def engine_worker(gguf, ids, out):
     weights = run.attentions[LAYER, HEAD]
     head = time.perf_counter() - start
     assert weights.shape == (len(ids), len(ids))
-    return {"pass": done, "peak": after_pass, "loaded": loaded, "head": head, "end": peak_mb()}
+    start = time.perf_counter()
+    rows = run.attentions[:, :, len(ids) // 2]  # one query in every layer and head
+    row = time.perf_counter() - start
+    assert rows.shape == (*run.attentions.shape[:2], len(ids))
+    return {
+        "pass": done,
+        "peak": after_pass,
+        "loaded": loaded,
+        "head": head,
+        "row": row,
+        "end": peak_mb(),
+    }
 
 
 def torch_worker(gguf, ids, out):
@@ -286,6 +298,7 @@ def main():
     print(f"{os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.2f} at start")
     header = (
         f"{'tokens':>6} {'side':<7} {'pass s':>8} {'peak MB':>8} {'loaded MB':>9} {'head s':>7}"
+        f" {'row s':>6}"
     )
     rows = []
     with tempfile.TemporaryDirectory() as folder:
@@ -310,9 +323,10 @@ def main():
             for side, runs in results.items():
                 cells = {k: statistics.median(r[k] for r in runs) for k in runs[0]}
                 head = f"{cells['head']:7.2f}" if "head" in cells else f"{'':>7}"
+                row = f"{cells['row']:6.2f}" if "row" in cells else f"{'':>6}"
                 print(
                     f"{n:>6} {side:<7} {cells['pass']:8.2f} {cells['peak']:8.0f} "
-                    f"{cells['loaded']:9.0f} {head}"
+                    f"{cells['loaded']:9.0f} {head} {row}"
                 )
             if python:
                 ratio = statistics.median(r["pass"] for r in results["engine"]) / statistics.median(

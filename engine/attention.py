@@ -302,26 +302,32 @@ def _blocks(mask, n_q, n_k, blocks=None):
     return out
 
 
-def _block_weights(q, k, block, scale, softcap, scratch):
+def _block_weights(q, k, block, scale, softcap, scratch, picked=None):
     """One head's weights over a block's rows and keys, as the whole softmax computes them.
 
     Returns the weights, the shifted scores ``x - max`` and the rows' sums of ``exp``,
-    each a view of ``scratch`` (two buffers, reused block after block).
+    each a view of ``scratch`` (two buffers, reused block after block). With ``picked``
+    (rows of the block, an int array), only those rows' weights: the scores are the
+    whole block's product (a row's own product need not have its bits), the rest is
+    done row by row, so the same bits for a fraction of the softmax.
     """
     b, n_k = block.rows.stop - block.rows.start, block.keys.stop - block.keys.start
     shifted = scratch[0][: b * n_k].reshape(b, n_k)
     np.matmul(q[block.rows], k[block.keys].T, out=shifted)  # the scores, [b, n_k]
+    if picked is not None:  # -> [m, n_k]: the rows asked for
+        b, shifted = len(picked), shifted[picked]
     shifted *= scale
     soft_cap(shifted, softcap, out=shifted)
     if block.hidden is not None:
         columns, masked = block.hidden
+        masked = masked if picked is None else masked[picked]
         np.copyto(shifted[:, columns], _HIDDEN, where=masked)
     shifted -= np.max(shifted, axis=-1, keepdims=True)  # every exponent <= 0
     weights = np.exp(shifted, out=scratch[1][: b * n_k].reshape(b, n_k))
     total = np.sum(weights, axis=-1, keepdims=True)
     weights /= total
     if block.empty is not None:  # a row that sees nothing: 0, as softmax gives it
-        weights[block.empty] = 0.0
+        weights[block.empty if picked is None else block.empty[picked]] = 0.0
     return weights, shifted, total
 
 
@@ -397,7 +403,9 @@ def blocked_attention(
 def attention_rows(q, k, queries, mask=None, scale=None, softcap=None):
     """Rows ``queries`` of each head's weights, to the bits of :func:`blocked_attention`'s.
 
-    Only the blocks (:func:`query_blocks`) that hold a row asked for are computed.
+    Only the blocks (:func:`query_blocks`) that hold a row asked for are computed: each
+    one's scores (one product, as the pass made it: a row's own product may round
+    differently), then the softmax of the rows asked for alone.
 
     Parameters
     ----------
@@ -425,9 +433,12 @@ def attention_rows(q, k, queries, mask=None, scale=None, softcap=None):
     scratch = (np.empty(size, dtype=dtype), np.empty(size, dtype=dtype))
     for block in blocks:
         inside = np.flatnonzero((queries >= block.rows.start) & (queries < block.rows.stop))
+        picked, back = np.unique(queries[inside] - block.rows.start, return_inverse=True)
+        if len(picked) == block.rows.stop - block.rows.start:
+            picked = None  # every row: the block as the pass computes it
         for h in range(n_heads):
-            weights, _, _ = _block_weights(q[h], k[h], block, scale, softcap, scratch)
-            out[h, inside, block.keys] = weights[queries[inside] - block.rows.start]
+            weights, _, _ = _block_weights(q[h], k[h], block, scale, softcap, scratch, picked)
+            out[h, inside, block.keys] = weights[back.reshape(-1)]
     return out
 
 
@@ -818,6 +829,9 @@ def head_projections(
     k_norm=None,
     qk_norm=None,
     qk=None,
+    values=True,
+    made=None,
+    queries=None,
 ):
     r"""A group of heads' queries, keys and values: :func:`multi_head_attention`'s first step.
 
@@ -825,14 +839,20 @@ def head_projections(
               k_h = \operatorname{rot}(\operatorname{N}(MW^K_{j(h)} + b^K_{j(h)})),\quad
               v_h = MW^V_{j(h)} + b^V_{j(h)}
 
-    The group's columns of the weights in one product each, so a group computed again
-    has the bits of the pass that computed it in this group.
+    The group's columns of the weights in one product each (the queries one a block of
+    rows, :func:`query_blocks`), so a group computed again has the bits of the pass that
+    computed it in this group, and a query row those of its block's product.
 
     Parameters
     ----------
     x, w_q, w_k, w_v, n_heads, b_q, b_k, b_v, memory, rotary, n_kv_heads, q_norm, k_norm,
     qk_norm, qk : as :func:`multi_head_attention` takes them
     heads : slice of the query heads, optional; default all
+    values : bool, False projects no values (``v`` None): the weights need none
+    made : dict, optional; the keys already made for other groups, by their columns of
+        ``W^K``: the same columns, the same product, so reused (and added to)
+    queries : int ndarray, optional; the query rows wanted: only their blocks' queries
+        are projected (the others' rows are 0). Default all
 
     Returns
     -------
@@ -853,16 +873,42 @@ def head_projections(
         v = split_heads(linear(memory, w_v[:, kv], _cut(b_v, kv)), n_kv)
         v = v if n_kv == count else v[shared - shared[0]]  # -> [count, n_k, d_head]
         return qk[0][heads], qk[1][heads], v
-    q = split_heads(linear(x, w_q[:, f], _cut(b_q, f)), count)  # -> [count, n_q, d_head]
-    k = split_heads(linear(memory, w_k[:, kv], _cut(b_k, kv)), n_kv)  # -> [n_kv, n_k, d_head]
-    v = split_heads(linear(memory, w_v[:, kv], _cut(b_v, kv)), n_kv)
+    q = split_heads(_queries(x, w_q[:, f], _cut(b_q, f), queries), count)  # [count, n_q, d_head]
+    made = {} if made is None else made
+    k = made.get((kv.start, kv.stop))
+    if k is None:
+        k = split_heads(linear(memory, w_k[:, kv], _cut(b_k, kv)), n_kv)  # -> [n_kv, n_k, d_head]
+        k = k if q_norm is None else qk_norm(k, k_norm)
+        k = rotary_embedding(k, **rotation) if rotary else k
+        made[(kv.start, kv.stop)] = k
+    v = split_heads(linear(memory, w_v[:, kv], _cut(b_v, kv)), n_kv) if values else None
     if q_norm is not None:  # each head's q and k normalised over d_head (Qwen3, Gemma 3)
-        q, k = qk_norm(q, q_norm), qk_norm(k, k_norm)
+        q = qk_norm(q, q_norm)
     if rotary:
-        q, k = rotary_embedding(q, **rotation), rotary_embedding(k, **rotation)
+        q = rotary_embedding(q, **rotation)
     if n_kv != count:  # grouped-query: each key/value head once per query head reading it
-        k, v = k[shared - shared[0]], v[shared - shared[0]]  # -> [count, n_k, d_head]
+        k = k[shared - shared[0]]  # -> [count, n_k, d_head]
+        v = None if v is None else v[shared - shared[0]]
     return q, k, v
+
+
+def _queries(x, w, b, queries=None):  # [n, d_in] -> [n, d_out]
+    """The queries' product ``x @ w + b``, a block of rows at a time (:func:`query_blocks`).
+
+    With ``queries``, the blocks holding those rows alone (the rest 0): a block's product
+    computed again has its bits, where one row's own product may round differently.
+    """
+    blocks = query_blocks(len(x))
+    if len(blocks) == 1:
+        return linear(x, w, b)
+    if queries is not None:
+        starts = np.array([block.start for block in blocks])
+        wanted = np.unique(np.searchsorted(starts, queries, side="right") - 1)
+        blocks = [blocks[i] for i in wanted]
+    out = np.zeros((len(x), w.shape[-1]), dtype=np.result_type(x, w, np.float32))
+    for rows in blocks:
+        out[rows] = linear(x[rows], w, b)
+    return out
 
 
 def _cut(bias, features):

@@ -207,8 +207,9 @@ class Attentions:
 
     Parameters
     ----------
-    rows : callable, ``rows(layer, heads, queries)`` -> float32 ndarray of shape
-        (len(heads), len(queries), n): the weights of those heads' rows
+    rows : callable, ``rows(layer, heads, queries, masks)`` -> float32 ndarray of shape
+        (len(heads), len(queries), n): the weights of those heads' rows; ``masks`` a dict
+        the layers of one read share (each mask made once for them)
     shape : tuple, (n_layers, n_heads, n, n)
     last_rows : ndarray of shape (n_layers, n_heads, n), optional
         The last query's row of every head, kept by the pass: read without computing.
@@ -249,16 +250,17 @@ class Attentions:
         key = key + (slice(None),) * (4 - len(key))
         picked = [_axis_index(k, size) for k, size in zip(key[:3], self.shape[:3], strict=True)]
         (layers, one_layer), (heads, one_head), (queries, one_query) = picked
-        out = np.stack([self._rows(int(layer), heads, queries) for layer in layers])  # [L, H, Q, n]
+        masks = {}  # -> [L, H, Q, n]
+        out = np.stack([self._rows(int(layer), heads, queries, masks) for layer in layers])
         out = out[(slice(None), slice(None), slice(None), key[3])]  # the keys asked for
         drop = tuple(0 if one else slice(None) for one in (one_layer, one_head, one_query))
         return out[drop]
 
-    def _rows(self, layer, heads, queries):
+    def _rows(self, layer, heads, queries, masks):
         last = self.shape[2] - 1
         if self._last is not None and (queries == last).all():
             return np.repeat(self._last[layer, heads][:, None], len(queries), axis=1)
-        return self._compute(layer, heads, queries)
+        return self._compute(layer, heads, queries, masks)
 
     def __array__(self, dtype=None, copy=None):
         if self.size > WHOLE_WEIGHTS:
@@ -634,8 +636,12 @@ def _layer_input(config, blocks, hidden_states, layer):
     return block, x
 
 
-def _projections(config, block, x, layer, heads):
-    """The queries, keys and values of the heads in ``heads`` (a slice), as the pass made them."""
+def _projections(config, block, x, layer, heads, values=True, made=None, queries=None):
+    """The queries, keys and values of the heads in ``heads`` (a slice), as the pass made them.
+
+    ``values`` False projects no values; ``made`` the keys of the groups before
+    (:func:`engine.attention.head_projections`).
+    """
     attn = {name: w for name, w in block["attn"].items() if name not in ("w_o", "b_o")}
     settings = _layer_settings(config, layer)
     return head_projections(
@@ -646,6 +652,9 @@ def _projections(config, block, x, layer, heads):
         rotary=settings["rotary"],
         n_kv_heads=config.n_kv_heads,
         qk_norm=functools.partial(settings["norm"], eps=config.eps),
+        values=values,
+        made=made,
+        queries=queries,
     )
 
 
@@ -656,19 +665,29 @@ def _groups(config, n):
 
 
 @blas.one_thread
-def _rows(config, blocks, hidden_states, layer, heads, queries):
-    """Rows ``queries`` of heads ``heads`` of layer ``layer``, as the pass computed them."""
+def _rows(config, blocks, hidden_states, layer, heads, queries, masks=None):
+    """Rows ``queries`` of heads ``heads`` of layer ``layer``, as the pass computed them.
+
+    Only what those rows need: no values, each key/value head's keys once, every query
+    of a group (one row's own product may round differently from the pass's), and the
+    scores of the blocks holding those rows with the softmax of those rows alone.
+    ``masks``, a dict, keeps each window's mask for the next layer read with it.
+    """
     c = config
     block, x = _layer_input(c, blocks, hidden_states, layer)
     n = len(x)
-    mask = attention_mask(c, n, layer=layer)
+    masks = {} if masks is None else masks
+    if c.window(layer) not in masks:
+        masks[c.window(layer)] = attention_mask(c, n, layer=layer)
+    mask = masks[c.window(layer)]
     settings = _layer_settings(c, layer)
     heads = np.asarray(heads, dtype=np.intp)
     out = np.empty((len(heads), len(queries), n), dtype=np.float32)
+    made = {}  # each key/value head's keys, made once for the groups that share it
     for group in _groups(c, n):
         wanted = np.flatnonzero((heads >= group.start) & (heads < group.stop))
         if len(wanted):
-            q, k, _ = _projections(c, block, x, layer, group)
+            q, k, _ = _projections(c, block, x, layer, group, False, made, queries)
             local = heads[wanted] - group.start
             out[wanted] = attention_rows(
                 q[local], k[local], queries, mask, settings["scale"], settings["softcap"]
@@ -680,8 +699,10 @@ def _rows(config, blocks, hidden_states, layer, heads, queries):
 def _vectors(config, blocks, hidden_states, which, layer):
     """Layer ``layer``'s queries (``which`` 0) or keys (1) per query head, as the pass had them."""
     block, x = _layer_input(config, blocks, hidden_states, layer)
-    groups = _groups(config, len(x))
-    return np.concatenate([_projections(config, block, x, layer, g)[which] for g in groups])
+    groups, made = _groups(config, len(x)), {}
+    return np.concatenate(
+        [_projections(config, block, x, layer, g, False, made)[which] for g in groups]
+    )
 
 
 class PerLayer:

@@ -5,6 +5,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+import tiny_models
 
 from engine import attention, bert, checkpoint
 from engine.attention import causal_mask, sliding_window_mask
@@ -106,3 +107,39 @@ def test_rows_read_again_are_the_blocks_bits_beyond_one_block(mask):
     whole = attention.scaled_dot_product_attention(q, k, v, masks[mask], softcap=3.0)
     np.testing.assert_allclose(kept, whole.weights, atol=1e-6)
     np.testing.assert_allclose(output, whole.output, atol=1e-5)
+
+
+@pytest.fixture(scope="module", params=["llama", "mistral", "gemma2"])
+def long_runs(request, tmp_path_factory):
+    """A tiny decoder made long (grouped keys and values; a sliding window; soft caps),
+    past one block of query rows (attention.WHOLE_ROWS) and split in parts."""
+    folder = tmp_path_factory.mktemp("long") / request.param
+    model = checkpoint.load(tiny_models.with_positions(request.param, folder, 1024))
+    n = attention.WHOLE_ROWS + 190
+    ids = [(7 * i + 3) % model.config.n_vocab for i in range(n)]
+    kept = bert.run_ids(model, ids)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(bert, "KEPT_WEIGHTS", 0)
+        lazy = bert.run_ids(model, ids)
+    return model, kept, lazy
+
+
+def test_a_row_read_is_the_heads_row_to_the_bit(long_runs):
+    """Reading a few queries computes only their rows, with the bits of the head's whole
+    weights (the pass's, and the head read whole)."""
+    model, kept, lazy = long_runs
+    assert isinstance(lazy.attentions, bert.Attentions)
+    n_layers, n_heads, n, _ = kept.attentions.shape
+    for query in (0, 5, 127, 128, 300, n - 2):
+        np.testing.assert_array_equal(
+            lazy.attentions[:, :, query], kept.attentions[:, :, query], err_msg=str(query)
+        )
+    queries = [600, 3, 129, 600]  # across blocks, out of order, one twice
+    for layer in range(n_layers):
+        for head in range(n_heads):
+            whole = bert.head_weights(model, lazy, layer, head)
+            np.testing.assert_array_equal(lazy.attentions[layer, head, queries], whole[queries])
+            np.testing.assert_array_equal(whole, kept.attentions[layer, head])
+    np.testing.assert_array_equal(
+        lazy.attentions[-1, ::2, [n - 1, 10]], kept.attentions[-1, ::2][:, [n - 1, 10]]
+    )
