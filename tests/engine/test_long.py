@@ -20,7 +20,11 @@ FAMILIES = ["gpt2", "mistral", "gemma3", "llama"]
 @pytest.fixture(scope="module", params=FAMILIES)
 def runs(request):
     model = checkpoint.load(TINY / request.param)
-    n = min(model.config.max_tokens, 100)
+    return _kept_and_lazy(model, min(model.config.max_tokens, 100))
+
+
+def _kept_and_lazy(model, n):
+    """The model over ``n`` tokens, the weights kept and computed when read (a long text's)."""
     ids = [(7 * i + 3) % model.config.n_vocab for i in range(n)]
     kept = bert.run_ids(model, ids)
     with pytest.MonkeyPatch.context() as patch:
@@ -115,13 +119,7 @@ def long_runs(request, tmp_path_factory):
     past one block of query rows (attention.WHOLE_ROWS) and split in parts."""
     folder = tmp_path_factory.mktemp("long") / request.param
     model = checkpoint.load(tiny_models.with_positions(request.param, folder, 1024))
-    n = attention.WHOLE_ROWS + 190
-    ids = [(7 * i + 3) % model.config.n_vocab for i in range(n)]
-    kept = bert.run_ids(model, ids)
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(bert, "KEPT_WEIGHTS", 0)
-        lazy = bert.run_ids(model, ids)
-    return model, kept, lazy
+    return _kept_and_lazy(model, attention.WHOLE_ROWS + 190)
 
 
 def test_a_row_read_is_the_heads_row_to_the_bit(long_runs):
