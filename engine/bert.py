@@ -44,7 +44,6 @@ import numpy as np
 from engine import blas
 from engine.attention import (
     MultiHeadResult,
-    attention_rows,
     causal_mask,
     head_projections,
     kv_head_of,
@@ -52,11 +51,12 @@ from engine.attention import (
     merge_heads,
     multi_head_attention,
     sliding_window_mask,
-    soft_cap,
 )
+from engine.blocked import attention_rows
 from engine.checkpoint import upcast
 from engine.layers import ACTIVATIONS, NORMS, encoder_layer, layer_norm
 from engine.parts import parts_for, share
+from engine.scores import soft_cap
 from engine.summaries import HeadSummaries, SummarySums
 from engine.tokenize import continued_pieces, piece_labels
 

@@ -27,7 +27,8 @@ from app.views import (
 from app.widgets import compare_box, interactive, model_box, notices, pickers
 from app.words import equations, minimal_pairs, wording
 from engine import analysis, bert, checkpoint, families
-from engine.attention import kv_head_of, query_stages
+from engine.arithmetic import query_stages
+from engine.attention import kv_head_of
 
 
 def next_token_section(folder, model, text, run):

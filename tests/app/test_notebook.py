@@ -20,7 +20,8 @@ import pytest
 from app.state import controls
 from app.views import model_view
 from engine import bert, checkpoint
-from engine.attention import attention_over_scales, query_stages, strong_links
+from engine.arithmetic import query_stages
+from engine.attention import attention_over_scales, strong_links
 
 nbformat = pytest.importorskip("nbformat")
 nbclient = pytest.importorskip("nbclient")

@@ -16,18 +16,13 @@ import tiny_models
 from safetensors.numpy import load_file
 
 from engine import analysis, bert, generate
-from engine.attention import (
-    cell_arithmetic,
-    query_stages,
-    scaled_dot_product_attention,
-    sliding_window_mask,
-    soft_cap,
-    softmax,
-)
+from engine.arithmetic import cell_arithmetic, query_stages
+from engine.attention import scaled_dot_product_attention, sliding_window_mask
 from engine.checkpoint import UnsupportedModelError, load
 from engine.families import GLOBAL, LOCAL
 from engine.layers import gemma_rms_norm
 from engine.positional import rotary_embedding, rotary_frequencies
+from engine.scores import soft_cap, softmax
 
 TINY = tiny_models.TINY
 FOLDERS = ("llama3", "qwen3", "gemma3", "gemma3_fp32", "gemma2", "phi3")

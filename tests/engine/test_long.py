@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 import tiny_models
 
-from engine import attention, bert, checkpoint
+from engine import attention, bert, blocked, checkpoint
 from engine.attention import causal_mask, sliding_window_mask
 from engine.summaries import head_summaries
 
@@ -97,16 +97,16 @@ def test_progress_is_called_after_each_layer():
 
 @pytest.mark.parametrize("mask", ["causal", "window", "none"])
 def test_rows_read_again_are_the_blocks_bits_beyond_one_block(mask):
-    """Past attention.WHOLE_ROWS queries a head is computed in blocks of rows; the rows read
+    """Past blocked.WHOLE_ROWS queries a head is computed in blocks of rows; the rows read
     again (attention_rows, what Attentions computes) are those blocks' to the bit."""
-    n = attention.WHOLE_ROWS + 190  # two blocks and a part of one
+    n = blocked.WHOLE_ROWS + 190  # two blocks and a part of one
     rng = np.random.default_rng(5)
     q, k, v = (rng.standard_normal((2, n, 16)).astype(np.float32) for _ in range(3))
     masks = {"causal": causal_mask(n), "window": sliding_window_mask(n, 200), "none": None}
     kept = np.empty((2, n, n), dtype=np.float32)
-    output = attention.blocked_attention(q, k, v, masks[mask], None, 3.0, kept)
+    output = blocked.blocked_attention(q, k, v, masks[mask], None, 3.0, kept)
     queries = np.array([0, 127, 128, 300, n - 1, 5])
-    rows = attention.attention_rows(q, k, queries, masks[mask], None, 3.0)
+    rows = blocked.attention_rows(q, k, queries, masks[mask], None, 3.0)
     np.testing.assert_array_equal(rows, kept[:, queries])
     whole = attention.scaled_dot_product_attention(q, k, v, masks[mask], softcap=3.0)
     np.testing.assert_allclose(kept, whole.weights, atol=1e-6)
@@ -116,10 +116,10 @@ def test_rows_read_again_are_the_blocks_bits_beyond_one_block(mask):
 @pytest.fixture(scope="module", params=["llama", "mistral", "gemma2"])
 def long_runs(request, tmp_path_factory):
     """A tiny decoder made long (grouped keys and values; a sliding window; soft caps),
-    past one block of query rows (attention.WHOLE_ROWS) and split in parts."""
+    past one block of query rows (blocked.WHOLE_ROWS) and split in parts."""
     folder = tmp_path_factory.mktemp("long") / request.param
     model = checkpoint.load(tiny_models.with_positions(request.param, folder, 1024))
-    return _kept_and_lazy(model, attention.WHOLE_ROWS + 190)
+    return _kept_and_lazy(model, blocked.WHOLE_ROWS + 190)
 
 
 def test_a_row_read_is_the_heads_row_to_the_bit(long_runs):

@@ -14,7 +14,7 @@ from apptest_support import chart_z, charts, decode, open_app
 from app.views import next_token
 from app.widgets import model_box
 from engine import analysis, bert, checkpoint, generate
-from engine.attention import query_stages
+from engine.arithmetic import query_stages
 
 TINY = tiny_models.TINY
 TEXT = "The restaurant refused to serve me because it only cooks vegetarian food."
