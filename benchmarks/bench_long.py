@@ -173,7 +173,7 @@ def breakdown_worker(gguf, ids, out):
     """Where one layer's time goes, on one thread (see the module's docstring)."""
     from threadpoolctl import threadpool_limits
 
-    from engine import bert, blocked, checkpoint
+    from engine import bert, blocked, checkpoint, layer_config, long_run
     from engine.layers import encoder_layer
     from engine.summaries import SummarySums
 
@@ -181,11 +181,11 @@ def breakdown_worker(gguf, ids, out):
     c = model.config
     run = bert.run_ids(model, ids)
     n = len(ids)
-    block, x = bert._layer_input(c, model.params["blocks"], run.hidden_states, LAYER)
-    mask = bert.attention_mask(c, n, layer=LAYER)
-    settings = bert._layer_settings(c, LAYER)
+    block, x = long_run._layer_input(c, model.params["blocks"], run.hidden_states, LAYER)
+    mask = layer_config.attention_mask(c, n, layer=LAYER)
+    settings = layer_config._layer_settings(c, LAYER)
     scale = settings["scale"] or 1.0 / np.sqrt(c.d_head)
-    heads = [bert._projections(c, block, x, LAYER, g) for g in bert._groups(c, n)]
+    heads = [long_run._projections(c, block, x, LAYER, g) for g in long_run._groups(c, n)]
     blocks = blocked._blocks(mask, n, n)
     size = max((b.rows.stop - b.rows.start) * (b.keys.stop - b.keys.start) for b in blocks)
 
@@ -223,7 +223,7 @@ def breakdown_worker(gguf, ids, out):
     def whole_layer():
         encoder_layer(
             run.hidden_states[LAYER],
-            **bert.upcast(model.params["blocks"][LAYER]),
+            **checkpoint.upcast(model.params["blocks"][LAYER]),
             **settings,
             mask=mask,
             parallel=False,
