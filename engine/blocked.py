@@ -6,8 +6,7 @@ over one row, so a block of whole rows, cut to the keys any of them may see, giv
 row's weights exactly (a row is never split). Up to :data:`WHOLE_ROWS` queries a head
 is one block, with the bits of :func:`engine.attention.scaled_dot_product_attention`;
 beyond, :data:`BLOCK_ROWS` rows at a time, so a head's ``n × n`` weights need never be
-held.
-:func:`engine.attention.multi_head_attention` runs its heads through
+held. :func:`engine.attention.multi_head_attention` runs its heads through
 :func:`blocked_attention` for a long text; :func:`attention_rows` computes some rows of
 them again, to the same bits, when a view reads them.
 """

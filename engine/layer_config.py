@@ -1,14 +1,14 @@
-"""What a pretrained model's config fixes for each layer: its settings and its masks.
+"""What a pretrained model's config fixes for each layer: its settings and its mask.
 
-A layer of :func:`engine.bert.transformer` is :func:`engine.layers.encoder_layer` with
-arguments that only the config and the layer's index decide: the norm and activation,
-pre- or post-LN (Vaswani et al. 2017, section 3.1; Radford et al. 2019, section 2.3),
-the rotary base, grouped-query heads, the scores' scale and soft cap; and the mask
-``M`` of ``softmax(s · QKᵀ + M)``: none in an encoder, causal in a decoder (Vaswani et
-al. 2017, section 3.2.3), Mistral's sliding window (Jiang et al. 2023, section 2) and
-Gemma 3's local layers. The pass, a long text's rows read again
-(:mod:`engine.long_run`) and one layer computed again (:mod:`engine.one_layer`) all
-take them from here, so each computes a layer as the pass did.
+``softmax(s · QKᵀ + M)``, ``M_ij = 0`` where query ``i`` may see key ``j`` and ``-inf``
+elsewhere: no mask in an encoder, causal in a decoder (Vaswani et al. 2017, section
+3.2.3), Mistral's sliding window (Jiang et al. 2023, section 2) and Gemma 3's local
+layers. With it, the arguments of :func:`engine.layers.encoder_layer` that only the
+config and the layer's index decide: the norm and activation, pre- or post-LN, the
+rotary base, grouped-query heads, the scores' scale ``s`` and soft cap. The pass
+(:func:`engine.bert.transformer`), a long text's rows read again (:mod:`engine.long_run`)
+and one layer computed again (:mod:`engine.one_layer`) all take them from here, so each
+computes a layer as the pass did.
 """
 
 from __future__ import annotations
