@@ -63,7 +63,7 @@ def layer(settings):
 
     Returns
     -------
-    engine.bert.LayerRun or engine.ToyRun; None when a toy text has no tokens
+    engine.one_layer.LayerRun or engine.ToyRun; None when a toy text has no tokens
     """
     if settings.trained:
         s = settings

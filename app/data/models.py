@@ -23,7 +23,18 @@ import streamlit as st
 from streamlit.runtime.scriptrunner import get_script_run_ctx
 
 from app.data import cache, passes, threads, trained
-from engine import analysis, bert, checkpoint, generate, ollama, positional, roles, tiling
+from engine import (
+    analysis,
+    bert,
+    checkpoint,
+    generate,
+    layer_config,
+    ollama,
+    one_layer,
+    positional,
+    roles,
+    tiling,
+)
 from engine.resources import MINILM_NAME, SMOLLM2_NAME
 
 __all__ = [
@@ -311,9 +322,11 @@ def sinks(folder, text, long=False):
         return analysis.summary_sinks(this.summaries, config)
     n = len(this.ids)
     if config.layer_types:  # Gemma 3: each layer's own mask, local or global
-        mask = np.stack([bert.attention_mask(config, n, layer=i) for i in range(config.n_layers)])
+        mask = np.stack(
+            [layer_config.attention_mask(config, n, layer=i) for i in range(config.n_layers)]
+        )
     else:
-        mask = bert.attention_mask(config, n)
+        mask = layer_config.attention_mask(config, n)
     return analysis.attention_sinks(this.attentions, mask)
 
 
@@ -332,7 +345,7 @@ def rotary(folder, text, layer, head, query, key):
     most :data:`ROTARY_DISTANCES`)
     """
     loaded = load(folder)
-    q, k = bert.head_vectors(loaded, run(folder, text), layer, head)
+    q, k = one_layer.head_vectors(loaded, run(folder, text), layer, head)
     c = loaded.config
     distances = np.arange(min(c.max_tokens, ROTARY_DISTANCES))
     scale = c.attn_scale or c.d_head**-0.5

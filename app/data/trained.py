@@ -13,7 +13,7 @@ import numpy as np
 import streamlit as st
 
 from app.data import cache, passes, threads
-from engine import analysis, bert, checkpoint, roles
+from engine import analysis, bert, checkpoint, one_layer, roles
 from engine.toy import random_permutation
 
 __all__ = [
@@ -74,28 +74,28 @@ def _run(name, text, positions):
 
 @cache.bounded
 def layer_run(name, text, layer, scale=None, causal=False, positions=True):
-    """Every head of layer ``layer`` on ``text`` (see :func:`engine.bert.layer_run`).
+    """Every head of layer ``layer`` on ``text`` (see :func:`engine.one_layer.layer_run`).
 
     Cheap: the model has run once for the text (:func:`run`); this redoes one layer's
     attention from its input. Call only when :func:`run` succeeds for the text.
 
     Returns
     -------
-    engine.bert.LayerRun
+    engine.one_layer.LayerRun
     """
     this = run(name, text, positions)
-    return bert.layer_run(model(name), this, layer, scale, causal, threads.parallel())
+    return one_layer.layer_run(model(name), this, layer, scale, causal, threads.parallel())
 
 
 @cache.bounded
 def layer_stages(name, text, layer):
-    """Every stage of layer ``layer`` on ``text`` (see :func:`engine.bert.layer_stages`).
+    """Every stage of layer ``layer`` on ``text`` (see :func:`engine.one_layer.layer_stages`).
 
     Returns
     -------
     engine.layers.EncoderLayerResult
     """
-    return bert.layer_stages(model(name), run(name, text), layer, threads.parallel())
+    return one_layer.layer_stages(model(name), run(name, text), layer, threads.parallel())
 
 
 @st.cache_data(max_entries=64, show_spinner=False)

@@ -10,7 +10,7 @@ import pytest
 
 from app.views import last_token, long_head, model_view, neuron_view, summary_grid
 from engine import tiling
-from engine.attention import query_stages
+from engine.arithmetic import query_stages
 from engine.summaries import head_summaries
 
 
