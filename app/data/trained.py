@@ -73,29 +73,33 @@ def _run(name, text, positions):
 
 
 @cache.bounded
-def layer_run(name, text, layer, scale=None, causal=False, positions=True):
+def layer_run(name, text, layer, scale=None, causal=False, positions=True, keep_weights=True):
     """Every head of layer ``layer`` on ``text`` (see :func:`engine.bert.layer_run`).
 
     Cheap: the model has run once for the text (:func:`run`); this redoes one layer's
     attention from its input. Call only when :func:`run` succeeds for the text.
+    ``keep_weights`` False: no head's ``n × n`` weights kept (a long text's).
 
     Returns
     -------
     engine.bert.LayerRun
     """
     this = run(name, text, positions)
-    return bert.layer_run(model(name), this, layer, scale, causal, threads.parallel())
+    return bert.layer_run(model(name), this, layer, scale, causal, threads.parallel(), keep_weights)
 
 
 @cache.bounded
-def layer_stages(name, text, layer):
+def layer_stages(name, text, layer, keep_weights=True):
     """Every stage of layer ``layer`` on ``text`` (see :func:`engine.bert.layer_stages`).
+
+    ``keep_weights`` False: no head's ``n × n`` weights kept (a long text's).
 
     Returns
     -------
     engine.layers.EncoderLayerResult
     """
-    return bert.layer_stages(model(name), run(name, text), layer, threads.parallel())
+    this = run(name, text)
+    return bert.layer_stages(model(name), this, layer, threads.parallel(), keep_weights)
 
 
 @st.cache_data(max_entries=64, show_spinner=False)

@@ -1,0 +1,125 @@
+"""The core pages on a long text (issue #52): the lifted pages' n × n maps as tiles and a zoom.
+
+``weights=smollm2`` is pointed at the tiny Llama of ``tests/data/tiny_models`` (2 layers,
+4 heads, 2 key/value heads) copied with 8,192 positions (``tiny_models.with_positions``),
+so that a text of 700-odd tokens crosses the core pages' 512 in a second, as SmolLM2's
+4,096 do: the pages draw what the engine computes for that model
+(``engine.bert.head_weights``), tiled by ``engine.tiling.tile``.
+"""
+
+import numpy as np
+import pytest
+import tiny_models
+from apptest_support import chart_z, charts, decode, open_app
+
+from app.data import passes, trained
+from app.state import weights
+from app.views import long_head
+from engine import bert, checkpoint, tiling
+from engine.attention import causal_mask
+
+SENTENCE = "A long core page: the restaurant refused to serve me because it only cooks fish. "
+TEXT = SENTENCE * 14  # 729 tokens with the tiny Llama's tokenizer
+LAYER, HEAD = 1, 2
+LINK = {"weights": "smollm2", "layer": str(LAYER), "head": str(HEAD)}
+
+
+@pytest.fixture(scope="module")
+def model(tmp_path_factory):
+    """The tiny Llama with 8,192 positions, loaded."""
+    folder = tiny_models.with_positions("llama", tmp_path_factory.mktemp("core") / "llama", 8192)
+    return checkpoint.load(folder)
+
+
+@pytest.fixture(scope="module")
+def as_smollm2(model):
+    """The packaged name ``smollm2`` runs the tiny long model for this module's tests."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(weights, "installed", lambda name, *_: True)
+        patch.setattr(
+            weights,
+            "trained_config",
+            lambda name: model.config if name == "smollm2" else weights.MINILM,
+        )
+        original = trained.model
+        patch.setattr(trained, "model", lambda name: model if name == "smollm2" else original(name))
+        yield model
+
+
+@pytest.fixture(scope="module")
+def run(as_smollm2):
+    return bert.run(as_smollm2, TEXT)
+
+
+def open_long(page, **session):
+    return open_app(page, LINK, timeout=120, text=TEXT, **session)
+
+
+@pytest.fixture(scope="module")
+def causal(as_smollm2):
+    return open_long("causal_mask")
+
+
+def test_the_text_crosses_the_core_pages_limit(run):
+    assert len(run.ids) > passes.CORE_MAX_TOKENS
+
+
+def test_a_page_not_lifted_still_refuses_the_long_text(as_smollm2):
+    at = open_long("attention")
+    assert not at.exception
+    (warning,) = at.warning
+    assert "reads at most 512 with a trained model" in warning.value.replace("\\", "")
+
+
+def test_causal_mask_draws_every_map_as_tiles_with_a_zoom(causal, run):
+    assert not causal.exception
+    assert not causal.error
+    drawn = set(charts(causal))
+    for key in ("causal_mask", "causal_scores", "causal_weights_masked", "causal_weights_unmasked"):
+        assert {key, f"{key}_zoom"} <= drawn
+    said = " ".join(c.value for c in causal.caption)
+    assert f"{len(run.ids):,} tokens: the mask, the masked scores" in said
+    help_text = causal.sidebar.text_area(key="text").help
+    assert "reads at most 4,096 tokens" in help_text
+    assert "on this page" not in help_text  # the pages' own limit, not the core pages' 512
+
+
+def test_causal_mask_tiles_are_the_engines_head_and_the_zoom_exact(causal, as_smollm2, run):
+    weights_ = bert.head_weights(as_smollm2, run, LAYER, HEAD)
+    expected = tiling.tile(weights_, long_head.OVERVIEW_TILES, "max").values
+    np.testing.assert_array_equal(chart_z(causal, "causal_weights_masked"), expected)
+    title = charts(causal)["causal_weights_masked"]["layout"]["title"]["text"]
+    assert "each the maximum of its block" in title
+    first, last = next(s for s in causal.slider if s.label == "Zoom: queries").value
+    k0, k1 = next(s for s in causal.slider if s.label == "Zoom: keys").value
+    assert last - first + 1 == long_head.ZOOM_CELLS
+    zoom = charts(causal)["causal_weights_masked_zoom"]["data"][0]
+    np.testing.assert_array_equal(decode(zoom["z"]), weights_[first : last + 1, k0 : k1 + 1])
+    assert zoom["y"][0].replace("\u200b", "") == f"{first} {run.labels[first]}"
+
+
+def test_causal_mask_scores_are_masked_and_blank_where_hidden(causal, as_smollm2, run):
+    first, last = next(s for s in causal.slider if s.label == "Zoom: queries").value
+    k0, k1 = next(s for s in causal.slider if s.label == "Zoom: keys").value
+    zoom = decode(charts(causal)["causal_scores_zoom"]["data"][0]["z"])
+    q, k = run.queries[LAYER, HEAD], run.keys[LAYER, HEAD]
+    scores = q[first : last + 1] @ k[k0 : k1 + 1].T / np.sqrt(q.shape[-1])
+    rows, cols = np.arange(first, last + 1)[:, None], np.arange(k0, k1 + 1)[None, :]
+    np.testing.assert_allclose(zoom[rows >= cols], scores[rows >= cols], rtol=1e-5, atol=1e-5)
+    assert np.isnan(zoom[rows < cols]).all()  # −∞, drawn blank
+    mask = causal_mask(len(run.ids)).astype(np.float32)  # the engine's, tiled: any cell seen
+    expected = tiling.tile(mask, long_head.OVERVIEW_TILES, "max").values
+    np.testing.assert_array_equal(chart_z(causal, "causal_mask"), expected)
+    assert np.triu(expected, 1).max() == 0.0
+
+
+def test_causal_mask_mean_tiles_and_a_wide_zoom(causal, as_smollm2, run):
+    causal.radio(key="causal_reduction").set_value("mean").run()
+    next(s for s in causal.slider if s.label == "Zoom: queries").set_value((0, 599)).run()
+    assert not causal.exception
+    weights_ = bert.head_weights(as_smollm2, run, LAYER, HEAD)
+    means = tiling.tile(weights_, long_head.OVERVIEW_TILES, "mean").values
+    np.testing.assert_allclose(chart_z(causal, "causal_weights_masked"), means, rtol=1e-6)
+    k0, k1 = next(s for s in causal.slider if s.label == "Zoom: keys").value
+    block = tiling.tile(weights_[0:600, k0 : k1 + 1], long_head.OVERVIEW_TILES, "mean").values
+    np.testing.assert_allclose(chart_z(causal, "causal_weights_masked_zoom"), block, rtol=1e-6)
