@@ -395,3 +395,15 @@ def long_maps(n, maps, tiles, cells, rest=""):
         f"covers at most {cells} queries and {cells} keys; click a tile to move it there. "
         f"One head's map is computed at a time, never every head's. {rest}"
     ).strip()
+
+
+def long_features(n, tiled=""):
+    """What a core page says of a long text whose views are n × d: drawn whole, nothing pooled.
+
+    ``tiled``: what the page tiles besides (a sentence), if anything.
+    """
+    return (
+        f"{n:,} tokens: every tokens × features matrix below is drawn whole, one row a token "
+        "(over 128 features cropped, as the title says), nothing averaged; the layer runs "
+        f"without keeping any head's {n:,} × {n:,} weights. {tiled}"
+    ).strip()

@@ -123,3 +123,32 @@ def test_causal_mask_mean_tiles_and_a_wide_zoom(causal, as_smollm2, run):
     k0, k1 = next(s for s in causal.slider if s.label == "Zoom: keys").value
     block = tiling.tile(weights_[0:600, k0 : k1 + 1], long_head.OVERVIEW_TILES, "mean").values
     np.testing.assert_allclose(chart_z(causal, "causal_weights_masked_zoom"), block, rtol=1e-6)
+
+
+def test_encoder_layer_draws_its_stages_whole_without_any_heads_weights(as_smollm2, run):
+    at = open_long("encoder_layer")
+    assert not at.exception
+    assert not at.error
+    n = len(run.ids)
+    said = " ".join(c.value for c in at.caption)
+    assert f"{n:,} tokens: every tokens × features matrix below is drawn whole" in said
+    np.testing.assert_array_equal(chart_z(at, "enc_output"), run.hidden_states[LAYER + 1])
+    np.testing.assert_array_equal(chart_z(at, "enc_input"), run.hidden_states[LAYER])
+    norms = charts(at)["enc_norms"]["data"]
+    assert len(decode(norms[0]["y"])) == n
+    stages = trained.layer_stages("smollm2", TEXT, LAYER, keep_weights=False)  # the page's
+    assert stages.attention.weights is None
+
+
+def test_home_draws_x_and_the_heads_q_k_v_whole(as_smollm2, run):
+    at = open_long("home")
+    assert not at.exception
+    assert not at.error
+    n = len(run.ids)
+    assert at.subheader[0].value == f"{n} tokens"
+    said = " ".join(c.value for c in at.caption)
+    assert f"{n:,} tokens: every tokens × features matrix below is drawn whole" in said
+    q = chart_z(at, "home_Q")
+    assert q.shape == (n, run.queries.shape[-1])
+    np.testing.assert_allclose(q, run.queries[LAYER, HEAD], rtol=1e-6, atol=1e-6)
+    np.testing.assert_allclose(chart_z(at, "home_K"), run.keys[LAYER, HEAD], rtol=1e-6, atol=1e-6)
