@@ -103,15 +103,18 @@ def layer_stages(name, text, layer, keep_weights=True):
 
 
 @st.cache_data(max_entries=64, show_spinner=False)
-def permutation_errors(name, text, shuffle_seed):
+def permutation_errors(name, text, shuffle_seed, tokens=None):
     """Shuffle the text's tokens and measure the model with and without its positions.
+
+    ``tokens``: the first this many tokens alone (a long text's: the test runs the whole
+    model four times).
 
     Returns
     -------
     permutation : list of int, the new order of the tokens (special tokens included)
     errors : dict of {"learned": float, "none": float}, max |Enc(PX) − P·Enc(X)|
     """
-    ids = run(name, text).ids
+    ids = run(name, text).ids[:tokens]
     permutation = random_permutation(len(ids), shuffle_seed)
     errors = {
         kind: analysis.permutation_error(

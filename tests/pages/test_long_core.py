@@ -152,3 +152,24 @@ def test_home_draws_x_and_the_heads_q_k_v_whole(as_smollm2, run):
     assert q.shape == (n, run.queries.shape[-1])
     np.testing.assert_allclose(q, run.queries[LAYER, HEAD], rtol=1e-6, atol=1e-6)
     np.testing.assert_allclose(chart_z(at, "home_K"), run.keys[LAYER, HEAD], rtol=1e-6, atol=1e-6)
+
+
+def test_positional_encoding_draws_both_heads_as_tiles_with_exact_zooms(as_smollm2, run):
+    at = open_long("positional_encoding")
+    assert not at.exception
+    assert not at.error
+    # as a short text's page draws it: the pass without positions, its layer run again
+    without = bert.layer_run(as_smollm2, bert.run(as_smollm2, TEXT, positions=False), LAYER)
+    first, last = next(s for s in at.slider if s.label == "Zoom: queries").value
+    k0, k1 = next(s for s in at.slider if s.label == "Zoom: keys").value
+    with_ = bert.head_weights(as_smollm2, run, LAYER, HEAD)
+    for key, weights_ in (("pe_with", with_), ("pe_without", without.attention.weights[HEAD])):
+        expected = tiling.tile(weights_, long_head.OVERVIEW_TILES, "max").values
+        np.testing.assert_array_equal(chart_z(at, key), expected)
+        zoom = chart_z(at, f"{key}_zoom")
+        np.testing.assert_array_equal(zoom, weights_[first : last + 1, k0 : k1 + 1])
+    said = " ".join(c.value for c in at.caption)
+    assert f"{len(run.ids):,} tokens: the weights without and with positions" in said
+    assert f"the test shuffles its first {passes.LONG_TOKENS} alone" in said
+    shuffled = next(t.value for t in at.text if t.value.startswith("Shuffled: "))
+    assert len(shuffled.split(" ")) - 1 >= passes.LONG_TOKENS - 5  # a label may hold a space
