@@ -11,14 +11,17 @@ zoom are cached: one head's n × n lives while it is reduced, never every head's
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import numpy as np
 
+import engine
 from app.data import cache, trained
 from app.views import long_head
 from engine import tiling
 from engine.attention import AttentionResult, blocked_attention
 
-__all__ = ["MAPS", "head_map", "layer"]
+__all__ = ["MAPS", "EveryHead", "every_head", "head_map", "layer"]
 
 #: The maps of one head a page draws, by name: what each cell is.
 MAPS = {
@@ -107,3 +110,56 @@ def head_map(settings, head, kind, reduction, rows, cols, positions=True):
     if long_head.fits(rows, cols):
         return overview, np.array(block)
     return overview, _tiles(block, long_head.OVERVIEW_TILES, reduction)
+
+
+class EveryHead(NamedTuple):
+    """Every head of a long text's layer, each reduced as it was computed, one at a time.
+
+    Attributes
+    ----------
+    tiles : float32 ndarray of shape (n_heads, t, t), each head's tiles
+    edges : int ndarray of shape (t + 1,), the tiles' token edges (the same on both axes)
+    entropy, effective, largest : ndarray of shape (n_heads,), each head's mean over its
+        queries of the entropy in bits, 2^entropy and the largest weight
+    window : float32 ndarray of shape (n_heads, w, w), the weights among the tokens
+        ``start`` … ``start + w - 1``
+    """
+
+    tiles: np.ndarray
+    edges: np.ndarray
+    entropy: np.ndarray
+    effective: np.ndarray
+    largest: np.ndarray
+    window: np.ndarray
+
+
+@cache.bounded(spinner="Computing each head, one at a time …")
+def every_head(settings, reduction, size, window):
+    """Every head's weights tiled to at most ``size`` a side, its entropy, and a window.
+
+    One head's n × n at a time (:func:`head_map`'s arithmetic), let go before the next.
+
+    Parameters
+    ----------
+    settings : app.state.controls.Settings, a trained model's
+    reduction : ``"max"`` or ``"mean"``
+    size : int, the most tiles on a side
+    window : (int, int), the tokens whose weights among themselves are kept
+
+    Returns
+    -------
+    EveryHead
+    """
+    n_heads = layer(settings).attention.q.shape[0]
+    start, stop = window
+    tiles, stats, kept, edges = [], [], [], None
+    for head in range(n_heads):
+        weights = _matrix(settings, head, "weights", True)  # [n, n], this head's alone
+        tiled = tiling.tile(weights, size, reduction)
+        tiles.append(tiled.values)
+        edges = tiled.row_edges
+        found = engine.saturation(weights, jacobian=False)  # per query row
+        stats.append([found.entropy.mean(), found.effective_tokens.mean(), found.max_weight.mean()])
+        kept.append(np.array(weights[start:stop, start:stop]))
+    entropy, effective, largest = np.asarray(stats, dtype=np.float64).T
+    return EveryHead(np.stack(tiles), edges, entropy, effective, largest, np.stack(kept))

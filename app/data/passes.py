@@ -48,7 +48,9 @@ CORE_MAX_TOKENS = LONG_TOKENS
 #: The core pages (by script) that read a trained model's text up to :func:`page_limit`:
 #: past :data:`LONG_TOKENS` each draws one head's n × n at a time, as tiles with a zoom
 #: (:mod:`app.data.long_layers`), and its n × d matrices whole.
-LONG_CORE_PAGES = frozenset({"causal_mask", "encoder_layer", "home", "positional_encoding"})
+LONG_CORE_PAGES = frozenset(
+    {"causal_mask", "encoder_layer", "home", "multi_head", "positional_encoding"}
+)
 
 
 class PageLimitError(bert.TooLongError):

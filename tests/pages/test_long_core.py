@@ -15,6 +15,7 @@ from apptest_support import chart_z, charts, decode, open_app
 from app.data import passes, trained
 from app.state import weights
 from app.views import long_head
+from app.words import wording
 from engine import bert, checkpoint, tiling
 from engine.attention import causal_mask
 
@@ -173,3 +174,29 @@ def test_positional_encoding_draws_both_heads_as_tiles_with_exact_zooms(as_smoll
     assert f"the test shuffles its first {passes.LONG_TOKENS} alone" in said
     shuffled = next(t.value for t in at.text if t.value.startswith("Shuffled: "))
     assert len(shuffled.split(" ")) - 1 >= passes.LONG_TOKENS - 5  # a label may hold a space
+
+
+def test_multi_head_draws_every_head_as_tiles_and_the_sidebars_head_with_a_zoom(as_smollm2, run):
+    at = open_long("multi_head")
+    assert not at.exception
+    assert not at.error
+    n = len(run.ids)
+    every = [bert.head_weights(as_smollm2, run, LAYER, h) for h in range(4)]
+    panels = charts(at)["mh_heads"]["data"]
+    for h, trace in enumerate(panels):  # each head's tiles, side by side
+        expected = tiling.tile(every[h], long_head.OVERVIEW_TILES // 2, "max").values
+        np.testing.assert_array_equal(decode(trace["z"]), expected)
+    np.testing.assert_array_equal(
+        chart_z(at, "mh_head"), tiling.tile(every[HEAD], long_head.OVERVIEW_TILES).values
+    )
+    first, last = next(s for s in at.slider if s.label == "Zoom: queries").value
+    k0, k1 = next(s for s in at.slider if s.label == "Zoom: keys").value
+    np.testing.assert_array_equal(
+        chart_z(at, "mh_head_zoom"), every[HEAD][first : last + 1, k0 : k1 + 1]
+    )
+    entropy = at.dataframe[0].value["mean entropy (bits)"].to_numpy()
+    rows = [np.where(w > 0, -w * np.log2(np.where(w > 0, w, 1)), 0).sum(axis=1) for w in every]
+    np.testing.assert_allclose(entropy, [r.mean() for r in rows], rtol=1e-4)
+    title = charts(at)["mh_lines"]["layout"]["title"]["text"]
+    start, stop = long_head.around(wording.default_query(run.labels), n, long_head.AROUND)
+    assert f"tokens {start}–{stop - 1}" in title
