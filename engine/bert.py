@@ -75,6 +75,7 @@ __all__ = [
     "embed",
     "head_vectors",
     "head_weights",
+    "hidden_state",
     "layer_run",
     "layer_stages",
     "position_ids",
@@ -537,6 +538,50 @@ def transformer(
     last_rows = np.stack([s.last_row for s in sums])  # [n_layers, n_heads, n]
     # -> [n_layers, n_heads, n, n], [n_layers, n_heads, n, d_head] x2, [n, d_model]
     return hidden, attentions, queries, keys, last, kept, summaries, last_rows
+
+
+@blas.one_thread
+def hidden_state(model, ids, layer, positions=True, parallel=True):
+    """The hidden state entering layer ``layer``: ``run_ids(...).hidden_states[layer]``.
+
+    The same layers as :func:`run_ids` runs, to the same bits, stopping there and holding
+    one hidden state at a time and no head's weights: a what-if's layer (the model without
+    its positions) over a long text, without a second pass's every hidden state.
+
+    Parameters
+    ----------
+    model : engine.checkpoint.Model
+    ids : sequence of int, the tokens with the model's special tokens
+    layer : int, 0 <= layer <= n_layers
+    positions, parallel : as in :func:`run_ids`
+
+    Returns
+    -------
+    float32 ndarray of shape (n, d_model)
+    """
+    ids = np.asarray(ids, dtype=np.intp).reshape(-1)
+    _check_ids(model, ids)
+    if not 0 <= layer <= model.config.n_layers:
+        raise ValueError(f"layer must lie in [0, {model.config.n_layers}], got {layer}")
+    c, params = model.config, {k: v for k, v in model.params.items() if k != "lm_head"}
+    if not positions and c.rotary:
+        c = c._replace(rope_theta=None)
+    elif not positions:
+        params["wpe"] = _no_positions(model)
+    blocks = params.pop("blocks")
+    params.pop("ln_f", None)
+    x = embed(ids, np.zeros_like(ids), c, **params)  # [n] -> [n, d_model]
+    masks = _masks(c, len(ids))
+    for i, block in enumerate(blocks[:layer]):
+        x = encoder_layer(
+            x,
+            **upcast(block),
+            **_layer_settings(c, i),
+            mask=masks[i],
+            parallel=parallel,
+            keep=False,
+        ).output  # [n, d_model]
+    return x
 
 
 def _per_kv_head(config, keys, values):

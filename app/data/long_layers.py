@@ -16,16 +16,26 @@ from typing import NamedTuple
 import numpy as np
 
 import engine
-from app.data import cache, trained
-from app.views import long_head
-from engine import tiling
-from engine.attention import AttentionResult, blocked_attention
+from app.data import cache, layers, threads, trained
+from app.views import long_head, saturation
+from engine import bert, tiling
+from engine.attention import AttentionResult, attention_rows, blocked_attention
 
-__all__ = ["MAPS", "EveryHead", "every_head", "head_map", "layer"]
+__all__ = [
+    "MAPS",
+    "EveryHead",
+    "every_head",
+    "head_map",
+    "layer",
+    "query_row",
+    "saturation_curve",
+    "saturation_tables",
+]
 
 #: The maps of one head a page draws, by name: what each cell is.
 MAPS = {
     "weights": "weight",
+    "scores": "score",  # the raw q · kᵀ, unmasked, unscaled
     "masked": "score",  # the scaled scores, −∞ where masked
     "mask": "weight",  # 1 where the query sees the key: a tile's share, or whether any
 }
@@ -34,16 +44,40 @@ MAPS = {
 def layer(settings, positions=True):
     """The trained layer of ``settings`` without any head's weights (a long text's).
 
-    ``positions`` False: the model run without its positions (a what-if).
+    ``positions`` False: the model run without its positions (a what-if), up to this
+    layer alone (:func:`engine.bert.hidden_state`): a second pass's every hidden state
+    would hold hundreds of megabytes more at 4,096 tokens.
 
     Returns
     -------
     engine.bert.LayerRun, ``attention.weights`` None
     """
     s = settings
-    return trained.layer_run(
-        s.weights, s.text, s.layer, s.scale, s.causal, positions, keep_weights=False
-    )
+    if not positions:
+        return _unpositioned(s.weights, s.text, s.layer, s.scale, s.causal)
+    return trained.layer_run(s.weights, s.text, s.layer, s.scale, s.causal, keep_weights=False)
+
+
+class _AtLayer(NamedTuple):
+    """What :func:`engine.bert.layer_run` reads of a run: the hidden state entering a layer.
+
+    A pass's :class:`engine.bert.BertRun` holds every layer's; this one layer's, of a pass
+    without positions (which kept no queries or keys: the layer projects them).
+    """
+
+    hidden_states: dict
+    queries: None = None
+    keys: None = None
+    positions: bool = False
+
+
+@cache.bounded(spinner="Running the model without its positions, up to this layer …")
+def _unpositioned(name, text, layer, scale, causal):
+    model = trained.model(name)
+    ids = trained.run(name, text).ids
+    x = bert.hidden_state(model, ids, layer, positions=False, parallel=threads.parallel())
+    run = _AtLayer({layer: x})
+    return bert.layer_run(model, run, layer, scale, causal, threads.parallel(), keep_weights=False)
 
 
 def _head(settings, head, positions):
@@ -65,7 +99,7 @@ def _matrix(settings, head, kind, positions):
     if kind == "mask":
         return (np.ones((n, n), bool) if heads.mask is None else heads.mask).astype(np.float32)
     one = AttentionResult(q[0], k[0], None, None, heads.scale, heads.mask, heads.softcap)
-    return one.masked
+    return one.scores if kind == "scores" else one.masked
 
 
 def _tiles(matrix, size, reduction):
@@ -163,3 +197,44 @@ def every_head(settings, reduction, size, window):
         kept.append(np.array(weights[start:stop, start:stop]))
     entropy, effective, largest = np.asarray(stats, dtype=np.float64).T
     return EveryHead(np.stack(tiles), edges, entropy, effective, largest, np.stack(kept))
+
+
+@cache.bounded
+def query_row(settings, head, query):
+    """Token ``query``'s weights in head ``head``, shape (n,): its block's rows alone.
+
+    :func:`engine.attention.attention_rows`, the bits of the head's whole weights.
+    """
+    q, k, _, heads = _head(settings, head, True)
+    rows = attention_rows(q, k, [query], heads.mask, heads.scale, heads.softcap)
+    return rows[0, 0]
+
+
+@cache.bounded
+def saturation_tables(settings, head, labels):
+    """:func:`app.views.saturation.tables` of head ``head``'s weights, computed now.
+
+    ``labels`` a tuple of the n tokens. Returns the means (one row) and each row's table.
+    """
+    return saturation.tables(_matrix(settings, head, "weights", True), list(labels))
+
+
+@cache.bounded
+def saturation_curve(settings, head, n_points=layers.CURVE_POINTS):
+    """:func:`app.data.layers.saturation_curve` of a long text: the same sweep and rows.
+
+    The scores of :data:`app.data.layers.SWEEP_ROWS` evenly spaced query rows alone, from
+    the head's queries and keys (not every head's n × n scores).
+
+    Returns
+    -------
+    scales, stats, rows : as :func:`app.data.layers.saturation_curve`
+    """
+    q, k, _, heads = _head(settings.replace(scale=None), head, True)
+    n = q.shape[1]
+    rows = np.unique(np.linspace(0, n - 1, layers.SWEEP_ROWS).round().astype(int))
+    scores = q[0, rows] @ k[0].T  # [rows, n]: q_i · k_j
+    mask = None if heads.mask is None else heads.mask[rows]
+    scales = np.geomspace(1e-3, 1e3, n_points)
+    stats = engine.saturation_sweep(scores, scales, mask, jacobian=False)
+    return scales, stats, len(rows)

@@ -141,3 +141,17 @@ def test_a_row_read_is_the_heads_row_to_the_bit(long_runs):
     np.testing.assert_array_equal(
         lazy.attentions[-1, ::2, [n - 1, 10]], kept.attentions[-1, ::2][:, [n - 1, 10]]
     )
+
+
+@pytest.mark.parametrize("positions", [True, False])
+def test_the_hidden_state_entering_a_layer_is_the_passs_to_the_bit(long_runs, positions):
+    """A what-if's layer over a long text (the model without its positions) runs the layers
+    below it alone, holding one hidden state: the pass's bits, with or without positions."""
+    model, kept, _ = long_runs
+    whole = bert.run_ids(model, kept.ids, positions=positions)
+    for layer in range(model.config.n_layers + 1):
+        np.testing.assert_array_equal(
+            bert.hidden_state(model, kept.ids, layer, positions), whole.hidden_states[layer]
+        )
+    with pytest.raises(ValueError, match="layer must lie in"):
+        bert.hidden_state(model, kept.ids, model.config.n_layers + 1)

@@ -13,7 +13,7 @@ import tiny_models
 from apptest_support import chart_z, charts, decode, open_app
 
 from app.data import passes, trained
-from app.state import weights
+from app.state import controls, weights
 from app.views import long_head
 from app.words import wording
 from engine import bert, checkpoint, tiling
@@ -66,7 +66,7 @@ def test_the_text_crosses_the_core_pages_limit(run):
 
 
 def test_a_page_not_lifted_still_refuses_the_long_text(as_smollm2):
-    at = open_long("attention")
+    at = open_long("efficient")
     assert not at.exception
     (warning,) = at.warning
     assert "reads at most 512 with a trained model" in warning.value.replace("\\", "")
@@ -200,3 +200,36 @@ def test_multi_head_draws_every_head_as_tiles_and_the_sidebars_head_with_a_zoom(
     title = charts(at)["mh_lines"]["layout"]["title"]["text"]
     start, stop = long_head.around(wording.default_query(run.labels), n, long_head.AROUND)
     assert f"tokens {start}–{stop - 1}" in title
+
+
+def test_attention_draws_each_stop_as_tiles_from_the_server(as_smollm2, run):
+    at = open_long("attention")
+    assert not at.exception
+    assert not at.error
+    n = len(run.ids)
+    said = " ".join(c.value for c in at.caption)
+    assert f"{n:,} tokens: the raw scores, the scaled scores and the weights" in said
+    assert "att_sinks" in charts(at)
+    first, last = next(s for s in at.slider if s.label == "Zoom: queries").value
+    k0, k1 = next(s for s in at.slider if s.label == "Zoom: keys").value
+    weights_ = bert.head_weights(as_smollm2, run, LAYER, HEAD)
+    np.testing.assert_array_equal(chart_z(at, "att_weights"), tiling.tile(weights_, 256).values)
+    np.testing.assert_array_equal(
+        chart_z(at, "att_weights_zoom"), weights_[first : last + 1, k0 : k1 + 1]
+    )
+    query = at.selectbox(key="attention_query").value
+    bar = decode(charts(at)["att_bar"]["data"][0]["y"])
+    np.testing.assert_array_equal(bar, weights_[query, k0 : k1 + 1])
+    q, k = run.queries[LAYER, HEAD], run.keys[LAYER, HEAD]
+    raw = chart_z(at, "att_raw_zoom")
+    np.testing.assert_allclose(raw, q[first : last + 1] @ k[k0 : k1 + 1].T, rtol=1e-4, atol=1e-5)
+
+    scale = at.select_slider(key="attention_long_scale")
+    c = as_smollm2.config
+    options = controls.scale_options(c.d_model, c.n_heads)
+    stop = options[options.index(scale.value) + 3]
+    scale.set_value(stop).run()  # a what-if: the same head's scores at another scale
+    assert not at.exception
+    assert at.session_state["scale"] == pytest.approx(float(stop))
+    again = bert.layer_run(as_smollm2, run, LAYER, scale=float(stop)).attention.weights[HEAD]
+    np.testing.assert_array_equal(chart_z(at, "att_weights"), tiling.tile(again, 256).values)
