@@ -65,7 +65,8 @@ SHOTS = {
     "encoder-layer": ("enc_norms", "enc_attention_update"),
     "home": ("home_x", "home_Q"),
     "positional-encoding": ("pe_without", "pe_with"),
-    "multi-head": ("mh_heads", "mh_concat"),
+    "multi-head": ("mh_heads", "mh_head"),
+    "attention": ("att_raw", "att_weights", "att_saturation"),
 }
 
 
