@@ -512,7 +512,7 @@ def transformer(
     shape = (c.n_layers, c.n_heads, n, n)
     attentions = np.empty(shape, dtype=np.float32) if keep else None  # filled in place
     sums = [SummarySums(c.n_heads, n) for _ in blocks]
-    queries, keys, values = [], [], []
+    queries, keys, values, cached = [], [], [], []
     for i, block in enumerate(blocks):
         layer = encoder_layer(
             hidden[i],
@@ -525,14 +525,17 @@ def transformer(
             keep=keep,
         )
         hidden[i + 1] = layer.output  # [n, d_model]
-        if keep or cache:  # a long text's are computed again when read
+        if keep:  # a long text's are computed again when read
             queries.append(layer.attention.q)  # [n_heads, n, d_head]
             keys.append(layer.attention.k)
             values.append(layer.attention.v)
+        if cache:  # each key/value head once, copied: the layer's own arrays are let go
+            shared = _per_kv_head(c, [layer.attention.k], [layer.attention.v])
+            cached.append((shared.keys[0], shared.values[0]))  # [n_kv_heads, n, d_head] each
         if progress is not None:
             progress(i + 1, c.n_layers)
     last = hidden[-1] if ln_f is None else _norm(c)(hidden[-1], **upcast(ln_f), eps=c.eps)
-    kept = _per_kv_head(c, keys, values) if cache else None
+    kept = KeyValues(*map(np.stack, zip(*cached, strict=True))) if cache else None
     queries, keys = (np.stack(a) if keep else None for a in (queries, keys))
     summaries = HeadSummaries(*map(np.stack, zip(*(s.summaries() for s in sums), strict=True)))
     last_rows = np.stack([s.last_row for s in sums])  # [n_layers, n_heads, n]

@@ -155,3 +155,19 @@ def test_the_hidden_state_entering_a_layer_is_the_passs_to_the_bit(long_runs, po
         )
     with pytest.raises(ValueError, match="layer must lie in"):
         bert.hidden_state(model, kept.ids, model.config.n_layers + 1)
+
+
+def test_a_long_pass_caches_each_key_value_head_once_with_the_passs_bits(long_runs):
+    """Generation's pass over a long text keeps each shared key/value head once as it goes
+    (not every query head's keys, values and queries until the end): the same cache."""
+    model, kept, _ = long_runs
+    whole = bert.run_ids(model, kept.ids, cache=True)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(bert, "KEPT_WEIGHTS", 0)
+        lazy = bert.run_ids(model, kept.ids, cache=True)
+    c = model.config
+    group = c.n_heads // c.kv_heads
+    np.testing.assert_array_equal(whole.cache.keys, np.asarray(kept.keys)[:, ::group])
+    np.testing.assert_array_equal(lazy.cache.keys, whole.cache.keys)
+    np.testing.assert_array_equal(lazy.cache.values, whole.cache.values)
+    assert lazy.cache.keys.shape == (c.n_layers, c.kv_heads, len(kept.ids), c.d_head)

@@ -233,3 +233,11 @@ def test_attention_draws_each_stop_as_tiles_from_the_server(as_smollm2, run):
     assert at.session_state["scale"] == pytest.approx(float(stop))
     again = bert.layer_run(as_smollm2, run, LAYER, scale=float(stop)).attention.weights[HEAD]
     np.testing.assert_array_equal(chart_z(at, "att_weights"), tiling.tile(again, 256).values)
+
+
+@pytest.mark.parametrize("page", sorted(passes.LONG_CORE_PAGES))
+def test_every_lifted_page_presents_a_long_text(as_smollm2, page):
+    at = open_app(page, LINK | {"present": "1"}, timeout=120, text=TEXT)
+    assert not at.exception
+    assert not at.error
+    assert charts(at)
