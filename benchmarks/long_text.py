@@ -82,7 +82,8 @@ def measure(text, timeout_s, shots=None, page="pretrained"):
         tab = browser.new_context(viewport={"width": 1280, "height": 720}).new_page()
         tab.set_default_timeout(timeout_s * 1000)
         start = time.perf_counter()
-        tab.goto(f"{url}/pretrained" if page == "pretrained" else f"{url}/{page}?weights=smollm2")
+        path = "" if page == "home" else page  # the default page's path is the root
+        tab.goto(f"{url}/pretrained" if page == "pretrained" else f"{url}/{path}?weights=smollm2")
         tab.wait_for_function(FIRST_CHART, polling=200)
         first = time.perf_counter() - start
         tab.wait_for_timeout(200)
