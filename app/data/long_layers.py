@@ -19,7 +19,7 @@ import engine
 from app.data import cache, layers, threads, trained
 from app.views import long_head, saturation
 from engine import bert, tiling
-from engine.attention import AttentionResult, attention_rows, blocked_attention
+from engine.attention import AttentionResult, attention_rows, blocked_attention, soft_cap
 
 __all__ = [
     "MAPS",
@@ -98,8 +98,13 @@ def _matrix(settings, head, kind, positions):
         return out[0]
     if kind == "mask":
         return (np.ones((n, n), bool) if heads.mask is None else heads.mask).astype(np.float32)
-    one = AttentionResult(q[0], k[0], None, None, heads.scale, heads.mask, heads.softcap)
-    return one.scores if kind == "scores" else one.masked
+    scores = AttentionResult(q[0], k[0], None, None, heads.scale).scores  # [n, n], q · kᵀ
+    if kind == "masked":  # in place, as AttentionResult.masked computes it in new arrays
+        scores *= heads.scale
+        soft_cap(scores, heads.softcap, out=scores)
+        if heads.mask is not None:
+            np.copyto(scores, -np.inf, where=~heads.mask)
+    return scores
 
 
 def _tiles(matrix, size, reduction):
@@ -144,6 +149,22 @@ def head_map(settings, head, kind, reduction, rows, cols, positions=True):
     if long_head.fits(rows, cols):
         return overview, np.array(block)
     return overview, _tiles(block, long_head.OVERVIEW_TILES, reduction)
+
+
+#: Query rows whose saturation is computed at once: its float64 temporaries are a few MB,
+#: not a head's n × n several times over (at 4,096 tokens 134 MB each).
+STAT_ROWS = 256
+
+
+def row_saturation(weights, jacobian=True):
+    """:func:`engine.saturation` of each row of ``weights``, :data:`STAT_ROWS` rows at a time."""
+    parts = [
+        engine.saturation(weights[start : start + STAT_ROWS], jacobian)
+        for start in range(0, len(weights), STAT_ROWS)
+    ]
+    return type(parts[0])(
+        *(None if field[0] is None else np.concatenate(field) for field in zip(*parts, strict=True))
+    )
 
 
 class EveryHead(NamedTuple):
@@ -192,7 +213,7 @@ def every_head(settings, reduction, size, window):
         tiled = tiling.tile(weights, size, reduction)
         tiles.append(tiled.values)
         edges = tiled.row_edges
-        found = engine.saturation(weights, jacobian=False)  # per query row
+        found = row_saturation(weights, jacobian=False)
         stats.append([found.entropy.mean(), found.effective_tokens.mean(), found.max_weight.mean()])
         kept.append(np.array(weights[start:stop, start:stop]))
     entropy, effective, largest = np.asarray(stats, dtype=np.float64).T
@@ -216,7 +237,8 @@ def saturation_tables(settings, head, labels):
 
     ``labels`` a tuple of the n tokens. Returns the means (one row) and each row's table.
     """
-    return saturation.tables(_matrix(settings, head, "weights", True), list(labels))
+    weights = _matrix(settings, head, "weights", True)
+    return saturation.tables(weights, list(labels), row_saturation(weights))
 
 
 @cache.bounded

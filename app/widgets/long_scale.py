@@ -53,9 +53,7 @@ def head_section(settings, head, labels):
         "attention_query", labels, default=wording.default_query(labels), url="query"
     )
     rows, cols = long_head.zoom_sliders(st, "att_tiles", query, n)
-    maps = long_layers.head_map(
-        settings.replace(scale=None), head, "scores", _reduction(), rows, cols
-    )
+    maps = long_layers.head_map(settings, head, "scores", _reduction(), rows, cols)  # any scale's
     long_head.show_map(st, "att_raw", maps, labels, rows, cols, "Raw scores q·kᵀ", **_ZOOM)
     return query, rows, cols
 

@@ -8,6 +8,7 @@ neuron view of the keys around a query: each figure holds the engine's numbers.
 import numpy as np
 import pytest
 
+import engine
 from app.views import last_token, long_head, model_view, neuron_view, summary_grid
 from engine import tiling
 from engine.attention import query_stages
@@ -117,3 +118,20 @@ def test_the_keys_around_a_query_are_those_it_sees_within_the_window(token, seen
     keys = range(n)[seen][near]
     start, stop = long_head.around(token, n, long_head.AROUND)
     assert list(keys) == [k for k in range(start, stop) if k in range(n)[seen]]
+
+
+def test_a_long_heads_saturation_by_blocks_of_rows_is_the_whole_heads():
+    """The core pages' row statistics of a long head, taken a block of rows at a time to
+    bound the float64 temporaries, are engine.saturation's of the whole matrix, to the bit."""
+    from app.data import long_layers
+
+    rng = np.random.default_rng(0)
+    n = long_layers.STAT_ROWS * 2 + 37
+    weights = rng.random((n, n)).astype(np.float32)
+    weights /= weights.sum(axis=1, keepdims=True)
+    weights[3] = 0.0  # a row that sees nothing
+    weights[4] = np.eye(n, dtype=np.float32)[9]  # one-hot
+    whole, blocked = engine.saturation(weights), long_layers.row_saturation(weights)
+    for a, b in zip(whole, blocked, strict=True):
+        np.testing.assert_array_equal(a, b)
+    assert long_layers.row_saturation(weights, jacobian=False).jacobian_norm is None
