@@ -156,12 +156,22 @@ def head_map(settings, head, kind, reduction, rows, cols, positions=True):
 STAT_ROWS = 256
 
 
+#: Scales the saturation curve sweeps at once: 64 rows of 4,096 keys at 8 scales are
+#: 16 MB an array, all 61 at once 128 MB.
+SWEEP_SCALES = 8
+
+
 def row_saturation(weights, jacobian=True):
     """:func:`engine.saturation` of each row of ``weights``, :data:`STAT_ROWS` rows at a time."""
     parts = [
         engine.saturation(weights[start : start + STAT_ROWS], jacobian)
         for start in range(0, len(weights), STAT_ROWS)
     ]
+    return _joined(parts)
+
+
+def _joined(parts):
+    """Saturation statistics of consecutive parts, as one: each field concatenated."""
     return type(parts[0])(
         *(None if field[0] is None else np.concatenate(field) for field in zip(*parts, strict=True))
     )
@@ -258,5 +268,8 @@ def saturation_curve(settings, head, n_points=layers.CURVE_POINTS):
     scores = q[0, rows] @ k[0].T  # [rows, n]: q_i · k_j
     mask = None if heads.mask is None else heads.mask[rows]
     scales = np.geomspace(1e-3, 1e3, n_points)
-    stats = engine.saturation_sweep(scores, scales, mask, jacobian=False)
-    return scales, stats, len(rows)
+    parts = [  # a few scales at a time: each holds (scales, rows, n) float64 arrays
+        engine.saturation_sweep(scores, scales[start : start + SWEEP_SCALES], mask, jacobian=False)
+        for start in range(0, n_points, SWEEP_SCALES)
+    ]
+    return scales, _joined(parts), len(rows)

@@ -135,3 +135,21 @@ def test_a_long_heads_saturation_by_blocks_of_rows_is_the_whole_heads():
     for a, b in zip(whole, blocked, strict=True):
         np.testing.assert_array_equal(a, b)
     assert long_layers.row_saturation(weights, jacobian=False).jacobian_norm is None
+
+
+def test_a_long_heads_saturation_curve_by_a_few_scales_is_the_whole_sweeps():
+    """/attention's curve on a long text sweeps a few scales at a time: the same numbers."""
+    from app.data import long_layers
+
+    rng = np.random.default_rng(1)
+    n, scales = 700, np.geomspace(1e-3, 1e3, 61)
+    scores = rng.standard_normal((64, n)).astype(np.float32)
+    mask = np.tril(np.ones((n, n), dtype=bool))[np.linspace(0, n - 1, 64).round().astype(int)]
+    whole = engine.saturation_sweep(scores, scales, mask, jacobian=False)
+    step = long_layers.SWEEP_SCALES
+    parts = [
+        engine.saturation_sweep(scores, scales[i : i + step], mask, jacobian=False)
+        for i in range(0, len(scales), step)
+    ]
+    for a, b in zip(whole, long_layers._joined(parts), strict=True):
+        assert (a is None and b is None) or np.array_equal(a, b)
