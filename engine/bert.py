@@ -76,6 +76,7 @@ __all__ = [
     "head_vectors",
     "head_weights",
     "hidden_state",
+    "key_values",
     "layer_run",
     "layer_stages",
     "position_ids",
@@ -751,6 +752,40 @@ def _vectors(config, blocks, hidden_states, which, layer):
     return np.concatenate(
         [_projections(config, block, x, layer, g, False, made)[which] for g in groups]
     )
+
+
+@blas.one_thread
+def key_values(model, run):
+    """The key/value cache of ``run``, made from its hidden states: ``run_ids(..., cache=True)``'s.
+
+    Every layer's keys (after the rotation) and values, each key/value head once, projected
+    again from the layer's input as the pass projected them (its groups of heads), so to
+    the pass's bits: a text the page has run already continues without a second pass.
+
+    Parameters
+    ----------
+    model : engine.checkpoint.Model
+    run : BertRun of ``model``, with its positions
+
+    Returns
+    -------
+    KeyValues, of shapes (n_layers, n_kv_heads, n, d_head)
+    """
+    if not run.positions:
+        raise ValueError("a run without its positions has no cache to continue")
+    c, blocks = model.config, model.params["blocks"]
+    keys, values = [], []
+    for layer in range(c.n_layers):
+        block, x = _layer_input(c, blocks, run.hidden_states, layer)
+        made, k, v = {}, [], []
+        for group in _groups(c, len(x)):
+            _, group_k, group_v = _projections(c, block, x, layer, group, True, made)
+            k.append(group_k)
+            v.append(group_v)
+        shared = _per_kv_head(c, [np.concatenate(k)], [np.concatenate(v)])
+        keys.append(shared.keys[0])  # [n_kv_heads, n, d_head]
+        values.append(shared.values[0])
+    return KeyValues(np.stack(keys), np.stack(values))
 
 
 class PerLayer:

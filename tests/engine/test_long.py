@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 import tiny_models
 
-from engine import attention, bert, checkpoint
+from engine import attention, bert, checkpoint, generate
 from engine.attention import causal_mask, sliding_window_mask
 from engine.summaries import head_summaries
 
@@ -171,3 +171,23 @@ def test_a_long_pass_caches_each_key_value_head_once_with_the_passs_bits(long_ru
     np.testing.assert_array_equal(lazy.cache.keys, whole.cache.keys)
     np.testing.assert_array_equal(lazy.cache.values, whole.cache.values)
     assert lazy.cache.keys.shape == (c.n_layers, c.kv_heads, len(kept.ids), c.d_head)
+
+
+def test_a_runs_cache_made_from_its_hidden_states_is_the_passs(long_runs):
+    """Generation continues a text the page has run (a long one's pass keeps no cache):
+    its keys and values projected again are the cache a pass keeps, to the bit, and the
+    tokens generated from either are the same, step for step."""
+    model, kept, lazy = long_runs
+    cached = bert.run_ids(model, kept.ids, cache=True).cache
+    for run in (kept, lazy):
+        made = bert.key_values(model, run)
+        np.testing.assert_array_equal(made.keys, cached.keys)
+        np.testing.assert_array_equal(made.values, cached.values)
+    with_cache = bert.run_ids(model, kept.ids, cache=True)
+    again = generate.generate(model, "", 3, prompt=with_cache)  # the pass's own cache
+    continued = generate.generate(model, "", 3, prompt=lazy)  # the one made again
+    assert [s.id for s in again] == [s.id for s in continued]
+    for a, b in zip(again, continued, strict=True):
+        np.testing.assert_array_equal(a.attention, b.attention)
+    with pytest.raises(ValueError, match="without its positions"):
+        bert.key_values(model, bert.run_ids(model, kept.ids[:20], positions=False))
