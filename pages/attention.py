@@ -20,13 +20,13 @@ settings, tokenization, _, head = notices.head_or_stop(
     page="attention"
 )  # the live head reads its layer
 labels = tokenization.labels
-long = len(labels) > passes.LONG_TOKENS  # no frames: each stop drawn by the server, as tiles
+long = len(labels) > passes.LONG_TOKENS  # each stop from the server, as tiles
 if long:
     zoom = long_scale.head_section(settings, head, labels)
     equation.show(equations.SOFTMAX)
     st.caption(
         "The raw scores do not depend on the scale; everything below the slider does, and "
-        "is drawn again when it is released."
+        "is computed again when it is released."
     )
 else:
     right = live.head_section(settings, head, labels)  # a head switch in place; the raw scores
@@ -48,12 +48,6 @@ def random_against_trained(name):
         "training differs.",
         persist_state="session",
     ):
-        return
-    if long:
-        st.info(
-            f"This text is {len(labels):,} tokens: the comparison draws every head of a "
-            f"random model too, so it runs on texts of at most {passes.LONG_TOKENS} tokens."
-        )
         return
     values = session.current()
     layer, shown = (
@@ -82,7 +76,12 @@ def random_against_trained(name):
 
 
 compared = weights.comparison_model(session.current())
-if compared is not None:
+if compared is not None and long:
+    st.caption(
+        f"This text is {len(labels):,} tokens: random against trained weights, which runs a "
+        f"random model's every head too, is offered for texts of at most {passes.LONG_TOKENS}."
+    )
+elif compared is not None:
     random_against_trained(compared)
 if long:
     long_scale.scale_section(settings, head, labels, zoom)

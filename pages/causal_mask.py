@@ -7,7 +7,7 @@ from app.data import layers, long_layers, passes
 from app.lecture.presentation import control_hint
 from app.views import arithmetic, attention_maps, equation, heatmap, long_head
 from app.widgets import notices, pickers
-from app.words import equations, wording
+from app.words import equations, long_texts, wording
 
 st.title("The causal mask")
 equation.show(equations.CAUSAL)
@@ -41,61 +41,44 @@ elif settings.trained:
     what_if, as_read = " (what-if)", f" (as {settings.label} reads)"
 
 
-def long_maps():
-    """A long text's four maps, each as tiles beside one shared zoom; the masked side's q, k, v."""
-    n = len(labels)
+def draw_long(key, kind, title, side, zoom, **options):
+    """One of a long text's maps as tiles beside the shared zoom; returns the zoom's click."""
+    reduction, rows, cols = zoom
+    maps = long_layers.head_map(side, head, kind, reduction, rows, cols, *long_head.SIZES)
+    value = long_layers.MAPS[kind]
+    return long_head.show_map(
+        st, key, maps, labels, rows, cols, title, zoom="causal_tiles", value=value, **options
+    )
+
+
+if long:  # the four maps as tiles, one head's n × n at a time, one zoom for all
     st.caption(
-        wording.long_maps(
-            n,
+        long_texts.long_maps(
+            len(labels),
             "the mask, the masked scores and the weights with and without the mask",
-            long_head.OVERVIEW_TILES,
-            long_head.ZOOM_CELLS,
+            *long_head.SIZES,
             "A score tile's mean is over the cells the mask lets through.",
         )
     )
-    reduction = st.radio(
-        "Each tile shows its block's",
-        list(long_head.REDUCTION_NAMES),
-        format_func=long_head.REDUCTION_NAMES.get,
-        horizontal=True,
-        key="causal_reduction",
+    zoom = long_head.controls(
+        "causal_reduction", "causal_tiles", wording.default_query(labels), len(labels)
     )
-    rows, cols = long_head.zoom_sliders(st, "causal_tiles", wording.default_query(labels), n)
-    masked_settings, unmasked_settings = (
-        settings.replace(causal=True),
-        settings.replace(causal=False),
+    masked_side, unmasked_side = settings.replace(causal=True), settings.replace(causal=False)
+    draw_long(
+        "causal_mask", "mask", "Causal mask: 1 where the query sees the key", masked_side, zoom
     )
-
-    def draw(key, kind, title, side=masked_settings, **options):
-        maps = long_layers.head_map(side, head, kind, reduction, rows, cols)
-        value = long_layers.MAPS[kind]
-        return long_head.show_map(
-            st, key, maps, labels, rows, cols, title, zoom="causal_tiles", value=value, **options
-        )
-
-    draw("causal_mask", "mask", "Causal mask: 1 where the query sees the key")
-    draw(
-        "causal_scores",
-        "masked",
-        "Masked scaled scores",
-        blank="a tile the mask hides whole is blank (−∞)",
-    )
-    click = draw("causal_weights_masked", "weights", "Weights with the mask" + what_if)
-    draw(
-        "causal_weights_unmasked",
-        "weights",
-        "Weights without the mask" + as_read,
-        unmasked_settings,
-    )
+    blank = "a tile the mask hides whole is blank (−∞)"
+    draw_long("causal_scores", "masked", "Masked scaled scores", masked_side, zoom, blank=blank)
+    title = "Weights with the mask" + what_if
+    click = draw_long("causal_weights_masked", "weights", title, masked_side, zoom)
+    title = "Weights without the mask" + as_read
+    draw_long("causal_weights_unmasked", "weights", title, unmasked_side, zoom)
+    _, rows, cols = zoom
     cell = arithmetic.clicked_cell(
         "causal_weights_masked_zoom", click, rows[1] - rows[0], cols[1] - cols[0]
     )
     cell = None if cell is None else (cell[0] + rows[0], cell[1] + cols[0])
-    return cell, long_layers.layer(masked_settings)
-
-
-if long:
-    cell, masked_run = long_maps()
+    masked_run = long_layers.layer(masked_side)
 else:
     masked_run = layers.layer(settings.replace(causal=True))
     masked = masked_run.attention.heads

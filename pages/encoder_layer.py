@@ -7,7 +7,7 @@ from app.lecture.presentation import control_hint
 from app.state import controls, session
 from app.views import equation, heatmap, residual
 from app.widgets import notices
-from app.words import equations, wording
+from app.words import equations, long_texts, wording
 
 st.title("One encoder layer")
 st.caption(
@@ -54,7 +54,7 @@ else:
 equation.show(equations.ENCODER[settings.config.model_type if settings.trained else norm])
 layer = layers.encoder(settings, norm_first=norm == "pre", keep_weights=not long)
 if long:
-    st.caption(wording.long_features(len(labels)))
+    st.caption(long_texts.long_features(len(labels)))
 d_ff = layer.ffn_hidden.shape[1]
 
 residual.show(st, "enc_norms", layer.stream_norms, layer.update_norms, labels)

@@ -8,7 +8,7 @@ from app.lecture.presentation import control_hint
 from app.state import controls
 from app.views import equation, heatmap
 from app.widgets import notices
-from app.words import equations, wording
+from app.words import equations, long_texts, wording
 
 st.title("Tokens → Q, K, V")
 st.caption(
@@ -20,7 +20,7 @@ st.caption(
 settings, tokenization, run, head = notices.head_or_stop(page="home")
 labels = tokenization.labels
 if len(labels) > passes.LONG_TOKENS:  # n × d alone here, and no head's n × n kept
-    st.caption(wording.long_features(len(labels)))
+    st.caption(long_texts.long_features(len(labels)))
 
 st.subheader(f"{len(labels)} tokens")
 st.dataframe(

@@ -7,7 +7,7 @@ from app.lecture.presentation import control_hint
 from app.state import controls
 from app.views import arithmetic, equation, gqa, heatmap, line_view, long_head, multi_head
 from app.widgets import notices, pickers
-from app.words import equations, wording
+from app.words import equations, long_texts, wording
 from engine.attention import kv_head_of
 
 st.title("Multi-head attention")
@@ -42,64 +42,56 @@ heatmap.show_features(
 )
 
 
-def long_heads():
-    """A long text's heads: every head's tiles, the sidebar's head with a zoom, a window's lines.
-
-    Returns the head the arithmetic and the line view start on, and the line view's window.
-    """
-    st.caption(
-        wording.long_maps(
-            n,
-            "every head's weights",
-            long_head.OVERVIEW_TILES,
-            long_head.ZOOM_CELLS,
-            f"Side by side, each head at most {PANEL_TILES} tiles a side; below, the sidebar's "
-            f"head at {long_head.OVERVIEW_TILES} with its zoom. Q, the concatenation and the "
-            "output are drawn whole, one row a token.",
-        )
-    )
-    reduction = st.radio(
-        "Each tile shows its block's",
-        list(long_head.REDUCTION_NAMES),
-        format_func=long_head.REDUCTION_NAMES.get,
-        horizontal=True,
-        key="mh_reduction",
-    )
-    token = wording.default_query(labels)
-    window = long_head.around(token, n, long_head.AROUND)
+def long_every_head(reduction, window):
+    """Every head's tiles side by side, and its entropy: one head's n × n at a time."""
     found = long_layers.every_head(settings, reduction, PANEL_TILES, window)
     name = long_head.REDUCTION_NAMES[reduction]
-    stat = [f"{bits:.2f} bits" for bits in found.entropy]
     multi_head.show(
         st,
         "mh_heads",
         found.tiles,
         multi_head.tile_names(found.edges),
         title=f"Attention weights per head: tiles of {n:,} tokens, each the {name} of its block",
-        stat=stat,
+        stat=[f"{bits:.2f} bits" for bits in found.entropy],
     )
     st.dataframe(
         multi_head.entropy_rows(found.entropy, found.effective, found.largest), hide_index=True
     )
+    return found.window
+
+
+def long_one_head(reduction, rows, cols):
+    """The sidebar's head as tiles with its zoom, and a clicked cell's arithmetic."""
     head = pickers.shared_head(run)
-    rows, cols = long_head.zoom_sliders(st, "mh_tiles", token, n)
-    maps = long_layers.head_map(settings, head, "weights", reduction, rows, cols)
-    click = long_head.show_map(
-        st, "mh_head", maps, labels, rows, cols, f"Head {head}", zoom="mh_tiles"
-    )
+    maps = long_layers.head_map(settings, head, "weights", reduction, rows, cols, *long_head.SIZES)
+    title = f"Head {head}"
+    click = long_head.show_map(st, "mh_head", maps, labels, rows, cols, title, zoom="mh_tiles")
     cell = arithmetic.clicked_cell("mh_head_zoom", click, rows[1] - rows[0], cols[1] - cols[0])
     cell = None if cell is None else (cell[0] + rows[0], cell[1] + cols[0])
-    arithmetic.panel(
-        cell, (mha.q[head], mha.k[head], mha.v[head]), mha.heads.scale, run.mask, labels, head=head
-    )
-    return head, window, found.window
+    qkv = (mha.q[head], mha.k[head], mha.v[head])
+    arithmetic.panel(cell, qkv, mha.heads.scale, run.mask, labels, head=head)
+    return head
 
 
 #: Tiles on a side of each head's panel, side by side, on a long text.
 PANEL_TILES = 128
 
-if long:
-    clicked_head, window, window_weights = long_heads()
+if long:  # every head as tiles, then the sidebar's with a zoom; lines around the pronoun
+    st.caption(
+        long_texts.long_maps(
+            n,
+            "every head's weights",
+            *long_head.SIZES,
+            f"Side by side, each head at most {PANEL_TILES} tiles a side; below, the sidebar's "
+            f"head at {long_head.OVERVIEW_TILES} with its zoom. Q, the concatenation and the "
+            "output are drawn whole, one row a token.",
+        )
+    )
+    token = wording.default_query(labels)
+    reduction, rows, cols = long_head.controls("mh_reduction", "mh_tiles", token, n)
+    window = long_head.around(token, n, long_head.AROUND)
+    window_weights = long_every_head(reduction, window)
+    clicked_head = long_one_head(reduction, rows, cols)
 else:
     entropy = multi_head.entropy_table(mha.weights)
     stat = [f"{bits:.2f} bits" for bits in entropy["mean entropy (bits)"]]

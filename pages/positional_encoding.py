@@ -7,7 +7,7 @@ from app.lecture.presentation import control_hint
 from app.state import controls, session
 from app.views import attention_maps, encoding_curves, equation, heatmap, long_head
 from app.widgets import notices
-from app.words import equations, wording
+from app.words import equations, long_texts, wording
 
 st.title("Positional encoding")
 st.caption(
@@ -113,27 +113,22 @@ else:
 if long:
     n = len(labels)
     st.caption(
-        wording.long_maps(
+        long_texts.long_maps(
             n,
             "the weights without and with positions",
-            long_head.OVERVIEW_TILES,
-            long_head.ZOOM_CELLS,
+            *long_head.SIZES,
             "Without positions the model runs a second pass over the text.",
         )
     )
-    reduction = st.radio(
-        "Each tile shows its block's",
-        list(long_head.REDUCTION_NAMES),
-        format_func=long_head.REDUCTION_NAMES.get,
-        horizontal=True,
-        key="pe_reduction",
-    )
-    rows, cols = long_head.zoom_sliders(st, "pe_tiles", wording.default_query(labels), n)
+    token = wording.default_query(labels)
+    reduction, rows, cols = long_head.controls("pe_reduction", "pe_tiles", token, n)
     for key, title, positions in (
         ("pe_without", "Weights without positions", False),
         ("pe_with", with_title, True),
     ):
-        maps = long_layers.head_map(settings, head, "weights", reduction, rows, cols, positions)
+        maps = long_layers.head_map(
+            settings, head, "weights", reduction, rows, cols, *long_head.SIZES, positions
+        )
         long_head.show_map(st, key, maps, labels, rows, cols, title, zoom="pe_tiles")
 else:
     left, right = st.columns(2)

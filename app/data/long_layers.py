@@ -17,7 +17,6 @@ import numpy as np
 
 import engine
 from app.data import cache, layers, threads, trained
-from app.views import long_head, saturation
 from engine import bert, tiling
 from engine.attention import AttentionResult, attention_rows, blocked_attention, soft_cap
 
@@ -26,10 +25,11 @@ __all__ = [
     "EveryHead",
     "every_head",
     "head_map",
+    "head_saturation",
     "layer",
     "query_row",
+    "row_saturation",
     "saturation_curve",
-    "saturation_tables",
 ]
 
 #: The maps of one head a page draws, by name: what each cell is.
@@ -123,7 +123,7 @@ def _tiles(matrix, size, reduction):
 
 
 @cache.bounded
-def head_map(settings, head, kind, reduction, rows, cols, positions=True):
+def head_map(settings, head, kind, reduction, rows, cols, tiles, cells, positions=True):
     """Head ``head``'s map ``kind`` over a long text: the whole as tiles, and the zoom.
 
     Parameters
@@ -134,21 +134,22 @@ def head_map(settings, head, kind, reduction, rows, cols, positions=True):
     reduction : ``"max"`` or ``"mean"``, each tile's (a masked score's mean over the
         cells the mask lets through)
     rows, cols : (int, int), the zoom's queries and keys, start and stop
+    tiles : int, the most tiles on a side of the whole map and of a zoom too large for cells
+    cells : int, the zoom holds exact cells once its rows and columns are this many or fewer
     positions : bool, False for the model run without its positions
 
     Returns
     -------
-    overview : engine.tiling.Tiles of the whole map, at most
-        :data:`app.views.long_head.OVERVIEW_TILES` a side
-    zoomed : ndarray of shape (rows, cols), the exact cells once they fit
-        (:func:`app.views.long_head.fits`), else the Tiles of that block
+    overview : engine.tiling.Tiles of the whole map
+    zoomed : ndarray of shape (rows, cols), the exact cells once they fit, else the Tiles
+        of that block
     """
     matrix = _matrix(settings, head, kind, positions)  # [n, n], this head's alone
-    overview = _tiles(matrix, long_head.OVERVIEW_TILES, reduction)
+    overview = _tiles(matrix, tiles, reduction)
     block = matrix[rows[0] : rows[1], cols[0] : cols[1]]
-    if long_head.fits(rows, cols):
+    if rows[1] - rows[0] <= cells and cols[1] - cols[0] <= cells:
         return overview, np.array(block)
-    return overview, _tiles(block, long_head.OVERVIEW_TILES, reduction)
+    return overview, _tiles(block, tiles, reduction)
 
 
 #: Query rows whose saturation is computed at once: its float64 temporaries are a few MB,
@@ -242,13 +243,14 @@ def query_row(settings, head, query):
 
 
 @cache.bounded
-def saturation_tables(settings, head, labels):
-    """:func:`app.views.saturation.tables` of head ``head``'s weights, computed now.
+def head_saturation(settings, head):
+    """:func:`engine.saturation` of each query row of head ``head``'s weights, computed now.
 
-    ``labels`` a tuple of the n tokens. Returns the means (one row) and each row's table.
+    Returns
+    -------
+    engine.SaturationStats, arrays of shape (n,)
     """
-    weights = _matrix(settings, head, "weights", True)
-    return saturation.tables(weights, list(labels), row_saturation(weights))
+    return row_saturation(_matrix(settings, head, "weights", True))
 
 
 @cache.bounded

@@ -26,6 +26,8 @@ OVERVIEW_TILES = 256
 ZOOM_CELLS = 64
 #: The line and neuron views of a long text draw this many tokens around the picked query.
 AROUND = 32
+#: The sizes a long text's map is computed at: :data:`OVERVIEW_TILES`, :data:`ZOOM_CELLS`.
+SIZES = (OVERVIEW_TILES, ZOOM_CELLS)
 #: What each reduction is called in a title.
 REDUCTION_NAMES = {"max": "maximum", "mean": "mean"}
 
@@ -276,3 +278,21 @@ def show_map(container, key, maps, labels, rows, cols, title, *, zoom, value="we
     return show_zoom(
         right, f"{key}_zoom", zoomed, labels, rows, cols, f"Zoom: {title}", value, blank
     )
+
+
+def controls(reduction_key, zoom_key, token, n):
+    """A long map's controls: the tiles' reduction (a radio) and the zoom (:func:`zoom_sliders`).
+
+    Returns
+    -------
+    reduction : ``"max"`` or ``"mean"``
+    rows, cols : (int, int), the zoom's queries and keys, start and stop
+    """
+    reduction = st.radio(
+        "Each tile shows its block's",
+        list(REDUCTION_NAMES),
+        format_func=REDUCTION_NAMES.get,
+        horizontal=True,
+        key=reduction_key,
+    )
+    return (reduction, *zoom_sliders(st, zoom_key, token, n))

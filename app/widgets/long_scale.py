@@ -18,7 +18,7 @@ from app.data import long_layers
 from app.state import controls, session
 from app.views import arithmetic, bars, equation, heatmap, long_head, numbers, saturation
 from app.widgets import pickers
-from app.words import equations, wording
+from app.words import equations, long_texts, wording
 
 #: The plain slider's key; its stop is copied to the shared ``scale`` on each change.
 SLIDER = "attention_long_scale"
@@ -32,7 +32,7 @@ def head_section(settings, head, labels):
     """
     n = len(labels)
     st.caption(
-        wording.long_maps(
+        long_texts.long_maps(
             n,
             "the raw scores, the scaled scores and the weights",
             long_head.OVERVIEW_TILES,
@@ -53,7 +53,9 @@ def head_section(settings, head, labels):
         "attention_query", labels, default=wording.default_query(labels), url="query"
     )
     rows, cols = long_head.zoom_sliders(st, "att_tiles", query, n)
-    maps = long_layers.head_map(settings, head, "scores", _reduction(), rows, cols)  # any scale's
+    maps = long_layers.head_map(
+        settings, head, "scores", _reduction(), rows, cols, *long_head.SIZES
+    )  # any scale's
     long_head.show_map(st, "att_raw", maps, labels, rows, cols, "Raw scores q·kᵀ", **_ZOOM)
     return query, rows, cols
 
@@ -95,12 +97,12 @@ def scale_section(settings, head, labels, zoom):
     stop = _scale_slider(settings)
     now = settings.replace(scale=stop)
     title = controls.scale_label(stop, *settings.shape)
-    maps = long_layers.head_map(now, head, "masked", _reduction(), rows, cols)
+    maps = long_layers.head_map(now, head, "masked", _reduction(), rows, cols, *long_head.SIZES)
     blank = "a tile the mask hides whole is blank (−∞)"
     long_head.show_map(
         st, "att_scaled", maps, labels, rows, cols, f"Scaled scores × {title}", blank=blank, **_ZOOM
     )
-    maps = long_layers.head_map(now, head, "weights", _reduction(), rows, cols)
+    maps = long_layers.head_map(now, head, "weights", _reduction(), rows, cols, *long_head.SIZES)
     click = long_head.show_map(
         st, "att_weights", maps, labels, rows, cols, f"Weights at {title}", zoom="att_tiles"
     )
@@ -135,8 +137,8 @@ def scale_section(settings, head, labels, zoom):
     scales, sweep, n_rows = long_layers.saturation_curve(settings, head)
     default = controls.default_scale(*settings.shape)
     saturation.show(st, "att_saturation", scales, sweep, stop, default, n_rows, n_keys=len(labels))
-    means, per_row = long_layers.saturation_tables(now, head, tuple(labels))
-    numbers_table(means, per_row)
+    stats = long_layers.head_saturation(now, head)
+    numbers_table(*saturation.tables(None, labels, stats))
     session.write_url()
 
 
