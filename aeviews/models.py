@@ -2,7 +2,7 @@
 
 The app reaches the engine through Streamlit's caches (:mod:`app.data`); a notebook has no
 Streamlit server, so this module calls the engine itself: :func:`engine.checkpoint.load`
-once per model, :func:`engine.bert.run` once per text, :func:`engine.bert.layer_run` for
+once per model, :func:`engine.bert.run` once per text, :func:`engine.one_layer.layer_run` for
 a layer's queries, keys and values. The caches are this process's own (a few entries);
 their arrays are read-only.
 """
@@ -16,7 +16,7 @@ import numpy as np
 
 from app.data import cache
 from app.state.weights import DEFAULT_HEADS
-from engine import bert, checkpoint, ollama
+from engine import bert, checkpoint, ollama, one_layer
 from engine.resources import MINILM_NAME, SMOLLM2_NAME
 
 #: The head the app opens on: MiniLM's layer 3, head 1, whose "it" finds "restaurant"; and
@@ -56,19 +56,22 @@ def _run(key, text):
 
 
 def _long(run):
-    """Whether the run's weights are computed when read (a long text: :class:`bert.Attentions`)."""
+    """Whether the run's weights are computed when read.
+
+    A long text's are (:class:`engine.long_run.Attentions`).
+    """
     return not isinstance(run.attentions, np.ndarray)
 
 
 @functools.lru_cache(maxsize=16)
 def _layer_run(key, text, layer):
     run = _run(key, text)  # a long text's layer keeps its q, k, v, not every head's weights
-    return cache.freeze(bert.layer_run(load(key), run, layer, keep_weights=not _long(run)))
+    return cache.freeze(one_layer.layer_run(load(key), run, layer, keep_weights=not _long(run)))
 
 
 @functools.lru_cache(maxsize=4)
 def _head_weights(key, text, layer, head):
-    return cache.freeze(bert.head_weights(load(key), _run(key, text), layer, head))
+    return cache.freeze(one_layer.head_weights(load(key), _run(key, text), layer, head))
 
 
 class Attention:
@@ -123,9 +126,9 @@ class Attention:
     def attentions(self):
         """Every head's weights, shape (n_layers, n_heads, n, n).
 
-        A long text's pass keeps none of them (:class:`engine.bert.Attentions`): here they
+        A long text's pass keeps none of them (:class:`engine.long_run.Attentions`): here they
         are computed when read, where the whole array holds at most
-        :data:`engine.bert.WHOLE_WEIGHTS` numbers; beyond, a MemoryError says what to
+        :data:`engine.long_run.WHOLE_WEIGHTS` numbers; beyond, a MemoryError says what to
         read instead (``.weights``, one layer's, the summaries).
         """
         found = self.run.attentions

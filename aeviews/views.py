@@ -30,7 +30,8 @@ from aeviews.arrays import as_layers, check_tokens
 from aeviews.models import Attention, attention
 from app.views import attention_maps, chart, export, heatmap, page
 from app.words import wording
-from engine.attention import query_stages, strong_links
+from engine.arithmetic import query_stages
+from engine.attention import strong_links
 
 #: plotly.py's notebook renderer loads MathJax from a CDN beside every figure's HTML; no
 #: title of ours is LaTeX, so the tag goes.

@@ -18,7 +18,7 @@ Each prints the time to the pass done, the process's peak resident memory (VmHWM
 model included) and, for the engine, the head on demand; the last token's logits of the
 two sides are compared (they compute the same function). Then, for one layer (layer
 15's input at each length, on one thread), where the engine's time goes: the layer
-whole; its attention (:func:`engine.attention.blocked_attention`, every head, with the
+whole; its attention (:func:`engine.blocked.blocked_attention`, every head, with the
 summaries); and inside it the score products (BLAS), the softmax (scale, mask, max,
 subtract, exp, sum, divide), the output products (BLAS) and the summaries::
 
@@ -173,7 +173,7 @@ def breakdown_worker(gguf, ids, out):
     """Where one layer's time goes, on one thread (see the module's docstring)."""
     from threadpoolctl import threadpool_limits
 
-    from engine import attention, bert, checkpoint
+    from engine import bert, blocked, checkpoint, layer_config, long_run
     from engine.layers import encoder_layer
     from engine.summaries import SummarySums
 
@@ -181,12 +181,12 @@ def breakdown_worker(gguf, ids, out):
     c = model.config
     run = bert.run_ids(model, ids)
     n = len(ids)
-    block, x = bert._layer_input(c, model.params["blocks"], run.hidden_states, LAYER)
-    mask = bert.attention_mask(c, n, layer=LAYER)
-    settings = bert._layer_settings(c, LAYER)
+    block, x = long_run._layer_input(c, model.params["blocks"], run.hidden_states, LAYER)
+    mask = layer_config.attention_mask(c, n, layer=LAYER)
+    settings = layer_config._layer_settings(c, LAYER)
     scale = settings["scale"] or 1.0 / np.sqrt(c.d_head)
-    heads = [bert._projections(c, block, x, LAYER, g) for g in bert._groups(c, n)]
-    blocks = attention._blocks(mask, n, n)
+    heads = [long_run._projections(c, block, x, LAYER, g) for g in long_run._groups(c, n)]
+    blocks = blocked._blocks(mask, n, n)
     size = max((b.rows.stop - b.rows.start) * (b.keys.stop - b.keys.start) for b in blocks)
 
     def timed(work, repeats=5):
@@ -210,7 +210,7 @@ def breakdown_worker(gguf, ids, out):
         out = np.empty((n, c.d_head), dtype=np.float32)
         for h, (q, k, v) in enumerate(heads):
             for b in blocks:
-                w, e, z = attention._block_weights(q[0], k[0], b, scale, None, scratch)
+                w, e, z = blocked._block_weights(q[0], k[0], b, scale, None, scratch)
                 if output:
                     np.matmul(w, v[0, b.keys], out=out[b.rows])
                 if summarise:
@@ -218,12 +218,12 @@ def breakdown_worker(gguf, ids, out):
 
     def whole_attention():
         for q, k, v in heads:
-            attention.blocked_attention(q, k, v, mask, scale, None, None, SummarySums(1, n))
+            blocked.blocked_attention(q, k, v, mask, scale, None, None, SummarySums(1, n))
 
     def whole_layer():
         encoder_layer(
             run.hidden_states[LAYER],
-            **bert.upcast(model.params["blocks"][LAYER]),
+            **checkpoint.upcast(model.params["blocks"][LAYER]),
             **settings,
             mask=mask,
             parallel=False,

@@ -19,8 +19,9 @@ import os
 import statistics
 import time
 
-import engine.bert
 import engine.layers
+import engine.long_run
+import engine.one_layer
 from engine import bert, checkpoint, parts
 
 TEXT = (
@@ -34,7 +35,8 @@ def set_parts(count):
     """Make every layer ``count`` parts (None: the code's own split)."""
     split = parts.parts_for if count is None else (lambda n: count)
     engine.layers.parts_for = split
-    engine.bert.parts_for = split
+    engine.long_run.parts_for = split
+    engine.one_layer.parts_for = split
 
 
 def main():

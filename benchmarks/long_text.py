@@ -134,7 +134,11 @@ def main():
     parser.add_argument("--check", action="store_true", help="compare the zoom with the engine")
     parser.add_argument("--shots", help="a folder for screenshots of the new views")
     args = parser.parse_args()
-    from engine import bert, checkpoint  # here only: the server is measured, not this process
+    from engine import (  # here only: the server is measured, not this process
+        bert,
+        checkpoint,
+        one_layer,
+    )
 
     model = checkpoint.load("smollm2")
     text = text_of(model.tokenizer, args.tokens)
@@ -157,7 +161,7 @@ def main():
         zoom = found["zoom"]
         rows = [int(label.split(" ", 1)[0]) for label in zoom["y"]]
         cols = [int(label.split(" ", 1)[0]) for label in zoom["x"]]
-        exact = bert.head_weights(model, run, layer, head)[np.ix_(rows, cols)]
+        exact = one_layer.head_weights(model, run, layer, head)[np.ix_(rows, cols)]
         drawn = np.array(zoom["z"], dtype=np.float32)
         print(
             f"  zoom of layer {layer}, head {head}: {drawn.shape[0]} × {drawn.shape[1]} cells, "

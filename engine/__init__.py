@@ -28,17 +28,16 @@ N, D        the book's names for n and d_model (column convention)
 """
 
 from engine import book
+from engine.arithmetic import cell_arithmetic
 from engine.attention import (
     AttentionResult,
     MultiHeadResult,
     attention_loop,
     attention_over_scales,
     causal_mask,
-    cell_arithmetic,
     merge_heads,
     multi_head_attention,
     scaled_dot_product_attention,
-    softmax,
     split_heads,
 )
 from engine.efficient import linear_attention
@@ -55,6 +54,7 @@ from engine.saturation import (
     saturation_sweep,
     softmax_jacobian_norm,
 )
+from engine.scores import softmax
 from engine.tokenize import MAX_TOKENS, Tokenization, TokenizerUnavailableError, tokenize
 from engine.toy import ToyRun, run_toy, token_embeddings, toy_weights
 

@@ -16,7 +16,8 @@ from typing import NamedTuple
 import numpy as np
 
 from engine import blas
-from engine.bert import run_ids, visible_keys
+from engine.bert import run_ids
+from engine.layer_config import visible_keys
 from engine.positional import rotary_embedding
 
 __all__ = [

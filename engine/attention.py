@@ -3,7 +3,9 @@
 Follows Vaswani et al. (2017), "Attention Is All You Need", section 3.2: tokens are
 rows, ``Attention(Q, K, V) = softmax(Q Kᵀ · scale) V`` with ``scale = 1/√d_k``.
 The textbook's column convention lives in :mod:`engine.book`; both give the same
-numbers up to a transpose.
+numbers up to a transpose. The softmax and the soft cap are :mod:`engine.scores`'; a long
+text's heads are computed a block of query rows at a time by :mod:`engine.blocked`; one
+query's stages and one cell's arithmetic, worked by hand, are :mod:`engine.arithmetic`'s.
 """
 
 from __future__ import annotations
@@ -13,104 +15,29 @@ from typing import NamedTuple
 import numpy as np
 
 from engine import blas
+from engine.blocked import WHOLE_ROWS, _blocks, blocked_attention, query_blocks
 from engine.parts import Joined, in_parts, share
 from engine.positional import rotary_embedding
+from engine.scores import soft_cap, softmax
 
 __all__ = [
-    "BLOCK_ROWS",
-    "WHOLE_ROWS",
     "AttentionResult",
-    "CellArithmetic",
     "Links",
     "MultiHeadResult",
-    "QueryStages",
     "ScaleSweep",
     "attention_loop",
     "attention_over_scales",
-    "attention_rows",
-    "blocked_attention",
     "causal_mask",
-    "cell_arithmetic",
     "head_projections",
     "kv_head_of",
     "linear",
     "merge_heads",
     "multi_head_attention",
-    "query_blocks",
-    "query_stages",
     "scaled_dot_product_attention",
     "sliding_window_mask",
-    "soft_cap",
-    "softmax",
     "split_heads",
     "strong_links",
 ]
-
-
-def softmax(x, axis=-1, out=None):
-    r"""Numerically stable softmax along ``axis``.
-
-    .. math:: \operatorname{softmax}(x)_i = \frac{e^{x_i - m}}{\sum_j e^{x_j - m}},
-              \quad m = \max_j x_j
-
-    Subtracting the maximum changes nothing mathematically (it cancels between
-    numerator and denominator) but keeps every exponent <= 0, so ``exp`` never
-    overflows and the largest term is exactly 1, so the denominator is >= 1.
-
-    A slice that is entirely ``-inf`` (a query whose every key is masked) has no
-    valid distribution; it returns all zeros rather than ``0/0 = NaN``, so a fully
-    masked row contributes nothing to the output instead of poisoning it.
-
-    Parameters
-    ----------
-    x : ndarray of any shape, real; ``-inf`` marks excluded entries
-    axis : int
-    out : floating ndarray of x's shape, optional; receives the result (may be ``x``)
-
-    Returns
-    -------
-    ndarray of the same shape and a floating dtype; slices sum to 1 (or are all 0)
-    """
-    x = np.asarray(x)
-    if not np.issubdtype(x.dtype, np.floating):
-        x = x.astype(np.float64)
-    m = np.max(x, axis=axis, keepdims=True)
-    m[~np.isfinite(m)] = 0.0  # all -inf slice: shift by 0, exp gives 0s
-    with np.errstate(over="ignore"):  # x - m <= 0 can only overflow to -inf, and exp(-inf) = 0
-        e = np.subtract(x, m, out=out)  # the one array written; exp and the division work in it
-        np.exp(e, out=e)
-    total = np.sum(e, axis=axis, keepdims=True)
-    total[total == 0] = 1.0  # an all -inf slice is all 0 already: 0/1 keeps it so, 0/0 is NaN
-    e /= total
-    return e
-
-
-def soft_cap(x, cap, out=None):
-    r"""Gemma 2's soft-capping (Gemma Team 2024, section 2): ``x`` squashed into ``(-c, c)``.
-
-    .. math:: \operatorname{cap}_c(x) = c \tanh(x / c)
-
-    Near 0 it is ``x``; far out it tends to ``±c``. Gemma 2 caps the scores at 50 and the
-    logits at 30; Gemma 3's config.json may set either (``attn_logit_softcapping``,
-    ``final_logit_softcapping``). None leaves ``x`` as it is.
-
-    Parameters
-    ----------
-    x : floating ndarray of any shape
-    cap : float or None
-    out : ndarray of x's shape, optional; receives the result (may be ``x``)
-
-    Returns
-    -------
-    ndarray of the same shape
-    """
-    if cap is None:
-        return x
-    cap = float(cap)  # a Python float keeps float32 float32
-    out = np.divide(x, cap, out=out)
-    np.tanh(out, out=out)
-    out *= cap
-    return out
 
 
 @blas.one_thread
@@ -151,7 +78,7 @@ class AttentionResult(NamedTuple):
     mask : bool ndarray broadcastable to (..., n_q, n_k), or None
         True where the query may attend to the key.
     softcap : float or None
-        The scaled scores' soft cap (:func:`soft_cap`), or None.
+        The scaled scores' soft cap (:func:`engine.scores.soft_cap`), or None.
 
     ``scores`` (the raw ``q · kᵀ``), ``scaled`` and ``masked`` are computed from these
     when read, by the operations the weights came from, so to the same bits: a pass
@@ -201,7 +128,7 @@ def scaled_dot_product_attention(q, k, v, mask=None, scale=None, weights_out=Non
 
     where ``M`` is 0 where the mask allows attention and ``-inf`` elsewhere. With
     ``softcap`` ``c`` the scaled scores are first soft-capped, ``c tanh(s QKᵀ / c)``
-    (Gemma 2 and 3: :func:`soft_cap`), before the mask, as transformers' eager Gemma.
+    (Gemma 2 and 3: :func:`engine.scores.soft_cap`), before the mask, as transformers' eager Gemma.
 
     Parameters
     ----------
@@ -242,204 +169,6 @@ def scaled_dot_product_attention(q, k, v, mask=None, scale=None, weights_out=Non
     softmax(weights, axis=-1, out=weights)  # and the weights
     output = weights @ v  # [..., n_q, n_k] @ [..., n_k, d_v] -> [..., n_q, d_v]
     return AttentionResult(q, k, weights, output, scale, mask, softcap)
-
-
-#: A head over at most this many queries is computed whole, as
-#: :func:`scaled_dot_product_attention` computes it (MiniLM's 512 tokens, to its bits).
-WHOLE_ROWS = 512
-#: Beyond, its weights are computed this many query rows at a time: a block's scores and
-#: weights stay in a core's cache, and a long text's peak stays bounded
-#: (docs/benchmarks.md).
-BLOCK_ROWS = 128
-#: What a masked score is set to in a block: ``exp`` makes it exactly 0, as ``-inf``, but
-#: times a weight of 0 it is 0 rather than NaN (the entropy's sum).
-_HIDDEN = np.float32(-1e30)
-
-
-def query_blocks(n):
-    """The blocks of query rows a head's weights are computed in: one, or of :data:`BLOCK_ROWS`.
-
-    A function of ``n`` alone, so a head computed again (:func:`attention_rows`) has the
-    pass's bits.
-    """
-    size = n if n <= WHOLE_ROWS else BLOCK_ROWS
-    return [slice(start, min(start + size, n)) for start in range(0, n, size)]
-
-
-class _Block(NamedTuple):
-    """What one block of query rows may see: the same for every head of a layer."""
-
-    rows: slice
-    keys: slice  # the keys any of the rows sees: the rest are 0 in every row
-    hidden: tuple | None  # (columns, bool mask): masked scores within ``keys``
-    empty: np.ndarray | None  # rows that see no key (all 0), or None
-    distances: np.ndarray | None  # |i - j| over rows × keys, None when every key is <= its row
-
-
-def _blocks(mask, n_q, n_k, blocks=None):
-    """Each block's keys and masked cells, computed once for all heads of a layer."""
-    out = []
-    for rows in query_blocks(n_q) if blocks is None else blocks:
-        keys, hidden, empty, causal = slice(0, n_k), None, None, False
-        if mask is not None:
-            seen = mask[rows]  # [b, n_k]
-            columns = np.flatnonzero(seen.any(axis=0))
-            keys = slice(columns[0], columns[-1] + 1) if len(columns) else slice(0, 1)
-            masked = ~seen[:, keys]
-            cut = np.flatnonzero(masked.any(axis=0))
-            if len(cut):
-                where = slice(cut[0], cut[-1] + 1)
-                hidden = (where, masked[:, where])
-            none = ~seen.any(axis=1)
-            empty = none if none.any() else None
-            # no key after its query: row r is query rows.start + r, column c key keys.start + c
-            causal = n_q == n_k and not np.triu(seen[:, keys], rows.start + 1 - keys.start).any()
-        distances = None
-        if not causal:
-            i = np.arange(rows.start, rows.stop, dtype=np.float32)[:, None]
-            distances = np.abs(i - np.arange(keys.start, keys.stop, dtype=np.float32))
-        out.append(_Block(rows, keys, hidden, empty, distances))
-    return out
-
-
-def _block_weights(q, k, block, scale, softcap, scratch, picked=None):
-    """One head's weights over a block's rows and keys, as the whole softmax computes them.
-
-    Returns the weights, the shifted scores ``x - max`` and the rows' sums of ``exp``,
-    each a view of ``scratch`` (two buffers, reused block after block). With ``picked``
-    (rows of the block, an int array), only those rows' weights: the scores are the
-    whole block's product (a row's own product need not have its bits), the rest is
-    done row by row, so the same bits for a fraction of the softmax.
-    """
-    b, n_k = block.rows.stop - block.rows.start, block.keys.stop - block.keys.start
-    shifted = scratch[0][: b * n_k].reshape(b, n_k)
-    np.matmul(q[block.rows], k[block.keys].T, out=shifted)  # the scores, [b, n_k]
-    if picked is not None:  # -> [m, n_k]: the rows asked for
-        b, shifted = len(picked), shifted[picked]
-    shifted *= scale
-    soft_cap(shifted, softcap, out=shifted)
-    if block.hidden is not None:
-        columns, masked = block.hidden
-        masked = masked if picked is None else masked[picked]
-        np.copyto(shifted[:, columns], _HIDDEN, where=masked)
-    shifted -= np.max(shifted, axis=-1, keepdims=True)  # every exponent <= 0
-    weights = np.exp(shifted, out=scratch[1][: b * n_k].reshape(b, n_k))
-    total = np.sum(weights, axis=-1, keepdims=True)
-    weights /= total
-    if block.empty is not None:  # a row that sees nothing: 0, as softmax gives it
-        weights[block.empty if picked is None else block.empty[picked]] = 0.0
-    return weights, shifted, total
-
-
-@blas.one_thread
-def blocked_attention(
-    q,
-    k,
-    v,
-    mask=None,
-    scale=None,
-    softcap=None,
-    weights_out=None,
-    summaries=None,
-    heads=None,
-    blocks=None,
-):
-    r"""Scaled dot-product attention a block of query rows at a time, and what each head does.
-
-    .. math:: O_{B} = \operatorname{softmax}\!\left(s\,Q_B K^\top + M_B\right)V
-              \quad\text{for each block } B \text{ of query rows}
-
-    Each row's softmax is the whole one's: a block holds whole rows, cut to the keys any
-    of its rows may see (the others' weights are 0). Up to :data:`WHOLE_ROWS` queries a
-    head is one block, and its weights and output have the bits of
-    :func:`scaled_dot_product_attention`; beyond, :data:`BLOCK_ROWS` rows at a time, so a
-    head's ``n × n`` weights need never be held: ``summaries`` takes what the views draw
-    from each block (:class:`engine.summaries.SummarySums`) and ``weights_out`` keeps the
-    weights where wanted. A query that sees no key gets weights 0 and output 0.
-
-    Parameters
-    ----------
-    q : ndarray of shape (n_heads, n_q, d_k)
-    k : ndarray of shape (n_heads, n_k, d_k)
-    v : ndarray of shape (n_heads, n_k, d_v)
-    mask : bool ndarray of shape (n_q, n_k), optional; True where a query sees a key
-    scale : float, optional; default ``1/√d_k``
-    softcap : float, optional
-    weights_out : ndarray of shape (n_heads, n_q, n_k), optional; receives the weights
-    summaries : engine.summaries.SummarySums, optional; receives each block's summaries
-    heads : sequence of int, optional; each head's index in ``summaries``
-    blocks : the blocks :func:`_blocks` makes of the mask, optional: made once for a
-        layer's heads
-
-    Returns
-    -------
-    output : ndarray of shape (n_heads, n_q, d_v)
-    """
-    n_heads, n_q, d_k = q.shape
-    n_k = k.shape[-2]
-    scale = float(1.0 / np.sqrt(d_k) if scale is None else scale)
-    mask = None if mask is None else np.broadcast_to(np.asarray(mask, dtype=bool), (n_q, n_k))
-    dtype = np.result_type(q.dtype, k.dtype, np.float32)
-    blocks = _blocks(mask, n_q, n_k) if blocks is None else blocks
-    size = max((b.rows.stop - b.rows.start) * (b.keys.stop - b.keys.start) for b in blocks)
-    scratch = (np.empty(size, dtype=dtype), np.empty(size, dtype=dtype))
-    output = np.empty((n_heads, n_q, v.shape[-1]), dtype=np.result_type(dtype, v.dtype))
-    heads = range(n_heads) if heads is None else heads
-    for block in blocks:
-        for h, head in enumerate(heads):
-            weights, shifted, total = _block_weights(q[h], k[h], block, scale, softcap, scratch)
-            np.matmul(weights, v[h, block.keys], out=output[h, block.rows])
-            if weights_out is not None:
-                row = weights_out[h, block.rows]
-                row[:, : block.keys.start] = 0.0
-                row[:, block.keys] = weights
-                row[:, block.keys.stop :] = 0.0
-            if summaries is not None:
-                summaries.add(head, block, weights, shifted, total)
-    return output
-
-
-@blas.one_thread
-def attention_rows(q, k, queries, mask=None, scale=None, softcap=None):
-    """Rows ``queries`` of each head's weights, to the bits of :func:`blocked_attention`'s.
-
-    Only the blocks (:func:`query_blocks`) that hold a row asked for are computed: each
-    one's scores (one product, as the pass made it: a row's own product may round
-    differently), then the softmax of the rows asked for alone.
-
-    Parameters
-    ----------
-    q : ndarray of shape (n_heads, n_q, d_k)
-    k : ndarray of shape (n_heads, n_k, d_k)
-    queries : int ndarray of shape (m,), rows in [0, n_q)
-    mask, scale, softcap : as :func:`blocked_attention` takes them
-
-    Returns
-    -------
-    ndarray of shape (n_heads, m, n_k)
-    """
-    n_heads, n_q, d_k = q.shape
-    n_k = k.shape[-2]
-    queries = np.asarray(queries, dtype=np.intp).reshape(-1)
-    scale = float(1.0 / np.sqrt(d_k) if scale is None else scale)
-    mask = None if mask is None else np.broadcast_to(np.asarray(mask, dtype=bool), (n_q, n_k))
-    every = query_blocks(n_q)
-    starts = np.array([b.start for b in every])
-    wanted = np.unique(np.searchsorted(starts, queries, side="right") - 1)
-    blocks = _blocks(mask, n_q, n_k, [every[i] for i in wanted])
-    dtype = np.result_type(q.dtype, k.dtype, np.float32)
-    out = np.zeros((n_heads, len(queries), n_k), dtype=dtype)
-    size = max((b.rows.stop - b.rows.start) * (b.keys.stop - b.keys.start) for b in blocks)
-    scratch = (np.empty(size, dtype=dtype), np.empty(size, dtype=dtype))
-    for block in blocks:
-        inside = np.flatnonzero((queries >= block.rows.start) & (queries < block.rows.stop))
-        picked, back = np.unique(queries[inside] - block.rows.start, return_inverse=True)
-        if len(picked) == block.rows.stop - block.rows.start:
-            picked = None  # every row: the block as the pass computes it
-        for h in range(n_heads):
-            weights, _, _ = _block_weights(q[h], k[h], block, scale, softcap, scratch, picked)
-            out[h, inside, block.keys] = weights[back.reshape(-1)]
-    return out
 
 
 class ScaleSweep(NamedTuple):
@@ -717,8 +446,8 @@ def multi_head_attention(
     softcap : float, optional; the scores' soft cap (:func:`scaled_dot_product_attention`)
     summaries : engine.summaries.SummarySums, optional
         Receives each head's summaries (head ``h`` at index ``h``), the heads computed a
-        block of query rows at a time (:func:`blocked_attention`), as they are anyway
-        beyond :data:`WHOLE_ROWS` queries.
+        block of query rows at a time (:func:`engine.blocked.blocked_attention`), as they are anyway
+        beyond :data:`engine.blocked.WHOLE_ROWS` queries.
     keep : bool
         False keeps no weights (``heads.weights`` None): a long text's pass, whose heads'
         ``n × n`` weights are never all held.
@@ -840,8 +569,8 @@ def head_projections(
               v_h = MW^V_{j(h)} + b^V_{j(h)}
 
     The group's columns of the weights in one product each (the queries one a block of
-    rows, :func:`query_blocks`), so a group computed again has the bits of the pass that
-    computed it in this group, and a query row those of its block's product.
+    rows, :func:`engine.blocked.query_blocks`), so a group computed again has the bits of
+    the pass that computed it in this group, and a query row those of its block's product.
 
     Parameters
     ----------
@@ -913,157 +642,6 @@ def _queries(x, w, b, queries=None):  # [n, d_in] -> [n, d_out]
 
 def _cut(bias, features):
     return None if bias is None else bias[features]
-
-
-class QueryStages(NamedTuple):
-    """One query against every key, stage by stage (the neuron view).
-
-    Attributes
-    ----------
-    product : ndarray of shape (n_k, d_k), ``q ⊙ k_j`` for each key
-    scores : ndarray of shape (n_k,), ``q · k_j``, the row sums of ``product``
-    scaled : ndarray of shape (n_k,)
-    weights : ndarray of shape (n_k,)
-    scale : float
-    softcap : float or None, the soft cap in ``scaled`` (Gemma 2), or None
-    """
-
-    product: np.ndarray
-    scores: np.ndarray
-    scaled: np.ndarray
-    weights: np.ndarray
-    scale: float
-    softcap: float | None = None
-
-
-def query_stages(q, k, scale=None, softcap=None):
-    r"""Every stage of one row of attention, down to the elementwise products.
-
-    .. math:: a_j = \operatorname{softmax}_j\Bigl(s \sum_f q_f\, k_{j,f}\Bigr)
-
-    Parameters
-    ----------
-    q : ndarray of shape (d_k,)
-    k : ndarray of shape (n_k, d_k)
-    scale : float, optional; default ``1/√d_k``
-    softcap : float, optional; the scores' soft cap (Gemma 2), applied in ``scaled``
-
-    Returns
-    -------
-    QueryStages
-    """
-    q, k = np.asarray(q), np.asarray(k)
-    row = scaled_dot_product_attention(q[None, :], k, k, scale=scale, softcap=softcap)
-    return QueryStages(k * q, row.scores[0], row.scaled[0], row.weights[0], row.scale, softcap)
-
-
-class CellArithmetic(NamedTuple):
-    """The numbers behind one cell ``(i, j)`` of the weights, step by step.
-
-    Attributes
-    ----------
-    q : ndarray of shape (d_k,), the query ``q_i``
-    k : ndarray of shape (d_k,), the key ``k_j``
-    dot : float, ``q_i · k_j``
-    scale : float
-    scaled : float, ``scale · q_i · k_j``, before the mask
-    mask_term : float, ``M_ij``: 0 where key ``j`` is visible to query ``i``, ``-inf`` where
-        masked (0 without a mask)
-    masked : float, ``capped + M_ij``: the score the softmax reads
-    row_max : float, the largest masked score of row ``i``
-    shifted : float, ``masked − row_max``
-    exp : float, ``exp(shifted)``
-    row_sum : float, the sum of ``exp`` over row ``i``
-    weight : float, ``exp / row_sum``: the cell's weight
-    v : ndarray of shape (d_v,), the value ``v_j`` (None without values)
-    contribution : ndarray of shape (d_v,), ``weight · v_j`` (None without values)
-    output : ndarray of shape (d_v,), ``o_i = Σ_j a_ij v_j`` (None without values)
-    softcap : float or None, the scores' soft cap ``c`` (Gemma 2), or None
-    capped : float, ``c tanh(scaled / c)``, before the mask (``scaled`` without a cap)
-    """
-
-    q: np.ndarray
-    k: np.ndarray
-    dot: float
-    scale: float
-    scaled: float
-    mask_term: float
-    masked: float
-    row_max: float
-    shifted: float
-    exp: float
-    row_sum: float
-    weight: float
-    v: np.ndarray
-    contribution: np.ndarray
-    output: np.ndarray
-    softcap: float | None = None
-    capped: float | None = None
-
-
-@blas.one_thread
-def cell_arithmetic(q, k, v, i, j, scale=None, mask=None, softcap=None):
-    r"""One weight of the attention matrix worked out by hand: what a clicked cell shows.
-
-    .. math:: a_{ij} = \frac{e^{s\,q_i \cdot k_j + M_{ij} - m_i}}
-              {\sum_{j'} e^{s\,q_i \cdot k_{j'} + M_{ij'} - m_i}},
-              \quad m_i = \max_{j'} \left(s\,q_i \cdot k_{j'} + M_{ij'}\right),
-              \qquad o_i = \sum_j a_{ij} v_j
-
-    ``M_ij`` is 0 where the mask lets query ``i`` see key ``j`` and ``-inf`` where it does not
-    (the causal mask of Vaswani et al. 2017, §3.2.3).
-
-    Row ``i`` goes through :func:`softmax`, so ``weight`` is the same number as the
-    cell of :func:`scaled_dot_product_attention`'s weights, to the last bit.
-
-    Parameters
-    ----------
-    q : ndarray of shape (n_q, d_k)
-    k : ndarray of shape (n_k, d_k)
-    v : ndarray of shape (n_k, d_v), or None when the values were not kept (the output
-        part is then None too)
-    i, j : int, the query row and the key column
-    scale : float, optional; default ``1/√d_k``
-    mask : bool ndarray of shape (n_q, n_k), optional
-    softcap : float, optional; the scaled scores soft-capped first (:func:`soft_cap`)
-
-    Returns
-    -------
-    CellArithmetic
-    """
-    q, k = np.asarray(q), np.asarray(k)
-    if scale is None:
-        scale = 1.0 / np.sqrt(q.shape[-1])
-    scores = q @ k.T  # [n_q, d_k] @ [d_k, n_k] -> [n_q, n_k], as the matrix form computes it
-    scaled = scores[i] * scale  # [n_k]
-    row = soft_cap(scaled, softcap)  # Gemma 2's cap, into a new array: scaled is kept
-    capped = float(row[j])
-    if mask is not None:
-        row = np.where(np.asarray(mask, dtype=bool)[i], row, -np.inf)
-    weights = softmax(row)
-    row_max = float(np.max(row))
-    finite = np.isfinite(row_max)
-    shifted = row - (row_max if finite else 0.0)  # a fully masked row: all -inf, weights 0
-    exps = np.exp(shifted)
-    return CellArithmetic(
-        q=q[i],
-        k=k[j],
-        dot=float(scores[i, j]),
-        scale=float(scale),
-        scaled=float(scaled[j]),
-        mask_term=0.0 if np.isfinite(row[j]) else -np.inf,
-        masked=float(row[j]),
-        row_max=row_max,
-        shifted=float(shifted[j]),
-        exp=float(exps[j]),
-        row_sum=float(np.sum(exps)),
-        weight=float(weights[j]),
-        v=None if v is None else np.asarray(v)[j],
-        contribution=None if v is None else weights[j] * np.asarray(v)[j],
-        output=None if v is None else weights @ np.asarray(v),  # [n_k] @ [n_k, d_v] -> [d_v]
-        softcap=None if softcap is None else float(softcap),
-        capped=capped,
-    )
 
 
 class Links(NamedTuple):

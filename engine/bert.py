@@ -15,7 +15,10 @@ Each layer is :func:`engine.layers.encoder_layer`, the function the toy model an
 translator run too. The weights and sizes come from :mod:`engine.checkpoint`; the
 analyses of a run (rollout, the head finder) are in :mod:`engine.analysis`; next-token
 probabilities and generation in :mod:`engine.generate`, whose new tokens run here one at
-a time against the keys and values kept from the pass (:func:`step`).
+a time against the keys and values kept from the pass (:func:`step`). Each layer's
+settings and mask are :mod:`engine.layer_config`'s; a long text's weights, queries and
+keys, computed when read, :mod:`engine.long_run`'s; one layer of a run computed again
+for the pages (:func:`engine.one_layer.layer_run` and its kin), :mod:`engine.one_layer`'s.
 
 The code follows picoGPT (jaymody/picoGPT): one small function per operation, the
 parameters a nested dict passed with ``**``. The references it must agree with are
@@ -42,58 +45,43 @@ from typing import NamedTuple
 import numpy as np
 
 from engine import blas
-from engine.attention import (
-    MultiHeadResult,
-    attention_rows,
-    causal_mask,
-    head_projections,
-    kv_head_of,
-    linear,
-    merge_heads,
-    multi_head_attention,
-    sliding_window_mask,
-    soft_cap,
-)
+from engine.attention import linear
 from engine.checkpoint import upcast
-from engine.layers import ACTIVATIONS, NORMS, encoder_layer, layer_norm
-from engine.parts import parts_for, share
+from engine.layer_config import _layer_settings, _masks, _norm, visible_keys
+from engine.layers import encoder_layer, layer_norm
+from engine.long_run import (
+    Attentions,
+    PerLayer,
+    _groups,
+    _layer_input,
+    _projections,
+    _rows,
+    _vectors,
+)
+from engine.scores import soft_cap
 from engine.summaries import HeadSummaries, SummarySums
 from engine.tokenize import continued_pieces, piece_labels
 
 __all__ = [
     "KEPT_WEIGHTS",
-    "WHOLE_WEIGHTS",
-    "Attentions",
     "BertRun",
     "KeyValues",
-    "LayerRun",
-    "LayerWeights",
-    "PerLayer",
     "StepRun",
     "TooLongError",
-    "attention_mask",
     "embed",
-    "head_vectors",
-    "head_weights",
     "hidden_state",
     "key_values",
-    "layer_run",
-    "layer_stages",
     "position_ids",
     "run",
     "run_ids",
     "step",
     "transformer",
-    "visible_keys",
 ]
 
 #: The pass keeps every layer's and head's weights (an ndarray ``BertRun.attentions``)
 #: while they hold at most this many numbers (256 MiB of float32: MiniLM's 512 tokens);
 #: beyond, it keeps what computes them again (:class:`Attentions`).
 KEPT_WEIGHTS = 2**26
-#: :class:`Attentions` makes the whole array when asked for (``np.asarray``) up to this
-#: many numbers (1 GiB of float32), and says to read a layer or a head beyond.
-WHOLE_WEIGHTS = 2**28
 
 
 class TooLongError(ValueError):
@@ -192,101 +180,6 @@ class StepRun(NamedTuple):
     last_token_attention: np.ndarray
     next_logits: np.ndarray
     cache: KeyValues
-
-
-class Attentions:
-    """Every layer's and head's weights of a long text, computed when read: never all at once.
-
-    Reads as the ndarray of shape (n_layers, n_heads, n, n) that a short text's pass keeps
-    (:data:`KEPT_WEIGHTS`): ``attentions[layer, head]`` is one head's (n, n) weights,
-    ``attentions[layer]`` a layer's (n_heads, n, n), ``attentions[:, :, -1]`` the last
-    token's row in every head, each computed from the pass's hidden state of that layer
-    by the pass's own arithmetic (:func:`head_weights`), so to the same bits. An index
-    is read one axis at a time (an int, a slice or a list of ints per axis), and only the
-    rows asked for are computed. ``np.asarray`` makes the whole array where it holds at
-    most :data:`WHOLE_WEIGHTS` numbers, and otherwise raises a ``MemoryError`` that says
-    to read a layer or a head.
-
-    Parameters
-    ----------
-    rows : callable, ``rows(layer, heads, queries, masks)`` -> float32 ndarray of shape
-        (len(heads), len(queries), n): the weights of those heads' rows; ``masks`` a dict
-        the layers of one read share (each mask made once for them)
-    shape : tuple, (n_layers, n_heads, n, n)
-    last_rows : ndarray of shape (n_layers, n_heads, n), optional
-        The last query's row of every head, kept by the pass: read without computing.
-    """
-
-    ndim = 4
-    dtype = np.dtype(np.float32)
-
-    def __init__(self, rows, shape, last_rows=None):
-        self._compute = rows
-        self.shape = tuple(shape)
-        self._last = last_rows
-
-    def __len__(self):
-        return self.shape[0]
-
-    @property
-    def size(self):
-        """Numbers in the whole array."""
-        return int(np.prod(self.shape, dtype=np.int64))
-
-    @property
-    def nbytes(self):
-        """Bytes the whole array would take."""
-        return self.size * self.dtype.itemsize
-
-    def __repr__(self):
-        n_layers, n_heads, n, _ = self.shape
-        return f"Attentions({n_layers} layers × {n_heads} heads × {n} × {n}, computed when read)"
-
-    def __getitem__(self, key):
-        key = key if isinstance(key, tuple) else (key,)
-        if any(k is Ellipsis for k in key):
-            at = next(i for i, k in enumerate(key) if k is Ellipsis)
-            key = key[:at] + (slice(None),) * (4 - len(key) + 1) + key[at + 1 :]
-        if len(key) > 4:
-            raise IndexError(f"too many indices for weights of shape {self.shape}")
-        key = key + (slice(None),) * (4 - len(key))
-        picked = [_axis_index(k, size) for k, size in zip(key[:3], self.shape[:3], strict=True)]
-        (layers, one_layer), (heads, one_head), (queries, one_query) = picked
-        masks = {}  # -> [L, H, Q, n]
-        out = np.stack([self._rows(int(layer), heads, queries, masks) for layer in layers])
-        out = out[(slice(None), slice(None), slice(None), key[3])]  # the keys asked for
-        drop = tuple(0 if one else slice(None) for one in (one_layer, one_head, one_query))
-        return out[drop]
-
-    def _rows(self, layer, heads, queries, masks):
-        last = self.shape[2] - 1
-        if self._last is not None and (queries == last).all():
-            return np.repeat(self._last[layer, heads][:, None], len(queries), axis=1)
-        return self._compute(layer, heads, queries, masks)
-
-    def __array__(self, dtype=None, copy=None):
-        if self.size > WHOLE_WEIGHTS:
-            n_layers, n_heads, n, _ = self.shape
-            raise MemoryError(
-                f"Every head's weights over {n} tokens would take {self.nbytes / 2**30:.1f} GiB "
-                f"({n_layers} layers × {n_heads} heads × {n} × {n} float32). Read one layer "
-                "at a time (attentions[layer]) or one head (attentions[layer, head]), or "
-                "the summaries (run.summaries)."
-            )
-        whole = self[:]
-        return whole if dtype is None else whole.astype(dtype, copy=False)
-
-
-def _axis_index(key, size):
-    """One axis's index as (the positions it picks, whether it drops the axis)."""
-    if isinstance(key, int | np.integer):
-        if not -size <= key < size:
-            raise IndexError(f"index {key} is out of bounds for an axis of size {size}")
-        return np.asarray([key % size]), True
-    picked = np.arange(size)[key]
-    if picked.ndim != 1:
-        raise IndexError("Attentions takes an int, a slice or a list of ints per axis")
-    return picked, False
 
 
 class BertRun(NamedTuple):
@@ -413,70 +306,6 @@ def embed(
     return x
 
 
-def _norm(config):
-    return NORMS[config.norm]
-
-
-def _layer_settings(config, layer):
-    """The arguments of :func:`engine.layers.encoder_layer` that the config fixes for ``layer``."""
-    return {
-        "n_heads": config.n_heads,
-        "activation": ACTIVATIONS[config.activation],
-        "norm_first": config.norm_first,
-        "eps": config.eps,
-        "norm": _norm(config),
-        "rotary": config.rotary_at(layer) or False,
-        "n_kv_heads": config.n_kv_heads,
-        "scale": config.attn_scale,
-        "softcap": config.attn_softcap,
-    }
-
-
-def visible_keys(config, query, layer=None):
-    """The keys query ``query`` may attend to in layer ``layer``, as a slice of the tokens.
-
-    All of them in an encoder; up to itself in a causal model; within Mistral's sliding
-    window (or a Gemma 3 local layer's), its last ``sliding_window`` tokens.
-    """
-    if not config.causal:
-        return slice(None)
-    window = config.window(layer)
-    return slice(0 if window is None else max(0, query - window + 1), query + 1)
-
-
-def attention_mask(config, n, causal=False, layer=None):
-    """Where each query may attend: None (everywhere), causal, or a sliding window.
-
-    Mistral's and Phi-3's window holds in every layer, Gemma 3's in its local layers
-    (``layer`` None: a global layer's mask).
-
-    Parameters
-    ----------
-    config : engine.checkpoint.ModelConfig
-    n : int, tokens
-    causal : bool, the causal mask on an encoder too
-    layer : int, optional
-
-    Returns
-    -------
-    bool ndarray of shape (n, n), or None
-    """
-    window = config.window(layer)
-    if window is not None and window < n:
-        return sliding_window_mask(n, window)
-    return causal_mask(n) if causal or config.causal else None
-
-
-def _masks(config, n):
-    """Every layer's mask, one array per distinct mask (Gemma 3's local layers share one)."""
-    made = {}
-    for layer in range(config.n_layers):
-        window = config.window(layer)
-        if window not in made:
-            made[window] = attention_mask(config, n, layer=layer)
-    return [made[config.window(layer)] for layer in range(config.n_layers)]
-
-
 @blas.one_thread
 def transformer(
     ids, types, config, blocks, ln_f=None, parallel=True, cache=False, progress=None, **embeddings
@@ -588,6 +417,40 @@ def hidden_state(model, ids, layer, positions=True, parallel=True):
     return x
 
 
+@blas.one_thread
+def key_values(model, run):
+    """The key/value cache of ``run``, made from its hidden states: ``run_ids(..., cache=True)``'s.
+
+    Every layer's keys (after the rotation) and values, each key/value head once, projected
+    again from the layer's input as the pass projected them (its groups of heads), so to
+    the pass's bits: a text the page has run already continues without a second pass.
+
+    Parameters
+    ----------
+    model : engine.checkpoint.Model
+    run : BertRun of ``model``, with its positions
+
+    Returns
+    -------
+    KeyValues, of shapes (n_layers, n_kv_heads, n, d_head)
+    """
+    if not run.positions:
+        raise ValueError("a run without its positions has no cache to continue")
+    c, blocks = model.config, model.params["blocks"]
+    keys, values = [], []
+    for layer in range(c.n_layers):
+        block, x = _layer_input(c, blocks, run.hidden_states, layer)
+        made, k, v = {}, [], []
+        for group in _groups(c, len(x)):
+            _, group_k, group_v = _projections(c, block, x, layer, group, True, made)
+            k.append(group_k)
+            v.append(group_v)
+        shared = _per_kv_head(c, [np.concatenate(k)], [np.concatenate(v)])
+        keys.append(shared.keys[0])  # [n_kv_heads, n, d_head]
+        values.append(shared.values[0])
+    return KeyValues(np.stack(keys), np.stack(values))
+
+
 def _per_kv_head(config, keys, values):
     """The cache from keys and values per query head: each shared head once (its first reader)."""
     group = config.n_heads // config.kv_heads  # query heads per key/value head
@@ -674,155 +537,6 @@ def run_ids(model, ids, positions=True, parallel=True, types=None, cache=False, 
         summaries=summaries,
         positions=positions,
     )
-
-
-def _layer_input(config, blocks, hidden_states, layer):
-    """Layer ``layer``'s parameters (float32) and its attention's input, as the pass had them."""
-    block = upcast(blocks[layer])
-    x = hidden_states[layer]
-    if config.norm_first:
-        x = _norm(config)(x, **block["ln_1"], eps=config.eps)
-    return block, x
-
-
-def _projections(config, block, x, layer, heads, values=True, made=None, queries=None):
-    """The queries, keys and values of the heads in ``heads`` (a slice), as the pass made them.
-
-    ``values`` False projects no values; ``made`` the keys of the groups before
-    (:func:`engine.attention.head_projections`).
-    """
-    attn = {name: w for name, w in block["attn"].items() if name not in ("w_o", "b_o")}
-    settings = _layer_settings(config, layer)
-    return head_projections(
-        x,
-        **attn,
-        n_heads=config.n_heads,
-        heads=heads,
-        rotary=settings["rotary"],
-        n_kv_heads=config.n_kv_heads,
-        qk_norm=functools.partial(settings["norm"], eps=config.eps),
-        values=values,
-        made=made,
-        queries=queries,
-    )
-
-
-def _groups(config, n):
-    """The pass's groups of heads (:mod:`engine.parts`): a group computed again has its bits."""
-    parts = min(parts_for(n), config.n_heads)
-    return [share(config.n_heads, parts, part) for part in range(parts)]
-
-
-@blas.one_thread
-def _rows(config, blocks, hidden_states, layer, heads, queries, masks=None):
-    """Rows ``queries`` of heads ``heads`` of layer ``layer``, as the pass computed them.
-
-    Only what those rows need: no values, each key/value head's keys once, every query
-    of a group (one row's own product may round differently from the pass's), and the
-    scores of the blocks holding those rows with the softmax of those rows alone.
-    ``masks``, a dict, keeps each window's mask for the next layer read with it.
-    """
-    c = config
-    block, x = _layer_input(c, blocks, hidden_states, layer)
-    n = len(x)
-    masks = {} if masks is None else masks
-    if c.window(layer) not in masks:
-        masks[c.window(layer)] = attention_mask(c, n, layer=layer)
-    mask = masks[c.window(layer)]
-    settings = _layer_settings(c, layer)
-    heads = np.asarray(heads, dtype=np.intp)
-    out = np.empty((len(heads), len(queries), n), dtype=np.float32)
-    made = {}  # each key/value head's keys, made once for the groups that share it
-    for group in _groups(c, n):
-        wanted = np.flatnonzero((heads >= group.start) & (heads < group.stop))
-        if len(wanted):
-            q, k, _ = _projections(c, block, x, layer, group, False, made, queries)
-            local = heads[wanted] - group.start
-            out[wanted] = attention_rows(
-                q[local], k[local], queries, mask, settings["scale"], settings["softcap"]
-            )
-    return out
-
-
-@blas.one_thread
-def _vectors(config, blocks, hidden_states, which, layer):
-    """Layer ``layer``'s queries (``which`` 0) or keys (1) per query head, as the pass had them."""
-    block, x = _layer_input(config, blocks, hidden_states, layer)
-    groups, made = _groups(config, len(x)), {}
-    return np.concatenate(
-        [_projections(config, block, x, layer, g, False, made)[which] for g in groups]
-    )
-
-
-@blas.one_thread
-def key_values(model, run):
-    """The key/value cache of ``run``, made from its hidden states: ``run_ids(..., cache=True)``'s.
-
-    Every layer's keys (after the rotation) and values, each key/value head once, projected
-    again from the layer's input as the pass projected them (its groups of heads), so to
-    the pass's bits: a text the page has run already continues without a second pass.
-
-    Parameters
-    ----------
-    model : engine.checkpoint.Model
-    run : BertRun of ``model``, with its positions
-
-    Returns
-    -------
-    KeyValues, of shapes (n_layers, n_kv_heads, n, d_head)
-    """
-    if not run.positions:
-        raise ValueError("a run without its positions has no cache to continue")
-    c, blocks = model.config, model.params["blocks"]
-    keys, values = [], []
-    for layer in range(c.n_layers):
-        block, x = _layer_input(c, blocks, run.hidden_states, layer)
-        made, k, v = {}, [], []
-        for group in _groups(c, len(x)):
-            _, group_k, group_v = _projections(c, block, x, layer, group, True, made)
-            k.append(group_k)
-            v.append(group_v)
-        shared = _per_kv_head(c, [np.concatenate(k)], [np.concatenate(v)])
-        keys.append(shared.keys[0])  # [n_kv_heads, n, d_head]
-        values.append(shared.values[0])
-    return KeyValues(np.stack(keys), np.stack(values))
-
-
-class PerLayer:
-    """An array of shape (n_layers, ...) computed a layer at a time when read.
-
-    A long text's queries and keys (``BertRun.queries``, ``.keys``): indexed as the ndarray
-    a short text's pass keeps, ``queries[layer, head]`` of shape (n, d_head).
-
-    Parameters
-    ----------
-    layer : callable, ``layer(i)`` -> ndarray of shape ``shape[1:]``
-    shape : tuple
-    """
-
-    dtype = np.dtype(np.float32)
-
-    def __init__(self, layer, shape):
-        self._layer = layer
-        self.shape = tuple(shape)
-        self.ndim = len(self.shape)
-
-    def __len__(self):
-        return self.shape[0]
-
-    def __repr__(self):
-        return f"PerLayer(shape={self.shape}, computed a layer at a time when read)"
-
-    def __getitem__(self, key):
-        key = key if isinstance(key, tuple) else (key,)
-        first, rest = (key[0], key[1:]) if key else (slice(None), ())
-        layers, one = _axis_index(first, self.shape[0])
-        picked = np.stack([self._layer(int(i))[rest] for i in layers])
-        return picked[0] if one else picked
-
-    def __array__(self, dtype=None, copy=None):
-        whole = self[:]
-        return whole if dtype is None else whole.astype(dtype, copy=False)
 
 
 def _no_positions(model):
@@ -941,233 +655,3 @@ def _row_mask(n, visible):
     mask = np.zeros((1, n), dtype=bool)
     mask[0, visible] = True
     return mask
-
-
-class LayerWeights(NamedTuple):
-    """One layer's attention parameters, applied as ``x @ w + b``.
-
-    ``w_q`` and ``w_o`` have shape (d_model, d_model), ``w_k`` and ``w_v`` (d_model,
-    n_kv_heads · d_head) (d_model without grouped-query attention), the biases as many
-    features, or None where the model has none (the Llama family; Qwen2's output); head
-    ``h`` owns columns ``h*d_head:(h+1)*d_head`` of W_Q, and those of its key/value head
-    of W_K and W_V. Where heads do not share d_model out (Qwen3, Gemma 3), ``w_q`` is
-    (d_model, n_heads · d_head) and ``w_o`` (n_heads · d_head, d_model). ``q_norm`` and
-    ``k_norm`` (d_head,): the gains of Qwen3's and Gemma 3's norms of q and k, or None.
-    The first four fields are named as :class:`engine.toy.ToyWeights`'s, so a page can
-    draw either. float32, whatever the checkpoint's precision.
-    """
-
-    w_q: np.ndarray
-    w_k: np.ndarray
-    w_v: np.ndarray
-    w_o: np.ndarray
-    b_q: np.ndarray
-    b_k: np.ndarray
-    b_v: np.ndarray
-    b_o: np.ndarray
-    q_norm: np.ndarray | None = None
-    k_norm: np.ndarray | None = None
-
-
-class LayerRun(NamedTuple):
-    """The attention of one trained layer, in the fields of :class:`engine.toy.ToyRun`.
-
-    Attributes
-    ----------
-    layer : int
-    x : ndarray of shape (n, d_model)
-        The attention's input: the hidden state entering the layer (``hidden_states[layer]``
-        of the run), or its LayerNorm ``ln_1`` in a pre-LN model (GPT-2).
-    weights : LayerWeights
-    q, k, v : ndarray of shape (n, n_heads · d_head)
-        ``x @ w_q + b_q`` etc., per query head (a shared key/value head repeated, after
-        the norms of q and k and the rotation where the model has them).
-    mask : bool ndarray of shape (n, n) or None
-    attention : engine.attention.MultiHeadResult
-        Every head; ``output`` is ``concat @ w_o + b_o``.
-    """
-
-    layer: int
-    x: np.ndarray
-    weights: LayerWeights
-    q: np.ndarray
-    k: np.ndarray
-    v: np.ndarray
-    mask: np.ndarray | None
-    attention: MultiHeadResult
-
-
-def _check_layer(model, layer):
-    if not 0 <= layer < model.config.n_layers:
-        raise ValueError(f"layer must lie in [0, {model.config.n_layers}), got {layer}")
-
-
-@blas.one_thread
-def layer_run(model, run, layer, scale=None, causal=False, parallel=True, keep_weights=True):
-    r"""One layer's multi-head attention, recomputed from the run's hidden state.
-
-    .. math:: \text{head}_h = \operatorname{softmax}\!\left(s\,(XW^Q_h + b^Q_h)
-              (XW^K_h + b^K_h)^\top + M\right)(XW^V_h + b^V_h)
-
-    The attention :func:`engine.layers.encoder_layer` computes in the pass (from the
-    queries and keys the pass kept, where it kept them: the same bits), so at the model's
-    own scale ``s = 1/√d_head`` and mask the weights are the model's,
-    ``run.attentions[layer]``, to the bit; another scale, or the causal mask on an
-    encoder, shows what this trained layer would do if its scores were scaled or masked
-    differently (an encoder reads in both directions; a causal model is always masked).
-
-    Parameters
-    ----------
-    model : engine.checkpoint.Model
-    run : BertRun, of ``model``
-    layer : int, 0 <= layer < n_layers
-    scale : float, optional; default ``1/√d_head``
-    causal : bool, the causal mask on an encoder (a causal model has it anyway)
-    parallel : bool or int, as in :func:`run_ids`: the same bits
-    keep_weights : bool
-        False keeps no head's weights (``attention.heads.weights`` None): a long text's
-        queries, keys, values and outputs, without every head's ``n × n`` (one head's:
-        :func:`head_weights`).
-
-    Returns
-    -------
-    LayerRun
-    """
-    _check_layer(model, layer)
-    c, block = model.config, model.block(layer)
-    x = run.hidden_states[layer]  # the input of layer ℓ, [n, d_model]
-    if c.norm_first:
-        x = _norm(c)(x, **block["ln_1"], eps=c.eps)  # as the layer normalises it
-    weights = LayerWeights(**{name: block["attn"].get(name) for name in LayerWeights._fields})
-    mask = attention_mask(c, len(x), causal, layer)
-    settings = _layer_settings(c, layer)
-    n_heads = c.n_heads
-    attention = multi_head_attention(
-        x,
-        **weights._asdict(),
-        n_heads=n_heads,
-        mask=mask,
-        scale=settings["scale"] if scale is None else scale,
-        rotary=settings["rotary"],
-        parts=min(parts_for(len(x)), n_heads),  # the pass's split, so its rounding
-        parallel=parallel,
-        n_kv_heads=c.n_kv_heads,
-        qk_norm=functools.partial(settings["norm"], eps=c.eps),
-        softcap=settings["softcap"],
-        keep=keep_weights,
-        qk=_kept_qk(run, layer),
-    )
-    q, k, v = (merge_heads(m) for m in (attention.q, attention.k, attention.v))  # -> [n, h·d_head]
-    return LayerRun(layer, x, weights, q, k, v, mask, attention)
-
-
-def _kept_qk(run, layer):
-    """The layer's queries and keys as the pass kept them, or None: :func:`layer_run` projects.
-
-    A short text's pass holds them (ndarrays), the bits the layer would compute again; a
-    long text's (:class:`PerLayer`) are computed when read anyway, and a pass without the
-    model's positions kept unrotated ones, where the layer rotates.
-    """
-    kept = isinstance(run.queries, np.ndarray) and isinstance(run.keys, np.ndarray)
-    if kept and run.positions:
-        return run.queries[layer], run.keys[layer]
-    return None
-
-
-def head_weights(model, run, layer, head):
-    r"""One head's weights, shape (n, n): ``run.attentions[layer, head]``, checked.
-
-    .. math:: A^{(\ell, h)} = \operatorname{softmax}\!\left(s\,Q_h K_h^\top + M\right)
-
-    What the pass computed, to the bit: kept by a short text's pass, computed again from
-    the layer's hidden state for a long one (:class:`Attentions`).
-
-    Parameters
-    ----------
-    model : engine.checkpoint.Model
-    run : BertRun, of ``model``
-    layer, head : int
-
-    Returns
-    -------
-    float32 ndarray of shape (n, n)
-    """
-    _check_layer(model, layer)
-    if not 0 <= head < model.config.n_heads:
-        raise ValueError(f"head must lie in [0, {model.config.n_heads}), got {head}")
-    return np.asarray(run.attentions[layer, head])
-
-
-@blas.one_thread
-def head_vectors(model, run, layer, head):
-    r"""One head's queries and keys before any rotation: ``x W^Q_h + b^Q_h``, ``x W^K_j + b^K_j``.
-
-    ``j`` is the key/value head that query head ``h`` reads
-    (:func:`engine.attention.kv_head_of`). In a rotary model these are the vectors the
-    layer rotates by their positions, after Qwen3's and Gemma 3's norms of q and k where
-    the model has them; :func:`engine.analysis.rotary_scores` moves them apart.
-
-    Parameters
-    ----------
-    model : engine.checkpoint.Model
-    run : BertRun, of ``model``
-    layer, head : int
-
-    Returns
-    -------
-    q, k : ndarray of shape (n, d_head)
-    """
-    _check_layer(model, layer)
-    c, block = model.config, model.block(layer)
-    x = run.hidden_states[layer]
-    if c.norm_first:
-        x = _norm(c)(x, **block["ln_1"], eps=c.eps)
-    d = c.d_head
-    j = int(kv_head_of(c.n_heads, c.kv_heads)[head])
-    f, g = slice(head * d, (head + 1) * d), slice(j * d, (j + 1) * d)
-    attn = block["attn"]
-    q = linear(x, attn["w_q"][:, f], None if "b_q" not in attn else attn["b_q"][f])
-    k = linear(x, attn["w_k"][:, g], None if "b_k" not in attn else attn["b_k"][g])
-    if "q_norm" in attn:  # normalised over d_head before the rotation
-        norm = _norm(c)
-        q, k = norm(q, attn["q_norm"], eps=c.eps), norm(k, attn["k_norm"], eps=c.eps)
-    return q, k  # [n, d_head] each
-
-
-@blas.one_thread
-def layer_stages(model, run, layer, parallel=True, keep_weights=True):
-    r"""Every stage of one trained layer, as the pass computed it.
-
-    .. math:: h = \operatorname{LN}_1(x + \operatorname{MultiHead}(x)),\qquad
-              y = \operatorname{LN}_2\bigl(h + \operatorname{GELU}(hW_1 + b_1)W_2 + b_2\bigr)
-
-    (pre-LN for GPT-2: :func:`engine.layers.encoder_layer`'s other form.)
-
-    :func:`engine.layers.encoder_layer` on the run's hidden state, the call the pass
-    made: ``streams[-1]`` is ``run.hidden_states[layer + 1]`` to the bit.
-
-    Parameters
-    ----------
-    model : engine.checkpoint.Model
-    run : BertRun, of ``model``
-    layer : int
-    parallel : bool or int, as in :func:`run_ids`: the same bits
-    keep_weights : bool
-        False keeps no head's weights (``attention.heads.weights`` None), as a long
-        text's pass keeps none: its stages without every head's ``n × n``.
-
-    Returns
-    -------
-    engine.layers.EncoderLayerResult, with ``ffn_hidden`` of shape (n, d_ff)
-    """
-    _check_layer(model, layer)
-    c, x = model.config, run.hidden_states[layer]
-    mask = attention_mask(c, len(x), layer=layer)
-    return encoder_layer(
-        x,
-        **model.block(layer),
-        **_layer_settings(c, layer),
-        mask=mask,
-        parallel=parallel,
-        keep=keep_weights,
-    )

@@ -14,7 +14,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from engine.attention import softmax
+from engine.scores import softmax
 
 __all__ = [
     "NOTEBOOK_X_PRIME",

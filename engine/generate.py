@@ -27,8 +27,8 @@ from typing import NamedTuple
 import numpy as np
 
 from engine import blas
-from engine.attention import soft_cap, softmax
 from engine.bert import key_values, run, step
+from engine.scores import soft_cap, softmax
 
 __all__ = [
     "NextToken",
@@ -128,7 +128,7 @@ def _check_lm(model):
 def logits(model, run):  # -> [n, n_vocab]
     r"""The next-token logits after every position, ``LN_f(h) W_E^\top``.
 
-    Soft-capped where the model caps them (Gemma: :func:`engine.attention.soft_cap`).
+    Soft-capped where the model caps them (Gemma: :func:`engine.scores.soft_cap`).
 
     Parameters
     ----------

@@ -38,10 +38,11 @@ from typing import NamedTuple
 import numpy as np
 
 from engine import blas
-from engine.attention import causal_mask, multi_head_attention, softmax
+from engine.attention import causal_mask, multi_head_attention
 from engine.layers import encoder_layer, feed_forward, layer_norm
 from engine.positional import sinusoidal_positional_encoding
 from engine.resources import ASSETS
+from engine.scores import softmax
 
 __all__ = [
     "END",

@@ -3,7 +3,7 @@ r"""What each head does, in a few numbers per head: the summaries a long text's 
 A head's weights over ``n`` tokens are ``n × n`` numbers; at 4,096 tokens a model's heads
 hold gigabytes of them. These summaries are a handful of numbers per head (and one key
 per query), computed during the pass from each block of rows as it is made
-(:func:`engine.attention.blocked_attention`), so a long text's pass never keeps the
+(:func:`engine.blocked.blocked_attention`), so a long text's pass never keeps the
 weights themselves. With ``w_ij`` the weight query ``i`` puts on key ``j`` and the means
 over the ``n`` queries:
 
@@ -90,7 +90,7 @@ def head_summaries(weights):  # [..., n, n] -> HeadSummaries of [...] (strongest
 class SummarySums:
     r"""The summaries' sums over queries, added a block of rows at a time, head by head.
 
-    What :func:`engine.attention.blocked_attention` hands over of each block lets the
+    What :func:`engine.blocked.blocked_attention` hands over of each block lets the
     sums skip passes over the weights: with the shifted scores ``e_ij = x_ij - max_j x_ij``
     and the row's ``Z_i = \sum_j e^{e_ij}`` (so ``w_ij = e^{e_ij} / Z_i``), the entropy is
     ``\ln Z_i - \sum_j w_ij e_ij`` nats, and where no key lies after its query (a causal
@@ -114,7 +114,7 @@ class SummarySums:
         ----------
         head : int
         block : the block (its ``rows`` and ``keys`` slices, ``empty`` rows and
-            ``distances``, as :func:`engine.attention.blocked_attention` makes it)
+            ``distances``, as :func:`engine.blocked.blocked_attention` makes it)
         weights, shifted : ndarray of shape (b, n_k), the weights and ``x - max``
         total : ndarray of shape (b, 1), each row's sum of ``exp(shifted)``
         """

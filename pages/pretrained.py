@@ -26,8 +26,9 @@ from app.views import (
 )
 from app.widgets import compare_box, interactive, model_box, notices, pickers
 from app.words import equations, minimal_pairs, wording
-from engine import analysis, bert, checkpoint, families
-from engine.attention import kv_head_of, query_stages
+from engine import analysis, bert, checkpoint, families, layer_config
+from engine.arithmetic import query_stages
+from engine.attention import kv_head_of
 
 
 def next_token_section(folder, model, text, run):
@@ -202,7 +203,7 @@ if grouped:
 head_files = f"{model_box.file_name(folder)}-l{layer}-h{head}"  # the head's views' files
 session.name_files(head_files)
 token = pickers.token_picker("pretrained_token", labels, label="From token", default=query)
-mask = bert.attention_mask(config, n, layer=layer)  # the model's own: None for an encoder
+mask = layer_config.attention_mask(config, n, layer=layer)  # the model's own: None for an encoder
 qk = (run.queries[layer, head], run.keys[layer, head], None)
 if long:
     st.caption(
@@ -343,7 +344,7 @@ if grouped:
 st.header("Neuron view")
 session.name_files(head_files)
 equation.show(equations.SOFTMAX)
-seen = bert.visible_keys(config, token, layer)  # a causal token sees back only
+seen = layer_config.visible_keys(config, token, layer)  # a causal token sees back only
 keys = run.keys[layer, head, seen]
 if grouped:
     st.caption(

@@ -61,11 +61,11 @@ def layer(settings, keep_weights=True):
     Both results have the fields the pages draw (``x``, ``weights``, ``q``, ``k``, ``v``,
     ``mask``, ``attention``). A trained model runs once per text; this redoes one layer.
     ``keep_weights`` False keeps no head's weights (``attention.weights`` None): a long
-    text's layer (:func:`engine.bert.layer_run`).
+    text's layer (:func:`engine.one_layer.layer_run`).
 
     Returns
     -------
-    engine.bert.LayerRun or engine.ToyRun; None when a toy text has no tokens
+    engine.one_layer.LayerRun or engine.ToyRun; None when a toy text has no tokens
     """
     if settings.trained:
         s = settings

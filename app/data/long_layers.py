@@ -3,8 +3,8 @@
 Past :data:`app.data.passes.LONG_TOKENS` tokens a core page's layer keeps no head's
 weights (:func:`app.data.layers.layer` with ``keep_weights=False``): one head's map is
 computed here from the layer's queries and keys by the blocked attention the pass runs
-(:func:`engine.attention.blocked_attention`: at the model's own scale and mask, its
-weights to the bit, :func:`engine.bert.head_weights`), reduced to tiles
+(:func:`engine.blocked.blocked_attention`: at the model's own scale and mask, its
+weights to the bit, :func:`engine.one_layer.head_weights`), reduced to tiles
 (:func:`engine.tiling.tile`) and to the zoom's block, and let go. Only the tiles and the
 zoom are cached: one head's n × n lives while it is reduced, never every head's.
 """
@@ -17,8 +17,10 @@ import numpy as np
 
 import engine
 from app.data import cache, layers, threads, trained
-from engine import bert, tiling
-from engine.attention import AttentionResult, attention_rows, blocked_attention, soft_cap
+from engine import bert, one_layer, tiling
+from engine.attention import AttentionResult
+from engine.blocked import attention_rows, blocked_attention
+from engine.scores import soft_cap
 
 __all__ = [
     "MAPS",
@@ -50,7 +52,7 @@ def layer(settings, positions=True):
 
     Returns
     -------
-    engine.bert.LayerRun, ``attention.weights`` None
+    engine.one_layer.LayerRun, ``attention.weights`` None
     """
     s = settings
     if not positions:
@@ -59,7 +61,7 @@ def layer(settings, positions=True):
 
 
 class _AtLayer(NamedTuple):
-    """What :func:`engine.bert.layer_run` reads of a run: the hidden state entering a layer.
+    """What :func:`engine.one_layer.layer_run` reads of a run: the hidden state entering a layer.
 
     A pass's :class:`engine.bert.BertRun` holds every layer's; this one layer's, of a pass
     without positions (which kept no queries or keys: the layer projects them).
@@ -77,7 +79,9 @@ def _unpositioned(name, text, layer, scale, causal):
     ids = trained.run(name, text).ids
     x = bert.hidden_state(model, ids, layer, positions=False, parallel=threads.parallel())
     run = _AtLayer({layer: x})
-    return bert.layer_run(model, run, layer, scale, causal, threads.parallel(), keep_weights=False)
+    return one_layer.layer_run(
+        model, run, layer, scale, causal, threads.parallel(), keep_weights=False
+    )
 
 
 def _head(settings, head, positions):
@@ -235,7 +239,7 @@ def every_head(settings, reduction, size, window):
 def query_row(settings, head, query):
     """Token ``query``'s weights in head ``head``, shape (n,): its block's rows alone.
 
-    :func:`engine.attention.attention_rows`, the bits of the head's whole weights.
+    :func:`engine.blocked.attention_rows`, the bits of the head's whole weights.
     """
     q, k, _, heads = _head(settings, head, True)
     rows = attention_rows(q, k, [query], heads.mask, heads.scale, heads.softcap)

@@ -23,7 +23,18 @@ import streamlit as st
 from streamlit.runtime.scriptrunner import get_script_run_ctx
 
 from app.data import cache, passes, threads, trained
-from engine import analysis, bert, checkpoint, generate, ollama, positional, roles, tiling
+from engine import (
+    analysis,
+    bert,
+    checkpoint,
+    generate,
+    layer_config,
+    ollama,
+    one_layer,
+    positional,
+    roles,
+    tiling,
+)
 from engine.resources import MINILM_NAME, SMOLLM2_NAME
 
 __all__ = [
@@ -311,9 +322,11 @@ def sinks(folder, text, long=False):
         return analysis.summary_sinks(this.summaries, config)
     n = len(this.ids)
     if config.layer_types:  # Gemma 3: each layer's own mask, local or global
-        mask = np.stack([bert.attention_mask(config, n, layer=i) for i in range(config.n_layers)])
+        mask = np.stack(
+            [layer_config.attention_mask(config, n, layer=i) for i in range(config.n_layers)]
+        )
     else:
-        mask = bert.attention_mask(config, n)
+        mask = layer_config.attention_mask(config, n)
     return analysis.attention_sinks(this.attentions, mask)
 
 
@@ -332,7 +345,7 @@ def rotary(folder, text, layer, head, query, key):
     most :data:`ROTARY_DISTANCES`)
     """
     loaded = load(folder)
-    q, k = bert.head_vectors(loaded, run(folder, text), layer, head)
+    q, k = one_layer.head_vectors(loaded, run(folder, text), layer, head)
     c = loaded.config
     distances = np.arange(min(c.max_tokens, ROTARY_DISTANCES))
     scale = c.attn_scale or c.d_head**-0.5
@@ -375,15 +388,12 @@ def sweep(folder, text, k=TOP_K):
 def generation(folder, text, n_new, temperature, seed):
     """``n_new`` tokens after ``text``, greedy at temperature 0, else drawn with ``seed``.
 
-    Run when the page's button asks (:func:`engine.generate.generate`: from the page's
-    pass over the text, its keys and values projected again from its hidden states, then
-    one token's work per token); each step keeps the last token's attention row.
+    Run when the page's button asks (:func:`engine.generate.generate`, from the page's own
+    pass, then one token's work per token); each step keeps the last token's attention row.
 
     Returns
     -------
     list of engine.generate.Step
     """
-    prompt = run(folder, text)  # the page's pass: its cache made from its hidden states
-    return generate.generate(
-        load(folder), text, n_new, temperature, seed, TOP_K, threads.parallel(), prompt
-    )
+    args = (n_new, temperature, seed, TOP_K, threads.parallel(), run(folder, text))
+    return generate.generate(load(folder), text, *args)

@@ -13,7 +13,7 @@ import numpy as np
 import streamlit as st
 
 from app.data import cache, passes, threads
-from engine import analysis, bert, checkpoint, roles
+from engine import analysis, bert, checkpoint, one_layer, roles
 from engine.toy import random_permutation
 
 __all__ = [
@@ -74,7 +74,7 @@ def _run(name, text, positions):
 
 @cache.bounded
 def layer_run(name, text, layer, scale=None, causal=False, positions=True, keep_weights=True):
-    """Every head of layer ``layer`` on ``text`` (see :func:`engine.bert.layer_run`).
+    """Every head of layer ``layer`` on ``text`` (see :func:`engine.one_layer.layer_run`).
 
     Cheap: the model has run once for the text (:func:`run`); this redoes one layer's
     attention from its input. Call only when :func:`run` succeeds for the text.
@@ -82,15 +82,16 @@ def layer_run(name, text, layer, scale=None, causal=False, positions=True, keep_
 
     Returns
     -------
-    engine.bert.LayerRun
+    engine.one_layer.LayerRun
     """
     this = run(name, text, positions)
-    return bert.layer_run(model(name), this, layer, scale, causal, threads.parallel(), keep_weights)
+    parallel = threads.parallel()
+    return one_layer.layer_run(model(name), this, layer, scale, causal, parallel, keep_weights)
 
 
 @cache.bounded
 def layer_stages(name, text, layer, keep_weights=True):
-    """Every stage of layer ``layer`` on ``text`` (see :func:`engine.bert.layer_stages`).
+    """Every stage of layer ``layer`` on ``text`` (see :func:`engine.one_layer.layer_stages`).
 
     ``keep_weights`` False: no head's ``n × n`` weights kept (a long text's).
 
@@ -99,7 +100,7 @@ def layer_stages(name, text, layer, keep_weights=True):
     engine.layers.EncoderLayerResult
     """
     this = run(name, text)
-    return bert.layer_stages(model(name), this, layer, threads.parallel(), keep_weights)
+    return one_layer.layer_stages(model(name), this, layer, threads.parallel(), keep_weights)
 
 
 @st.cache_data(max_entries=64, show_spinner=False)

@@ -1,6 +1,6 @@
 """The panel a clicked attention cell opens: that cell's numbers, step by step, from the engine.
 
-The numbers come from :func:`engine.attention.cell_arithmetic`, which runs the cell's row
+The numbers come from :func:`engine.arithmetic.cell_arithmetic`, which runs the cell's row
 through the same softmax as the heatmap, so the weight shown is the cell's.
 """
 
@@ -81,7 +81,7 @@ def steps(cell, masked):
 
     Parameters
     ----------
-    cell : engine.attention.CellArithmetic
+    cell : engine.arithmetic.CellArithmetic
     masked : bool, whether the page applies a mask (then the + M_ij step is shown, 0 or −∞)
 
     Returns

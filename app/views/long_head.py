@@ -146,7 +146,7 @@ def keys_around(token, n, seen):
     """The keys around ``token`` (:data:`AROUND` tokens) among those it sees, a slice of ``seen``.
 
     ``seen`` is the slice of the ``n`` tokens the query may attend to
-    (:func:`engine.bert.visible_keys`).
+    (:func:`engine.layer_config.visible_keys`).
     """
     start, stop = around(token, n, AROUND)
     sees = range(n)[seen]

@@ -2,7 +2,7 @@
 
 The keys k, the products q ⊙ k, their sums q·k and the scaled scores, then the softmax:
 how one row of weights is made (Vig 2019, section 3.3). The numbers are
-:func:`engine.attention.query_stages`'.
+:func:`engine.arithmetic.query_stages`'.
 """
 
 from __future__ import annotations
@@ -44,7 +44,7 @@ def figure(stages, k, labels, query_label):
 
     Parameters
     ----------
-    stages : engine.attention.QueryStages for the query
+    stages : engine.arithmetic.QueryStages for the query
     k : ndarray of shape (n, d_head), the keys
     labels : sequence of n str
     query_label : str
@@ -157,7 +157,7 @@ def table(stages, k, labels):
 
     Parameters
     ----------
-    stages : engine.attention.QueryStages
+    stages : engine.arithmetic.QueryStages
     k : ndarray of shape (n_k, d_k)
     labels : sequence of n_k str
     """

@@ -10,7 +10,7 @@ from app.data import models
 from app.state import controls, session
 from app.widgets import sidebar
 from app.words.minimal_pairs import MINIMAL_PAIRS, start_tokens
-from engine import bert
+from engine import bert, layer_config
 
 #: The head finder's pickers: sentence A's (shared with the single-sentence page) and B's.
 PICKERS_A = ("pretrained_finder_query", "pretrained_finder_key")
@@ -18,11 +18,11 @@ PICKERS_B = ("pretrained_b_query", "pretrained_b_key")
 
 
 def visible(config):
-    """The keys each query sees in a causal model (:func:`engine.bert.visible_keys`), or None.
+    """The keys each query sees in a causal model (:func:`layer_config.visible_keys`), or None.
 
     None for an encoder, whose every token sees every other.
     """
-    return functools.partial(bert.visible_keys, config) if config.causal else None
+    return functools.partial(layer_config.visible_keys, config) if config.causal else None
 
 
 def use_pair(pair, folder=None):

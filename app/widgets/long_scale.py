@@ -6,7 +6,7 @@ own, and a release runs the page, which draws the stop's figures from the engine
 raw scores, the scaled scores and the weights are tiles with one shared zoom
 (:mod:`app.views.long_head`), one head's n × n computed at a time
 (:mod:`app.data.long_layers`); the output is drawn whole; the query's row is its block's
-rows alone (:func:`engine.attention.attention_rows`); the saturation curve sweeps the
+rows alone (:func:`engine.blocked.attention_rows`); the saturation curve sweeps the
 short text's 64 evenly spaced rows.
 """
 

@@ -43,7 +43,7 @@ def layer_or_stop(page=None):
     -------
     settings : app.state.controls.Settings, those the run used
     tokenization : engine.Tokenization
-    run : engine.bert.LayerRun or engine.ToyRun, every head
+    run : engine.one_layer.LayerRun or engine.ToyRun, every head
     """
     values = session.current()
     settings = controls.Settings.from_values(values)

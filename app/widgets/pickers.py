@@ -124,7 +124,7 @@ def query_and_key(keys, labels, starts, urls, names=("Query token", "Key token")
 
     ``keys``, ``starts``, ``urls`` and ``names`` are each picker's key, starting token, link
     parameter and label. ``visible(query)``, a slice of the tokens, is what a causal
-    model's query may attend to (:func:`engine.bert.visible_keys`): the key picker offers
+    model's query may attend to (:func:`engine.layer_config.visible_keys`): the key picker offers
     those alone. Returns the two tokens' indices.
     """
     left, right = st.columns(2)

@@ -94,7 +94,7 @@ def start_tokens(
     words : (str or None, str or None), the query and key words to prefer
     specials : sequence of str, the tokens the model adds around the sentence
     visible : callable, optional, query position -> slice of the keys it sees
-        (:func:`engine.bert.visible_keys`); None for an encoder, whose tokens see all
+        (:func:`engine.layer_config.visible_keys`); None for an encoder, whose tokens see all
     continues : list of bool, optional, which tokens continue the word before them
         (:attr:`engine.bert.BertRun.continues`); without it, WordPiece's ``##`` says so
 

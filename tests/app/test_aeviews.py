@@ -21,8 +21,9 @@ import pytest
 import aeviews as ae
 from aeviews import views
 from app.views import axes, export, line_view, model_view, page, scale_view
-from engine.attention import attention_over_scales, softmax, strong_links
+from engine.attention import attention_over_scales, strong_links
 from engine.resources import smollm2_file
+from engine.scores import softmax
 
 N_LAYERS, N_HEADS, N = 3, 4, 9
 TOKENS = ["[CLS]", "the", "cat", "sat", "on", "the", "mat", ".", "[SEP]"]

@@ -14,7 +14,7 @@ import pytest
 
 import aeviews as ae
 from aeviews import models
-from engine import bert, checkpoint
+from engine import bert, checkpoint, long_run, one_layer
 
 LLAMA = Path(__file__).resolve().parents[1] / "data" / "tiny_models" / "llama"
 TEXT = "The animal didn't cross the street because it was too tired, and then it slept."
@@ -37,12 +37,12 @@ def long_pass(monkeypatch):
 
 def test_a_long_texts_head_and_summaries_are_the_passs(long_pass):
     att, kept = long_pass
-    assert isinstance(att.run.attentions, bert.Attentions)
+    assert isinstance(att.run.attentions, long_run.Attentions)
     np.testing.assert_array_equal(att.weights, kept.attentions[1, 2])
     for ours, theirs in zip(att.summaries, kept.summaries, strict=True):
         np.testing.assert_array_equal(ours, theirs)
     assert att._layer.attention.heads.weights is None  # no other head's n × n held
-    layer = bert.layer_run(checkpoint.load(LLAMA), kept, 1)
+    layer = one_layer.layer_run(checkpoint.load(LLAMA), kept, 1)
     np.testing.assert_array_equal(att.scores, layer.attention.heads.scores[2])
     np.testing.assert_array_equal(att.scaled, layer.attention.heads.masked[2])
     np.testing.assert_array_equal(att.output, layer.attention.heads.output[2])
@@ -54,7 +54,7 @@ def test_a_long_texts_head_and_summaries_are_the_passs(long_pass):
 
 def test_every_heads_weights_that_would_not_fit_say_what_to_read(long_pass, monkeypatch):
     att, _ = long_pass
-    monkeypatch.setattr(bert, "WHOLE_WEIGHTS", 100)
+    monkeypatch.setattr(long_run, "WHOLE_WEIGHTS", 100)
     with pytest.raises(MemoryError, match=r"\.weights .*\.run\.attentions\[layer\].*\.summaries"):
         att.attentions  # noqa: B018
     assert att.weights.shape == att.run.attentions.shape[2:]

@@ -34,7 +34,7 @@ def single_figures(labels):
     n = len(labels)
     w = weights(n)
     run = engine.run_toy(labels, 16, 4, 0)
-    stages = engine.attention.query_stages(run.attention.q[0, 0], run.attention.k[0])
+    stages = engine.arithmetic.query_stages(run.attention.q[0, 0], run.attention.k[0])
     return {
         "weights": (attention_maps.weights_figure(w, labels), "xy"),
         "scores": (attention_maps.scores_figure(np.log(w), labels, "s"), "xy"),

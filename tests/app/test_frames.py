@@ -11,12 +11,8 @@ from app.data import layers
 from app.live import protocol
 from app.state import controls
 from app.views import numbers, style
-from engine.attention import (
-    attention_over_scales,
-    causal_mask,
-    cell_arithmetic,
-    scaled_dot_product_attention,
-)
+from engine.arithmetic import cell_arithmetic
+from engine.attention import attention_over_scales, causal_mask, scaled_dot_product_attention
 
 
 @pytest.fixture

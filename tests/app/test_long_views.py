@@ -11,7 +11,7 @@ import pytest
 import engine
 from app.views import last_token, long_head, model_view, neuron_view, summary_grid
 from engine import tiling
-from engine.attention import query_stages
+from engine.arithmetic import query_stages
 from engine.summaries import head_summaries
 
 

@@ -4,7 +4,7 @@ the "q·k and scaled" bars, and those two reds had no legend."""
 import numpy as np
 
 from app.views import neuron_view
-from engine.attention import query_stages
+from engine.arithmetic import query_stages
 
 LABELS = ["[CLS]", "the", "trophy", "it", "[SEP]"]
 

@@ -19,8 +19,9 @@ import pytest
 
 from app.state import controls
 from app.views import model_view
-from engine import bert, checkpoint
-from engine.attention import attention_over_scales, query_stages, strong_links
+from engine import bert, checkpoint, one_layer
+from engine.arithmetic import query_stages
+from engine.attention import attention_over_scales, strong_links
 
 nbformat = pytest.importorskip("nbformat")
 nbclient = pytest.importorskip("nbclient")
@@ -75,7 +76,7 @@ def reference():
     """The engine's own run of the notebook's text."""
     model = checkpoint.load_minilm()
     run = bert.run(model, TEXT)
-    return model, run, bert.layer_run(model, run, LAYER)
+    return model, run, one_layer.layer_run(model, run, LAYER)
 
 
 def figure_of(outputs):

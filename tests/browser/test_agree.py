@@ -16,7 +16,7 @@ import pytest
 from browser_support import WAITING_ON, assert_healthy, open_app, query, slider, wait_settled
 
 from app.state import controls
-from engine import bert, checkpoint
+from engine import bert, checkpoint, one_layer
 
 pytestmark = pytest.mark.skipif(controls.MINILM is None, reason="MiniLM is not installed")
 #: The weights heatmap's numbers as plotly.js drew them.
@@ -69,7 +69,7 @@ def check_agreement(page, model_run):
     assert at["head"] == at["live head"] == link["head"], (at, link)
     assert (at["layer"], at["causal"]) == (link["layer"], link["causal"]), (at, link)
     model, run = model_run
-    layer_run = bert.layer_run(model, run, link["layer"], link["scale"], link["causal"])
+    layer_run = one_layer.layer_run(model, run, link["layer"], link["scale"], link["causal"])
     expected = layer_run.attention.weights[link["head"]]
     np.testing.assert_allclose(page.evaluate(WEIGHTS), expected, atol=1e-6)
     with page.expect_download() as download:
@@ -189,7 +189,9 @@ def test_a_chart_drawing_when_the_head_moves_stays_pending_until_it_shows_that_h
         assert int(drawn["shows"].split(":")[1]) == drawn["head"], counted
     model, run = model_run
     scale = controls.scale_options(384, 12)[stop]
-    expected = bert.layer_run(model, run, controls.DEFAULT_LAYER, scale, False).attention.weights
+    expected = one_layer.layer_run(
+        model, run, controls.DEFAULT_LAYER, scale, False
+    ).attention.weights
     np.testing.assert_allclose(page.evaluate(WEIGHTS), expected[head + 1], atol=1e-6)
 
 

@@ -14,7 +14,7 @@ import pytest
 from browser_support import assert_healthy, look_at, look_at_every_chart, open_app, wait_settled
 
 from app.widgets import model_box
-from engine import analysis, bert, checkpoint, generate
+from engine import analysis, bert, checkpoint, generate, layer_config
 
 pytestmark = pytest.mark.browser
 
@@ -55,7 +55,7 @@ def test_each_tiny_decoder_draws_every_view_and_the_sinks_are_the_engines(page, 
             model = checkpoint.load(TINY / name)
             run = bert.run(model, TEXT)
             sinks = analysis.attention_sinks(
-                run.attentions, bert.attention_mask(model.config, len(run.ids))
+                run.attentions, layer_config.attention_mask(model.config, len(run.ids))
             )
             drawn = page.evaluate(TRACES, "pretrained_sinks")
             np.testing.assert_allclose(drawn[0]["z"], sinks.first, atol=1e-6)

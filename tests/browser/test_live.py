@@ -34,7 +34,7 @@ from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
 import engine
 from app.state import controls
 from app.views import saturation
-from engine import bert, checkpoint
+from engine import bert, checkpoint, one_layer
 
 pytestmark = pytest.mark.browser
 
@@ -50,7 +50,7 @@ def engine_weights(weights, scale, text=controls.DEFAULT_TEXT):
     if weights == "minilm":
         model = checkpoint.load_minilm()
         run = bert.run(model, text)
-        layer = bert.layer_run(model, run, controls.DEFAULT_LAYER, scale, False)
+        layer = one_layer.layer_run(model, run, controls.DEFAULT_LAYER, scale, False)
         return layer.attention.weights[controls.DEFAULT_HEAD]
     tokenization = engine.tokenize(text, controls.default_tokenizer())
     return engine.run_toy(tokenization.tokens, 16, 1, 0, scale=scale).attention.weights[0]
@@ -731,7 +731,7 @@ def minilm_weights(layer, head, causal=False):
     """MiniLM's weights on the default passage at its default scale, for a layer and head."""
     model = checkpoint.load_minilm()
     run = bert.run(model, controls.DEFAULT_TEXT)
-    return bert.layer_run(model, run, layer, None, causal).attention.weights[head]
+    return one_layer.layer_run(model, run, layer, None, causal).attention.weights[head]
 
 
 #: The sidebar's controls that change the weights heatmap, each as the test drives it: the

@@ -25,7 +25,7 @@ from browser_support import (
 from harness import free_port, serve_app
 
 from app.state import controls
-from engine import bert, checkpoint
+from engine import bert, checkpoint, one_layer
 
 pytestmark = [
     pytest.mark.browser,
@@ -71,7 +71,7 @@ def minilm_weights(head, layer=controls.DEFAULT_LAYER, causal=False, scale=None)
     """MiniLM's weights on the default passage, at its default scale unless ``scale``."""
     model = checkpoint.load_minilm()
     run = bert.run(model, controls.DEFAULT_TEXT)
-    return bert.layer_run(model, run, layer, scale, causal).attention.weights[head]
+    return one_layer.layer_run(model, run, layer, scale, causal).attention.weights[head]
 
 
 def wait_for_weights(page, weights):
@@ -286,7 +286,7 @@ def test_a_first_load_draws_a_chart_far_below_only_when_it_comes_near(page, app_
     assert output.evaluate("d => d.getBoundingClientRect().height") == pytest.approx(room, abs=1)
     model = checkpoint.load_minilm()
     run = bert.run(model, controls.DEFAULT_TEXT)
-    layer = bert.layer_run(model, run, controls.DEFAULT_LAYER)
+    layer = one_layer.layer_run(model, run, controls.DEFAULT_LAYER)
     expected = layer.attention.heads.output[controls.DEFAULT_HEAD]
     np.testing.assert_allclose(page.evaluate(OUTPUT), expected, atol=1e-6)
     assert_healthy(page)
@@ -344,7 +344,7 @@ def test_a_chart_far_below_is_redrawn_at_the_new_head_when_it_comes_near(page, a
     look_at(page, "att_output")
     model = checkpoint.load_minilm()
     run = bert.run(model, controls.DEFAULT_TEXT)
-    expected = bert.layer_run(model, run, controls.DEFAULT_LAYER).attention.heads.output[head]
+    expected = one_layer.layer_run(model, run, controls.DEFAULT_LAYER).attention.heads.output[head]
     np.testing.assert_allclose(page.evaluate(OUTPUT), expected, atol=1e-6)
     assert_healthy(page)
 
@@ -368,7 +368,7 @@ def test_a_chart_far_below_gets_a_new_layers_or_masks_data_when_it_comes_near(
     assert output.is_visible()
     model = checkpoint.load_minilm()
     run = bert.run(model, controls.DEFAULT_TEXT)
-    expected = bert.layer_run(model, run, layer, None, causal).attention.heads.output[head]
+    expected = one_layer.layer_run(model, run, layer, None, causal).attention.heads.output[head]
     assert np.abs(np.array(before) - expected).max() > 0.01  # the change is one to see
     np.testing.assert_allclose(page.evaluate(OUTPUT), expected, atol=1e-6)
     assert_healthy(page)
@@ -388,7 +388,7 @@ def test_a_page_about_to_print_draws_the_charts_far_from_the_window(page, app_ur
     assert page.evaluate(stale) == 0  # drawn for the print; far away again after, but current
     model = checkpoint.load_minilm()
     run = bert.run(model, controls.DEFAULT_TEXT)
-    expected = bert.layer_run(model, run, layer).attention.heads.output[head]
+    expected = one_layer.layer_run(model, run, layer).attention.heads.output[head]
     np.testing.assert_allclose(page.evaluate(OUTPUT), expected, atol=1e-6)
 
 
@@ -617,7 +617,7 @@ def test_a_new_layer_or_mask_never_draws_another_head_on_the_way(page, app_url, 
     np.testing.assert_allclose(drawn[0], expected, atol=1e-6)
     model = checkpoint.load_minilm()
     run = bert.run(model, controls.DEFAULT_TEXT)
-    scores = bert.layer_run(model, run, layer, None, causal).attention.heads.scores
+    scores = one_layer.layer_run(model, run, layer, None, causal).attention.heads.scores
     drawn_raw = page.evaluate("window.__drawnRaw")
     assert len(drawn_raw) == 1  # not its reference figure (head 0) first
     np.testing.assert_allclose(drawn_raw[0], scores[controls.DEFAULT_HEAD], atol=1e-4)

@@ -12,7 +12,7 @@ import pytest
 from browser_support import assert_healthy, look_at, open_app, wait_settled
 
 from app.data import passes
-from engine import bert, checkpoint
+from engine import bert, checkpoint, one_layer
 from engine.resources import smollm2_file
 
 pytestmark = [
@@ -48,6 +48,6 @@ def test_causal_mask_draws_a_long_texts_maps_as_tiles(page, app_url):
     first = int(zoom["y"][0].replace("\u200b", "").split(" ", 1)[0])
     k0 = int(zoom["x"][0].replace("\u200b", "").split(" ", 1)[0])
     layer, head = 22, 0  # SmolLM2's default head on the core pages
-    weights = bert.head_weights(model, run, layer, head)
+    weights = one_layer.head_weights(model, run, layer, head)
     cells = weights[first : first + len(zoom["y"]), k0 : k0 + len(zoom["x"])]
     np.testing.assert_allclose(np.array(zoom["z"], dtype=np.float32), cells, rtol=1e-6)

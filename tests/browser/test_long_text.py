@@ -16,7 +16,7 @@ from browser_support import assert_healthy, look_at, open_app, wait_settled
 
 from app.views import long_head
 from app.widgets import model_box
-from engine import bert, checkpoint, tiling
+from engine import bert, checkpoint, one_layer, tiling
 
 pytestmark = pytest.mark.browser
 
@@ -74,7 +74,7 @@ def test_a_long_texts_tiles_are_drawn_and_the_zoom_shows_exact_cells(page, app_u
     model = checkpoint.load(folder)
     run = bert.run(model, TEXT)
     layer, head = _selected(page, "pretrained_layer"), _selected(page, "pretrained_head")
-    weights = bert.head_weights(model, run, layer, head)
+    weights = one_layer.head_weights(model, run, layer, head)
     look_at(page, "pretrained_tiles")
     tiles = page.evaluate(DRAWN, "pretrained_tiles")
     expected = tiling.tile(weights, long_head.OVERVIEW_TILES, "max").values

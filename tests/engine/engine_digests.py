@@ -41,7 +41,7 @@ def digest(value, hasher):
 def workload(parallel=True):
     """Everything the digests cover, computed once: one result per name."""
     from app.state.controls import DEFAULT_TEXT
-    from engine import analysis, bert, checkpoint, seq2seq
+    from engine import analysis, bert, checkpoint, one_layer, seq2seq
     from engine.layers import encoder_layer, toy_encoder_weights
     from engine.toy import run_toy
 
@@ -60,8 +60,8 @@ def workload(parallel=True):
         "minilm 45 tokens": short,
         "minilm long": long,
         "minilm 512 tokens": longest,
-        "layer run": bert.layer_run(model, long, 3, scale=2.0, causal=True),
-        "layer stages": bert.layer_stages(model, long, 2),
+        "layer run": one_layer.layer_run(model, long, 3, scale=2.0, causal=True),
+        "layer stages": one_layer.layer_stages(model, long, 2),
         "rollout": analysis.attention_rollout(long.attentions, cumulative=True),
         "toy": toy,
         "toy small": run_toy(["the", "cat", "sat"], 8, 2, seed=0, scale=0.5),

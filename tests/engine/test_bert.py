@@ -16,12 +16,14 @@ import numpy as np
 import pytest
 
 from engine.analysis import attention_rollout, permutation_error, rank_changes, rank_heads
-from engine.attention import attention_loop, softmax
-from engine.bert import TooLongError, layer_run, layer_stages, run, run_ids
+from engine.attention import attention_loop
+from engine.bert import TooLongError, run, run_ids
 from engine.checkpoint import ModelUnavailableError, load_minilm
 from engine.configs import read_config
 from engine.layers import encoder_layer, erf, gelu
+from engine.one_layer import layer_run, layer_stages
 from engine.resources import MINILM_INSTALL_HINT, minilm_dir
+from engine.scores import softmax
 
 pytestmark = pytest.mark.skipif(
     minilm_dir() is None, reason=f"all-MiniLM-L6-v2 is not installed ({MINILM_INSTALL_HINT})"

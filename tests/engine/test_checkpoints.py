@@ -16,7 +16,7 @@ import pytest
 import tiny_models
 from safetensors.numpy import load_file, save_file
 
-from engine import bert, checkpoint, generate
+from engine import bert, checkpoint, generate, one_layer
 from engine.checkpoint import (
     MissingFileError,
     MissingTensorError,
@@ -180,9 +180,9 @@ def test_layer_views_recompute_the_pass_to_the_bit(models, references, name):
     model = models[name]
     result = _ran(model, references[name], "long")
     for layer in range(model.config.n_layers):
-        again = bert.layer_run(model, result, layer)
+        again = one_layer.layer_run(model, result, layer)
         np.testing.assert_array_equal(again.attention.weights, result.attentions[layer])
-        stages = bert.layer_stages(model, result, layer)
+        stages = one_layer.layer_stages(model, result, layer)
         np.testing.assert_array_equal(stages.output, result.hidden_states[layer + 1])
 
 

@@ -14,7 +14,7 @@ import pytest
 import tiny_models
 from safetensors.numpy import load_file, save_file
 
-from engine import analysis, bert, generate
+from engine import analysis, bert, generate, one_layer
 from engine.attention import kv_head_of, multi_head_attention, sliding_window_mask
 from engine.checkpoint import (
     MissingFileError,
@@ -184,9 +184,9 @@ def test_layer_views_recompute_the_pass_to_the_bit(models, references, name):
     model = models[name]
     result = bert.run_ids(model, references[name]["long/ids"])
     for layer in range(model.config.n_layers):
-        again = bert.layer_run(model, result, layer)
+        again = one_layer.layer_run(model, result, layer)
         np.testing.assert_array_equal(again.attention.weights, result.attentions[layer])
-        stages = bert.layer_stages(model, result, layer)
+        stages = one_layer.layer_stages(model, result, layer)
         np.testing.assert_array_equal(stages.output, result.hidden_states[layer + 1])
 
 
@@ -200,7 +200,9 @@ def test_layer_views_from_the_kept_queries_and_keys_are_the_projected_bits(
     result = bert.run_ids(model, references[name]["long/ids"])
     projected = result._replace(queries=None, keys=None)  # none kept: the layer projects
     for layer in range(model.config.n_layers):
-        kept, again = (bert.layer_run(model, r, layer, scale, causal) for r in (result, projected))
+        kept, again = (
+            one_layer.layer_run(model, r, layer, scale, causal) for r in (result, projected)
+        )
         for field in ("q", "k", "v", "x"):
             np.testing.assert_array_equal(getattr(kept, field), getattr(again, field))
         for field in ("weights", "output", "scores"):
@@ -223,7 +225,7 @@ def test_without_positions_a_rotary_model_does_not_rotate(models, references):
     model = models["llama"]
     ids = references["llama"]["short/ids"]
     plain = bert.run_ids(model, ids, positions=False)
-    layer = bert.layer_run(model, plain, 0)  # recomputed with the rotation: differs
+    layer = one_layer.layer_run(model, plain, 0)  # recomputed with the rotation: differs
     assert not np.allclose(layer.attention.weights, plain.attentions[0])
     x = rms_norm(plain.hidden_states[0], upcast(model.params["blocks"][0]["ln_1"]["g"]), 1e-5)
     q = x @ upcast(model.params["blocks"][0]["attn"]["w_q"])
@@ -485,7 +487,7 @@ def test_rotary_scores_are_the_rotated_dot_products_and_flat_without():
 def test_head_vectors_rotated_are_the_passs_queries_and_keys(models, references):
     model = models["qwen2"]  # biases on q and k
     result = bert.run_ids(model, references["qwen2"]["long/ids"])
-    q, k = bert.head_vectors(model, result, 1, 3)  # head 3 reads key/value head 1
+    q, k = one_layer.head_vectors(model, result, 1, 3)  # head 3 reads key/value head 1
     rope = model.config.rotary
     np.testing.assert_allclose(rotary_embedding(q, **rope), result.queries[1, 3], atol=1e-6)
     np.testing.assert_allclose(rotary_embedding(k, **rope), result.keys[1, 3], atol=1e-6)

@@ -15,19 +15,14 @@ import pytest
 import tiny_models
 from safetensors.numpy import load_file
 
-from engine import analysis, bert, generate
-from engine.attention import (
-    cell_arithmetic,
-    query_stages,
-    scaled_dot_product_attention,
-    sliding_window_mask,
-    soft_cap,
-    softmax,
-)
+from engine import analysis, bert, generate, layer_config, one_layer
+from engine.arithmetic import cell_arithmetic, query_stages
+from engine.attention import scaled_dot_product_attention, sliding_window_mask
 from engine.checkpoint import UnsupportedModelError, load
 from engine.families import GLOBAL, LOCAL
 from engine.layers import gemma_rms_norm
 from engine.positional import rotary_embedding, rotary_frequencies
+from engine.scores import soft_cap, softmax
 
 TINY = tiny_models.TINY
 FOLDERS = ("llama3", "qwen3", "gemma3", "gemma3_fp32", "gemma2", "phi3")
@@ -57,9 +52,9 @@ def test_layer_views_recompute_the_pass_to_the_bit(models, references, name):
     model = models[name]
     result = bert.run_ids(model, references[name]["long/ids"])
     for layer in range(model.config.n_layers):
-        again = bert.layer_run(model, result, layer)
+        again = one_layer.layer_run(model, result, layer)
         np.testing.assert_array_equal(again.attention.weights, result.attentions[layer])
-        stages = bert.layer_stages(model, result, layer)
+        stages = one_layer.layer_stages(model, result, layer)
         np.testing.assert_array_equal(stages.output, result.hidden_states[layer + 1])
 
 
@@ -68,7 +63,7 @@ def test_head_vectors_are_normalised_then_rotated_into_the_passs(models, referen
     model = models[name]
     result = bert.run_ids(model, references[name]["long/ids"])
     for layer in range(model.config.n_layers):
-        q, k = bert.head_vectors(model, result, layer, 3)  # head 3 reads key/value head 1
+        q, k = one_layer.head_vectors(model, result, layer, 3)  # head 3 reads key/value head 1
         rope = model.config.rotary_at(layer)
         np.testing.assert_allclose(rotary_embedding(q, **rope), result.queries[layer, 3], atol=1e-5)
         np.testing.assert_allclose(rotary_embedding(k, **rope), result.keys[layer, 3], atol=1e-5)
@@ -170,7 +165,7 @@ def test_gemmas_local_layers_see_the_window_and_its_global_layers_everything(
         assert not weights[:, j > i].any()
         far = weights[:, j <= i - 16]
         assert (not far.any()) if kind == LOCAL else (far > 0).all()
-        assert bert.visible_keys(model.config, n - 1, layer) == slice(
+        assert layer_config.visible_keys(model.config, n - 1, layer) == slice(
             n - 16 if kind == LOCAL else 0, n
         )
 
@@ -201,7 +196,7 @@ def test_gemma_2s_scores_are_soft_capped(models, references):
     expected = references["gemma2"]["long/attentions"]
     capped = bert.run_ids(model, ids)
     np.testing.assert_allclose(capped.attentions, expected, rtol=0, atol=ATOL_ATTENTION)
-    scores = bert.layer_run(model, capped, 0).attention.heads.scaled
+    scores = one_layer.layer_run(model, capped, 0).attention.heads.scaled
     assert np.abs(scores).max() < 5
     uncapped = model._replace(config=model.config._replace(attn_softcap=None))
     assert np.abs(bert.run_ids(uncapped, ids).attentions - expected).max() > 1e-2

@@ -16,8 +16,8 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 from engine import bert, generate
-from engine.attention import softmax
 from engine.checkpoint import load
+from engine.scores import softmax
 
 TINY = Path(__file__).parents[1] / "data" / "tiny_models"
 #: Every tiny decoder: the 2026 families' q/k norms (Qwen3, Gemma 3), local layers with their

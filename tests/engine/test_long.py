@@ -1,4 +1,4 @@
-"""A long text's pass: the weights computed when read (engine.bert.Attentions), to the bits
+"""A long text's pass: the weights computed when read (engine.long_run.Attentions), to the bits
 of a pass that keeps them, the summaries, the progress callback."""
 
 from pathlib import Path
@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 import tiny_models
 
-from engine import attention, bert, checkpoint, generate
+from engine import attention, bert, blocked, checkpoint, generate, long_run, one_layer
 from engine.attention import causal_mask, sliding_window_mask
 from engine.summaries import head_summaries
 
@@ -36,7 +36,7 @@ def _kept_and_lazy(model, n):
 def test_a_long_pass_computes_the_weights_when_read(runs):
     model, kept, lazy = runs
     assert isinstance(kept.attentions, np.ndarray)
-    assert isinstance(lazy.attentions, bert.Attentions)
+    assert isinstance(lazy.attentions, long_run.Attentions)
     whole = kept.attentions
     assert lazy.attentions.shape == whole.shape
     assert lazy.attentions.ndim == 4
@@ -45,7 +45,7 @@ def test_a_long_pass_computes_the_weights_when_read(runs):
     for layer, head in [(0, 0), (whole.shape[0] - 1, whole.shape[1] - 1)]:
         np.testing.assert_array_equal(lazy.attentions[layer, head], whole[layer, head])
         np.testing.assert_array_equal(
-            bert.head_weights(model, lazy, layer, head), whole[layer, head]
+            one_layer.head_weights(model, lazy, layer, head), whole[layer, head]
         )
     np.testing.assert_array_equal(lazy.attentions[1], whole[1])
     np.testing.assert_array_equal(lazy.last_token_attention, whole[:, :, -1])
@@ -55,7 +55,7 @@ def test_a_long_pass_computes_the_weights_when_read(runs):
     np.testing.assert_array_equal(lazy.hidden_states, kept.hidden_states)
     for name in ("queries", "keys"):
         ours, theirs = getattr(lazy, name), getattr(kept, name)
-        assert isinstance(ours, bert.PerLayer)
+        assert isinstance(ours, long_run.PerLayer)
         assert ours.shape == theirs.shape
         np.testing.assert_array_equal(np.asarray(ours), theirs)
         np.testing.assert_array_equal(ours[1, 0, 3:7], theirs[1, 0, 3:7])
@@ -72,7 +72,7 @@ def test_the_summaries_are_the_weights(runs):
 
 def test_too_big_a_whole_says_to_read_a_layer_or_a_head(runs, monkeypatch):
     _, _, lazy = runs
-    monkeypatch.setattr(bert, "WHOLE_WEIGHTS", 10)
+    monkeypatch.setattr(long_run, "WHOLE_WEIGHTS", 10)
     with pytest.raises(MemoryError, match=r"attentions\[layer, head\]"):
         np.asarray(lazy.attentions)
     assert lazy.attentions[0, 0].shape == lazy.attentions.shape[2:]
@@ -97,16 +97,16 @@ def test_progress_is_called_after_each_layer():
 
 @pytest.mark.parametrize("mask", ["causal", "window", "none"])
 def test_rows_read_again_are_the_blocks_bits_beyond_one_block(mask):
-    """Past attention.WHOLE_ROWS queries a head is computed in blocks of rows; the rows read
+    """Past blocked.WHOLE_ROWS queries a head is computed in blocks of rows; the rows read
     again (attention_rows, what Attentions computes) are those blocks' to the bit."""
-    n = attention.WHOLE_ROWS + 190  # two blocks and a part of one
+    n = blocked.WHOLE_ROWS + 190  # two blocks and a part of one
     rng = np.random.default_rng(5)
     q, k, v = (rng.standard_normal((2, n, 16)).astype(np.float32) for _ in range(3))
     masks = {"causal": causal_mask(n), "window": sliding_window_mask(n, 200), "none": None}
     kept = np.empty((2, n, n), dtype=np.float32)
-    output = attention.blocked_attention(q, k, v, masks[mask], None, 3.0, kept)
+    output = blocked.blocked_attention(q, k, v, masks[mask], None, 3.0, kept)
     queries = np.array([0, 127, 128, 300, n - 1, 5])
-    rows = attention.attention_rows(q, k, queries, masks[mask], None, 3.0)
+    rows = blocked.attention_rows(q, k, queries, masks[mask], None, 3.0)
     np.testing.assert_array_equal(rows, kept[:, queries])
     whole = attention.scaled_dot_product_attention(q, k, v, masks[mask], softcap=3.0)
     np.testing.assert_allclose(kept, whole.weights, atol=1e-6)
@@ -116,17 +116,17 @@ def test_rows_read_again_are_the_blocks_bits_beyond_one_block(mask):
 @pytest.fixture(scope="module", params=["llama", "mistral", "gemma2"])
 def long_runs(request, tmp_path_factory):
     """A tiny decoder made long (grouped keys and values; a sliding window; soft caps),
-    past one block of query rows (attention.WHOLE_ROWS) and split in parts."""
+    past one block of query rows (blocked.WHOLE_ROWS) and split in parts."""
     folder = tmp_path_factory.mktemp("long") / request.param
     model = checkpoint.load(tiny_models.with_positions(request.param, folder, 1024))
-    return _kept_and_lazy(model, attention.WHOLE_ROWS + 190)
+    return _kept_and_lazy(model, blocked.WHOLE_ROWS + 190)
 
 
 def test_a_row_read_is_the_heads_row_to_the_bit(long_runs):
     """Reading a few queries computes only their rows, with the bits of the head's whole
     weights (the pass's, and the head read whole)."""
     model, kept, lazy = long_runs
-    assert isinstance(lazy.attentions, bert.Attentions)
+    assert isinstance(lazy.attentions, long_run.Attentions)
     n_layers, n_heads, n, _ = kept.attentions.shape
     for query in (0, 5, 127, 128, 300, n - 2):
         np.testing.assert_array_equal(
@@ -135,7 +135,7 @@ def test_a_row_read_is_the_heads_row_to_the_bit(long_runs):
     queries = [600, 3, 129, 600]  # across blocks, out of order, one twice
     for layer in range(n_layers):
         for head in range(n_heads):
-            whole = bert.head_weights(model, lazy, layer, head)
+            whole = one_layer.head_weights(model, lazy, layer, head)
             np.testing.assert_array_equal(lazy.attentions[layer, head, queries], whole[queries])
             np.testing.assert_array_equal(whole, kept.attentions[layer, head])
     np.testing.assert_array_equal(

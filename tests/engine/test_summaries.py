@@ -6,13 +6,8 @@ import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from engine.attention import (
-    WHOLE_ROWS,
-    blocked_attention,
-    causal_mask,
-    scaled_dot_product_attention,
-    sliding_window_mask,
-)
+from engine.attention import causal_mask, scaled_dot_product_attention, sliding_window_mask
+from engine.blocked import WHOLE_ROWS, blocked_attention
 from engine.summaries import HeadSummaries, SummarySums, head_summaries
 
 

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 import tiny_models
 
-from engine import analysis, bert, checkpoint
+from engine import analysis, bert, checkpoint, layer_config
 
 TEXT = "The restaurant refused to serve me because it only cooks vegetarian food."
 
@@ -29,7 +29,10 @@ def test_the_sinks_from_summaries_are_those_of_the_whole_weights(name):
     )
     masks = (
         np.stack(
-            [bert.attention_mask(model.config, n, layer=i) for i in range(model.config.n_layers)]
+            [
+                layer_config.attention_mask(model.config, n, layer=i)
+                for i in range(model.config.n_layers)
+            ]
         )
         if model.config.causal
         else np.ones((1, n, n), dtype=bool)

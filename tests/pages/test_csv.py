@@ -21,7 +21,7 @@ import engine
 from app.data import cache
 from app.lecture import tour
 from app.state import controls
-from engine import bert, checkpoint
+from engine import bert, checkpoint, one_layer
 from engine.resources import minilm_dir
 
 #: Charts without a CSV, and why: an image, and 72 pooled thumbnails (their numbers are
@@ -117,7 +117,7 @@ def test_charts_drawn_at_a_reference_head_save_the_head_shown(csv_builders):
     at = open_app("attention", {"head": "5"})
     model = checkpoint.load_minilm()
     run = bert.run(model, controls.DEFAULT_TEXT)
-    heads = bert.layer_run(model, run, 3, None, False).attention.heads
+    heads = one_layer.layer_run(model, run, 3, None, False).attention.heads
     np.testing.assert_allclose(
         built(csv_builders, "att_raw").to_numpy(), heads.scores[5], atol=1e-5
     )

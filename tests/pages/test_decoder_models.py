@@ -18,7 +18,7 @@ from apptest_support import chart_z, charts, decode, open_app
 from app.data import cache, models
 from app.views import gqa, next_token, sinks
 from app.widgets import model_box
-from engine import analysis, bert, checkpoint, generate
+from engine import analysis, bert, checkpoint, generate, layer_config, one_layer
 from engine.resources import minilm_dir
 
 TINY = tiny_models.TINY
@@ -77,7 +77,7 @@ def test_the_sink_view_shows_the_engines_numbers_and_says_them():
     model = checkpoint.load(TINY / "llama")
     run = bert.run(model, TEXT)
     expected = analysis.attention_sinks(
-        run.attentions, bert.attention_mask(model.config, len(run.ids))
+        run.attentions, layer_config.attention_mask(model.config, len(run.ids))
     )
     drawn = charts(at)["pretrained_sinks"]["data"]
     np.testing.assert_allclose(decode(drawn[0]["z"]), expected.first, atol=1e-6)
@@ -125,7 +125,7 @@ def test_the_rotary_view_is_the_engines_scores_against_rotary_removed():
     head = at.select_slider(key="pretrained_head").value
     query = at.selectbox(key="pretrained_finder_query").value
     key = at.selectbox(key="pretrained_finder_key").value
-    q, k = bert.head_vectors(model, run, layer, head)
+    q, k = one_layer.head_vectors(model, run, layer, head)
     scores = analysis.rotary_scores(
         q[query], k[key], np.arange(128), 8**-0.5, **model.config.rotary
     )
@@ -234,7 +234,7 @@ def test_a_causal_models_pickers_start_late_and_offer_only_keys_the_query_sees(n
     key = at.selectbox(key="pretrained_finder_key").value
     starts = [i for i, label in enumerate(run.labels) if label.isalpha() and not run.continues[i]]
     assert query == starts[-1]  # the last word's first piece: it sees the whole text
-    seen = range(n)[bert.visible_keys(model.config, query)]
+    seen = range(n)[layer_config.visible_keys(model.config, query)]
     assert key in seen
     assert key != query
     assert list(at.selectbox(key="pretrained_finder_key").options) == [

@@ -13,8 +13,8 @@ from apptest_support import chart_z, charts, decode, open_app
 
 from app.views import next_token
 from app.widgets import model_box
-from engine import analysis, bert, checkpoint, generate
-from engine.attention import query_stages
+from engine import analysis, bert, checkpoint, generate, one_layer
+from engine.arithmetic import query_stages
 
 TINY = tiny_models.TINY
 TEXT = "The restaurant refused to serve me because it only cooks vegetarian food."
@@ -153,7 +153,7 @@ def test_the_rotary_view_of_a_gemma_3_local_layer_uses_its_base_and_scale():
     head = at.select_slider(key="pretrained_head").value
     query = at.selectbox(key="pretrained_finder_query").value
     key = at.selectbox(key="pretrained_finder_key").value
-    q, k = bert.head_vectors(model, run, 0, head)
+    q, k = one_layer.head_vectors(model, run, 0, head)
     rope = model.config.rotary_at(0)
     assert rope["base"] == 1e4
     scores = analysis.rotary_scores(q[query], k[key], np.arange(128), 24**-0.5, **rope)

@@ -28,7 +28,7 @@ from app.data import layers
 from app.live import heads as live_heads
 from app.state import controls
 from app.views import heatmap
-from engine import bert, checkpoint
+from engine import bert, checkpoint, one_layer
 from engine.resources import minilm_dir
 
 pytestmark = pytest.mark.skipif(minilm_dir() is None, reason="MiniLM is not installed")
@@ -44,7 +44,7 @@ def model_run():
 def engine_heads(model_run, layer, scale, causal=False):
     """Every head of ``layer`` at ``scale``, as the engine computes it."""
     model, run = model_run
-    return bert.layer_run(model, run, layer, scale, causal).attention.heads
+    return one_layer.layer_run(model, run, layer, scale, causal).attention.heads
 
 
 def element(at, key):
@@ -238,7 +238,7 @@ def test_without_float32_frames_of_every_stop_the_charts_are_the_head_shown(mode
         element(at, live_heads.HEAD)  # no live head: the browser does not hold the heads
     assert "curves" not in chart_payloads(at)["att_saturation"]["live"]
     model, _ = model_run
-    heads = bert.layer_run(model, bert.run(model, text), 3, None, False).attention.heads
+    heads = one_layer.layer_run(model, bert.run(model, text), 3, None, False).attention.heads
     np.testing.assert_allclose(chart_z(at, "att_weights"), heads.weights[4], atol=1e-6)
     raw = decode(charts(at)["att_raw"]["data"][0]["z"])
     np.testing.assert_allclose(raw, heads.scores[4], rtol=1e-6, atol=1e-5)

@@ -4,7 +4,7 @@
 4 heads, 2 key/value heads) copied with 8,192 positions (``tiny_models.with_positions``),
 so that a text of 700-odd tokens crosses the core pages' 512 in a second, as SmolLM2's
 4,096 do: the pages draw what the engine computes for that model
-(``engine.bert.head_weights``), tiled by ``engine.tiling.tile``.
+(``engine.one_layer.head_weights``), tiled by ``engine.tiling.tile``.
 """
 
 import numpy as np
@@ -16,7 +16,7 @@ from app.data import passes, trained
 from app.state import controls, weights
 from app.views import long_head
 from app.words import wording
-from engine import bert, checkpoint, tiling
+from engine import bert, checkpoint, one_layer, tiling
 from engine.attention import causal_mask
 
 SENTENCE = "A long core page: the restaurant refused to serve me because it only cooks fish. "
@@ -86,7 +86,7 @@ def test_causal_mask_draws_every_map_as_tiles_with_a_zoom(causal, run):
 
 
 def test_causal_mask_tiles_are_the_engines_head_and_the_zoom_exact(causal, as_smollm2, run):
-    weights_ = bert.head_weights(as_smollm2, run, LAYER, HEAD)
+    weights_ = one_layer.head_weights(as_smollm2, run, LAYER, HEAD)
     expected = tiling.tile(weights_, long_head.OVERVIEW_TILES, "max").values
     np.testing.assert_array_equal(chart_z(causal, "causal_weights_masked"), expected)
     title = charts(causal)["causal_weights_masked"]["layout"]["title"]["text"]
@@ -118,7 +118,7 @@ def test_causal_mask_mean_tiles_and_a_wide_zoom(causal, as_smollm2, run):
     causal.radio(key="causal_reduction").set_value("mean").run()
     next(s for s in causal.slider if s.label == "Zoom: queries").set_value((0, 599)).run()
     assert not causal.exception
-    weights_ = bert.head_weights(as_smollm2, run, LAYER, HEAD)
+    weights_ = one_layer.head_weights(as_smollm2, run, LAYER, HEAD)
     means = tiling.tile(weights_, long_head.OVERVIEW_TILES, "mean").values
     np.testing.assert_allclose(chart_z(causal, "causal_weights_masked"), means, rtol=1e-6)
     k0, k1 = next(s for s in causal.slider if s.label == "Zoom: keys").value
@@ -160,10 +160,10 @@ def test_positional_encoding_draws_both_heads_as_tiles_with_exact_zooms(as_smoll
     assert not at.exception
     assert not at.error
     # as a short text's page draws it: the pass without positions, its layer run again
-    without = bert.layer_run(as_smollm2, bert.run(as_smollm2, TEXT, positions=False), LAYER)
+    without = one_layer.layer_run(as_smollm2, bert.run(as_smollm2, TEXT, positions=False), LAYER)
     first, last = next(s for s in at.slider if s.label == "Zoom: queries").value
     k0, k1 = next(s for s in at.slider if s.label == "Zoom: keys").value
-    with_ = bert.head_weights(as_smollm2, run, LAYER, HEAD)
+    with_ = one_layer.head_weights(as_smollm2, run, LAYER, HEAD)
     for key, weights_ in (("pe_with", with_), ("pe_without", without.attention.weights[HEAD])):
         expected = tiling.tile(weights_, long_head.OVERVIEW_TILES, "max").values
         np.testing.assert_array_equal(chart_z(at, key), expected)
@@ -181,7 +181,7 @@ def test_multi_head_draws_every_head_as_tiles_and_the_sidebars_head_with_a_zoom(
     assert not at.exception
     assert not at.error
     n = len(run.ids)
-    every = [bert.head_weights(as_smollm2, run, LAYER, h) for h in range(4)]
+    every = [one_layer.head_weights(as_smollm2, run, LAYER, h) for h in range(4)]
     panels = charts(at)["mh_heads"]["data"]
     for h, trace in enumerate(panels):  # each head's tiles, side by side
         expected = tiling.tile(every[h], long_head.OVERVIEW_TILES // 2, "max").values
@@ -212,7 +212,7 @@ def test_attention_draws_each_stop_as_tiles_from_the_server(as_smollm2, run):
     assert "att_sinks" in charts(at)
     first, last = next(s for s in at.slider if s.label == "Zoom: queries").value
     k0, k1 = next(s for s in at.slider if s.label == "Zoom: keys").value
-    weights_ = bert.head_weights(as_smollm2, run, LAYER, HEAD)
+    weights_ = one_layer.head_weights(as_smollm2, run, LAYER, HEAD)
     np.testing.assert_array_equal(chart_z(at, "att_weights"), tiling.tile(weights_, 256).values)
     np.testing.assert_array_equal(
         chart_z(at, "att_weights_zoom"), weights_[first : last + 1, k0 : k1 + 1]
@@ -231,7 +231,7 @@ def test_attention_draws_each_stop_as_tiles_from_the_server(as_smollm2, run):
     scale.set_value(stop).run()  # a what-if: the same head's scores at another scale
     assert not at.exception
     assert at.session_state["scale"] == pytest.approx(float(stop))
-    again = bert.layer_run(as_smollm2, run, LAYER, scale=float(stop)).attention.weights[HEAD]
+    again = one_layer.layer_run(as_smollm2, run, LAYER, scale=float(stop)).attention.weights[HEAD]
     np.testing.assert_array_equal(chart_z(at, "att_weights"), tiling.tile(again, 256).values)
 
 

@@ -2,7 +2,7 @@
 
 The tiny Llama of ``tests/data/tiny_models`` (2 layers, 4 heads), copied with 8,192
 positions instead of 128 (rotary positions have no table, so the weights are the same):
-3,000 tokens make its pass keep no n × n (:class:`engine.bert.Attentions`), as SmolLM2's
+3,000 tokens make its pass keep no n × n (:class:`engine.long_run.Attentions`), as SmolLM2's
 4,096 do, in a second.
 """
 
@@ -14,7 +14,7 @@ from apptest_support import chart_z, charts, decode, open_app
 from app.data import passes
 from app.views import last_token, long_head, summary_grid
 from app.widgets import model_box
-from engine import analysis, bert, checkpoint, generate, tiling
+from engine import analysis, bert, checkpoint, generate, long_run, one_layer, tiling
 
 SENTENCE = "The restaurant refused to serve me because it only cooks vegetarian food. "
 TEXT = SENTENCE * 62  # 3,039 tokens with the tiny Llama's tokenizer
@@ -44,7 +44,7 @@ def page(folder):
 
 def test_the_text_is_long_and_its_pass_keeps_no_head(run):
     assert len(run.ids) > passes.LONG_TOKENS
-    assert isinstance(run.attentions, bert.Attentions)
+    assert isinstance(run.attentions, long_run.Attentions)
 
 
 def test_every_view_is_drawn_or_says_why_it_needs_a_shorter_text(page, run):
@@ -75,7 +75,7 @@ def test_the_tiled_map_is_the_engines_tiles_of_the_head_and_says_its_reduction(p
         page.select_slider(key="pretrained_layer").value,
         page.select_slider(key="pretrained_head").value,
     )
-    weights = bert.head_weights(model, run, layer, head)
+    weights = one_layer.head_weights(model, run, layer, head)
     expected = tiling.tile(weights, long_head.OVERVIEW_TILES, "max")
     np.testing.assert_array_equal(chart_z(page, "pretrained_tiles"), expected.values)
     title = charts(page)["pretrained_tiles"]["layout"]["title"]["text"]
@@ -93,7 +93,7 @@ def test_the_zoom_shows_the_exact_cells_around_the_token_with_their_tokens(page,
     assert first <= token <= last
     assert last - first + 1 == long_head.ZOOM_CELLS
     cols = next(s for s in page.slider if s.label == "Zoom: keys").value
-    weights = bert.head_weights(model, run, layer, head)
+    weights = one_layer.head_weights(model, run, layer, head)
     zoom = charts(page)["pretrained_zoom"]["data"][0]
     np.testing.assert_array_equal(
         decode(zoom["z"]), weights[first : last + 1, cols[0] : cols[1] + 1]
@@ -110,7 +110,7 @@ def test_a_zoom_too_large_for_cells_draws_its_blocks_tiles(page, model, run):
     zoom = next(s for s in page.slider if s.label == "Zoom: queries")
     zoom.set_value((0, 999)).run()
     assert not page.exception
-    weights = bert.head_weights(model, run, layer, head)
+    weights = one_layer.head_weights(model, run, layer, head)
     cols = next(s for s in page.slider if s.label == "Zoom: keys").value
     expected = tiling.tile(
         weights[0:1000, cols[0] : cols[1] + 1], long_head.OVERVIEW_TILES, "max"
@@ -206,7 +206,7 @@ def test_a_tile_clicked_moves_the_zoom_there(folder, model, run):
     assert cols == (1000 - long_head.ZOOM_CELLS // 2, 1000 + long_head.ZOOM_CELLS // 2 - 1)
     layer = at.select_slider(key="pretrained_layer").value
     head = at.select_slider(key="pretrained_head").value
-    weights = bert.head_weights(model, run, layer, head)
+    weights = one_layer.head_weights(model, run, layer, head)
     np.testing.assert_array_equal(
         chart_z(at, "pretrained_zoom"), weights[rows[0] : rows[1] + 1, cols[0] : cols[1] + 1]
     )
@@ -218,7 +218,9 @@ def test_heads_draws_a_long_texts_head_as_tiles(folder, model, run):
     layer, head = at.selectbox(key="heads_layer").value, at.selectbox(key="heads_head").value
     figure = charts(at)["heads_text"]
     assert "each the maximum of its block" in figure["layout"]["title"]["text"]
-    expected = tiling.tile(bert.head_weights(model, run, layer, head), long_head.OVERVIEW_TILES)
+    expected = tiling.tile(
+        one_layer.head_weights(model, run, layer, head), long_head.OVERVIEW_TILES
+    )
     np.testing.assert_array_equal(decode(figure["data"][0]["z"]), expected.values)
 
 

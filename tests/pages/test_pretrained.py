@@ -10,7 +10,7 @@ from apptest_support import chart_payloads, chart_z, charts, decode, open_app, p
 
 from app.views import compare, model_view, neuron_view
 from engine import bert, checkpoint
-from engine.attention import query_stages
+from engine.arithmetic import query_stages
 from engine.resources import minilm_dir
 
 pytestmark = pytest.mark.skipif(minilm_dir() is None, reason="MiniLM is not installed")
