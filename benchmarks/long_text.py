@@ -1,15 +1,17 @@
-"""A long text on /pretrained (issue #52): the server's peak memory, the first view, the zoom.
+"""A long text on /pretrained or a core page (issue #52): the server's peak memory, the first view.
 
 One server (``app/main.py``) started on SmolLM2 (``ATTENTION_EXPLORER_MODEL=smollm2``) and a
 text of ``--tokens`` tokens (``ATTENTION_EXPLORER_TEXT``: such a text is too long for a
-link), one headless Chromium opening ``/pretrained``. The server's resident memory (it
+link), one headless Chromium opening ``/pretrained`` (or ``--page``, a core page, with
+``weights=smollm2``). The server's resident memory (it
 and its children) is sampled every quarter second from its start; printed: the seconds
 until the first chart is drawn and until every chart is, the peak and final memory.
 ``--check`` then runs the engine here, after the server has stopped, and compares the
 zoom the browser drew with the head's exact weights; ``--shots DIR`` saves the new views
 (every head's grid, the tiles, the zoom, the sinks) as PNG at 1280 × 720 and 390 × 844.
 
-Run: ``python benchmarks/long_text.py [--tokens 4096] [--check] [--shots DIR]``.
+Run: ``python benchmarks/long_text.py [--tokens 4096] [--page causal-mask] [--check]
+[--shots DIR]`` (``--check`` on /pretrained only).
 """
 
 from __future__ import annotations
@@ -51,12 +53,25 @@ def text_of(tokenizer, n_tokens, seed=0):
     return text
 
 
-#: The views a long text adds, photographed with ``--shots``.
-SHOTS = ("pretrained_summaries", "pretrained_tiles", "pretrained_zoom", "pretrained_sinks")
+#: The views a long text adds, photographed with ``--shots``, by page.
+SHOTS = {
+    "pretrained": (
+        "pretrained_summaries",
+        "pretrained_tiles",
+        "pretrained_zoom",
+        "pretrained_sinks",
+    ),
+    "causal-mask": ("causal_scores", "causal_weights_masked"),
+    "encoder-layer": ("enc_norms", "enc_attention_update"),
+    "home": ("home_x", "home_Q"),
+    "positional-encoding": ("pe_without", "pe_with"),
+    "multi-head": ("mh_heads", "mh_head"),
+    "attention": ("att_raw", "att_weights", "att_saturation"),
+}
 
 
-def measure(text, timeout_s, shots=None):
-    """Serve the app on ``text``, open /pretrained; the times, memory and the drawn zoom."""
+def measure(text, timeout_s, shots=None, page="pretrained"):
+    """Serve the app on ``text``, open ``page``; the times, memory and the drawn zoom."""
     os.environ.update(ATTENTION_EXPLORER_MODEL="smollm2", ATTENTION_EXPLORER_TEXT=text)
     with (
         serve_app(ROOT / "app" / "main.py") as (url, pid),
@@ -67,23 +82,33 @@ def measure(text, timeout_s, shots=None):
         tab = browser.new_context(viewport={"width": 1280, "height": 720}).new_page()
         tab.set_default_timeout(timeout_s * 1000)
         start = time.perf_counter()
-        tab.goto(f"{url}/pretrained")
+        path = "" if page == "home" else page  # the default page's path is the root
+        tab.goto(f"{url}/pretrained" if page == "pretrained" else f"{url}/{path}?weights=smollm2")
         tab.wait_for_function(FIRST_CHART, polling=200)
         first = time.perf_counter() - start
         tab.wait_for_timeout(200)
         tab.wait_for_function(SETTLED, polling=200)
         settled = time.perf_counter() - start
         errors = tab.locator('[data-testid="stException"]').all_inner_texts()
-        look_at(tab, "pretrained_zoom")
-        zoom = tab.evaluate(ZOOM)
-        head = tuple(
-            int(tab.locator(f".st-key-{k}").get_by_role("slider").get_attribute("aria-valuetext"))
-            for k in ("pretrained_layer", "pretrained_head")
-        )
+        zoom = head = None
+        if page == "pretrained":
+            look_at(tab, "pretrained_zoom")
+            zoom = tab.evaluate(ZOOM)
+            head = tuple(
+                int(
+                    tab.locator(f".st-key-{k}")
+                    .get_by_role("slider")
+                    .get_attribute("aria-valuetext")
+                )
+                for k in ("pretrained_layer", "pretrained_head")
+            )
         end_mb = rss.now()
         for width, height in ((1280, 720), (390, 844)) if shots else ():
             tab.set_viewport_size({"width": width, "height": height})
-            for key in SHOTS:
+            tab.evaluate("window.scrollTo(0, 0)")
+            tab.wait_for_timeout(500)
+            tab.screenshot(path=str(Path(shots) / f"long_{page}_top_{width}.png"))
+            for key in SHOTS[page]:
                 look_at(tab, key)
                 tab.wait_for_timeout(500)
                 tab.screenshot(path=str(Path(shots) / f"long_{key}_{width}.png"))
@@ -103,6 +128,9 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--tokens", type=int, default=4096)
     parser.add_argument("--timeout", type=int, default=1800, help="seconds for the page")
+    parser.add_argument(
+        "--page", default="pretrained", choices=list(SHOTS), help="the page's URL path"
+    )
     parser.add_argument("--check", action="store_true", help="compare the zoom with the engine")
     parser.add_argument("--shots", help="a folder for screenshots of the new views")
     args = parser.parse_args()
@@ -116,17 +144,17 @@ def main():
     text = text_of(model.tokenizer, args.tokens)
     n = len(model.tokenizer.encode(text).ids)
     del model
-    found = measure(text, args.timeout, args.shots)
+    found = measure(text, args.timeout, args.shots, args.page)
     if found["errors"]:
         print("errors on the page:", *found["errors"], sep="\n")
-    print(f"/pretrained, SmolLM2, {n} tokens")
+    print(f"/{args.page}, SmolLM2, {n} tokens")
     print(f"  first chart drawn  {found['first']:7.1f} s")
     print(f"  every chart drawn  {found['settled']:7.1f} s")
     print(
         f"  server memory      start {found['start_mb']:.0f} MB, peak {found['peak_mb']:.0f} MB, "
         f"end {found['end_mb']:.0f} MB"
     )
-    if args.check:
+    if args.check and found["zoom"] is not None:
         model = checkpoint.load("smollm2")
         run = bert.run(model, text)
         layer, head = found["head"]

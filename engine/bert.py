@@ -49,7 +49,15 @@ from engine.attention import linear
 from engine.checkpoint import upcast
 from engine.layer_config import _layer_settings, _masks, _norm, visible_keys
 from engine.layers import encoder_layer, layer_norm
-from engine.long_run import Attentions, PerLayer, _rows, _vectors
+from engine.long_run import (
+    Attentions,
+    PerLayer,
+    _groups,
+    _layer_input,
+    _projections,
+    _rows,
+    _vectors,
+)
 from engine.scores import soft_cap
 from engine.summaries import HeadSummaries, SummarySums
 from engine.tokenize import continued_pieces, piece_labels
@@ -61,6 +69,8 @@ __all__ = [
     "StepRun",
     "TooLongError",
     "embed",
+    "hidden_state",
+    "key_values",
     "position_ids",
     "run",
     "run_ids",
@@ -332,7 +342,7 @@ def transformer(
     shape = (c.n_layers, c.n_heads, n, n)
     attentions = np.empty(shape, dtype=np.float32) if keep else None  # filled in place
     sums = [SummarySums(c.n_heads, n) for _ in blocks]
-    queries, keys, values = [], [], []
+    queries, keys, values, cached = [], [], [], []
     for i, block in enumerate(blocks):
         layer = encoder_layer(
             hidden[i],
@@ -345,19 +355,100 @@ def transformer(
             keep=keep,
         )
         hidden[i + 1] = layer.output  # [n, d_model]
-        if keep or cache:  # a long text's are computed again when read
+        if keep:  # a long text's are computed again when read
             queries.append(layer.attention.q)  # [n_heads, n, d_head]
             keys.append(layer.attention.k)
             values.append(layer.attention.v)
+        if cache:  # each key/value head once, copied: the layer's own arrays are let go
+            shared = _per_kv_head(c, [layer.attention.k], [layer.attention.v])
+            cached.append((shared.keys[0], shared.values[0]))  # [n_kv_heads, n, d_head] each
         if progress is not None:
             progress(i + 1, c.n_layers)
     last = hidden[-1] if ln_f is None else _norm(c)(hidden[-1], **upcast(ln_f), eps=c.eps)
-    kept = _per_kv_head(c, keys, values) if cache else None
+    kept = KeyValues(*map(np.stack, zip(*cached, strict=True))) if cache else None
     queries, keys = (np.stack(a) if keep else None for a in (queries, keys))
     summaries = HeadSummaries(*map(np.stack, zip(*(s.summaries() for s in sums), strict=True)))
     last_rows = np.stack([s.last_row for s in sums])  # [n_layers, n_heads, n]
     # -> [n_layers, n_heads, n, n], [n_layers, n_heads, n, d_head] x2, [n, d_model]
     return hidden, attentions, queries, keys, last, kept, summaries, last_rows
+
+
+@blas.one_thread
+def hidden_state(model, ids, layer, positions=True, parallel=True):
+    """The hidden state entering layer ``layer``: ``run_ids(...).hidden_states[layer]``.
+
+    The same layers as :func:`run_ids` runs, to the same bits, stopping there and holding
+    one hidden state at a time and no head's weights: a what-if's layer (the model without
+    its positions) over a long text, without a second pass's every hidden state.
+
+    Parameters
+    ----------
+    model : engine.checkpoint.Model
+    ids : sequence of int, the tokens with the model's special tokens
+    layer : int, 0 <= layer <= n_layers
+    positions, parallel : as in :func:`run_ids`
+
+    Returns
+    -------
+    float32 ndarray of shape (n, d_model)
+    """
+    ids = np.asarray(ids, dtype=np.intp).reshape(-1)
+    _check_ids(model, ids)
+    if not 0 <= layer <= model.config.n_layers:
+        raise ValueError(f"layer must lie in [0, {model.config.n_layers}], got {layer}")
+    c, params = model.config, {k: v for k, v in model.params.items() if k != "lm_head"}
+    if not positions and c.rotary:
+        c = c._replace(rope_theta=None)
+    elif not positions:
+        params["wpe"] = _no_positions(model)
+    blocks = params.pop("blocks")
+    params.pop("ln_f", None)
+    x = embed(ids, np.zeros_like(ids), c, **params)  # [n] -> [n, d_model]
+    masks = _masks(c, len(ids))
+    for i, block in enumerate(blocks[:layer]):
+        x = encoder_layer(
+            x,
+            **upcast(block),
+            **_layer_settings(c, i),
+            mask=masks[i],
+            parallel=parallel,
+            keep=False,
+        ).output  # [n, d_model]
+    return x
+
+
+@blas.one_thread
+def key_values(model, run):
+    """The key/value cache of ``run``, made from its hidden states: ``run_ids(..., cache=True)``'s.
+
+    Every layer's keys (after the rotation) and values, each key/value head once, projected
+    again from the layer's input as the pass projected them (its groups of heads), so to
+    the pass's bits: a text the page has run already continues without a second pass.
+
+    Parameters
+    ----------
+    model : engine.checkpoint.Model
+    run : BertRun of ``model``, with its positions
+
+    Returns
+    -------
+    KeyValues, of shapes (n_layers, n_kv_heads, n, d_head)
+    """
+    if not run.positions:
+        raise ValueError("a run without its positions has no cache to continue")
+    c, blocks = model.config, model.params["blocks"]
+    keys, values = [], []
+    for layer in range(c.n_layers):
+        block, x = _layer_input(c, blocks, run.hidden_states, layer)
+        made, k, v = {}, [], []
+        for group in _groups(c, len(x)):
+            _, group_k, group_v = _projections(c, block, x, layer, group, True, made)
+            k.append(group_k)
+            v.append(group_v)
+        shared = _per_kv_head(c, [np.concatenate(k)], [np.concatenate(v)])
+        keys.append(shared.keys[0])  # [n_kv_heads, n, d_head]
+        values.append(shared.values[0])
+    return KeyValues(np.stack(keys), np.stack(values))
 
 
 def _per_kv_head(config, keys, values):

@@ -27,7 +27,7 @@ from typing import NamedTuple
 import numpy as np
 
 from engine import blas
-from engine.bert import run, step
+from engine.bert import key_values, run, step
 from engine.scores import soft_cap, softmax
 
 __all__ = [
@@ -252,7 +252,7 @@ def _label(step):
     return step.token if not text or "\ufffd" in text else text
 
 
-def generate(model, text, n_new, temperature=0.0, seed=None, k=10, parallel=True):
+def generate(model, text, n_new, temperature=0.0, seed=None, k=10, parallel=True, prompt=None):
     """Continue ``text`` by ``n_new`` tokens: one pass over the text, then one token's work each.
 
     At ``temperature`` 0, greedy: the largest logit each step (the smaller id when
@@ -272,6 +272,9 @@ def generate(model, text, n_new, temperature=0.0, seed=None, k=10, parallel=True
     k : int, candidates reported each step
     parallel : bool or int, the pass over the text's, as in :func:`engine.bert.run_ids`:
         the same bits (a step is one row: one part, on the caller)
+    prompt : engine.bert.BertRun, optional
+        ``text``'s pass, run already: its cache is made from its hidden states
+        (:func:`engine.bert.key_values`), with no second pass
 
     Returns
     -------
@@ -281,8 +284,10 @@ def generate(model, text, n_new, temperature=0.0, seed=None, k=10, parallel=True
     if temperature > 0 and seed is None:
         raise ValueError("sampling at a temperature above 0 needs a seed")
     rng = np.random.default_rng(seed)
-    prompt = run(model, text, parallel=parallel, cache=True)
-    logits, cache, labels = prompt.next_logits, prompt.cache, prompt.labels
+    if prompt is None:
+        prompt = run(model, text, parallel=parallel, cache=True)
+    cache = prompt.cache if prompt.cache is not None else key_values(model, prompt)
+    logits, labels = prompt.next_logits, prompt.labels
     attention = prompt.last_token_attention.copy()  # the n x n maps are let go
     del prompt
     steps = []

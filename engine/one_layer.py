@@ -231,7 +231,7 @@ def head_vectors(model, run, layer, head):
 
 
 @blas.one_thread
-def layer_stages(model, run, layer, parallel=True):
+def layer_stages(model, run, layer, parallel=True, keep_weights=True):
     r"""Every stage of one trained layer, as the pass computed it.
 
     .. math:: h = \operatorname{LN}_1(x + \operatorname{MultiHead}(x)),\qquad
@@ -248,6 +248,9 @@ def layer_stages(model, run, layer, parallel=True):
     run : BertRun, of ``model``
     layer : int
     parallel : bool or int, as in :func:`engine.bert.run_ids`: the same bits
+    keep_weights : bool
+        False keeps no head's weights (``attention.heads.weights`` None), as a long
+        text's pass keeps none: its stages without every head's ``n × n``.
 
     Returns
     -------
@@ -257,5 +260,10 @@ def layer_stages(model, run, layer, parallel=True):
     c, x = model.config, run.hidden_states[layer]
     mask = attention_mask(c, len(x), layer=layer)
     return encoder_layer(
-        x, **model.block(layer), **_layer_settings(c, layer), mask=mask, parallel=parallel
+        x,
+        **model.block(layer),
+        **_layer_settings(c, layer),
+        mask=mask,
+        parallel=parallel,
+        keep=keep_weights,
     )

@@ -3,10 +3,10 @@
 import streamlit as st
 
 from app import live
-from app.data import layers, models
+from app.data import layers, models, passes
 from app.state import controls, session, weights
 from app.views import attention_maps, bars, equation, sinks
-from app.widgets import interactive, notices
+from app.widgets import interactive, long_scale, notices
 from app.words import equations, wording
 
 st.title("Scores → softmax → weights → output")
@@ -16,14 +16,25 @@ st.caption(
     "one-hot on its largest score. The panel below measures it."
 )
 
-settings, tokenization, _, head = notices.head_or_stop()  # the live head reads its layer
+settings, tokenization, _, head = notices.head_or_stop(
+    page="attention"
+)  # the live head reads its layer
 labels = tokenization.labels
-right = live.head_section(settings, head, labels)  # a head switch in place; the raw scores
-equation.show(equations.SOFTMAX, right)
-right.caption(
-    "The raw scores do not depend on the scale; everything below the slider does, and "
-    "redraws as it moves."
-)
+long = len(labels) > passes.LONG_TOKENS  # each stop from the server, as tiles
+if long:
+    zoom = long_scale.head_section(settings, head, labels)
+    equation.show(equations.SOFTMAX)
+    st.caption(
+        "The raw scores do not depend on the scale; everything below the slider does, and "
+        "is computed again when it is released."
+    )
+else:
+    right = live.head_section(settings, head, labels)  # a head switch in place; the raw scores
+    equation.show(equations.SOFTMAX, right)
+    right.caption(
+        "The raw scores do not depend on the scale; everything below the slider does, and "
+        "redraws as it moves."
+    )
 
 
 def random_against_trained(name):
@@ -65,14 +76,26 @@ def random_against_trained(name):
 
 
 compared = weights.comparison_model(session.current())
-if compared is not None:
+if compared is not None and long:
+    st.caption(
+        f"This text is {len(labels):,} tokens: random against trained weights, which runs a "
+        f"random model's every head too, is offered for texts of at most {passes.LONG_TOKENS}."
+    )
+elif compared is not None:
     random_against_trained(compared)
-live.scale_section(settings, head, labels)
-interactive.scale_page(st, settings, head, labels)
+if long:
+    long_scale.scale_section(settings, head, labels, zoom)
+    st.caption(
+        f"The interactive page of this view is offered for texts of at most "
+        f"{passes.LONG_TOKENS} tokens: it holds every stop's weights."
+    )
+else:
+    live.scale_section(settings, head, labels)
+    interactive.scale_page(st, settings, head, labels)
 
 if settings.trained and settings.config.causal:  # a decoder's sinks: where its spare weight goes
     st.subheader("Attention sinks")
     st.caption(wording.SINKS)
-    found = models.sinks(settings.weights, settings.text)
-    sinks.show(st, "att_sinks", found, labels)
-    st.markdown(controls.md_escape(sinks.sentence(found, labels)))
+    found = models.sinks(settings.weights, settings.text, long)  # long: from the summaries
+    sinks.show(st, "att_sinks", found, labels, long)
+    st.markdown(controls.md_escape(sinks.sentence(found, labels, long)))

@@ -2,12 +2,12 @@
 
 import streamlit as st
 
-from app.data import layers
+from app.data import layers, passes
 from app.lecture.presentation import control_hint
 from app.state import controls, session
 from app.views import equation, heatmap, residual
 from app.widgets import notices
-from app.words import equations, wording
+from app.words import equations, long_texts, wording
 
 st.title("One encoder layer")
 st.caption(
@@ -18,8 +18,9 @@ st.caption(
 )
 
 values = session.current()
-settings, tokenization, run = notices.layer_or_stop()
+settings, tokenization, run = notices.layer_or_stop(page="encoder_layer")
 labels = tokenization.labels
+long = len(labels) > passes.LONG_TOKENS  # the layer run without any head's n × n
 if settings.trained:
     config = settings.config
     norm = "pre" if config.norm_first else "post"
@@ -51,7 +52,9 @@ else:
     if settings.pe == "rotary":
         st.info("This page adds positions to X; rotary encoding is shown on the attention pages.")
 equation.show(equations.ENCODER[settings.config.model_type if settings.trained else norm])
-layer = layers.encoder(settings, norm_first=norm == "pre")
+layer = layers.encoder(settings, norm_first=norm == "pre", keep_weights=not long)
+if long:
+    st.caption(long_texts.long_features(len(labels)))
 d_ff = layer.ffn_hidden.shape[1]
 
 residual.show(st, "enc_norms", layer.stream_norms, layer.update_norms, labels)

@@ -3,12 +3,12 @@
 import pandas as pd
 import streamlit as st
 
-from app.data import layers
+from app.data import layers, passes
 from app.lecture.presentation import control_hint
 from app.state import controls
 from app.views import equation, heatmap
 from app.widgets import notices
-from app.words import equations, wording
+from app.words import equations, long_texts, wording
 
 st.title("Tokens → Q, K, V")
 st.caption(
@@ -17,8 +17,10 @@ st.caption(
     "every vector into a query, a key and a value."
 )
 
-settings, tokenization, run, head = notices.head_or_stop()
+settings, tokenization, run, head = notices.head_or_stop(page="home")
 labels = tokenization.labels
+if len(labels) > passes.LONG_TOKENS:  # n × d alone here, and no head's n × n kept
+    st.caption(long_texts.long_features(len(labels)))
 
 st.subheader(f"{len(labels)} tokens")
 st.dataframe(

@@ -2,12 +2,12 @@
 
 import streamlit as st
 
-from app.data import encodings, layers, trained
+from app.data import encodings, layers, long_layers, passes, trained
 from app.lecture.presentation import control_hint
 from app.state import controls, session
-from app.views import attention_maps, encoding_curves, equation, heatmap
+from app.views import attention_maps, encoding_curves, equation, heatmap, long_head
 from app.widgets import notices
-from app.words import equations, wording
+from app.words import equations, long_texts, wording
 
 st.title("Positional encoding")
 st.caption(
@@ -22,9 +22,11 @@ st.caption(
 )
 
 settings, tokenization, run, head = notices.head_or_stop(
-    random_hint=control_hint(" Choose the encoding in the sidebar, under “Add positions”.")
+    random_hint=control_hint(" Choose the encoding in the sidebar, under “Add positions”."),
+    page="positional_encoding",
 )
 labels = tokenization.labels
+long = len(labels) > passes.LONG_TOKENS  # a trained model's: its weights as tiles, a zoom
 values = session.current()
 n, d_model = run.x.shape
 
@@ -99,19 +101,41 @@ if settings.trained:
         f"with its {removed} removed (a what-if: it never ran so)."
     )
     s = settings
-    without = trained.layer_run(s.weights, s.text, s.layer, s.scale, s.causal, positions=False)
     own = "rotary" if config.rotary else "learned"
     with_title = f"Weights with {settings.label}'s {own} positions"
+    if not long:
+        without = trained.layer_run(s.weights, s.text, s.layer, s.scale, s.causal, positions=False)
 else:
     if values["pe"] == "none":
         st.caption("With “None” both heatmaps are the same: no position was added.")
     without = layers.layer(settings.replace(pe="none"))
     with_title = f"Weights with {controls.PE_LABELS[values['pe']].lower()}"
-left, right = st.columns(2)
-attention_maps.show_weights(
-    left, "pe_without", without.attention.weights[head], labels, "Weights without positions"
-)
-attention_maps.show_weights(right, "pe_with", run.attention.weights[head], labels, with_title)
+if long:
+    n = len(labels)
+    st.caption(
+        long_texts.long_maps(
+            n,
+            "the weights without and with positions",
+            *long_head.SIZES,
+            "Without positions the model runs a second pass over the text.",
+        )
+    )
+    token = wording.default_query(labels)
+    reduction, rows, cols = long_head.controls("pe_reduction", "pe_tiles", token, n)
+    for key, title, positions in (
+        ("pe_without", "Weights without positions", False),
+        ("pe_with", with_title, True),
+    ):
+        maps = long_layers.head_map(
+            settings, head, "weights", reduction, rows, cols, *long_head.SIZES, positions
+        )
+        long_head.show_map(st, key, maps, labels, rows, cols, title, zoom="pe_tiles")
+else:
+    left, right = st.columns(2)
+    attention_maps.show_weights(
+        left, "pe_without", without.attention.weights[head], labels, "Weights without positions"
+    )
+    attention_maps.show_weights(right, "pe_with", run.attention.weights[head], labels, with_title)
 
 st.subheader("Is self-attention equivariant to permutation?")
 equation.show(equations.PERMUTATION)
@@ -120,8 +144,15 @@ if settings.trained:
 shuffle_seed = st.number_input(
     "Shuffle seed", 0, 10_000, 1, key="pe_shuffle", persist_state="session"
 )
+first = passes.LONG_TOKENS if long else None
+if long:
+    st.caption(
+        f"This text is {len(labels):,} tokens: the test shuffles its first {first} alone, "
+        "since it runs the whole model four times (in order and shuffled, with and without "
+        "positions)."
+    )
 result = encodings.permutation_demo(
-    settings.replace(scale=None, causal=False, pe="none"), shuffle_seed
+    settings.replace(scale=None, causal=False, pe="none"), shuffle_seed, first
 )
 st.text("Shuffled: " + " ".join(labels[i] for i in result["permutation"]))
 st.dataframe(result["table"], hide_index=True)

@@ -40,11 +40,12 @@ _FLOAT32_ROUND_OFF = 1e-4
 
 
 @st.cache_data(max_entries=64, ttl=cache.TTL, show_spinner=False)
-def permutation_demo(settings, shuffle_seed):
+def permutation_demo(settings, shuffle_seed, tokens=None):
     """Shuffle the tokens and measure how far the outputs are from just shuffling.
 
     The toy layer is measured under every encoding, max |Sa[PX] − P Sa[X]|; MiniLM's
-    whole encoder with its learned positions and with them removed.
+    whole encoder with its learned positions and with them removed. ``tokens``: a trained
+    model's first this many tokens alone (a long text's).
 
     Returns
     -------
@@ -53,7 +54,7 @@ def permutation_demo(settings, shuffle_seed):
     if settings.trained:
         name = settings.label
         permutation, errors = trained.permutation_errors(
-            settings.weights, settings.text, shuffle_seed
+            settings.weights, settings.text, shuffle_seed, tokens
         )
         own = "learned" if settings.weights == "minilm" else "rotary"
         names = {"learned": f"{own} ({name}'s own)", "none": f"none ({name}, positions removed)"}

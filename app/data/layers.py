@@ -55,11 +55,13 @@ def tokens(settings):
     return tokenize(settings.text, settings.tokenizer)
 
 
-def layer(settings):
+def layer(settings, keep_weights=True):
     """The core pages' attention layer: a trained model's layer ℓ or the toy model's, all heads.
 
     Both results have the fields the pages draw (``x``, ``weights``, ``q``, ``k``, ``v``,
     ``mask``, ``attention``). A trained model runs once per text; this redoes one layer.
+    ``keep_weights`` False keeps no head's weights (``attention.weights`` None): a long
+    text's layer (:func:`engine.one_layer.layer_run`).
 
     Returns
     -------
@@ -67,7 +69,9 @@ def layer(settings):
     """
     if settings.trained:
         s = settings
-        return trained.layer_run(s.weights, s.text, s.layer, s.scale, s.causal)
+        return trained.layer_run(
+            s.weights, s.text, s.layer, s.scale, s.causal, keep_weights=keep_weights
+        )
     return _toy(settings)
 
 
@@ -105,15 +109,17 @@ def random_and_trained(name, text, layer, seed, scale, causal):
     return list(run.labels), twin.attention.weights, learned.attention.weights
 
 
-def encoder(settings, norm_first):
+def encoder(settings, norm_first, keep_weights=True):
     """One layer: a trained model's layer ℓ (its own norms, ``norm_first`` ignored) or a toy one.
+
+    ``keep_weights`` False keeps no head's weights in a trained layer: a long text's.
 
     Returns
     -------
     engine.layers.EncoderLayerResult
     """
     if settings.trained:
-        return trained.layer_stages(settings.weights, settings.text, settings.layer)
+        return trained.layer_stages(settings.weights, settings.text, settings.layer, keep_weights)
     return _toy_encoder(settings.replace(scale=None), norm_first)
 
 

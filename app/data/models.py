@@ -388,13 +388,12 @@ def sweep(folder, text, k=TOP_K):
 def generation(folder, text, n_new, temperature, seed):
     """``n_new`` tokens after ``text``, greedy at temperature 0, else drawn with ``seed``.
 
-    Run when the page's button asks (:func:`engine.generate.generate`: one pass over the
-    text, then one token's work per token); each step keeps the last token's attention row.
+    Run when the page's button asks (:func:`engine.generate.generate`, from the page's own
+    pass, then one token's work per token); each step keeps the last token's attention row.
 
     Returns
     -------
     list of engine.generate.Step
     """
-    return generate.generate(
-        load(folder), text, n_new, temperature, seed, TOP_K, threads.parallel()
-    )
+    args = (n_new, temperature, seed, TOP_K, threads.parallel(), run(folder, text))
+    return generate.generate(load(folder), text, *args)

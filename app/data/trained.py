@@ -73,41 +73,49 @@ def _run(name, text, positions):
 
 
 @cache.bounded
-def layer_run(name, text, layer, scale=None, causal=False, positions=True):
+def layer_run(name, text, layer, scale=None, causal=False, positions=True, keep_weights=True):
     """Every head of layer ``layer`` on ``text`` (see :func:`engine.one_layer.layer_run`).
 
     Cheap: the model has run once for the text (:func:`run`); this redoes one layer's
     attention from its input. Call only when :func:`run` succeeds for the text.
+    ``keep_weights`` False: no head's ``n × n`` weights kept (a long text's).
 
     Returns
     -------
     engine.one_layer.LayerRun
     """
     this = run(name, text, positions)
-    return one_layer.layer_run(model(name), this, layer, scale, causal, threads.parallel())
+    parallel = threads.parallel()
+    return one_layer.layer_run(model(name), this, layer, scale, causal, parallel, keep_weights)
 
 
 @cache.bounded
-def layer_stages(name, text, layer):
+def layer_stages(name, text, layer, keep_weights=True):
     """Every stage of layer ``layer`` on ``text`` (see :func:`engine.one_layer.layer_stages`).
+
+    ``keep_weights`` False: no head's ``n × n`` weights kept (a long text's).
 
     Returns
     -------
     engine.layers.EncoderLayerResult
     """
-    return one_layer.layer_stages(model(name), run(name, text), layer, threads.parallel())
+    this = run(name, text)
+    return one_layer.layer_stages(model(name), this, layer, threads.parallel(), keep_weights)
 
 
 @st.cache_data(max_entries=64, show_spinner=False)
-def permutation_errors(name, text, shuffle_seed):
+def permutation_errors(name, text, shuffle_seed, tokens=None):
     """Shuffle the text's tokens and measure the model with and without its positions.
+
+    ``tokens``: the first this many tokens alone (a long text's: the test runs the whole
+    model four times).
 
     Returns
     -------
     permutation : list of int, the new order of the tokens (special tokens included)
     errors : dict of {"learned": float, "none": float}, max |Enc(PX) − P·Enc(X)|
     """
-    ids = run(name, text).ids
+    ids = run(name, text).ids[:tokens]
     permutation = random_permutation(len(ids), shuffle_seed)
     errors = {
         kind: analysis.permutation_error(

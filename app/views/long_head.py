@@ -26,11 +26,13 @@ OVERVIEW_TILES = 256
 ZOOM_CELLS = 64
 #: The line and neuron views of a long text draw this many tokens around the picked query.
 AROUND = 32
+#: The sizes a long text's map is computed at: :data:`OVERVIEW_TILES`, :data:`ZOOM_CELLS`.
+SIZES = (OVERVIEW_TILES, ZOOM_CELLS)
 #: What each reduction is called in a title.
 REDUCTION_NAMES = {"max": "maximum", "mean": "mean"}
 
 
-def tile_figure(tiles, title, *, rows=(0, None), cols=(0, None)):
+def tile_figure(tiles, title, *, rows=(0, None), cols=(0, None), value="weight", blank=""):
     """An attention map's tiles as one heatmap, on the tokens' positions.
 
     Parameters
@@ -38,6 +40,9 @@ def tile_figure(tiles, title, *, rows=(0, None), cols=(0, None)):
     tiles : engine.tiling.Tiles, of the block starting at query ``rows[0]``, key ``cols[0]``
     title : str
     rows, cols : (int, int), the queries and keys the block covers (for the axes)
+    value : str, what the cells are: ``"weight"`` on 0–1 (or 0 to the largest mean), any
+        other name (``"score"``) on the diverging scale around 0
+    blank : str, what the note says of blank (non-finite) tiles, when there are some
     """
     values = np.asarray(tiles.values, dtype=np.float32)
     q0, k0 = rows[0], cols[0]
@@ -51,23 +56,30 @@ def tile_figure(tiles, title, *, rows=(0, None), cols=(0, None)):
         axis=-1,
     ).astype(np.int32)  # fmt: skip
     name = REDUCTION_NAMES[tiles.reduction]
-    top = float(values.max()) if tiles.reduction == "mean" else 1.0
+    finite = np.isfinite(values)
+    n_q, n_k = tiles.row_edges[-1], tiles.col_edges[-1]
+    note = f"{len(y)} × {len(x)} tiles of {n_q:,} × {n_k:,} tokens, each the {name} of its block"
+    if value == "weight":
+        top = float(values.max()) if tiles.reduction == "mean" else 1.0
+        colours = {"colorscale": style.WEIGHTS_SCALE, "zmin": 0.0, "zmax": top if top > 0 else 1.0}
+        if tiles.reduction == "mean":
+            note += f"; colours up to the largest mean, {top:.4f}"
+    else:
+        limit = float(np.abs(values[finite]).max()) if finite.any() else 1.0
+        limit = limit if limit > 0 else 1.0
+        colours = {"colorscale": style.DIVERGING_SCALE, "zmid": 0.0, "zmin": -limit, "zmax": limit}
+    if blank and not finite.all():
+        note += f"; {blank}"
     trace = go.Heatmap(
-        z=values,
+        z=np.where(finite, values, np.nan).astype(np.float32),
         x=x,
         y=y,
         customdata=span,
-        colorscale=style.WEIGHTS_SCALE,
-        zmin=0.0,
-        zmax=top if top > 0 else 1.0,
         colorbar=style.COLORBAR,
         hovertemplate="queries %{customdata[0]}–%{customdata[1]}<br>keys "
-        f"%{{customdata[2]}}–%{{customdata[3]}}<br>{name} weight %{{z:.4f}}<extra></extra>",
+        f"%{{customdata[2]}}–%{{customdata[3]}}<br>{name} {value} %{{z:.4f}}<extra></extra>",
+        **colours,
     )
-    n_q, n_k = tiles.row_edges[-1], tiles.col_edges[-1]
-    note = f"{len(y)} × {len(x)} tiles of {n_q:,} × {n_k:,} tokens, each the {name} of its block"
-    if tiles.reduction == "mean":
-        note += f"; colours up to the largest mean, {top:.4f}"
     axis = {"showgrid": False, "zeroline": False}
     return style.framed(
         trace,
@@ -90,7 +102,7 @@ def token_labels(labels, start, stop):
     return [f"{i} {labels[i]}" for i in range(start, stop)]
 
 
-def cells_figure(weights, labels, rows, cols, title):
+def cells_figure(weights, labels, rows, cols, title, value="weight"):
     """The exact weights of queries ``rows`` × keys ``cols``, each axis with its tokens.
 
     Parameters
@@ -98,20 +110,30 @@ def cells_figure(weights, labels, rows, cols, title):
     weights : ndarray of shape (rows[1] - rows[0], cols[1] - cols[0])
     labels : sequence of n str, every token of the text
     rows, cols : (int, int), start and stop positions
+    value : str, as :func:`tile_figure` takes it: other than ``"weight"``, on the diverging
+        scale, a −∞ cell (masked) blank and the title saying so
     """
     z = np.asarray(weights, dtype=np.float32)
+    finite = np.isfinite(z)
+    if value == "weight":
+        colours = {"colorscale": style.WEIGHTS_SCALE, "zmin": 0.0, "zmax": 1.0}
+    else:
+        limit = float(np.abs(z[finite]).max()) if finite.any() else 1.0
+        limit = limit if limit > 0 else 1.0
+        colours = {"colorscale": style.DIVERGING_SCALE, "zmid": 0.0, "zmin": -limit, "zmax": limit}
+        if not finite.all():
+            title = style.with_note(title, "blank cells are −∞ (masked)")
     trace = go.Heatmap(
-        z=z,
+        z=np.where(finite, z, np.nan).astype(np.float32),
         x=axes.axis_labels(token_labels(labels, *cols)),
         y=axes.axis_labels(token_labels(labels, *rows)),
-        hovertemplate="query %{y}<br>key %{x}<br>weight %{z:.4f}<extra></extra>",
-        colorscale=style.WEIGHTS_SCALE,
-        zmin=0.0,
-        zmax=1.0,
+        hovertemplate=f"query %{{y}}<br>key %{{x}}<br>{value} %{{z:.4f}}<extra></extra>",
         colorbar=style.COLORBAR,
+        **colours,
         **heatmap.cell_text(z.shape),
     )
-    return heatmap.token_figure(trace, title, *z.shape, "key", "query")
+    top = 50 if finite.all() or value == "weight" else style.NOTE_TOP
+    return heatmap.token_figure(trace, title, *z.shape, "key", "query", top=top)
 
 
 def around(token, n, size):
@@ -194,15 +216,16 @@ def _moved(key):
     return f"_{key}_moved_to"
 
 
-def show_overview(container, key, tiles, title, rows, cols):
+def show_overview(container, key, tiles, title, rows, cols, *, zoom=None, **options):
     """Draw :func:`tile_figure` of the whole map with the zoom's box; the CSV is the tiles.
 
-    A click on a tile moves the zoom of :func:`zoom_sliders` (same ``key``) to the tile's
-    middle token, query and key, and runs the page again.
+    A click on a tile moves the zoom of :func:`zoom_sliders` (key ``zoom``, by default
+    ``key``: several maps may share one zoom) to the tile's middle token, query and key,
+    and runs the page again. ``options`` go to :func:`tile_figure`.
     """
     click = chart.draw(
         container,
-        chart.remembered(tile_figure, tiles, title),
+        chart.remembered(tile_figure, tiles, title, **options),
         key,
         table=tile_table(tiles),
         shapes=[zoom_box(rows, cols)],
@@ -213,29 +236,63 @@ def show_overview(container, key, tiles, title, rows, cols):
     row, col = int(click["row"]), int(click["col"])
     down, across = tiles.row_edges, tiles.col_edges
     middles = (down[row] + down[row + 1] - 1) // 2, (across[col] + across[col + 1] - 1) // 2
-    st.session_state[_moved(key)] = tuple(int(m) for m in middles)
+    st.session_state[_moved(zoom or key)] = tuple(int(m) for m in middles)
     st.rerun()
 
 
-def show_zoom(container, key, zoomed, labels, rows, cols, title):
+def show_zoom(container, key, zoomed, labels, rows, cols, title, value="weight", blank=""):
     """Draw the zoom: exact cells (an ndarray) with their tokens, or the tiles of its block.
 
     Returns the cell clicked since the last run, as :func:`app.views.chart.draw` does
-    (exact cells only).
+    (exact cells only). ``value`` and ``blank`` as :func:`tile_figure` takes them.
     """
     if isinstance(zoomed, np.ndarray):
         row_names, col_names = token_labels(labels, *rows), token_labels(labels, *cols)
         return chart.draw(
             container,
-            cells_figure(zoomed, labels, rows, cols, title),
+            cells_figure(zoomed, labels, rows, cols, title, value),
             key,
             table=heatmap.table(zoomed, row_names, col_names),
             clicks=True,
         )
     chart.draw(
         container,
-        tile_figure(zoomed, title, rows=rows, cols=cols),
+        tile_figure(zoomed, title, rows=rows, cols=cols, value=value, blank=blank),
         key,
         table=tile_table(zoomed, rows, cols),
     )
     return None
+
+
+def show_map(container, key, maps, labels, rows, cols, title, *, zoom, value="weight", blank=""):
+    """One n × n map of a long text: the tiles with the zoom's box, and beside them the zoom.
+
+    ``maps`` is ``(overview, zoomed)`` (:func:`app.data.long_layers.head_map`); ``zoom``
+    the key of the :func:`zoom_sliders` the page's maps share; ``value`` and ``blank`` as
+    :func:`tile_figure` takes them. Returns the zoom's cell clicked since the last run, in
+    the zoom's own rows and columns (exact cells only).
+    """
+    overview, zoomed = maps
+    left, right = container.columns(2)
+    show_overview(left, key, overview, title, rows, cols, zoom=zoom, value=value, blank=blank)
+    return show_zoom(
+        right, f"{key}_zoom", zoomed, labels, rows, cols, f"Zoom: {title}", value, blank
+    )
+
+
+def controls(reduction_key, zoom_key, token, n):
+    """A long map's controls: the tiles' reduction (a radio) and the zoom (:func:`zoom_sliders`).
+
+    Returns
+    -------
+    reduction : ``"max"`` or ``"mean"``
+    rows, cols : (int, int), the zoom's queries and keys, start and stop
+    """
+    reduction = st.radio(
+        "Each tile shows its block's",
+        list(REDUCTION_NAMES),
+        format_func=REDUCTION_NAMES.get,
+        horizontal=True,
+        key=reduction_key,
+    )
+    return (reduction, *zoom_sliders(st, zoom_key, token, n))

@@ -7,6 +7,8 @@ second name on the multi-head page, is a table of its own.
 
 from __future__ import annotations
 
+import itertools
+
 import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
@@ -119,14 +121,28 @@ def entropy_table(weights):
     DataFrame, one row per head
     """
     stats = engine.saturation(weights)
+    return entropy_rows(
+        stats.entropy.mean(axis=-1),
+        stats.effective_tokens.mean(axis=-1),
+        stats.max_weight.mean(axis=-1),
+    )
+
+
+def entropy_rows(entropy, effective, largest):
+    """:func:`entropy_table` from each head's means: entropy, 2^Hᵢ, largest weight."""
     return pd.DataFrame(
         {
-            "head": range(weights.shape[0]),
-            "mean entropy (bits)": stats.entropy.mean(axis=-1),
-            "effective tokens: mean of 2^Hᵢ": stats.effective_tokens.mean(axis=-1),
-            "mean largest weight": stats.max_weight.mean(axis=-1),
+            "head": range(len(entropy)),
+            "mean entropy (bits)": entropy,
+            "effective tokens: mean of 2^Hᵢ": effective,
+            "mean largest weight": largest,
         }
     )
+
+
+def tile_names(edges):
+    """Each tile's tokens, ``"0–15"``, for the panels' axes of a long text's tiles."""
+    return [f"{a}–{b - 1}" for a, b in itertools.pairwise(edges)]
 
 
 def show(container, key, weights, labels, *, clicks=False, **options):

@@ -125,20 +125,22 @@ def show(
     chart.draw(container, drawn, key, table=table, live=live)
 
 
-def tables(weights, labels):
+def tables(weights, labels, stats=None):
     """Saturation of each query row, and its mean, as tables.
 
     Parameters
     ----------
     weights : ndarray of shape (n, n)
     labels : sequence of n str
+    stats : engine.SaturationStats of ``weights``, optional: computed already (a long
+        text's, a block of rows at a time)
 
     Returns
     -------
     summary : DataFrame, one row of means
     per_row : DataFrame, one row per query token
     """
-    stats = engine.saturation(weights)
+    stats = engine.saturation(weights) if stats is None else stats
     per_row = pd.DataFrame(
         {
             "query": list(labels),

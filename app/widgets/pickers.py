@@ -17,7 +17,7 @@ from app.words import summary
 
 def shared_head(run):
     """The head the sidebar picked, kept below the run's number of heads."""
-    return min(st.session_state["head"], run.attention.weights.shape[0] - 1)
+    return min(st.session_state["head"], run.attention.q.shape[0] - 1)  # weights: maybe None
 
 
 def head_picker(key, n_heads):

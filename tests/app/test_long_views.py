@@ -8,6 +8,7 @@ neuron view of the keys around a query: each figure holds the engine's numbers.
 import numpy as np
 import pytest
 
+import engine
 from app.views import last_token, long_head, model_view, neuron_view, summary_grid
 from engine import tiling
 from engine.arithmetic import query_stages
@@ -117,3 +118,38 @@ def test_the_keys_around_a_query_are_those_it_sees_within_the_window(token, seen
     keys = range(n)[seen][near]
     start, stop = long_head.around(token, n, long_head.AROUND)
     assert list(keys) == [k for k in range(start, stop) if k in range(n)[seen]]
+
+
+def test_a_long_heads_saturation_by_blocks_of_rows_is_the_whole_heads():
+    """The core pages' row statistics of a long head, taken a block of rows at a time to
+    bound the float64 temporaries, are engine.saturation's of the whole matrix, to the bit."""
+    from app.data import long_layers
+
+    rng = np.random.default_rng(0)
+    n = long_layers.STAT_ROWS * 2 + 37
+    weights = rng.random((n, n)).astype(np.float32)
+    weights /= weights.sum(axis=1, keepdims=True)
+    weights[3] = 0.0  # a row that sees nothing
+    weights[4] = np.eye(n, dtype=np.float32)[9]  # one-hot
+    whole, blocked = engine.saturation(weights), long_layers.row_saturation(weights)
+    for a, b in zip(whole, blocked, strict=True):
+        np.testing.assert_array_equal(a, b)
+    assert long_layers.row_saturation(weights, jacobian=False).jacobian_norm is None
+
+
+def test_a_long_heads_saturation_curve_by_a_few_scales_is_the_whole_sweeps():
+    """/attention's curve on a long text sweeps a few scales at a time: the same numbers."""
+    from app.data import long_layers
+
+    rng = np.random.default_rng(1)
+    n, scales = 700, np.geomspace(1e-3, 1e3, 61)
+    scores = rng.standard_normal((64, n)).astype(np.float32)
+    mask = np.tril(np.ones((n, n), dtype=bool))[np.linspace(0, n - 1, 64).round().astype(int)]
+    whole = engine.saturation_sweep(scores, scales, mask, jacobian=False)
+    step = long_layers.SWEEP_SCALES
+    parts = [
+        engine.saturation_sweep(scores, scales[i : i + step], mask, jacobian=False)
+        for i in range(0, len(scales), step)
+    ]
+    for a, b in zip(whole, long_layers._joined(parts), strict=True):
+        assert (a is None and b is None) or np.array_equal(a, b)

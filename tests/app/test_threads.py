@@ -69,6 +69,7 @@ def test_every_engine_call_of_the_app_passes_the_count_on(monkeypatch):
     cache.clear()
     text = "Threads change the time of a pass, " * 13 + "never a number it gives."  # 112 tokens
     for_gpt2 = "Threads change the time of a pass, " * 6 + "never a number it gives."  # its 120
+    other_gpt2 = for_gpt2.replace("gives", "gave")
     sentences = f"{text} {text.upper()}"  # two sentences: a pass each
     calls = {
         "minilm run": lambda: trained.run("minilm", text),
@@ -76,7 +77,8 @@ def test_every_engine_call_of_the_app_passes_the_count_on(monkeypatch):
         "layer stages": lambda: trained.layer_stages("minilm", text, 1),
         "permutation": lambda: trained.permutation_errors("minilm", text, 7),
         "folder run": lambda: models.run(str(TINY / "gpt2"), for_gpt2),
-        "generation": lambda: models.generation(str(TINY / "gpt2"), for_gpt2, 2, 0.0, None),
+        # a text not run yet: generation continues the page's pass, here its own
+        "generation": lambda: models.generation(str(TINY / "gpt2"), other_gpt2, 2, 0.0, None),
         "summary": lambda: documents.rank(sentences, None),
         "toy encoder": lambda: layers.encoder(controls.Settings(text=text, d_model=8), False),
     }

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 import tiny_models
 
-from engine import attention, bert, blocked, checkpoint, long_run, one_layer
+from engine import attention, bert, blocked, checkpoint, generate, long_run, one_layer
 from engine.attention import causal_mask, sliding_window_mask
 from engine.summaries import head_summaries
 
@@ -141,3 +141,53 @@ def test_a_row_read_is_the_heads_row_to_the_bit(long_runs):
     np.testing.assert_array_equal(
         lazy.attentions[-1, ::2, [n - 1, 10]], kept.attentions[-1, ::2][:, [n - 1, 10]]
     )
+
+
+@pytest.mark.parametrize("positions", [True, False])
+def test_the_hidden_state_entering_a_layer_is_the_passs_to_the_bit(long_runs, positions):
+    """A what-if's layer over a long text (the model without its positions) runs the layers
+    below it alone, holding one hidden state: the pass's bits, with or without positions."""
+    model, kept, _ = long_runs
+    whole = bert.run_ids(model, kept.ids, positions=positions)
+    for layer in range(model.config.n_layers + 1):
+        np.testing.assert_array_equal(
+            bert.hidden_state(model, kept.ids, layer, positions), whole.hidden_states[layer]
+        )
+    with pytest.raises(ValueError, match="layer must lie in"):
+        bert.hidden_state(model, kept.ids, model.config.n_layers + 1)
+
+
+def test_a_long_pass_caches_each_key_value_head_once_with_the_passs_bits(long_runs):
+    """Generation's pass over a long text keeps each shared key/value head once as it goes
+    (not every query head's keys, values and queries until the end): the same cache."""
+    model, kept, _ = long_runs
+    whole = bert.run_ids(model, kept.ids, cache=True)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(bert, "KEPT_WEIGHTS", 0)
+        lazy = bert.run_ids(model, kept.ids, cache=True)
+    c = model.config
+    group = c.n_heads // c.kv_heads
+    np.testing.assert_array_equal(whole.cache.keys, np.asarray(kept.keys)[:, ::group])
+    np.testing.assert_array_equal(lazy.cache.keys, whole.cache.keys)
+    np.testing.assert_array_equal(lazy.cache.values, whole.cache.values)
+    assert lazy.cache.keys.shape == (c.n_layers, c.kv_heads, len(kept.ids), c.d_head)
+
+
+def test_a_runs_cache_made_from_its_hidden_states_is_the_passs(long_runs):
+    """Generation continues a text the page has run (a long one's pass keeps no cache):
+    its keys and values projected again are the cache a pass keeps, to the bit, and the
+    tokens generated from either are the same, step for step."""
+    model, kept, lazy = long_runs
+    cached = bert.run_ids(model, kept.ids, cache=True).cache
+    for run in (kept, lazy):
+        made = bert.key_values(model, run)
+        np.testing.assert_array_equal(made.keys, cached.keys)
+        np.testing.assert_array_equal(made.values, cached.values)
+    with_cache = bert.run_ids(model, kept.ids, cache=True)
+    again = generate.generate(model, "", 3, prompt=with_cache)  # the pass's own cache
+    continued = generate.generate(model, "", 3, prompt=lazy)  # the one made again
+    assert [s.id for s in again] == [s.id for s in continued]
+    for a, b in zip(again, continued, strict=True):
+        np.testing.assert_array_equal(a.attention, b.attention)
+    with pytest.raises(ValueError, match="without its positions"):
+        bert.key_values(model, bert.run_ids(model, kept.ids[:20], positions=False))

@@ -14,7 +14,7 @@ from apptest_support import chart_z, charts, decode, open_app
 from app.data import passes
 from app.views import last_token, long_head, summary_grid
 from app.widgets import model_box
-from engine import analysis, bert, checkpoint, long_run, one_layer, tiling
+from engine import analysis, bert, checkpoint, generate, long_run, one_layer, tiling
 
 SENTENCE = "The restaurant refused to serve me because it only cooks vegetarian food. "
 TEXT = SENTENCE * 62  # 3,039 tokens with the tiny Llama's tokenizer
@@ -232,3 +232,30 @@ def test_a_long_second_text_is_compared_without_its_line_view(folder):
     assert "pretrained_compare" in charts(at)
     assert "pretrained_lines_b" not in charts(at)
     assert any("B's line view needs a text of at most 512" in c.value for c in at.caption)
+
+
+def test_pretrained_presents_a_long_text(folder):
+    at = open_app(
+        "pretrained",
+        {"present": "1"},
+        timeout=120,
+        text=TEXT,
+        **{model_box.PATH_KEY: str(folder)},
+    )
+    assert not at.exception
+    assert not at.error
+    assert {"pretrained_tiles", "pretrained_zoom"} <= set(charts(at))
+
+
+def test_a_long_text_generates_from_its_cache(folder, model, run):
+    """Generation after a long text: the pass keeps each key/value head once, then steps."""
+    at = open_app("pretrained", timeout=120, text=TEXT, **{model_box.PATH_KEY: str(folder)})
+    at.button(key="pretrained_generate").click().run()
+    assert not at.exception
+    steps = generate.generate(model, TEXT, 4)
+    shown = next(d.value for d in at.dataframe if "chosen" in d.value.columns)
+    assert len(shown) == len(steps) == 4
+    assert list(shown["probability"]) == pytest.approx([s.probability for s in steps])
+    assert "pretrained_step" in charts(at)
+    first = decode(charts(at)["pretrained_step"]["data"][0]["z"]).reshape(-1)
+    assert len(first) > passes.LONG_TOKENS  # the step's row over every key, tiled or not

@@ -7,7 +7,7 @@ parity with transformers is tests/engine/test_gguf_reader.py's.
 
 import numpy as np
 import pytest
-from apptest_support import TOY_PAGES, chart_z, charts, control, messages, open_app
+from apptest_support import TOY_PAGES, chart_z, charts, control, messages, open_app, page_script
 
 from app.state import controls, weights
 from engine import bert, checkpoint
@@ -132,11 +132,15 @@ def test_pretrained_opens_on_smollm2_by_link_with_every_view():
 def test_a_core_page_refuses_a_text_past_512_tokens_before_its_pass_pointing_to_pretrained(
     monkeypatch,
 ):
-    """The core pages draw every cell of every head: a long text goes to /pretrained (#52)."""
+    """A core page not lifted past 512 (/efficient draws every cell of every head) sends a
+    long text to /pretrained (#52); tests/pages/test_long_core.py has the lifted pages."""
+    at = open_app("home", SMOLLM2, timeout=TIMEOUT)  # the first run's page reads long texts
     ran = []
     monkeypatch.setattr(bert, "run", lambda *args, **kwargs: ran.append(args))
     text = "The restaurant refused to serve me because it only cooks vegetarian food. " * 40
-    at = open_app("attention", SMOLLM2, timeout=TIMEOUT, text=text)
+    at.session_state["text"] = text
+    at.switch_page(page_script("efficient"))
+    at.run()
     assert not at.exception
     said = " ".join(w.value for w in at.warning).replace("\\", "")
     n = len(checkpoint.load("smollm2").tokenizer.encode(text).ids)
