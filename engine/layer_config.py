@@ -50,7 +50,7 @@ def visible_keys(config, query, layer=None):
     return slice(0 if window is None else max(0, query - window + 1), query + 1)
 
 
-def attention_mask(config, n, causal=False, layer=None):
+def attention_mask(config, n, causal=None, layer=None):
     """Where each query may attend: None (everywhere), causal, or a sliding window.
 
     Mistral's and Phi-3's window holds in every layer, Gemma 3's in its local layers
@@ -60,13 +60,18 @@ def attention_mask(config, n, causal=False, layer=None):
     ----------
     config : engine.checkpoint.ModelConfig
     n : int, tokens
-    causal : bool, the causal mask on an encoder too
+    causal : bool, optional
+        None: the model's own mask. True: the causal mask on an encoder too (a what-if).
+        False: no mask at all, a decoder's too (a what-if: every token sees every other,
+        as the model never reads).
     layer : int, optional
 
     Returns
     -------
     bool ndarray of shape (n, n), or None
     """
+    if causal is False:
+        return None
     window = config.window(layer)
     if window is not None and window < n:
         return sliding_window_mask(n, window)

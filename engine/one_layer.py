@@ -99,7 +99,7 @@ def _check_layer(model, layer):
 
 
 @blas.one_thread
-def layer_run(model, run, layer, scale=None, causal=False, parallel=True, keep_weights=True):
+def layer_run(model, run, layer, scale=None, causal=None, parallel=True, keep_weights=True):
     r"""One layer's multi-head attention, recomputed from the run's hidden state.
 
     .. math:: \text{head}_h = \operatorname{softmax}\!\left(s\,(XW^Q_h + b^Q_h)
@@ -108,9 +108,10 @@ def layer_run(model, run, layer, scale=None, causal=False, parallel=True, keep_w
     The attention :func:`engine.layers.encoder_layer` computes in the pass (from the
     queries and keys the pass kept, where it kept them: the same bits), so at the model's
     own scale ``s = 1/√d_head`` and mask the weights are the model's,
-    ``run.attentions[layer]``, to the bit; another scale, or the causal mask on an
-    encoder, shows what this trained layer would do if its scores were scaled or masked
-    differently (an encoder reads in both directions; a causal model is always masked).
+    ``run.attentions[layer]``, to the bit; another scale, the causal mask on an encoder or
+    none on a decoder shows what this trained layer would do if its scores were scaled or
+    masked differently. A run without its positions (``run.positions`` False) is
+    recomputed without them: a rotary model's layer does not rotate its q and k either.
 
     Parameters
     ----------
@@ -118,7 +119,9 @@ def layer_run(model, run, layer, scale=None, causal=False, parallel=True, keep_w
     run : BertRun, of ``model``
     layer : int, 0 <= layer < n_layers
     scale : float, optional; default ``1/√d_head``
-    causal : bool, the causal mask on an encoder (a causal model has it anyway)
+    causal : bool, optional
+        None: the model's own mask; True: causal on an encoder too; False: no mask, a
+        decoder's neither (:func:`engine.layer_config.attention_mask`)
     parallel : bool or int, as in :func:`engine.bert.run_ids`: the same bits
     keep_weights : bool
         False keeps no head's weights (``attention.heads.weights`` None): a long text's
@@ -130,7 +133,7 @@ def layer_run(model, run, layer, scale=None, causal=False, parallel=True, keep_w
     LayerRun
     """
     _check_layer(model, layer)
-    c, block = model.config, model.block(layer)
+    c, block = _config(model, run), model.block(layer)
     x = run.hidden_states[layer]  # the input of layer ℓ, [n, d_model]
     if c.norm_first:
         x = _norm(c)(x, **block["ln_1"], eps=c.eps)  # as the layer normalises it
@@ -157,12 +160,23 @@ def layer_run(model, run, layer, scale=None, causal=False, parallel=True, keep_w
     return LayerRun(layer, x, weights, q, k, v, mask, attention)
 
 
+def _config(model, run):
+    """The config the run's pass computed with: a rotary model without its positions, unrotated.
+
+    As :func:`engine.bert.run_ids` runs it: ``positions=False`` removes a rotary model's
+    rotation from every layer, so a layer computed again from that run has none either.
+    """
+    c = model.config
+    return c._replace(rope_theta=None) if not run.positions and c.rotary else c
+
+
 def _kept_qk(run, layer):
     """The layer's queries and keys as the pass kept them, or None: :func:`layer_run` projects.
 
     A short text's pass holds them (ndarrays), the bits the layer would compute again; a
-    long text's (:class:`engine.long_run.PerLayer`) are computed when read anyway, and a
-    pass without the model's positions kept unrotated ones, where the layer rotates.
+    long text's (:class:`engine.long_run.PerLayer`) are computed when read anyway; a pass
+    without the model's positions keeps ones its layer computes the same way (projected
+    again here: one code path for the what-if).
     """
     kept = isinstance(run.queries, np.ndarray) and isinstance(run.keys, np.ndarray)
     if kept and run.positions:
@@ -257,7 +271,7 @@ def layer_stages(model, run, layer, parallel=True, keep_weights=True):
     engine.layers.EncoderLayerResult, with ``ffn_hidden`` of shape (n, d_ff)
     """
     _check_layer(model, layer)
-    c, x = model.config, run.hidden_states[layer]
+    c, x = _config(model, run), run.hidden_states[layer]
     mask = attention_mask(c, len(x), layer=layer)
     return encoder_layer(
         x,

@@ -73,7 +73,7 @@ def _run(name, text, positions):
 
 
 @cache.bounded
-def layer_run(name, text, layer, scale=None, causal=False, positions=True, keep_weights=True):
+def layer_run(name, text, layer, scale=None, causal=None, positions=True, keep_weights=True):
     """Every head of layer ``layer`` on ``text`` (see :func:`engine.one_layer.layer_run`).
 
     Cheap: the model has run once for the text (:func:`run`); this redoes one layer's

@@ -225,11 +225,31 @@ def test_without_positions_a_rotary_model_does_not_rotate(models, references):
     model = models["llama"]
     ids = references["llama"]["short/ids"]
     plain = bert.run_ids(model, ids, positions=False)
-    layer = one_layer.layer_run(model, plain, 0)  # recomputed with the rotation: differs
-    assert not np.allclose(layer.attention.weights, plain.attentions[0])
+    for layer in range(model.config.n_layers):  # recomputed without the rotation too
+        again = one_layer.layer_run(model, plain, layer).attention.weights
+        np.testing.assert_allclose(again, plain.attentions[layer], atol=1e-6)
+        stages = one_layer.layer_stages(model, plain, layer)
+        np.testing.assert_array_equal(stages.output, plain.hidden_states[layer + 1])
+    rotated = one_layer.layer_run(model, bert.run_ids(model, ids), 1).attention.weights
+    assert not np.allclose(rotated, plain.attentions[1], atol=1e-3)
     x = rms_norm(plain.hidden_states[0], upcast(model.params["blocks"][0]["ln_1"]["g"]), 1e-5)
     q = x @ upcast(model.params["blocks"][0]["attn"]["w_q"])
     np.testing.assert_allclose(plain.queries[0, 0], q[:, :8], atol=1e-6)  # unrotated
+
+
+@pytest.mark.parametrize("name", ["llama", "mistral"])
+def test_a_decoder_layer_without_its_mask_lets_the_later_tokens_in(models, references, name):
+    """``causal=False`` is the what-if of /causal-mask: no mask, not the model's own."""
+    model = models[name]
+    result = bert.run_ids(model, references[name]["long/ids"])
+    own = one_layer.layer_run(model, result, 1)  # the model's own mask: the pass's weights
+    np.testing.assert_array_equal(own.attention.weights, result.attentions[1])
+    unmasked = one_layer.layer_run(model, result, 1, causal=False)
+    assert unmasked.mask is None
+    weights = unmasked.attention.weights
+    n = weights.shape[-1]
+    assert (weights[:, np.triu_indices(n, 1)[0], np.triu_indices(n, 1)[1]] > 0).all()
+    np.testing.assert_allclose(weights.sum(-1), 1, rtol=1e-5)
 
 
 # The new operations, against their definitions

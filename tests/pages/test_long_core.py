@@ -97,6 +97,10 @@ def test_causal_mask_tiles_are_the_engines_head_and_the_zoom_exact(causal, as_sm
     zoom = charts(causal)["causal_weights_masked_zoom"]["data"][0]
     np.testing.assert_array_equal(decode(zoom["z"]), weights_[first : last + 1, k0 : k1 + 1])
     assert zoom["y"][0].replace("\u200b", "") == f"{first} {run.labels[first]}"
+    unmasked = decode(charts(causal)["causal_weights_unmasked_zoom"]["data"][0]["z"])
+    later = np.arange(k0, k1 + 1)[None, :] > np.arange(first, last + 1)[:, None]
+    assert later.any()
+    assert (unmasked[later] > 0).all()  # the what-if lets the later tokens in
 
 
 def test_causal_mask_scores_are_masked_and_blank_where_hidden(causal, as_smollm2, run):

@@ -64,6 +64,10 @@ def test_the_mask_is_the_models_own_and_its_switch_is_not_offered(reference):
     assert weights_shown is None  # this page's charts are its own
     masked = chart_z(at, "causal_weights_masked")
     assert np.allclose(np.triu(masked, 1), 0)
+    np.testing.assert_allclose(masked, reference.attentions[weights.DEFAULT_HEADS["smollm2"]])
+    unmasked = chart_z(at, "causal_weights_unmasked")  # the what-if: later tokens let in
+    assert (np.triu(unmasked, 1)[np.triu_indices(len(unmasked), 1)] > 0).all()
+    np.testing.assert_allclose(unmasked.sum(axis=1), 1, rtol=1e-5)
 
 
 @pytest.mark.parametrize("page", [*TOY_PAGES, "tour"])
@@ -89,6 +93,15 @@ def test_positional_encoding_shows_its_rotary_angles():
     assert table.shape[1] == 64  # one head's d_head, not d_model
     np.testing.assert_allclose(table[1, 0], np.sin(1.0), atol=1e-6)  # pair 0 turns 1 rad a step
     assert any("100,000" in c.value for c in at.caption)
+
+
+def test_positional_encoding_without_positions_rotates_nothing(reference):
+    """The what-if is the pass without rotation, the layer shown included."""
+    at = open_app("positional_encoding", SMOLLM2, timeout=TIMEOUT)
+    layer, head = weights.DEFAULT_HEADS["smollm2"]
+    plain = bert.run(checkpoint.load("smollm2"), controls.DEFAULT_TEXT, positions=False)
+    np.testing.assert_allclose(chart_z(at, "pe_without"), plain.attentions[layer, head], atol=1e-6)
+    np.testing.assert_allclose(chart_z(at, "pe_with"), reference.attentions[layer, head])
 
 
 def test_attention_shows_its_sinks(reference):
