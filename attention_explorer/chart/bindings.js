@@ -124,7 +124,7 @@ export const KINDS = {
       const row = rowOf(array, frame, live.row);
       paths.forEach((path, j) => {
         const value = array.dtype === "f4" ? row[j] : valueAt(array, frame, live.row * array.shape[2] + j);
-        const original = chart.touched?.get(path)?.d?.original ?? path.getAttribute("d");
+        const original = chart.paint.touched?.get(path)?.d?.original ?? path.getAttribute("d");
         touch(chart, path, "d", barTo(barCorners(original), axis.c2p(value)));
         touch(chart, path, "style", colourOf(live.colors, value), "fill");
       });

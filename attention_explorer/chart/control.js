@@ -20,7 +20,6 @@ const controls = new WeakMap(); // parentElement -> control
 // What a source's controls of `name` hold: the value Python last drew (`drawn`), the last
 // `placed` taken, the move last sent and heard, the controls on the page.
 function held(src, name) {
-  src.owned ??= {};
   src.owned[name] ??= { drawn: null, placed: null, controls: new Set(), frame: null };
   return src.owned[name];
 }
