@@ -5,7 +5,7 @@
 // "ae-frame" event.
 
 import { paint } from "./bindings.js";
-import { colourBar, drawn, fullTrace, heatmapImage, UNDER_PREVIEW } from "./plotly_parts.js";
+import { colourBar, fullTrace, heatmapImage, laidOut, UNDER_PREVIEW } from "./plotly_parts.js";
 import { framesAt, otherFrames, shownKey, start as startOf, valueAt } from "./frames.js";
 import { addStyle } from "./theme.js";
 
@@ -163,7 +163,7 @@ export function showFrame(src, stop, other = null) {
     // past 128 tokens the stop's own frames may be still to come
     const found = along ? { frames: along, frame: other.index } : framesAt(src, stop, live.frames);
     held ||= found !== null;
-    if (!found || !chart.div.isConnected || !drawn(chart.div)) continue;
+    if (!found || !chart.div.isConnected || !laidOut(chart.div)) continue;
     if (!along && chart.shows === shownKey(chart, src.head, stop)) {
       if (!chart.drawing) restorePlotly(chart); // back on what was drawn: Plotly's own
       continue;
