@@ -17,10 +17,14 @@ addStyle("ae-control-style", `.ae-control[data-waiting] .ae-control-value::after
 
 const controls = new WeakMap(); // parentElement -> control
 
-// What a source's controls of `name` hold: the value the page's data are of (`given`), the last
-// `placed` taken, the move last sent and heard, the controls on the page.
+// What a source's controls of `name` hold (a layer's and the mask's `value`; the stop's and the
+// head's are the source's own): the value the page's data are of (`given`), the last `placed`
+// taken, the value last reported, the times of the move last sent and of the newest Python
+// heard, the controls on the page, the animation frame that will show the value.
 function held(src, name) {
-  src.owned[name] ??= { given: null, placed: null, controls: new Set(), frame: null };
+  src.owned[name] ??= Object.seal({
+    value: null, given: null, placed: null, reported: null, sent: null, heard: null, controls: new Set(), frame: null,
+  });
   return src.owned[name];
 }
 
@@ -82,7 +86,8 @@ function makeControl(parentElement, name) {
       <input id="${id}" type="range" min="0" step="1" style="width: 100%; ${accent}">`;
   parentElement.appendChild(wrap);
   const input = wrap.querySelector("input");
-  const control = { wrap, input, name };
+  // `report`: the latest mount's report of a move; `labels`: each value as shown (a slider's).
+  const control = Object.seal({ wrap, input, name, read: null, describe: null, report: null, labels: null });
   control.read = () => (name === "mask" ? Number(input.checked) : Number(input.value));
   control.describe = (value) => {
     if (name === "mask") {

@@ -14,7 +14,9 @@ const sources = new Map();
 // Made on first use: a chart, a control or frames may name it first.
 export function source(name) {
   if (!sources.has(name)) {
-    sources.set(name, { held: new Map(), stop: null, head: null, sent: null, moving: false, charts: new Set(), owned: {} });
+    sources.set(name, Object.seal({
+      held: new Map(), stop: null, head: null, sent: null, moving: false, charts: new Set(), owned: {},
+    }));
   }
   return sources.get(name);
 }
