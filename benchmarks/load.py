@@ -54,9 +54,12 @@ from harness import (
 
 #: Every token label of the page's charts, in the figures the server sent them: drawn, or
 #: waiting to come near the window before their first drawing (chart/plot.js).
-LABELS = """() => [...document.querySelectorAll('.ae-chart')]
-    .flatMap(d => (d.aeChart?.figure?.data || []).flatMap(t => Array.isArray(t.x) ? t.x : []))
-    .map(String)"""
+LABELS = """async () => {
+    const {Chart} = await import('/_stcore/bidi-components/attention-explorer.chart/state.js');
+    return [...document.querySelectorAll('.ae-chart')]
+    .flatMap(d => (Chart.of(d)?.figure?.data || []).flatMap(t => Array.isArray(t.x) ? t.x : []))
+    .map(String);
+}"""
 
 PAGES = ("attention", "causal-mask", "multi-head", "positional-encoding", "encoder-layer")
 ACTION_TIMEOUT_MS = 120_000

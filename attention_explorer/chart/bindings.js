@@ -6,7 +6,7 @@
 
 import { frameRows, start, valueAt } from "./frames.js";
 import {
-  axisOf, barCorners, barPaths, barTo, cellOf, cellTexts, drawn, fullTraces, linePaths, shapeOf, shapePath,
+  axisOf, barCorners, barPaths, barTo, cellOf, cellTexts, fullTraces, laidOut, linePaths, shapeOf, shapePath,
   titleText,
 } from "./plotly_parts.js";
 import { hideHover, recolour, relabelColourBar, TEXT, touch } from "./preview.js";
@@ -118,13 +118,13 @@ export const KINDS = {
     },
     paint({ chart, live, frames, frame }) {
       const array = frames.arrays[live.bar];
-      const axis = drawn(chart.div) && axisOf(chart.div, "y");
+      const axis = laidOut(chart.div) && axisOf(chart.div, "y");
       const paths = barPaths(chart.div);
       if (!axis || paths.length !== array.shape[2]) return;
       const row = rowOf(array, frame, live.row);
       paths.forEach((path, j) => {
         const value = array.dtype === "f4" ? row[j] : valueAt(array, frame, live.row * array.shape[2] + j);
-        const original = chart.touched?.get(path)?.d?.original ?? path.getAttribute("d");
+        const original = chart.paint.touched?.get(path)?.d?.original ?? path.getAttribute("d");
         touch(chart, path, "d", barTo(barCorners(original), axis.c2p(value)));
         touch(chart, path, "style", colourOf(live.colors, value), "fill");
       });

@@ -4,11 +4,12 @@
 // would clear the query string). The run reads the link first (app/state/session.py).
 
 let rerun = null;
+let watched = false;
 
 // One observer per window, though every run of the page hands in a trigger.
 function watchConnection() {
-  if (window.__aeConnectionWatched) return;
-  window.__aeConnectionWatched = true;
+  if (watched) return;
+  watched = true;
   let state = null; // the connection state last seen, once the app has connected
   const look = () => {
     const app = document.querySelector('[data-testid="stApp"]');

@@ -17,11 +17,14 @@ addStyle("ae-control-style", `.ae-control[data-waiting] .ae-control-value::after
 
 const controls = new WeakMap(); // parentElement -> control
 
-// What a source's controls of `name` hold: the value Python last drew (`drawn`), the last
-// `placed` taken, the move last sent and heard, the controls on the page.
+// What a source's controls of `name` hold (a layer's and the mask's `value`; the stop's and the
+// head's are the source's own): the value the page's data are of (`given`), the last `placed`
+// taken, the value last reported, the times of the move last sent and of the newest Python
+// heard, the controls on the page, the animation frame that will show the value.
 function held(src, name) {
-  src.owned ??= {};
-  src.owned[name] ??= { drawn: null, placed: null, controls: new Set(), frame: null };
+  src.owned[name] ??= Object.seal({
+    value: null, given: null, placed: null, reported: null, sent: null, heard: null, controls: new Set(), frame: null,
+  });
   return src.owned[name];
 }
 
@@ -41,8 +44,8 @@ function show(src, name) {
   cancelAnimationFrame(own.frame);
   own.frame = requestAnimationFrame(() => {
     own.frame = null;
-    const { value, drawn } = own; // a layer or the mask: from the head along that axis
-    const along = framesOwn(name) || value === drawn ? null : { axis: name, index: value };
+    const { value, given } = own; // a layer or the mask: from the head along that axis
+    const along = framesOwn(name) || value === given ? null : { axis: name, index: value };
     const painted = showFrame(src, src.stop, along);
     if (name === "stop") for (const control of own.controls) control.wrap.toggleAttribute("data-waiting", !painted);
   });
@@ -83,7 +86,8 @@ function makeControl(parentElement, name) {
       <input id="${id}" type="range" min="0" step="1" style="width: 100%; ${accent}">`;
   parentElement.appendChild(wrap);
   const input = wrap.querySelector("input");
-  const control = { wrap, input, name };
+  // `report`: the latest mount's report of a move; `labels`: each value as shown (a slider's).
+  const control = Object.seal({ wrap, input, name, read: null, describe: null, report: null, labels: null });
   control.read = () => (name === "mask" ? Number(input.checked) : Number(input.value));
   control.describe = (value) => {
     if (name === "mask") {
@@ -137,7 +141,7 @@ export function mountControl(component) {
   if (data.help) control.wrap.title = data.help;
   if (name !== "mask") control.input.max = String(data.count - 1);
   if (src.stop === null && data.stop !== undefined) src.stop = data.stop; // charts above the slider
-  own.drawn = data.value; // what the page's data are of now
+  own.given = data.value; // what the page's data are of now
   if (name === "stop") src.sent = data.value; // the stop of the figures Python drew
   own.heard = Math.max(own.heard ?? -1, data.heard ?? -1); // the newest move Python took
   if (own.placed !== data.placed) { // Python placed it: a link, a new model, the presenter bar

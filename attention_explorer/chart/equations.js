@@ -6,14 +6,20 @@
 const ROOM = '[data-testid="stVerticalBlock"], [data-testid="stHorizontalBlock"]';
 const EQUATION = ".katex-display";
 
+const fitted = new WeakMap(); // an equation's .katex -> the room and text it was fitted for
+let watched = false;
+
+// Whether `katex` is fitted to `room` as its text is now (the browser tests wait on it).
+export const fittedTo = (katex, room) => fitted.get(katex)?.room === room && fitted.get(katex).text === katex.textContent;
+
 function fitEquations() {
   for (const display of document.querySelectorAll(EQUATION)) {
     const katex = display.querySelector(":scope > .katex");
     const room = katex && (display.closest(ROOM) ?? display).clientWidth;
     if (!room) continue; // hidden (a closed expander): fitted when shown
-    if (katex.aeRoom === room && katex.aeText === katex.textContent) continue;
+    if (fittedTo(katex, room)) continue;
     katex.style.fontSize = "";
-    [katex.aeRoom, katex.aeText] = [room, katex.textContent];
+    fitted.set(katex, { room, text: katex.textContent });
     const natural = display.scrollWidth;
     if (natural <= room - 4) continue; // KaTeX's glyphs overhang their box by a pixel or two
     katex.style.fontSize = `${(parseFloat(getComputedStyle(katex).fontSize) * (room - 4)) / natural}px`;
@@ -40,8 +46,8 @@ function touchesEquation(record) {
 // Not on every change to the page, only one to an equation, a width or the fonts: reading a
 // width after a change forces the page's layout there and then.
 export function watchEquations() {
-  if (window.__aeEquationsWatched) return;
-  window.__aeEquationsWatched = true;
+  if (watched) return;
+  watched = true;
   new MutationObserver((records) => {
     if (column && !column.isConnected) watchColumn(); // Streamlit mounted another
     if (records.some(touchesEquation)) scheduleFit();
@@ -50,7 +56,7 @@ export function watchEquations() {
   document.addEventListener("toggle", scheduleFit, true); // an expander opened: its equations
   // KaTeX's fonts arrive after the first equations are drawn, and widen them: fit again.
   const refitAll = () => {
-    for (const katex of document.querySelectorAll(`${EQUATION} > .katex`)) katex.aeRoom = null;
+    for (const katex of document.querySelectorAll(`${EQUATION} > .katex`)) fitted.delete(katex);
     scheduleFit();
   };
   document.fonts?.addEventListener("loadingdone", refitAll);

@@ -7,13 +7,16 @@
 // unmasked and masked (`axis: "mask"`) there. An element's frames count from its mount, though
 // it may not be in the page yet, and go when it has left.
 
-// name -> {held: Map(element -> [frames]), stop, head, sent, moving, charts: Set}
+// name -> {held: Map(element -> [frames]), stop, head, sent, moving, charts: Set, owned: {}}
+// (`owned`: the controls' own values, by name: control.js)
 const sources = new Map();
 
 // Made on first use: a chart, a control or frames may name it first.
 export function source(name) {
   if (!sources.has(name)) {
-    sources.set(name, { held: new Map(), stop: null, head: null, sent: null, moving: false, charts: new Set() });
+    sources.set(name, Object.seal({
+      held: new Map(), stop: null, head: null, sent: null, moving: false, charts: new Set(), owned: {},
+    }));
   }
   return sources.get(name);
 }

@@ -4,6 +4,7 @@
 // the screen: they are stacked in fewer columns (a plot cannot be scrolled sideways by touch,
 // which plotly.js takes for itself).
 
+import { Chart } from "./state.js";
 import { addStyle } from "./theme.js";
 
 // The tallest, in px, a table grows to show every row.
@@ -18,21 +19,22 @@ const TITLE_PAD = 8;
 
 // The chart's width, as a ResizeObserver last saw it (read without forcing a layout).
 export function widthOf(chart) {
-  if (!chart.resizes) {
-    chart.resizes = new ResizeObserver(([entry]) => {
-      chart.width = Math.round(entry.contentRect.width);
-      chart.followWidth?.();
+  const fit = chart.fit;
+  if (!fit.observer) {
+    fit.observer = new ResizeObserver(([entry]) => {
+      fit.width = Math.round(entry.contentRect.width);
+      if (!chart.drawing && chart.drawn && drawnAtAnotherWidth(chart)) chart.relay();
     });
-    chart.resizes.observe(chart.div);
+    fit.observer.observe(chart.div);
   }
-  return chart.width ?? chart.div.clientWidth;
+  return fit.width ?? chart.div.clientWidth;
 }
 
 // Its column changed width (presentation mode, the sidebar), which plotly.js's `responsive`,
 // following the window only, misses: plot.js draws it again and fits it anew.
 export function drawnAtAnotherWidth(chart) {
   const drawn = chart.div._fullLayout?.width;
-  return Boolean(drawn && chart.width && Math.abs(drawn - chart.width) > 1);
+  return Boolean(drawn && chart.fit.width && Math.abs(drawn - chart.fit.width) > 1);
 }
 
 // What a fit depends on: a table's header too, as it may wrap.
@@ -51,37 +53,37 @@ export function fitted(chart, figure) {
   const out = { ...layout, margin: { ...(layout.margin || {}) } };
   if (typeof layout.title === "object") out.title = structuredClone(layout.title);
   if (width) out.width = width;
-  const fit = chart.titleFits?.get(`${width}|${titleOf(layout)}`);
+  const fit = chart.fit.titles.get(`${width}|${titleOf(layout)}`);
   if (fit) {
     out.title = { ...(typeof layout.title === "object" ? layout.title : {}), ...fit.title };
     out.margin.t = (layout.margin?.t ?? 100) + fit.extra;
     out.height = (layout.height ?? 450) + fit.extra;
   }
-  const key = chart.tableFit || chart.stackFit ? fitKey(chart, figure) : null;
-  const stack = chart.stackFit;
+  const key = chart.fit.table || chart.fit.stack ? fitKey(chart, figure) : null;
+  const stack = chart.fit.stack;
   if (stack?.fit === key) {
     for (const [name, axis] of Object.entries(stack.axes)) out[name] = { ...(layout[name] || {}), ...axis };
     out.annotations = stack.annotations;
     out.height = (out.height ?? layout.height ?? 450) + stack.extra;
   }
-  chart.natural = { t: out.margin.t ?? 100, h: out.height ?? 450 }; // before its row's (alignRow)
-  const row = chart.rowTarget;
+  chart.fit.natural = { t: out.margin.t ?? 100, h: out.height ?? 450 }; // before its row's (alignRow)
+  const row = chart.fit.row;
   if (row) {
     [out.margin.t, out.height] = [row.t, row.h];
     if (titleOf(layout)) {
       const title = typeof out.title === "object" ? out.title : { text: out.title };
-      const pad = TITLE_PAD + (chart.titleShifts?.get(title.text) ?? 0);
+      const pad = TITLE_PAD + (chart.fit.titleShifts.get(title.text) ?? 0);
       out.title = { ...title, y: 1, yref: "container", yanchor: "top", pad: { ...(title.pad || {}), t: pad } };
     }
   }
-  const table = chart.tableFit;
+  const table = chart.fit.table;
   if (table?.fit === key) out.height = Math.max(out.height ?? 0, table.height);
   return out;
 }
 
 // `figure`'s traces with their colour bars beside their stacked panels (stack), in copies.
 export function fittedData(chart, figure) {
-  const stack = chart.stackFit;
+  const stack = chart.fit.stack;
   if (!stack || stack.fit !== fitKey(chart, figure)) return figure.data;
   return figure.data.map((trace, i) => (stack.colorbars[i] ? { ...trace, colorbar: { ...(trace.colorbar || {}), ...stack.colorbars[i] } } : trace));
 }
@@ -169,7 +171,7 @@ async function stack(chart, gd, grid, fit) {
   let cols = Math.min(grid.cols - 1, Math.max(1, Math.floor(W / MIN_PANEL)));
   for (;;) {
     const plan = stacking(gd, grid, cols);
-    chart.stackFit = { fit, ...plan };
+    chart.fit.stack = { fit, ...plan };
     const update = { annotations: plan.annotations, height: height + plan.extra };
     for (const [name, axis] of Object.entries(plan.axes)) for (const [k, v] of Object.entries(axis)) update[`${name}.${k}`] = v;
     await window.Plotly.relayout(gd, update);
@@ -217,7 +219,7 @@ function crowded(gd) {
 async function wrapTitle(chart, gd, source, width) {
   const title = gd.querySelector(".g-gtitle .gtitle");
   const key = `${width}|${source}`;
-  if (!source || !title || chart.titleFits?.has(key)) return null;
+  if (!source || !title || chart.fit.titles.has(key)) return null;
   const [box, drawn] = [gd.getBoundingClientRect(), title.getBoundingClientRect()];
   const [margin, height] = [gd._fullLayout.margin.t, gd._fullLayout.height];
   if (!drawn.width || drawn.right <= box.right - 1) return null;
@@ -244,7 +246,7 @@ async function wrapTitle(chart, gd, source, width) {
   }
   const bottom = gd.querySelector(".g-gtitle .gtitle").getBoundingClientRect().bottom - gd.getBoundingClientRect().top;
   const extra = Math.max(0, Math.ceil(bottom + below - margin));
-  (chart.titleFits ||= new Map()).set(key, { title: hung, extra });
+  chart.fit.titles.set(key, { title: hung, extra });
   return { "margin.t": margin + extra, height: height + extra };
 }
 
@@ -255,7 +257,7 @@ export async function fitNarrow(chart, figure) {
   const layout = gd._fullLayout;
   const width = widthOf(chart);
   const fit = fitKey(chart, figure);
-  if (!layout || !width || chart.fittedFor === fit) return;
+  if (!layout || !width || chart.fit.done === fit) return;
   const update = (await wrapTitle(chart, gd, titleOf(figure.layout), width)) ?? {};
   const view = gd.querySelector(".table-control-view")?.__data__;
   if (view && gd._fullData.length === 1) {
@@ -264,15 +266,15 @@ export async function fitNarrow(chart, figure) {
     const needed = Math.ceil(rows(view.headerRowBlocks) + rows(view.rowBlocks) + margin + 2);
     if (needed > (update.height ?? layout.height) && needed <= TABLE_MAX) {
       update.height = needed;
-      chart.tableFit = { fit, height: needed };
+      chart.fit.table = { fit, height: needed };
     }
   }
   if (Object.keys(update).length) await window.Plotly.relayout(gd, update);
-  const grid = chart.stackFit?.fit !== fit && crowded(gd) && panelsOf(gd);
+  const grid = chart.fit.stack?.fit !== fit && crowded(gd) && panelsOf(gd);
   if (grid) await stack(chart, gd, grid, fit);
-  if (!chart.wide && chart.stackFit?.fit !== fit && crowded(gd)) {
-    chart.wide = Math.max(width + 1, Math.min(WIDE, Math.round(width * 1.6)));
-    gd.style.minWidth = `${chart.wide}px`; // then drawn again at that width (plot.js)
+  if (!chart.fit.wide && chart.fit.stack?.fit !== fit && crowded(gd)) {
+    chart.fit.wide = Math.max(width + 1, Math.min(WIDE, Math.round(width * 1.6)));
+    gd.style.minWidth = `${chart.fit.wide}px`; // then drawn again at that width (plot.js)
     chart.host.style.overflowX = "auto";
   }
   const bar = gd.querySelector(".modebar")?.getBoundingClientRect();
@@ -281,7 +283,7 @@ export async function fitNarrow(chart, figure) {
     gd.style.setProperty("--ae-modebar", `${Math.ceil(bar.height) + 2}px`);
     gd.classList.add("ae-modebar-above");
   }
-  chart.fittedFor = fit;
+  chart.fit.done = fit;
 }
 
 // The columns `chart` stands in, side by side; null when it is in none, or they are stacked
@@ -294,7 +296,7 @@ function columnsOf(chart) {
   return Math.abs(a.top - b.top) > 1 || b.left <= a.left ? null : columns;
 }
 
-const chartsIn = (column) => [...column.querySelectorAll(".ae-chart")].map((div) => div.aeChart).filter(Boolean);
+const chartsIn = (column) => [...column.querySelectorAll(".ae-chart")].map(Chart.of).filter(Boolean);
 
 // Charts side by side line up: the k-th chart of each column gets the row's largest top
 // margin and height, and its title hung from its top, so titles, plots and the CSV buttons
@@ -303,14 +305,14 @@ const chartsIn = (column) => [...column.querySelectorAll(".ae-chart")].map((div)
 export async function alignRow(chart) {
   const columns = columnsOf(chart);
   if (!columns) {
-    if (chart.rowTarget) [chart.rowTarget, chart.resized] = [null, true];
+    if (chart.fit.row) [chart.fit.row, chart.relaid] = [null, true];
     return;
   }
   const index = chartsIn(columns.find((column) => column.contains(chart.host))).indexOf(chart);
-  const row = columns.map((column) => chartsIn(column)[index]).filter((member) => member?.natural);
+  const row = columns.map((column) => chartsIn(column)[index]).filter((member) => member?.fit.natural);
   if (row.length < 2) return;
-  const t = Math.max(...row.map((member) => member.natural.t));
-  const h = t + Math.max(...row.map((member) => member.natural.h - member.natural.t));
+  const t = Math.max(...row.map((member) => member.fit.natural.t));
+  const h = t + Math.max(...row.map((member) => member.fit.natural.h - member.fit.natural.t));
   // A mode bar moved above its title (fitNarrow) moves the chart down: all of the row's then.
   const above = row.find((member) => member.div.classList.contains("ae-modebar-above"));
   for (const member of above ? row : []) {
@@ -318,11 +320,11 @@ export async function alignRow(chart) {
     member.div.classList.add("ae-modebar-above");
   }
   for (const member of row) {
-    if (member.rowTarget?.t === t && member.rowTarget?.h === h) continue;
-    member.rowTarget = { t, h };
-    member.redraw?.();
+    if (member.fit.row?.t === t && member.fit.row?.h === h) continue;
+    member.fit.row = { t, h };
+    member.relay();
   }
-  if (chart.rowTarget?.t === t && chart.rowTarget?.h === h) await hangTitle(chart);
+  if (chart.fit.row?.t === t && chart.fit.row?.h === h) await hangTitle(chart);
 }
 
 // A title hung from the top lands TITLE_PAD px below it: plotly.js hangs one of several lines
@@ -334,8 +336,8 @@ async function hangTitle(chart) {
   if (!title || !text) return;
   const off = title.getBoundingClientRect().top - gd.getBoundingClientRect().top;
   if (Math.abs(off - TITLE_PAD) < 0.5) return;
-  const shift = (chart.titleShifts?.get(text) ?? 0) + TITLE_PAD - off;
-  (chart.titleShifts ||= new Map()).set(text, shift);
+  const shift = (chart.fit.titleShifts.get(text) ?? 0) + TITLE_PAD - off;
+  chart.fit.titleShifts.set(text, shift);
   await window.Plotly.relayout(gd, { "title.pad.t": Math.max(0, TITLE_PAD + shift) });
 }
 

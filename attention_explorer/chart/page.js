@@ -9,7 +9,7 @@
 
 import { rerunOnReconnect } from "./connection.js";
 import { watchEquations } from "./equations.js";
-import { mountCopyButton, mountShare } from "./share.js";
+import { forgetShare, mountCopyButton, mountShare } from "./share.js";
 import { addStyle } from "./theme.js";
 import { mountViewport } from "./viewport.js";
 
@@ -27,18 +27,20 @@ function mountPage(component) {
   watchEquations();
 }
 
+const steps = new WeakMap(); // the tour's element -> the step it last scrolled for
+
 // A new `at` (the tour's next step) starts at the top though the reader had scrolled down;
 // a rerun, or this element's first data, leaves the page where it is.
 function scrollToTop(parentElement, at) {
   if (!parentElement.querySelector(".ae-top")) {
     parentElement.append(Object.assign(document.createElement("div"), { className: "ae-top" }));
   }
-  if (parentElement.aeAt !== undefined && parentElement.aeAt !== at) {
+  if (steps.has(parentElement) && steps.get(parentElement) !== at) {
     for (const pane of [document.scrollingElement, ...document.querySelectorAll('[data-testid="stMain"]')]) {
       pane.scrollTo({ top: 0 });
     }
   }
-  parentElement.aeAt = at;
+  steps.set(parentElement, at);
 }
 
 export default function (component) {
@@ -51,6 +53,6 @@ export default function (component) {
   else mountPage(component);
   return () =>
     setTimeout(() => {
-      if (!parentElement.isConnected && box) box.aeForget();
+      if (!parentElement.isConnected && box) forgetShare(box);
     }, 0);
 }

@@ -13,7 +13,7 @@ import { hoverLines } from "./hover_lines.js";
 import { alignRow, drawnAtAnotherWidth, fitNarrow, fitted, fittedData } from "./narrow.js";
 import { plotlyReady } from "./plotly_loader.js";
 import { restorePlotly, showFrame } from "./preview.js";
-import { PENDING, stateOf } from "./state.js";
+import { Chart, PENDING, stateOf } from "./state.js";
 import { themeKey, themed } from "./theme.js";
 
 const charts = new WeakMap(); // parentElement -> chart
@@ -31,7 +31,7 @@ const overlayOf = (chart) => overlays.get(chart.key) ?? null;
 
 // Whether `chart` shows its stop and head, its overlay, at its width.
 function current(chart) {
-  return wanted(chart) === chart.shows && overlayOf(chart) === chart.overlay && !chart.resized;
+  return wanted(chart) === chart.shows && overlayOf(chart) === (chart.drawn?.overlay ?? null) && !chart.relaid;
 }
 
 // What `chart` is now (state.js), marked on its element for the page's waits.
@@ -39,8 +39,8 @@ function look(chart) {
   const details = chart.div.closest("details:not([open])");
   if (details) unfold(details);
   const state = stateOf({
-    drawing: chart.reacting > 0,
-    drawn: Boolean(chart.drawn),
+    drawing: chart.drawing > 0,
+    drawn: chart.drawn !== null,
     near: chart.near,
     hidden: Boolean(details) || !chart.div.isConnected,
     owed: !current(chart),
@@ -54,7 +54,7 @@ function look(chart) {
   if (state === "away") dataset.away = "1";
   else delete dataset.away;
   // Far away and owed new data: a jump to it shows nothing for a moment, not stale data.
-  style.visibility = state === "away" && chart.drawnSpec !== chart.spec ? "hidden" : "";
+  style.visibility = state === "away" && chart.drawn?.spec !== chart.sent.spec ? "hidden" : "";
   return state;
 }
 
@@ -123,18 +123,18 @@ function scroller(element) {
 }
 
 window.addEventListener("beforeprint", () => {
-  for (const div of document.querySelectorAll(".ae-chart[data-away]")) draw(div.aeChart);
+  for (const div of document.querySelectorAll(".ae-chart[data-away]")) draw(Chart.of(div));
 });
 
 function watch(chart) {
   const root = scroller(chart.host);
   if (!watchers.has(root)) {
     const inWindow = (entries) => {
-      for (const entry of entries) entry.target.aeChart.inWindow = entry.isIntersecting;
+      for (const entry of entries) Chart.of(entry.target).inWindow = entry.isIntersecting;
     };
     const seen = (entries) => {
       for (const entry of entries) {
-        const chart = entry.target.aeChart;
+        const chart = Chart.of(entry.target);
         chart.near = entry.isIntersecting;
         settle(chart, chart.drawn ? undefined : "soon");
       }
@@ -145,7 +145,6 @@ function watch(chart) {
       new IntersectionObserver(seen, { root, rootMargin: "100% 0px" }),
     ]);
   }
-  chart.div.aeChart = chart;
   for (const watcher of watchers.get(root)) watcher.observe(chart.div);
 }
 
@@ -162,7 +161,7 @@ function unfold(details) {
 
 // Draw `figure` in `chart` with Plotly.react, then fit it to a narrow screen.
 async function react(chart, figure) {
-  chart.reacting = (chart.reacting || 0) + 1;
+  chart.drawing += 1;
   look(chart);
   const Plotly = await plotlyReady;
   // Made once: Plotly.react rebuilds the plot for a new config (functions by identity). Our
@@ -178,24 +177,22 @@ async function react(chart, figure) {
       click: (gd) => download(chart, gd),
     }],
   };
-  chart.drawn = figure;
-  chart.overlay = overlayOf(chart);
-  chart.drawnSpec = chart.spec;
-  chart.resized = false; // drawn now, at the element's width
+  chart.drawn = { figure, spec: chart.sent.spec, overlay: overlayOf(chart) };
+  chart.relaid = false; // drawn now, at the element's width
   try {
-    const layout = fitted(chart, overlaid(figure, chart.overlay));
+    const layout = fitted(chart, overlaid(figure, chart.drawn.overlay));
     await Plotly.react(chart.div, fittedData(chart, figure), themed(layout, chart.host), chart.plotConfig);
     chart.div.style.minHeight = ""; // the room kept until its first drawing
     await fitNarrow(chart, figure);
     await alignRow(chart); // with the charts beside it
   } finally {
-    chart.reacting -= 1;
+    chart.drawing -= 1;
   }
   followWidth(chart); // its element changed width while it was drawn
   restorePlotly(chart, true); // the frame drawn is the one the preview showed
   if (!chart.listening) {
     chart.listening = true;
-    chart.div.on("plotly_click", (event) => chart.onClick(event));
+    chart.div.on("plotly_click", (event) => chart.click(event));
     chart.div.on("plotly_hover", (event) => hoverLines(chart, event.points?.[0]));
     chart.div.on("plotly_unhover", () => hoverLines(chart, null));
   }
@@ -211,9 +208,7 @@ function overlaid(figure, shapes) {
 // Its element changed width since it was drawn: drawn again, fitted (narrow.js); react calls
 // this again after a drawing under way.
 function followWidth(chart) {
-  if (chart.reacting || !chart.drawn || !drawnAtAnotherWidth(chart)) return;
-  chart.resized = true;
-  settle(chart);
+  if (!chart.drawing && chart.drawn && drawnAtAnotherWidth(chart)) chart.relay();
 }
 
 // A chart's data arrived (new, or the same again): draw what it should show now.
@@ -223,35 +218,17 @@ export function mountChart(component) {
   if (!chart) {
     const div = parentElement.appendChild(Object.assign(document.createElement("div"), { className: "ae-chart" }));
     div.style.width = "100%";
-    chart = { div, host: parentElement, listening: false, overlay: null };
-    chart.followWidth = () => followWidth(chart); // the ResizeObserver's (narrow.js)
-    chart.redraw = () => { // its row's room changed (narrow.js)
-      chart.resized = true;
-      settle(chart);
-    };
+    chart = new Chart(parentElement, div, settle);
     charts.set(parentElement, chart);
     watch(chart);
   }
-  chart.key = data.key;
+  chart.trigger = setTriggerValue;
+  if (byKey.get(chart.key) === chart) byKey.delete(chart.key);
+  const changed = chart.take(data, themeKey(chart.host));
   byKey.set(chart.key, chart);
-  chart.config = data.config; // the export options, for the camera (download.js)
-  chart.print = data.print || null;
-  chart.onClick = (event) => {
-    if (!chart.clicks || !event.points.length) return;
-    const index = event.points[0].pointIndex;
-    setTriggerValue("click", {
-      trace: event.points[0].curveNumber,
-      row: Array.isArray(index) ? index[0] : index,
-      col: Array.isArray(index) ? index[1] : null,
-    });
-  };
-  chart.clicks = Boolean(data.clicks);
-  chart.live = data.live || null;
   follow(chart);
-  const liveText = JSON.stringify(chart.live);
-  const theme = themeKey(chart.host);
-  if (chart.spec === data.spec && chart.liveText === liveText && chart.theme === theme) return settle(chart);
-  Object.assign(chart, { theme, spec: data.spec, liveText, figure: writeGaps(JSON.parse(data.spec)) });
+  if (!changed) return settle(chart);
+  chart.figure = writeGaps(JSON.parse(data.spec));
   // Its room kept until its first drawing: the page below does not jump.
   if (!chart.drawn) chart.div.style.minHeight = `${chart.figure.layout?.height ?? 450}px`;
   chart.cells = null; // the reference figure's customdata, decoded when first needed

@@ -3,7 +3,7 @@
 // the vendored plotly.js (scripts/build_plotly.sh), so an upgrade that moves one fails there.
 
 // Whether plotly.js has drawn `gd` (its laid-out figure is there).
-export const drawn = (gd) => Boolean(gd._fullLayout);
+export const laidOut = (gd) => Boolean(gd._fullLayout);
 // Trace `t` as plotly.js laid it out (z, zmin, zmax, colorscale, x, xaxis, yaxis), or null.
 export const fullTrace = (gd, t = 0) => gd._fullData?.[t] ?? null;
 export const fullTraces = (gd) => gd._fullData ?? null;

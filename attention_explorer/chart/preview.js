@@ -5,7 +5,7 @@
 // "ae-frame" event.
 
 import { paint } from "./bindings.js";
-import { colourBar, drawn, fullTrace, heatmapImage, UNDER_PREVIEW } from "./plotly_parts.js";
+import { colourBar, fullTrace, heatmapImage, laidOut, UNDER_PREVIEW } from "./plotly_parts.js";
 import { framesAt, otherFrames, shownKey, start as startOf, valueAt } from "./frames.js";
 import { addStyle } from "./theme.js";
 
@@ -32,13 +32,13 @@ function colourTable(colorscale) {
 export function recolour(chart, array, frame, limits, shows) {
   const [image, full] = [heatmapImage(chart.div), fullTrace(chart.div)];
   if (!image || !full) return false;
-  chart.table ??= colourTable(full.colorscale);
+  chart.paint.colours ??= colourTable(full.colorscale);
   const [rows, cols] = [array.shape[1], array.shape[2]];
   const shown = [full.z.length, full.z[0].length]; // a cropped figure shows fewer columns
   const [zmin, zmax] = limits ? [-limits[frame], limits[frame]] : [full.zmin, full.zmax];
-  let preview = chart.preview;
+  let preview = chart.paint.recoloured;
   if (preview?.image !== image || !preview.holder.isConnected) {
-    chart.preview?.holder.remove();
+    chart.paint.recoloured?.holder.remove();
     const holder = document.createElementNS(SVG, "foreignObject");
     const canvas = Object.assign(document.createElement("canvas"), { width: shown[1], height: shown[0] });
     canvas.className = "ae-preview";
@@ -48,7 +48,7 @@ export function recolour(chart, array, frame, limits, shows) {
     const ctx = canvas.getContext("2d");
     const pixels = ctx.createImageData(shown[1], shown[0]);
     preview = { image, holder, canvas, ctx, pixels, words: new Uint32Array(pixels.data.buffer) };
-    chart.preview = preview;
+    chart.paint.recoloured = preview;
   }
   for (const name of ["x", "y", "width", "height", "transform"]) {
     if (image.hasAttribute(name)) preview.holder.setAttribute(name, image.getAttribute(name));
@@ -60,7 +60,7 @@ export function recolour(chart, array, frame, limits, shows) {
       let word = 0; // transparent, like Plotly's gaps
       if (i < rows && j < cols) {
         const v = array.dtype === "f4" ? array.values[first + i * cols + j] : valueAt(array, frame, i * cols + j);
-        if (!Number.isNaN(v)) word = chart.table[Math.max(0, Math.min(255, Math.round(((v - zmin) / span) * 255)))];
+        if (!Number.isNaN(v)) word = chart.paint.colours[Math.max(0, Math.min(255, Math.round(((v - zmin) / span) * 255)))];
       }
       preview.words[i * shown[1] + j] = word;
     }
@@ -74,24 +74,24 @@ export function recolour(chart, array, frame, limits, shows) {
 export function relabelColourBar(chart, ticks, limits, frame) {
   const bar = colourBar(chart.div);
   if (!bar || !ticks) return;
-  if (!chart.colourBarTicks?.isConnected) {
-    chart.colourBarTicks = document.createElementNS(SVG, "g");
-    chart.colourBarTicks.setAttribute("class", "ae-cbticks");
-    bar.axis.after(chart.colourBarTicks);
+  if (!chart.paint.ticks?.isConnected) {
+    chart.paint.ticks = document.createElementNS(SVG, "g");
+    chart.paint.ticks.setAttribute("class", "ae-cbticks");
+    bar.axis.after(chart.paint.ticks);
   }
   const [values, labels] = ticks[frame];
   const limit = limits[frame] || 1;
   const [top, height] = [Number(bar.fill.getAttribute("y")), Number(bar.fill.getAttribute("height"))];
   const copies = values.map(() => bar.tick.cloneNode(true));
   for (const tick of copies) tick.removeAttribute("class");
-  chart.colourBarTicks.replaceChildren(...copies);
+  chart.paint.ticks.replaceChildren(...copies);
   // One pair of matrices for every label until Plotly draws again: reading one after a write
   // forces a layout.
-  if (copies.length) chart.colourBarMatrices ??= [bar.fill.getCTM(), copies[0].getCTM().inverse()];
+  if (copies.length) chart.paint.tickMatrices ??= [bar.fill.getCTM(), copies[0].getCTM().inverse()];
   copies.forEach((tick, i) => {
     const text = tick.querySelector("text");
     const y = top + height * (1 - (values[i] + limit) / (2 * limit)); // the bar runs up from -limit
-    const at = new DOMPoint(0, y).matrixTransform(chart.colourBarMatrices[0]).matrixTransform(chart.colourBarMatrices[1]);
+    const at = new DOMPoint(0, y).matrixTransform(chart.paint.tickMatrices[0]).matrixTransform(chart.paint.tickMatrices[1]);
     text.textContent = labels[i];
     text.removeAttribute("data-unformatted");
     text.setAttribute("transform", `translate(0,${at.y})`);
@@ -102,13 +102,13 @@ export function relabelColourBar(chart, ticks, limits, frame) {
 // Give Plotly back its drawing. What the preview wrote and Plotly has not drawn since is put
 // back, unless Plotly.react just drew the frame the preview showed (`drawnAgain`).
 export function restorePlotly(chart, drawnAgain = false) {
-  chart.preview?.holder.remove();
-  chart.colourBarTicks?.remove();
-  [chart.preview, chart.colourBarTicks, chart.colourBarMatrices] = [null, null, null];
+  chart.paint.recoloured?.holder.remove();
+  chart.paint.ticks?.remove();
+  Object.assign(chart.paint, { recoloured: null, ticks: null, tickMatrices: null });
   const { dataset } = chart.div;
   if (dataset.hoverHidden) window.Plotly?.Fx.unhover(chart.div); // a label of the figure before
   for (const mark of ["recoloured", "colourBar", "hoverHidden"]) delete dataset[mark];
-  for (const [element, record] of drawnAgain ? [] : chart.touched || []) {
+  for (const [element, record] of drawnAgain ? [] : chart.paint.touched || []) {
     for (const [attr, { original, ours }] of Object.entries(record)) {
       if (read(element, attr) !== ours) continue; // Plotly has drawn it since
       if (attr === TEXT) setText(element, original);
@@ -116,14 +116,14 @@ export function restorePlotly(chart, drawnAgain = false) {
       else element.setAttribute(attr, original);
     }
   }
-  chart.touched = null;
+  chart.paint.touched = null;
 }
 
 // Set an attribute (or a style property, or TEXT) Plotly drew, keeping Plotly's for restorePlotly.
 export function touch(chart, element, attr, value, property) {
-  chart.touched ??= new Map();
-  if (!chart.touched.has(element)) chart.touched.set(element, {});
-  const record = chart.touched.get(element);
+  chart.paint.touched ??= new Map();
+  if (!chart.paint.touched.has(element)) chart.paint.touched.set(element, {});
+  const record = chart.paint.touched.get(element);
   record[attr] ??= { original: read(element, attr) };
   if (property) element.style[property] = value;
   else if (attr === TEXT) setText(element, value);
@@ -163,9 +163,9 @@ export function showFrame(src, stop, other = null) {
     // past 128 tokens the stop's own frames may be still to come
     const found = along ? { frames: along, frame: other.index } : framesAt(src, stop, live.frames);
     held ||= found !== null;
-    if (!found || !chart.div.isConnected || !drawn(chart.div)) continue;
+    if (!found || !chart.div.isConnected || !laidOut(chart.div)) continue;
     if (!along && chart.shows === shownKey(chart, src.head, stop)) {
-      if (!chart.reacting) restorePlotly(chart); // back on what was drawn: Plotly's own
+      if (!chart.drawing) restorePlotly(chart); // back on what was drawn: Plotly's own
       continue;
     }
     const { frames, frame } = found;

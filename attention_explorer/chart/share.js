@@ -24,9 +24,10 @@ button.ae-share-copy { height: 2.5rem; padding: 0 1rem; font-size: 18px; white-s
 
 // Streamlit writes the query string with history.pushState / replaceState, which fire no
 // event: an "ae-url" after each lets the share boxes follow.
+let watched = false;
 function watchHistory() {
-  if (window.__aeHistoryWatched) return;
-  window.__aeHistoryWatched = true;
+  if (watched) return;
+  watched = true;
   for (const name of ["pushState", "replaceState"]) {
     const original = history[name];
     history[name] = function (...args) {
@@ -65,7 +66,9 @@ function row(box, note, name) {
   return code;
 }
 
-// Made once per element; page.js forgets it (aeForget) once the element has left the page.
+const shown = new WeakMap(); // a share box -> what writes its links
+
+// Made once per element; page.js forgets it (forgetShare) once the element has left the page.
 export function mountShare(parentElement) {
   addStyle("ae-page-style", STYLE);
   watchHistory();
@@ -83,11 +86,15 @@ export function mountShare(parentElement) {
       present.textContent = url.toString();
     };
     window.addEventListener("ae-url", show);
-    box.aeShow = show;
-    box.aeForget = () => window.removeEventListener("ae-url", show);
+    shown.set(box, show);
   }
-  box.aeShow();
+  shown.get(box)();
   return box;
+}
+
+// The share box `box` has left the page: its links no longer follow the address bar.
+export function forgetShare(box) {
+  window.removeEventListener("ae-url", shown.get(box));
 }
 
 // Presentation mode's copy button, in the presenter bar: the link as the address bar has it

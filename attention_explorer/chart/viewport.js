@@ -2,6 +2,8 @@
 // (app/views/chart.py): when it differs from the size Python assumed (`known`), at first
 // and after a resize. Data: {kind: "viewport", known: [width, height]}.
 
+const reporters = new WeakMap(); // the marker -> the latest mount's report of the screen
+
 export function mountViewport(component) {
   const { data, parentElement, setStateValue } = component;
   let marker = parentElement.querySelector(".ae-viewport");
@@ -12,11 +14,11 @@ export function mountViewport(component) {
     let timer;
     window.addEventListener("resize", () => {
       clearTimeout(timer);
-      timer = setTimeout(() => marker.report(), 300);
+      timer = setTimeout(() => reporters.get(marker)(), 300);
     });
   }
   marker.dataset.known = data.known.join("x");
-  marker.report = () => {
+  const report = () => {
     const size = [window.innerWidth, window.innerHeight];
     const text = size.join("x");
     marker.dataset.size = text;
@@ -24,5 +26,6 @@ export function mountViewport(component) {
     marker.dataset.sent = text; // once per size, even if Python keeps its assumption
     setStateValue("size", size);
   };
-  marker.report();
+  reporters.set(marker, report);
+  report();
 }

@@ -142,7 +142,7 @@ COUNT_DRAWN = r"""() => {
     new MutationObserver(() => {
         if (div.dataset.pending) return;
         const head = document.querySelector('.st-key-head_control input').value;
-        window.__counted.push({shows: div.aeChart.shows, head: Number(head)});
+        window.__counted.push({shows: window.__chartOf(div).shows, head: Number(head)});
     }).observe(div, {attributes: true, attributeFilter: ['data-pending']});
 }"""
 
@@ -179,7 +179,7 @@ def test_a_chart_drawing_when_the_head_moves_stays_pending_until_it_shows_that_h
     page.wait_for_function(
         """([head, stop]) => {
             const div = document.querySelector('.st-key-att_weights .ae-chart');
-            return !div.dataset.pending && div.aeChart.shows.endsWith(`:${head}:${stop}`);
+            return !div.dataset.pending && window.__chartOf(div).shows.endsWith(`:${head}:${stop}`);
         }""",
         arg=[head + 1, stop],
     )

@@ -265,9 +265,8 @@ def drawn_far_below(page):
     back to the top; what it shows."""
     look_at(page, "att_output")
     scroll_to_top(page)
-    page.wait_for_function(
-        "() => document.querySelector('.st-key-att_output .ae-chart').aeChart.near === false"
-    )
+    output = "document.querySelector('.st-key-att_output .ae-chart')"
+    page.wait_for_function(f"() => window.__chartOf({output}).near === false")
     return page.evaluate(OUTPUT)
 
 
@@ -281,7 +280,7 @@ def test_a_first_load_draws_a_chart_far_below_only_when_it_comes_near(page, app_
     assert output.get_attribute("data-away") == "1"
     assert output.locator(".main-svg").count() == 0
     room = output.evaluate("d => d.getBoundingClientRect().height")
-    assert room == output.evaluate("d => d.aeChart.figure.layout.height")
+    assert room == output.evaluate("d => window.__chartOf(d).figure.layout.height")
     look_at(page, "att_output")
     assert output.evaluate("d => d.getBoundingClientRect().height") == pytest.approx(room, abs=1)
     model = checkpoint.load_minilm()

@@ -109,13 +109,18 @@ def test_figures_of_several_panels_are_stacked_to_fit_a_phone(page, app_url, pat
 
 #: The smallest type an equation fitted to a narrow screen may be scaled down to, in px.
 EQUATION_MIN_FONT = 7
-#: True once every display equation is fitted to the room it has now: chart/equations.js
-#: notes on each the room (the width of its layout block) and the text it last fitted.
+#: ``window.__fittedTo``: chart/equations.js's note of the room (the width of its layout
+#: block) and the text each display equation was last fitted for.
+FITTED_TO = """async () => {
+    const url = '/_stcore/bidi-components/attention-explorer.page/equations.js';
+    window.__fittedTo = (await import(url)).fittedTo;
+}"""
+#: True once every display equation is fitted to the room it has now (:data:`FITTED_TO`).
 EQUATIONS_FITTED = """() => [...document.querySelectorAll('.katex-display')].every((display) => {
     const katex = display.querySelector(':scope > .katex');
     const block = '[data-testid="stVerticalBlock"], [data-testid="stHorizontalBlock"]';
     const room = (display.closest(block) ?? display).clientWidth;
-    return !katex || room === 0 || (katex.aeRoom === room && katex.aeText === katex.textContent);
+    return !katex || room === 0 || window.__fittedTo(katex, room);
 })"""
 
 
@@ -124,6 +129,7 @@ def wait_fitted(page):
     run the page's fitting (the resize or its observer, then the fit it schedules), and
     until every equation is fitted to its room."""
     page.evaluate("() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)))")
+    page.evaluate(FITTED_TO)
     page.wait_for_function(EQUATIONS_FITTED, polling=100)
 
 

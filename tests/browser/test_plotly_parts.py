@@ -39,7 +39,7 @@ CHECKS = """() => {
     const yaxis = axisOf(bars, 'y');
     const cells = [...cellTexts(table)].map(cellOf).filter(Boolean);
     return {
-        drawn: drawn(heat),
+        drawn: laidOut(heat),
         z: fullTrace(heat).z.map((row) => Array.from(row)),
         colorscale: fullTrace(heat).colorscale.length,
         image: heatmapImage(heat) !== null,

@@ -98,10 +98,23 @@ FIRST_LOAD_TIMEOUT = 120_000
 
 
 def open_app(page, url):
-    """Go to ``url`` and wait until the script has finished and every chart is drawn."""
+    """Go to ``url`` and wait until the script has finished and every chart is drawn.
+
+    The tests' scripts then find a chart's object from its plotly.js div as
+    ``window.__chartOf(div)`` (``chart/state.js``'s ``Chart.of``): the component keeps
+    nothing on the page's elements.
+    """
     page.runs_seen = 0  # a new document counts from 0
     page.goto(url)
     wait_settled(page, timeout=FIRST_LOAD_TIMEOUT)
+    page.evaluate(CHART_OF)
+
+
+#: Puts ``Chart.of`` where the tests' scripts reach it (:func:`open_app`).
+CHART_OF = """async () => {
+    const state = await import('/_stcore/bidi-components/attention-explorer.chart/state.js');
+    window.__chartOf = state.Chart.of;
+}"""
 
 
 #: Presentation mode has laid its figures out for this window (``app.state.session.viewport``).
