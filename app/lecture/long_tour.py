@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from app.data import long_layers, passes
+from app.data import layers, long_layers, passes
 from app.views import bars, chart, long_head, multi_head
 from app.words import long_texts, wording
 
@@ -25,6 +25,18 @@ PANEL_TILES = 128
 def is_long(labels):
     """Whether a text of these tokens is drawn as a long one (tiles with a zoom)."""
     return len(labels) > passes.LONG_TOKENS
+
+
+def layer(settings):
+    """The layer a step draws: a long text's keeps no head's weights (n × d alone)."""
+    long = is_long(layers.tokens(settings)[0].labels)
+    return layers.layer(settings, keep_weights=not long)
+
+
+def saturation_curve(settings, head):
+    """Step 4's curve: a long text's sweep reads its rows' scores from q and k alone."""
+    long = is_long(layers.tokens(settings)[0].labels)
+    return (long_layers.saturation_curve if long else layers.saturation_curve)(settings, head)
 
 
 def _map(settings, head, labels, step, kind, title, value="weight", blank=""):

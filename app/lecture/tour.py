@@ -15,8 +15,8 @@ from dataclasses import dataclass
 import pandas as pd
 import plotly.graph_objects as go
 
-from app.data import encodings, layers, long_layers, passes
-from app.lecture import induction_step
+from app.data import encodings, layers
+from app.lecture import induction_step, long_tour
 from app.state import controls, weights
 from app.views import attention_maps, bars, heatmap, multi_head, saturation, token_ids
 from app.words import wording
@@ -44,11 +44,6 @@ def _labels(settings):
     return layers.tokens(settings)[0].labels
 
 
-def _layer(settings):
-    """The step's layer: a long text's keeps no head's weights (:mod:`app.lecture.long_tour`)."""
-    return layers.layer(settings, keep_weights=len(_labels(settings)) <= passes.LONG_TOKENS)
-
-
 def _tokens(settings, head, values):
     tokenization = layers.tokens(settings)[0]
     labels, ids = tokenization.labels, tokenization.ids
@@ -69,7 +64,7 @@ def _tokens_says(settings, head, values):
 
 
 def _qkv(settings, head, values):
-    run = _layer(settings)
+    run = long_tour.layer(settings)  # a long text's keeps no head's weights
     labels = _labels(settings)
     if settings.trained:
         title = f"Queries Q = X W_Q + b_Q of layer {settings.layer}, head {head}"
@@ -99,9 +94,7 @@ def _scores(settings, head, values):
 
 
 def _saturation(settings, head, values):
-    long = len(_labels(settings)) > passes.LONG_TOKENS  # the sweep's rows from q and k alone
-    curve = long_layers.saturation_curve if long else layers.saturation_curve
-    scales, stats, rows = curve(settings, head)
+    scales, stats, rows = long_tour.saturation_curve(settings, head)
     default = controls.default_scale(*settings.shape)
     scale = default if settings.scale is None else settings.scale
     return (
