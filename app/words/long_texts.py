@@ -62,9 +62,9 @@ def efficient_first(n, n_patterns, first, causal):
         else "Without the mask those tokens attend among themselves alone, not to the rest."
     )
     return (
-        f"{n:,} tokens: comparing the patterns needs every weight of each of {n_patterns}, "
+        f"{n:,} tokens: comparing the {n_patterns} patterns needs every weight of each, "
         f"{n_patterns} × {n:,} × {n:,} = {cells / 1e6:,.0f} million in float64 "
-        f"({cells * 8 / 2**30:,.1f} GB) and as much again for their differences: the "
+        f"({cells * 8 / 1e6:,.0f} MB) before their scores and differences: the "
         f"patterns, their table and the sliders below read the first {first:,} tokens alone. "
-        f"{rows} The whole text's full softmax is drawn above as tiles with a zoom."
+        f"{rows} First, the whole text's full softmax as tiles with a zoom."
     )
