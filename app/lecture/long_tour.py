@@ -15,7 +15,7 @@ from __future__ import annotations
 import streamlit as st
 
 from app.data import layers, long_layers, passes
-from app.views import bars, chart, long_head, multi_head
+from app.views import bars, chart, long_head, multi_head, style
 from app.words import long_texts, wording
 
 #: Tiles on a side of each head's panel in step 9, as on /multi-head.
@@ -92,6 +92,7 @@ def training(settings, head, labels, step):
     rows = {f"{settings.label}, {wording.layer_head(settings.layer, head)}": row[start:stop]}
     names = long_head.token_labels(labels, start, stop)
     figure = bars.compared_figure(rows, names, labels[query])
+    figure.update_traces(marker_color=style.COMPARE_COLORS[1])  # red: the trained side's colour
     chart.draw(st, figure, f"tour_step_{step}", table=bars.compared_table(rows, names))
 
 

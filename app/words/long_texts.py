@@ -46,7 +46,7 @@ def random_needs_short(n, n_heads, limit, start, stop):
     cells = n_heads * n * n
     return (
         f"The random side runs a random model's every head over the text: {n_heads} × "
-        f"{n:,} × {n:,} = {cells / 1e6:,.0f} million weights at once ({cells * 4 / 2**20:,.0f} "
+        f"{n:,} × {n:,} = {cells / 1e6:,.0f} million weights at once ({cells * 4 / 1e6:,.0f} "
         f"MB), so it is drawn for texts of at most {limit:,} tokens; this one has {n:,}. Here "
         f"the trained head's row alone, on tokens {start}–{stop - 1} around the query."
     )

@@ -339,3 +339,12 @@ def test_efficient_draws_the_head_as_tiles_and_the_patterns_on_the_first_tokens(
     assert f"read the first {first} tokens alone" in said
     window = next(s for s in at.slider if s.key == "efficient_window")
     assert window.max == first - 1
+
+
+@pytest.mark.parametrize("step", [3, 6, 9])
+def test_the_tour_presents_its_long_steps(as_smollm2, step):
+    query = LINK | {"present": "1"}
+    at = open_app("tour", query, page_query={"step": str(step)}, timeout=120, text=TEXT)
+    assert not at.exception
+    assert not at.error
+    assert f"tour_step_{step}" in charts(at)
