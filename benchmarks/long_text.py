@@ -11,7 +11,7 @@ zoom the browser drew with the head's exact weights; ``--shots DIR`` saves the n
 (every head's grid, the tiles, the zoom, the sinks) as PNG at 1280 × 720 and 390 × 844.
 
 Run: ``python benchmarks/long_text.py [--tokens 4096] [--page causal-mask] [--check]
-[--shots DIR]`` (``--check`` on /pretrained only).
+[--query step=5] [--shots DIR]`` (``--check`` on /pretrained only).
 """
 
 from __future__ import annotations
@@ -67,11 +67,16 @@ SHOTS = {
     "positional-encoding": ("pe_without", "pe_with"),
     "multi-head": ("mh_heads", "mh_head"),
     "attention": ("att_raw", "att_weights", "att_saturation"),
+    "efficient": ("efficient_whole", "efficient_full"),
+    "tour": ("tour_step_{step}",),  # the step of --query (step=5), 1 without
 }
 
 
-def measure(text, timeout_s, shots=None, page="pretrained"):
-    """Serve the app on ``text``, open ``page``; the times, memory and the drawn zoom."""
+def measure(text, timeout_s, shots=None, page="pretrained", query=""):
+    """Serve the app on ``text``, open ``page``; the times, memory and the drawn zoom.
+
+    ``query``: more of the core page's URL query (``step=5``), ``&``-joined.
+    """
     os.environ.update(ATTENTION_EXPLORER_MODEL="smollm2", ATTENTION_EXPLORER_TEXT=text)
     with (
         serve_app(ROOT / "app" / "main.py") as (url, pid),
@@ -83,7 +88,9 @@ def measure(text, timeout_s, shots=None, page="pretrained"):
         tab.set_default_timeout(timeout_s * 1000)
         start = time.perf_counter()
         path = "" if page == "home" else page  # the default page's path is the root
-        tab.goto(f"{url}/pretrained" if page == "pretrained" else f"{url}/{path}?weights=smollm2")
+        more = f"&{query}" if query else ""
+        core = f"{url}/{path}?weights=smollm2{more}"
+        tab.goto(f"{url}/pretrained" if page == "pretrained" else core)
         tab.wait_for_function(FIRST_CHART, polling=200)
         first = time.perf_counter() - start
         tab.wait_for_timeout(200)
@@ -108,7 +115,8 @@ def measure(text, timeout_s, shots=None, page="pretrained"):
             tab.evaluate("window.scrollTo(0, 0)")
             tab.wait_for_timeout(500)
             tab.screenshot(path=str(Path(shots) / f"long_{page}_top_{width}.png"))
-            for key in SHOTS[page]:
+            step = dict(part.split("=", 1) for part in query.split("&") if part).get("step", 1)
+            for key in (k.format(step=step) for k in SHOTS[page]):
                 look_at(tab, key)
                 tab.wait_for_timeout(500)
                 tab.screenshot(path=str(Path(shots) / f"long_{key}_{width}.png"))
@@ -131,6 +139,7 @@ def main():
     parser.add_argument(
         "--page", default="pretrained", choices=list(SHOTS), help="the page's URL path"
     )
+    parser.add_argument("--query", default="", help="more of a core page's query: step=5")
     parser.add_argument("--check", action="store_true", help="compare the zoom with the engine")
     parser.add_argument("--shots", help="a folder for screenshots of the new views")
     args = parser.parse_args()
@@ -144,10 +153,10 @@ def main():
     text = text_of(model.tokenizer, args.tokens)
     n = len(model.tokenizer.encode(text).ids)
     del model
-    found = measure(text, args.timeout, args.shots, args.page)
+    found = measure(text, args.timeout, args.shots, args.page, args.query)
     if found["errors"]:
         print("errors on the page:", *found["errors"], sep="\n")
-    print(f"/{args.page}, SmolLM2, {n} tokens")
+    print(f"/{args.page}{'?' + args.query if args.query else ''}, SmolLM2, {n} tokens")
     print(f"  first chart drawn  {found['first']:7.1f} s")
     print(f"  every chart drawn  {found['settled']:7.1f} s")
     print(

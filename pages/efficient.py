@@ -5,12 +5,13 @@ import math
 
 import streamlit as st
 
-from app.data import efficient
+from app.data import efficient, long_layers, passes
 from app.lecture.presentation import control_hint
-from app.views import attention_maps, cost, equation
+from app.views import attention_maps, cost, equation, long_head
 from app.widgets import notices, pickers
-from app.words import equations
-from engine.efficient import linear_attention
+from app.words import equations, wording
+from app.words.long_texts import efficient_first
+from engine.efficient import PATTERNS, linear_attention
 
 st.title("Efficient attention")
 equation.show(equations.LINEAR_ATTENTION)
@@ -22,9 +23,24 @@ st.caption(
     + control_hint(" The sidebar's “Mask future tokens” switch applies to every pattern.")
 )
 
-settings, tokenization, run, head = notices.head_or_stop()
+settings, tokenization, run, head = notices.head_or_stop(page="efficient")
 labels = tokenization.labels
 n = len(labels)
+# A long text (a trained model's): its head as tiles with a zoom; the patterns, which need
+# every weight of five variants and their differences, on its first LONG_TOKENS tokens.
+first = passes.LONG_TOKENS if n > passes.LONG_TOKENS else None
+if first:
+    st.caption(efficient_first(n, len(PATTERNS), first, settings.causal))
+    st.subheader("Full softmax over the whole text")
+    reduction, rows, cols = long_head.controls(
+        "efficient_reduction", "efficient_tiles", wording.default_query(labels), n
+    )
+    maps = long_layers.head_map(settings, head, "weights", reduction, rows, cols, *long_head.SIZES)
+    title = f"Full softmax, head {head}"
+    zoom = "efficient_tiles"
+    long_head.show_map(st, "efficient_whole", maps, labels, rows, cols, title, zoom=zoom)
+    labels = labels[:first]
+    n = first
 
 equation.show(equations.SPARSE_PATTERNS)
 left, right = st.columns(2)
@@ -37,7 +53,7 @@ with right:
         "Stride / block length l", "efficient_stride", 1, n, max(2, round(math.sqrt(n)))
     )
 
-patterns = efficient.efficient_patterns(settings, head, window, stride)
+patterns = efficient.efficient_patterns(settings, head, window, stride, first)
 
 
 def pattern_cost(name, share):
@@ -47,9 +63,9 @@ def pattern_cost(name, share):
     return f"{share:.0%} of the n² pairs scored"
 
 
-errors = efficient.efficient_errors(settings, head, window, stride)
+errors = efficient.efficient_errors(settings, head, window, stride, first)
 
-st.subheader("The patterns on this sentence")
+st.subheader(f"The patterns on its first {n} tokens" if first else "The patterns on this sentence")
 grid = [column for _ in range(3) for column in st.columns(2)]
 for column, pattern, share in zip(grid, patterns, errors["pairs scored"], strict=False):
     title = f"{pattern.name} · {pattern_cost(pattern.name, share)}"

@@ -3,7 +3,7 @@
 import streamlit as st
 
 from app import registry
-from app.lecture import share, tour
+from app.lecture import long_tour, share, tour
 from app.state import session
 from app.views import chart
 from app.widgets import notices, pickers
@@ -17,10 +17,13 @@ st.progress(step / len(tour.STEPS), text=f"Step {step} of {len(tour.STEPS)}")
 st.title(current.title)
 share.top_on_change(step)
 st.write(current.text)
-settings, _, run = notices.layer_or_stop()  # with the same notices as every page
+settings, tokenization, run = notices.layer_or_stop(page="tour")  # every page's notices
 head = pickers.shared_head(run)
 values = session.current()
-said = current.says(settings, head, values)
+labels = tokenization.labels
+long = long_tour.is_long(labels)  # a trained model's: each n × n map as tiles with a zoom
+says = long_tour.SAYS.get(current.says.__name__) if long else None
+said = says(settings, head, labels) if says else current.says(settings, head, values)
 if said:
     st.markdown(said)
 st.caption(notices.weights_note(settings, head))
@@ -42,8 +45,12 @@ if step < len(tour.STEPS):
         st.rerun()
 else:
     forward.success("End of the tour.")
-figure, table = current.chart(settings, head, values)
-chart.draw(st, figure, f"tour_step_{step}", table=table)
+drawn = long_tour.DRAWN.get(current.chart.__name__) if long else None
+if drawn:
+    drawn(settings, head, labels, step)
+else:
+    figure, table = current.chart(settings, head, values)
+    chart.draw(st, figure, f"tour_step_{step}", table=table)
 if step == len(tour.STEPS):
     st.subheader("Where next")
     for target, label in tour.WHERE_NEXT:

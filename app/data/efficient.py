@@ -181,18 +181,21 @@ def load_reference(path=COST_FILE):
 
 
 @cache.bounded
-def efficient_patterns(settings, head, window, stride):
+def efficient_patterns(settings, head, window, stride, first=None):
     """Full softmax, linear attention and the sparse patterns on one head of the layer.
+
+    ``first``: the first this many tokens alone (a long text's, whose layer keeps no
+    head's weights: five patterns' every weight of 4,096 tokens would be gigabytes).
 
     Returns
     -------
     tuple of engine.efficient.Pattern, full softmax first
     """
-    attention = layers.layer(settings).attention
+    attention = layers.layer(settings, keep_weights=first is None).attention
     return attention_patterns(
-        attention.q[head],
-        attention.k[head],
-        attention.v[head],
+        attention.q[head, :first],
+        attention.k[head, :first],
+        attention.v[head, :first],
         window,
         stride,
         causal=settings.causal,
@@ -205,13 +208,15 @@ LINEAR = PATTERNS[1]
 
 
 @st.cache_data(max_entries=32, ttl=cache.TTL, show_spinner=False)
-def efficient_errors(settings, head, window, stride):
+def efficient_errors(settings, head, window, stride, first=None):
     """Each pattern's distance from full softmax, as a table (one row per pattern).
+
+    ``first`` as :func:`efficient_patterns` takes it.
 
     "pairs weighted" is the share of (query, key) pairs with a weight; "pairs scored" the
     share whose q·k the pattern needs, none for linear attention.
     """
-    patterns = efficient_patterns(settings, head, window, stride)
+    patterns = efficient_patterns(settings, head, window, stride, first)
     return pd.DataFrame(
         [
             {

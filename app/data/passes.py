@@ -49,7 +49,16 @@ CORE_MAX_TOKENS = LONG_TOKENS
 #: past :data:`LONG_TOKENS` each draws one head's n × n at a time, as tiles with a zoom
 #: (:mod:`app.data.long_layers`), and its n × d matrices whole.
 LONG_CORE_PAGES = frozenset(
-    {"attention", "causal_mask", "encoder_layer", "home", "multi_head", "positional_encoding"}
+    {
+        "attention",
+        "causal_mask",
+        "efficient",
+        "encoder_layer",
+        "home",
+        "multi_head",
+        "positional_encoding",
+        "tour",
+    }
 )
 
 

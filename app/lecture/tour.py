@@ -16,7 +16,7 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from app.data import encodings, layers
-from app.lecture import induction_step
+from app.lecture import induction_step, long_tour
 from app.state import controls, weights
 from app.views import attention_maps, bars, heatmap, multi_head, saturation, token_ids
 from app.words import wording
@@ -64,7 +64,7 @@ def _tokens_says(settings, head, values):
 
 
 def _qkv(settings, head, values):
-    run = layers.layer(settings)
+    run = long_tour.layer(settings)  # a long text's keeps no head's weights
     labels = _labels(settings)
     if settings.trained:
         title = f"Queries Q = X W_Q + b_Q of layer {settings.layer}, head {head}"
@@ -94,7 +94,7 @@ def _scores(settings, head, values):
 
 
 def _saturation(settings, head, values):
-    scales, stats, rows = layers.saturation_curve(settings, head)
+    scales, stats, rows = long_tour.saturation_curve(settings, head)
     default = controls.default_scale(*settings.shape)
     scale = default if settings.scale is None else settings.scale
     return (

@@ -6,19 +6,22 @@ Pure functions of the text's length and the views' sizes, as :mod:`app.words.wor
 from __future__ import annotations
 
 
-def long_maps(n, maps, tiles, cells, rest=""):
+def long_maps(n, maps, tiles, cells, rest="", zoom=True):
     """What a core page says of a long text: which maps are tiles, of what, and the zoom.
 
     ``maps`` names the n × n maps (``"the mask, the masked scores and both weights"``);
     at most ``tiles`` tiles a side; the zoom exact from ``cells`` tokens a side; ``rest``
-    what else the page draws and how (a sentence, or empty).
+    what else the page draws and how (a sentence, or empty); ``zoom`` False: no zoom is drawn.
     """
+    beside = (
+        f"Beside each, the zoom draws the exact cells with their tokens once it "
+        f"covers at most {cells} queries and {cells} keys; click a tile to move it there. "
+    )
     return (
         f"{n:,} tokens: {maps} are {n:,} × {n:,} cells each, drawn as at most "
         f"{tiles} × {tiles} tiles, each the maximum or "
         "the mean of its block of queries and keys (chosen below; each chart's title says "
-        f"which). Beside each, the zoom draws the exact cells with their tokens once it "
-        f"covers at most {cells} queries and {cells} keys; click a tile to move it there. "
+        f"which). {beside if zoom else ''}"
         f"One head's map is computed at a time, never every head's. {rest}"
     ).strip()
 
@@ -33,3 +36,35 @@ def long_features(n, tiled=""):
         "(over 128 features cropped, as the title says), nothing averaged; the layer runs "
         f"without keeping any head's {n:,} × {n:,} weights. {tiled}"
     ).strip()
+
+
+def random_needs_short(n, n_heads, limit, start, stop):
+    """Why the tour's random-against-trained step draws a long text's trained row alone.
+
+    The random model holds every head's weights, ``n_heads`` × n × n, at once.
+    """
+    cells = n_heads * n * n
+    return (
+        f"The random side runs a random model's every head over the text: {n_heads} × "
+        f"{n:,} × {n:,} = {cells / 1e6:,.0f} million weights at once ({cells * 4 / 1e6:,.0f} "
+        f"MB), so it is drawn for texts of at most {limit:,} tokens; this one has {n:,}. Here "
+        f"the trained head's row alone, on tokens {start}–{stop - 1} around the query."
+    )
+
+
+def efficient_first(n, n_patterns, first, causal):
+    """What /efficient says of a long text: its patterns compared on the first ``first`` tokens."""
+    cells = n_patterns * n * n
+    rows = (
+        "Under the causal mask those queries see no later key, so full softmax's rows are "
+        "exactly the whole text's."
+        if causal
+        else "Without the mask those tokens attend among themselves alone, not to the rest."
+    )
+    return (
+        f"{n:,} tokens: comparing the {n_patterns} patterns needs every weight of each, "
+        f"{n_patterns} × {n:,} × {n:,} = {cells / 1e6:,.0f} million in float64 "
+        f"({cells * 8 / 1e6:,.0f} MB) before their scores and differences: the "
+        f"patterns, their table and the sliders below read the first {first:,} tokens alone. "
+        f"{rows} First, the whole text's full softmax as tiles with a zoom."
+    )

@@ -7,6 +7,9 @@ so that a text of 700-odd tokens crosses the core pages' 512 in a second, as Smo
 (``engine.one_layer.head_weights``), tiled by ``engine.tiling.tile``.
 """
 
+import re
+from pathlib import Path
+
 import numpy as np
 import pytest
 import tiny_models
@@ -65,11 +68,22 @@ def test_the_text_crosses_the_core_pages_limit(run):
     assert len(run.ids) > passes.CORE_MAX_TOKENS
 
 
-def test_a_page_not_lifted_still_refuses_the_long_text(as_smollm2):
-    at = open_long("efficient")
-    assert not at.exception
-    (warning,) = at.warning
-    assert "reads at most 512 with a trained model" in warning.value.replace("\\", "")
+def test_every_core_page_reads_the_long_text():
+    """Every page that runs the core pages' layer is lifted: none refuses a long text."""
+    pages = Path(__file__).parents[2] / "pages"
+    core = {
+        script.stem
+        for script in pages.glob("*.py")
+        if re.search(r"notices\.(layer|head)_or_stop\(", script.read_text(encoding="utf-8"))
+    }
+    assert core == passes.LONG_CORE_PAGES  # each page opened below, in presentation mode
+    for page in core:
+        found = re.search(
+            r"notices\.(layer|head)_or_stop\([\s\S]*?page=\"(\w+)\"",
+            (pages / f"{page}.py").read_text(encoding="utf-8"),
+        )
+        assert found, page
+        assert found[2] == page  # the page names itself: its own limit
 
 
 def test_causal_mask_draws_every_map_as_tiles_with_a_zoom(causal, run):
@@ -244,4 +258,93 @@ def test_every_lifted_page_presents_a_long_text(as_smollm2, page):
     at = open_app(page, LINK | {"present": "1"}, timeout=120, text=TEXT)
     assert not at.exception
     assert not at.error
+    assert not [w.value for w in at.warning if "reads at most" in w.value]
     assert charts(at)
+
+
+def zoom_ranges(at):
+    first, last = next(s for s in at.slider if s.label == "Zoom: queries").value
+    k0, k1 = next(s for s in at.slider if s.label == "Zoom: keys").value
+    return slice(first, last + 1), slice(k0, k1 + 1)
+
+
+@pytest.fixture(scope="module")
+def tour_steps(as_smollm2):
+    """The tour on the long text, walked from step 3 to 9: each step's charts and sentences."""
+    at = open_app("tour", LINK, page_query={"step": "3"}, timeout=120, text=TEXT)
+    steps = {}
+    for step in range(3, 10):
+        assert not at.exception, step
+        assert not at.error, step
+        said = " ".join(m.value for m in (*at.markdown, *at.caption, *at.info))
+        zoom = zoom_ranges(at) if any(s.label == "Zoom: queries" for s in at.slider) else None
+        steps[step] = charts(at), said, zoom
+        at.button(key="tour_next").click().run()
+    return steps
+
+
+def test_tour_draws_the_scores_and_weights_as_tiles_with_exact_zooms(tour_steps, as_smollm2, run):
+    weights_ = one_layer.head_weights(as_smollm2, run, LAYER, HEAD)
+    q, k = run.queries[LAYER, HEAD], run.keys[LAYER, HEAD]
+    for step in (5, 7):  # the weights, and with the mask: SmolLM2's own, the same weights
+        drawn, said, (rows, cols) = tour_steps[step]
+        z = decode(drawn[f"tour_step_{step}"]["data"][0]["z"])
+        np.testing.assert_array_equal(z, tiling.tile(weights_, long_head.OVERVIEW_TILES).values)
+        zoom = decode(drawn[f"tour_step_{step}_zoom"]["data"][0]["z"])
+        np.testing.assert_array_equal(zoom, weights_[rows, cols])
+        assert f"{len(run.ids):,} tokens: this head's" in said
+    drawn, said, (rows, cols) = tour_steps[3]
+    raw = decode(drawn["tour_step_3_zoom"]["data"][0]["z"])
+    np.testing.assert_allclose(raw, q[rows] @ k[cols].T, rtol=1e-4, atol=1e-5)
+    query = wording.default_query(run.labels)
+    best = int(np.argmax(weights_[query]))
+    assert f"{weights_[query, best]:.2f} of its budget of 1" in tour_steps[5][1]
+
+
+def test_tour_draws_the_trained_row_and_every_head_on_a_long_text(tour_steps, as_smollm2, run):
+    n = len(run.ids)
+    query = wording.default_query(run.labels)
+    start, stop = long_head.around(query, n, long_head.AROUND)
+    weights_ = one_layer.head_weights(as_smollm2, run, LAYER, HEAD)
+    drawn, said, _ = tour_steps[6]
+    np.testing.assert_array_equal(
+        decode(drawn["tour_step_6"]["data"][0]["y"]), weights_[query, start:stop]
+    )
+    assert f"4 × {n:,} × {n:,}" in said  # why the random side needs a short text
+    assert f"at most {passes.LONG_TOKENS} tokens; this one has {n:,}" in said
+    drawn, said, _ = tour_steps[9]
+    for h, trace in enumerate(drawn["tour_step_9"]["data"]):
+        every = one_layer.head_weights(as_smollm2, run, LAYER, h)
+        expected = tiling.tile(every, long_head.OVERVIEW_TILES // 2, "max").values
+        np.testing.assert_array_equal(decode(trace["z"]), expected)
+    assert "tour_step_4" in tour_steps[4][0]  # the saturation curve from q and k alone
+
+
+def test_efficient_draws_the_head_as_tiles_and_the_patterns_on_the_first_tokens(as_smollm2, run):
+    at = open_long("efficient")
+    assert not at.exception
+    assert not at.error
+    n, first = len(run.ids), passes.LONG_TOKENS
+    weights_ = one_layer.head_weights(as_smollm2, run, LAYER, HEAD)
+    rows, cols = zoom_ranges(at)
+    np.testing.assert_array_equal(chart_z(at, "efficient_whole"), tiling.tile(weights_, 256).values)
+    np.testing.assert_array_equal(chart_z(at, "efficient_whole_zoom"), weights_[rows, cols])
+    full = chart_z(at, "efficient_full")  # causal: the first queries' rows are the text's own
+    assert full.shape == (first, first)
+    np.testing.assert_allclose(full, weights_[:first, :first], rtol=1e-4, atol=1e-6)
+    for key in ("linear", "sliding", "strided", "fixed"):
+        np.testing.assert_allclose(chart_z(at, f"efficient_{key}").sum(axis=1), 1.0, atol=1e-5)
+    said = " ".join(c.value for c in at.caption)
+    assert f"5 × {n:,} × {n:,}" in said
+    assert f"read the first {first} tokens alone" in said
+    window = next(s for s in at.slider if s.key == "efficient_window")
+    assert window.max == first - 1
+
+
+@pytest.mark.parametrize("step", [3, 6, 9])
+def test_the_tour_presents_its_long_steps(as_smollm2, step):
+    query = LINK | {"present": "1"}
+    at = open_app("tour", query, page_query={"step": str(step)}, timeout=120, text=TEXT)
+    assert not at.exception
+    assert not at.error
+    assert f"tour_step_{step}" in charts(at)
