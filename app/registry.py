@@ -133,9 +133,3 @@ def sidebar(url_path):
     """The shared controls the page at ``url_path`` shows (all of them for ``""``, home)."""
     page = BY_URL_PATH.get(url_path)
     return SHARED if page is None else page.sidebar
-
-
-def script(url_path):
-    """The script of the page at ``url_path`` (the default page's for ``""``)."""
-    page = BY_URL_PATH.get(url_path)
-    return next(p for p in PAGES if p.default).script if page is None else page.script

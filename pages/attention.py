@@ -16,9 +16,7 @@ st.caption(
     "one-hot on its largest score. The panel below measures it."
 )
 
-settings, tokenization, _, head = notices.head_or_stop(
-    page="attention"
-)  # the live head reads its layer
+settings, tokenization, _, head = notices.head_or_stop()  # the live head reads its layer
 labels = tokenization.labels
 long = len(labels) > passes.LONG_TOKENS  # each stop from the server, as tiles
 if long:

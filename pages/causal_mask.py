@@ -17,7 +17,7 @@ st.caption(
     + control_hint(" The sidebar's “Mask future tokens” switch applies the mask on every page.")
 )
 
-settings, tokenization, run, head = notices.head_or_stop(page="causal_mask")
+settings, tokenization, run, head = notices.head_or_stop()
 labels = tokenization.labels
 long = len(labels) > passes.LONG_TOKENS  # each map as tiles with a zoom, one head at a time
 own_mask = settings.trained and settings.config.causal

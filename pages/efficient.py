@@ -23,7 +23,7 @@ st.caption(
     + control_hint(" The sidebar's “Mask future tokens” switch applies to every pattern.")
 )
 
-settings, tokenization, run, head = notices.head_or_stop(page="efficient")
+settings, tokenization, run, head = notices.head_or_stop()
 labels = tokenization.labels
 n = len(labels)
 # A long text (a trained model's): its head as tiles with a zoom; the patterns, which need

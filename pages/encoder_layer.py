@@ -18,7 +18,7 @@ st.caption(
 )
 
 values = session.current()
-settings, tokenization, run = notices.layer_or_stop(page="encoder_layer")
+settings, tokenization, run = notices.layer_or_stop()
 labels = tokenization.labels
 long = len(labels) > passes.LONG_TOKENS  # the layer run without any head's n × n
 if settings.trained:

@@ -17,7 +17,7 @@ st.caption(
     "every vector into a query, a key and a value."
 )
 
-settings, tokenization, run, head = notices.head_or_stop(page="home")
+settings, tokenization, run, head = notices.head_or_stop()
 labels = tokenization.labels
 if len(labels) > passes.LONG_TOKENS:  # n × d alone here, and no head's n × n kept
     st.caption(long_texts.long_features(len(labels)))

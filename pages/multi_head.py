@@ -19,7 +19,7 @@ st.caption(
     + " Vaswani et al. (2017, §3.2.2) count heads from 1: their head₁ is head 0 here."
 )
 
-settings, tokenization, run = notices.layer_or_stop(page="multi_head")
+settings, tokenization, run = notices.layer_or_stop()
 labels = tokenization.labels
 mha = run.attention
 n_heads, n, d_head = mha.q.shape

@@ -22,8 +22,7 @@ st.caption(
 )
 
 settings, tokenization, run, head = notices.head_or_stop(
-    random_hint=control_hint(" Choose the encoding in the sidebar, under “Add positions”."),
-    page="positional_encoding",
+    random_hint=control_hint(" Choose the encoding in the sidebar, under “Add positions”.")
 )
 labels = tokenization.labels
 long = len(labels) > passes.LONG_TOKENS  # a trained model's: its weights as tiles, a zoom

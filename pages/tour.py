@@ -17,7 +17,7 @@ st.progress(step / len(tour.STEPS), text=f"Step {step} of {len(tour.STEPS)}")
 st.title(current.title)
 share.top_on_change(step)
 st.write(current.text)
-settings, tokenization, run = notices.layer_or_stop(page="tour")  # every page's notices
+settings, tokenization, run = notices.layer_or_stop()  # every page's notices
 head = pickers.shared_head(run)
 values = session.current()
 labels = tokenization.labels

@@ -17,15 +17,11 @@ from streamlit.runtime.scriptrunner import get_script_run_ctx
 from engine import bert
 
 __all__ = [
-    "CORE_MAX_TOKENS",
     "EVERY_HEAD_MAX_TOKENS",
-    "LONG_CORE_PAGES",
     "LONG_TOKENS",
     "MAX_PAGE_TOKENS",
     "PROGRESS_MIN_TOKENS",
     "PageLimitError",
-    "core_limit",
-    "core_refusal",
     "page_limit",
     "run",
 ]
@@ -40,26 +36,6 @@ LONG_TOKENS = 512
 #: The views that compute every head's weights again (the model view, the rollout) run on
 #: texts of at most this many tokens.
 EVERY_HEAD_MAX_TOKENS = 1024
-#: The core pages (tokens → Q, K, V to the encoder layer, the tour) draw every cell of every
-#: head, and the scale's frames of each: they run a trained model on at most this many
-#: tokens, /pretrained and /heads on up to :data:`MAX_PAGE_TOKENS`; so do the core pages of
-#: :data:`LONG_CORE_PAGES`.
-CORE_MAX_TOKENS = LONG_TOKENS
-#: The core pages (by script) that read a trained model's text up to :func:`page_limit`:
-#: past :data:`LONG_TOKENS` each draws one head's n × n at a time, as tiles with a zoom
-#: (:mod:`app.data.long_layers`), and its n × d matrices whole.
-LONG_CORE_PAGES = frozenset(
-    {
-        "attention",
-        "causal_mask",
-        "efficient",
-        "encoder_layer",
-        "home",
-        "multi_head",
-        "positional_encoding",
-        "tour",
-    }
-)
 
 
 class PageLimitError(bert.TooLongError):
@@ -72,32 +48,6 @@ class PageLimitError(bert.TooLongError):
             f"has positions for {positions:,}). Shorten it.",
         )
         self.n_tokens, self.limit = n_tokens, limit
-
-
-def core_limit(config, page=None):
-    """The most tokens core page ``page`` (a script name) runs a model of ``config`` on."""
-    if page in LONG_CORE_PAGES:
-        return page_limit(config)
-    return min(page_limit(config), CORE_MAX_TOKENS)
-
-
-def core_refusal(model, text, page=None):
-    """Why core page ``page`` does not run ``model`` on ``text`` (a message), or None when it does.
-
-    Only past :data:`CORE_MAX_TOKENS` in a model with more positions, on a page not in
-    :data:`LONG_CORE_PAGES`: MiniLM's own limit, and the pages' :data:`MAX_PAGE_TOKENS`,
-    are the pass's to say (:class:`engine.bert.TooLongError`, :class:`PageLimitError`).
-    """
-    if page in LONG_CORE_PAGES:
-        return None
-    n = len(model.tokenizer.encode(text).ids)
-    if n <= CORE_MAX_TOKENS or model.config.max_tokens <= CORE_MAX_TOKENS:
-        return None
-    return (
-        f"This text is {n:,} tokens; this page draws every weight of every head and reads at "
-        f"most {CORE_MAX_TOKENS} with a trained model. Shorten it, or open /pretrained, which "
-        f"reads up to {page_limit(model.config):,} and draws a long text's heads as tiles."
-    )
 
 
 def page_limit(config):

@@ -150,21 +150,17 @@ def _typed():
     st.session_state[CHOICE_KEY] = OWN if st.session_state[PATH_KEY].strip() else "minilm"
 
 
-def reading_limit(model, folder, core=False, page=None):
+def reading_limit(model, folder):
     """What ``model`` reads on a page: its positions, at most 4,096, its own tokens counted.
 
     From the model's config: 512 for BERT's family, 1,024 for GPT-2, as many as a
     Llama, Mistral or Qwen2 config gives its rotary positions up to the pages' limit
-    (:data:`app.data.passes.MAX_PAGE_TOKENS`); ``core``: on core page ``page`` (a script
-    name), at most :func:`app.data.passes.core_limit`.
+    (:data:`app.data.passes.MAX_PAGE_TOKENS`).
     """
     specials = [controls.md_escape(token) for token in model.special_tokens]
     counted = f", {' and '.join(specials)} included" if specials else ""
     limit, positions = passes.page_limit(model.config), model.config.max_tokens
     pages = f" (its positions cover {positions:,}; the pages stop at {limit:,})"
-    page_cap = passes.core_limit(model.config, page) if core else limit
-    if page_cap < limit:  # a core page that draws every cell
-        limit, pages = page_cap, f" on this page ({limit:,} on /pretrained)"
     return (
         f"{title(folder)} reads at most {limit:,} tokens{counted}"
         f"{pages if positions > limit else ''}; a longer text is refused."

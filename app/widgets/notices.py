@@ -30,14 +30,13 @@ def url_warnings(new_warnings):
             st.rerun()
 
 
-def layer_or_stop(page=None):
+def layer_or_stop():
     """The attention layer for the current controls, with the notices every page shows.
 
     With a trained model's weights missing it says how to install them and runs the
     random model; a text too long for the model stops the page with a message, as does a
-    text without tokens. ``page``, the page's script name, says how long a text it reads
-    (:func:`app.data.passes.core_limit`); past :data:`app.data.passes.LONG_TOKENS` tokens
-    the layer keeps no head's weights (one head's are :mod:`app.data.long_layers`').
+    text without tokens. Past :data:`app.data.passes.LONG_TOKENS` tokens the layer keeps
+    no head's weights (one head's are :mod:`app.data.long_layers`').
 
     Returns
     -------
@@ -48,7 +47,7 @@ def layer_or_stop(page=None):
     values = session.current()
     settings = controls.Settings.from_values(values)
     if settings.trained:
-        settings = _trained_or_random(settings, values, page)
+        settings = _trained_or_random(settings, values)
     tokenization, notice = layers.tokens(settings)
     if notice:
         st.info(notice)
@@ -64,23 +63,11 @@ def layer_or_stop(page=None):
     return settings, tokenization, layers.layer(settings, keep_weights=not long)
 
 
-def _trained_or_random(settings, values, page=None):
+def _trained_or_random(settings, values):
     """The trained model's settings when it runs on the text; the random model's when missing.
 
     A text the model cannot read (too long, or no tokens) stops the page with a message.
     """
-    loaded = trained.model(settings.weights)
-    refusal = (
-        None if isinstance(loaded, Exception) else passes.core_refusal(loaded, settings.text, page)
-    )
-    if refusal:  # before the pass: a long text's pass is the page's to refuse, not to run
-        st.warning(
-            controls.md_escape(refusal)
-            + control_hint(
-                f" Or choose “Random (seeded)” weights, which read the first {MAX_TOKENS} tokens."
-            )
-        )
-        st.stop()
     result = trained.run(settings.weights, settings.text)
     if isinstance(result, checkpoint.ModelUnavailableError):
         hint = controls.INSTALL_HINTS[settings.weights]
@@ -121,14 +108,14 @@ def model_missing():
     st.stop()
 
 
-def head_or_stop(random_hint="", page=None):
+def head_or_stop(random_hint=""):
     """:func:`layer_or_stop`, the sidebar's head, and under them :func:`weights_note`.
 
     ``random_hint`` follows the note on random weights only (a control the random model
-    alone has); ``page`` as :func:`layer_or_stop` takes it. Returns ``settings,
+    alone has). Returns ``settings,
     tokenization, run, head``: :func:`layer_or_stop`'s three and the head the page shows.
     """
-    settings, tokenization, run = layer_or_stop(page)
+    settings, tokenization, run = layer_or_stop()
     head = pickers.shared_head(run)
     st.caption(weights_note(settings, head) + ("" if settings.trained else random_hint))
     return settings, tokenization, run, head

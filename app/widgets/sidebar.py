@@ -29,13 +29,13 @@ def text_area(label, key, height, **options):
     )
 
 
-def text_help(shown, trained, page=None):
+def text_help(shown, trained):
     """What the text box says of length: the real limit of the model the page runs.
 
     The core pages' random model reads the first :data:`engine.tokenize.MAX_TOKENS` tokens
     and leaves the rest out; MiniLM, and a page's own model (/pretrained), read at most
-    their positions (from the model's config) and refuse a longer text; ``page`` (a
-    script name) at most its own limit (:func:`app.data.passes.core_limit`).
+    their positions (from the model's config), at most the pages' 4,096, and refuse a
+    longer text.
     """
     cut = f"reads the first {MAX_TOKENS} tokens and leaves the rest out"
     if "weights" not in shown:  # a page with a model of its own
@@ -46,7 +46,7 @@ def text_help(shown, trained, page=None):
     if loaded is None or isinstance(loaded, Exception):
         return f"Any text; the random model {cut}."
     source = None if weights == "minilm" else weights
-    limit = model_box.reading_limit(loaded, source, core=True, page=page)
+    limit = model_box.reading_limit(loaded, source)
     return f"Any text. {limit} “Random (seeded)” {cut}."
 
 
@@ -113,7 +113,7 @@ _RANDOM_MODEL = {
 }
 
 
-def draw(shown=controls.SHARED, presenter_bar=None, page=None):
+def draw(shown=controls.SHARED, presenter_bar=None):
     """The controls pages share, in the sidebar: those in ``shown``, in their usual order.
 
     A page that uses fewer (the pretrained model reads only the text; the decoder and
@@ -121,8 +121,7 @@ def draw(shown=controls.SHARED, presenter_bar=None, page=None):
     their values for the next page that shows them. With MiniLM's weights the random
     model's settings are hidden the same way. In presentation mode, which hides the
     sidebar, the layer and the head are in ``presenter_bar`` instead: the same keys, so
-    the same state and the same link. ``page``, the page's script name, says its length
-    limit in the text box's help.
+    the same state and the same link.
     """
     values = session.current()
     trained = "weights" in shown and values["weights"] != "random"
@@ -132,7 +131,7 @@ def draw(shown=controls.SHARED, presenter_bar=None, page=None):
         shown = tuple(key for key in shown if key not in (*controls.RANDOM_ONLY, *own))
     with st.sidebar:
         if "text" in shown:
-            _text(text_help(shown, trained, page))
+            _text(text_help(shown, trained))
         if "weights" in shown:
             weights_control(trained, presenter_bar)
         for key, widget in _RANDOM_MODEL.items():

@@ -42,7 +42,7 @@ def test_causal_mask_draws_a_long_texts_maps_as_tiles(page, app_url):
 
     model = checkpoint.load("smollm2")
     run = bert.run(model, TEXT)
-    assert len(run.ids) > passes.CORE_MAX_TOKENS
+    assert len(run.ids) > passes.LONG_TOKENS
     look_at(page, "causal_weights_masked_zoom")
     zoom = page.evaluate(DRAWN, "causal_weights_masked_zoom")
     first = int(zoom["y"][0].replace("\u200b", "").split(" ", 1)[0])

@@ -15,6 +15,7 @@ import pytest
 import tiny_models
 from apptest_support import chart_z, charts, decode, open_app
 
+from app import registry
 from app.data import passes, trained
 from app.state import controls, weights
 from app.views import long_head
@@ -26,6 +27,12 @@ SENTENCE = "A long core page: the restaurant refused to serve me because it only
 TEXT = SENTENCE * 14  # 729 tokens with the tiny Llama's tokenizer
 LAYER, HEAD = 1, 2
 LINK = {"weights": "smollm2", "layer": str(LAYER), "head": str(HEAD)}
+#: The core pages: the scripts that run the layer every core page shares.
+CORE_PAGES = sorted(
+    script.stem
+    for script in (Path(__file__).parents[2] / "pages").glob("*.py")
+    if re.search(r"notices\.(layer|head)_or_stop\(", script.read_text(encoding="utf-8"))
+)
 
 
 @pytest.fixture(scope="module")
@@ -64,26 +71,14 @@ def causal(as_smollm2):
     return open_long("causal_mask")
 
 
-def test_the_text_crosses_the_core_pages_limit(run):
-    assert len(run.ids) > passes.CORE_MAX_TOKENS
+def test_the_text_crosses_the_long_texts_threshold(run):
+    assert len(run.ids) > passes.LONG_TOKENS
 
 
-def test_every_core_page_reads_the_long_text():
-    """Every page that runs the core pages' layer is lifted: none refuses a long text."""
-    pages = Path(__file__).parents[2] / "pages"
-    core = {
-        script.stem
-        for script in pages.glob("*.py")
-        if re.search(r"notices\.(layer|head)_or_stop\(", script.read_text(encoding="utf-8"))
-    }
-    assert core == passes.LONG_CORE_PAGES  # each page opened below, in presentation mode
-    for page in core:
-        found = re.search(
-            r"notices\.(layer|head)_or_stop\([\s\S]*?page=\"(\w+)\"",
-            (pages / f"{page}.py").read_text(encoding="utf-8"),
-        )
-        assert found, page
-        assert found[2] == page  # the page names itself: its own limit
+def test_every_page_with_the_weights_box_runs_the_shared_layer():
+    """The pages opened below on the long text are every core page: none is left out."""
+    offering = {page.script for page in registry.PAGES if "weights" in page.sidebar}
+    assert offering == set(CORE_PAGES)
 
 
 def test_causal_mask_draws_every_map_as_tiles_with_a_zoom(causal, run):
@@ -253,7 +248,7 @@ def test_attention_draws_each_stop_as_tiles_from_the_server(as_smollm2, run):
     np.testing.assert_array_equal(chart_z(at, "att_weights"), tiling.tile(again, 256).values)
 
 
-@pytest.mark.parametrize("page", sorted(passes.LONG_CORE_PAGES))
+@pytest.mark.parametrize("page", CORE_PAGES)
 def test_every_lifted_page_presents_a_long_text(as_smollm2, page):
     at = open_app(page, LINK | {"present": "1"}, timeout=120, text=TEXT)
     assert not at.exception

