@@ -62,9 +62,10 @@ def efficient_first(n, n_patterns, first, causal):
         else "Without the mask those tokens attend among themselves alone, not to the rest."
     )
     return (
-        f"{n:,} tokens: comparing the {n_patterns} patterns needs every weight of each, "
-        f"{n_patterns} × {n:,} × {n:,} = {cells / 1e6:,.0f} million in float64 "
-        f"({cells * 8 / 1e6:,.0f} MB) before their scores and differences: the "
-        f"patterns, their table and the sliders below read the first {first:,} tokens alone. "
-        f"{rows} First, the whole text's full softmax as tiles with a zoom."
+        f"{n:,} tokens: comparing the {n_patterns} patterns draws every weight of each, cell "
+        f"by cell: {n_patterns} maps of {n:,} × {n:,}, {cells / 1e6:,.1f} million cells "
+        f"({cells * 8 / 1e6:,.0f} MB in float64 before their scores and differences), where a "
+        f"page draws at most {first:,} × {first:,} cells a map. So the patterns, their table "
+        f"and the sliders below read the first {first:,} tokens alone. {rows} First, the "
+        "whole text's full softmax as tiles with a zoom."
     )

@@ -330,7 +330,7 @@ def test_efficient_draws_the_head_as_tiles_and_the_patterns_on_the_first_tokens(
     for key in ("linear", "sliding", "strided", "fixed"):
         np.testing.assert_allclose(chart_z(at, f"efficient_{key}").sum(axis=1), 1.0, atol=1e-5)
     said = " ".join(c.value for c in at.caption)
-    assert f"5 × {n:,} × {n:,}" in said
+    assert f"5 maps of {n:,} × {n:,}" in said
     assert f"read the first {first} tokens alone" in said
     window = next(s for s in at.slider if s.key == "efficient_window")
     assert window.max == first - 1
