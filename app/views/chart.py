@@ -30,6 +30,10 @@ PRESENT_FONT = 20
 #: height of the screen below the presenter bar (:func:`present_height`).
 PRESENT_ROW = 24
 PRESENT_MAX_ROWS = 64
+#: Room above the plot, in presentation mode, of a titled figure with an x axis on top (a
+#: long text's tiles): a two-line title, then the axis's title and tick labels,
+#: all at :data:`PRESENT_FONT`; the desktop's margin would put the axis over the title.
+PRESENT_TOP_AXIS = 150
 #: The presenter bar's height in pixels: figures fit the screen below it.
 PRESENTER_BAR = 76
 #: The room a slide's title takes above its first figure, in pixels: the page's padding
@@ -75,6 +79,10 @@ def presentation_layout(fig):
     )
     if fig.layout.title.text:
         fig.layout.title.text = _full_size(fig.layout.title.text)
+    top_axis = any(axis.side == "top" for axis in fig.select_xaxes())
+    if top_axis and fig.layout.title.text:  # the title at the very top, the axis under it
+        fig.layout.margin.t = max(fig.layout.margin.t or 0, PRESENT_TOP_AXIS)
+        fig.update_layout(title={"yref": "container", "y": 1, "yanchor": "top", "pad_t": 30})
     # A table's rows keep their height whatever the font: make room for the large type.
     fig.update_traces(
         cells_height=PRESENT_FONT + 12,

@@ -18,7 +18,7 @@ from apptest_support import chart_z, charts, decode, open_app
 from app import registry
 from app.data import passes, trained
 from app.state import controls, weights
-from app.views import long_head
+from app.views import chart, long_head, style
 from app.words import wording
 from engine import bert, checkpoint, one_layer, tiling
 from engine.attention import causal_mask
@@ -255,6 +255,17 @@ def test_every_lifted_page_presents_a_long_text(as_smollm2, page):
     assert not at.error
     assert not [w.value for w in at.warning if "reads at most" in w.value]
     assert charts(at)
+    for spec in charts(at).values():  # tiles: their key axis on top, under a large title
+        layout = spec["layout"]
+        if layout.get("xaxis", {}).get("side") == "top" and layout.get("title", {}).get("text"):
+            assert layout["margin"]["t"] >= chart.PRESENT_TOP_AXIS
+
+
+def test_a_presented_tile_map_leaves_its_top_axis_room_under_the_title(as_smollm2):
+    at = open_app("causal_mask", LINK | {"present": "1"}, timeout=120, text=TEXT)
+    layout = charts(at)["causal_weights_masked"]["layout"]
+    assert layout["xaxis"]["side"] == "top"
+    assert layout["margin"]["t"] >= chart.PRESENT_TOP_AXIS > style.NOTE_TOP
 
 
 def zoom_ranges(at):
