@@ -30,8 +30,8 @@ __all__ = [
 MAX_PAGE_TOKENS = 4096
 #: Texts from this many tokens on show a bar while their pass runs; shorter ones run at once.
 PROGRESS_MIN_TOKENS = 256
-#: Texts longer than this are long: /pretrained draws a head as tiles with a zoom, and the
-#: line and neuron views the tokens around the picked query.
+#: Texts longer than this are long: every page draws a head's n × n as tiles with a zoom,
+#: one head at a time, and /pretrained's line and neuron views the tokens around the query.
 LONG_TOKENS = 512
 #: The views that compute every head's weights again (the model view, the rollout) run on
 #: texts of at most this many tokens.
