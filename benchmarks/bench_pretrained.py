@@ -117,6 +117,22 @@ def type_trivial(page, text):
     return page.evaluate("window.__runs.finishedAt") - start, end - start, 1
 
 
+def open_warm(browser, url, model):
+    """A page of ``browser`` on ``url``, the model loaded and a first new text drawn.
+
+    Returns
+    -------
+    context, page : the Playwright context (its run counter installed) and page
+    """
+    context = browser.new_context(viewport={"width": 1400, "height": 1000})
+    context.add_init_script(RUN_COUNTER)
+    page = context.new_page()
+    page.goto(url)
+    page.wait_for_function(SETTLED_AFTER, arg=0, polling=100, timeout=180_000)
+    type_text(page, texts(45, "food", model))  # warm: the model loaded, the first run done
+    return context, page
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=5)
@@ -142,13 +158,7 @@ def main():
     floor = []
     with contextlib.ExitStack() as stack:
         url, _ = stack.enter_context(serve_app("app/main.py"))
-        browser = stack.enter_context(chromium())
-        context = browser.new_context(viewport={"width": 1400, "height": 1000})
-        context.add_init_script(RUN_COUNTER)
-        page = context.new_page()
-        page.goto(url + path)
-        page.wait_for_function(SETTLED_AFTER, arg=0, polling=100, timeout=180_000)
-        type_text(page, texts(45, "food", model))  # warm: the model loaded, the first run done
+        context, page = open_warm(stack.enter_context(chromium()), url + path, model)
         trivial = None
         if args.floor:
             trivial_url, _ = stack.enter_context(serve_app(TRIVIAL, cwd=TRIVIAL.parent.parent))

@@ -42,10 +42,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests" / "support"))
 sys.path.insert(0, str(ROOT / "benchmarks"))
-from bench_pretrained import LAST_WORDS, texts, type_text  # noqa: E402
+from bench_pretrained import LAST_WORDS, open_warm, texts, type_text  # noqa: E402
 from harness import (  # noqa: E402
-    RUN_COUNTER,
-    SETTLED_AFTER,
     chromium,
     free_port,
     stop,
@@ -142,13 +140,7 @@ def in_server(args):
     with tempfile.TemporaryDirectory() as folder, contextlib.ExitStack() as stack:
         log = Path(folder) / "passes.jsonl"
         url, pid = stack.enter_context(timed_server(log, args.py_spy))
-        browser = stack.enter_context(chromium())
-        context = browser.new_context(viewport={"width": 1400, "height": 1000})
-        context.add_init_script(RUN_COUNTER)
-        page = context.new_page()
-        page.goto(url + path)
-        page.wait_for_function(SETTLED_AFTER, arg=0, polling=100, timeout=180_000)
-        type_text(page, texts(45, "food", model))  # warm: the model loaded, the first run done
+        _, page = open_warm(stack.enter_context(chromium()), url + path, model)
         warm = len(log.read_text().splitlines())
         with sampled(pid, args.py_spy, args.py_spy_raw):
             for round_ in range(args.rounds):
