@@ -11,9 +11,9 @@ and tell Python the head after: the run that follows stores it (the presenter ba
 selector and the link show it), resends the charts' data unchanged, which the browser
 does not redraw, and sends the new head's frames of every stop with the rest
 (:func:`send_frames`). The browser also holds the head shown unmasked and masked at the
-stop and, with MiniLM, in every layer: a click on the sidebar's "Mask future tokens" or
-a move of its "Layer ℓ" is shown from them before its run, which then draws the figures
-as ever.
+stop and, with a trained model, in every layer, sent after the charts
+(:func:`send_switch_frames`): a click on the sidebar's "Mask future tokens" or a move of
+its "Layer ℓ" is shown from them before its run, which then draws the figures as ever.
 """
 
 from __future__ import annotations
@@ -28,6 +28,8 @@ from app.widgets import channel, sidebar
 
 #: The live head control's key, and the key of every stop's frames of the head shown.
 HEAD, SWEEP = "att_head", f"{protocol.SOURCE}_sweep"
+#: The key of the frames a layer switch and a mask toggle are shown from.
+SWITCHES = f"{protocol.SOURCE}_switch_frames"
 #: The control's label: the sidebar's.
 LABEL = sidebar.HEAD_LABEL
 
@@ -89,24 +91,38 @@ def holds_heads(settings):
 
 
 def send_frames(settings, head):
-    """Send what a switch is shown from, in one element of height 0, in every run.
+    """Send what a head switch is shown from, in one element of height 0, in every run.
 
     With more than one head: every head of the layer at the current stop
-    (:func:`app.live.sweeps.head_frames`), head ``head`` in every layer there (MiniLM: the
-    seeded model has one layer) and unmasked and masked. With one head, nothing to switch
-    to: the scale's frames of every stop instead (:func:`send_sweep`'s). Sent before the
-    charts, whose exact figures are drawn from them. All cached; unchanged, Streamlit
-    resends them as a reference.
+    (:func:`app.live.sweeps.head_frames`). With one head, nothing to switch to: the
+    scale's frames of every stop instead (:func:`send_sweep`'s). Sent before the charts,
+    whose exact figures are drawn from them (the raw scores above them wait for them). All
+    cached; unchanged, Streamlit resends them as a reference.
     """
     if not holds_heads(settings):
         slider.send_frames([sweeps.scale_frames(settings, head)[1]])
         return
     at = settings.replace(scale=st.session_state["scale"])
-    payloads = [sweeps.head_frames(at)[1]]
+    slider.send_frames([sweeps.head_frames(at)[1]])
+
+
+def send_switch_frames(settings, head):
+    """Send what a layer switch and a mask toggle are shown from, after the charts.
+
+    Head ``head`` at the current stop in every layer (a trained model's) and unmasked and
+    masked. Only a move of the sidebar's layer or mask needs them, so they come after the
+    charts: computing them (the head in 30 layers, 88 ms at 45 SmolLM2 tokens) and sending
+    them (1 MB) does not hold up the first screen. A move before they arrive waits for its
+    run, as on a first load.
+    """
+    if not holds_heads(settings):
+        return
+    at = settings.replace(scale=st.session_state["scale"])
+    payloads = []
     if settings.trained:
         payloads.append(sweeps.layer_frames(at.replace(layer=0), head)[1])
     payloads.append(sweeps.mask_frames(at.replace(causal=False), head)[1])
-    slider.send_frames(payloads)
+    slider.send_frames(payloads, key=SWITCHES)
 
 
 def send_sweep(settings, head):

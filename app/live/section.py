@@ -4,10 +4,12 @@ The engine computes the current head's attention at every stop of the scale slid
 once (:mod:`app.live.sweeps`), and the browser holds those frames: while the slider is
 dragged it only switches between them, and on release the stop comes back here. How
 much the browser holds is decided here, from the frames' size: the layer's heads at the
-stop and the head in every layer and unmasked and masked there in one element of the
-slider's fragment, before the charts (drawn from them), and every stop's frames of the
-head shown in one element after them, all in every run (the browser draws every chart at
-any stop and head from them; a release reruns the slider's fragment alone); past
+stop in one element of the slider's fragment, before the charts (drawn from them); the
+head in every layer and unmasked and masked there in one element of a fragment after the
+charts (only a layer switch or a mask toggle needs them: the first screen does not wait for
+them); and every stop's frames of the head shown in one element after those, all in every
+run (the browser draws every chart at any stop and head from them; a release reruns the
+two fragments of frames at the stop); past
 :data:`app.live.protocol.MAX_TOKENS` tokens the frames of the current stop and its
 neighbours, one stop a message; past
 :data:`app.live.protocol.MAX_BYTES` none, and the server draws each stop's figures on
@@ -20,6 +22,7 @@ never the layer's run or its frames, which stay in the cache.
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 
 import streamlit as st
@@ -32,8 +35,9 @@ from app.views import arithmetic, attention_maps, bars, chart, equation, heatmap
 from app.widgets import channel, pickers
 from app.words import equations, wording
 
-#: The fragments of the scale slider and of the charts that follow it, by key.
-SLIDER, CHARTS = "attention_scale", "attention_charts"
+#: The fragments of the scale slider, of the charts that follow it and of the frames a
+#: layer switch or a mask toggle is shown from (at the stop: a release reruns it), by key.
+SLIDER, CHARTS, SWITCHES = "attention_scale", "attention_charts", "attention_switches"
 
 
 @dataclass(frozen=True)
@@ -71,7 +75,8 @@ def scale_section(settings, head, labels):
     if in_browser:
         _slider(section)
     _charts(section)
-    if in_browser and not per_stop:  # last: only a move of the scale needs them
+    if in_browser and not per_stop:  # after the charts: only a move of a control needs them
+        _switches(section)
         live_heads.send_sweep(settings, head)
 
 
@@ -80,15 +85,19 @@ CSVS = ("att_scaled", "att_weights", "att_output", "att_saturation_mean")
 CSVS += ("att_saturation_rows", "att_bar")
 
 
-def _after_release():
-    """Rerun the slider's fragment and the CSV buttons', whose file names say the stop.
+def _after_release(section):
+    """Rerun what says the stop: the slider's fragment, the switches' frames, the CSV buttons'.
 
-    With a clicked cell, whose arithmetic is drawn with the charts, their fragment too.
+    The CSV files' names say the stop; the switches' frames are at it (not past
+    :data:`app.live.protocol.MAX_TOKENS` tokens, where none are sent). With a clicked cell,
+    whose arithmetic is drawn with the charts, their fragment too.
     """
+    at_stop = [SLIDER] if section.per_stop else [SLIDER, SWITCHES]
     if st.session_state.get("att_weights_cell") is not None:
-        st.rerun([SLIDER, CHARTS])
+        st.rerun([*at_stop, CHARTS])
     if not session.presenting():  # a slide has no CSV buttons
-        st.rerun([SLIDER, *map(chart.csv_fragment, CSVS)])
+        st.rerun([*at_stop, *map(chart.csv_fragment, CSVS)])
+    st.rerun(at_stop)
 
 
 @st.fragment(key=SLIDER)
@@ -99,14 +108,20 @@ def _slider(section):
     references, but for the layer's heads at the new stop. With frames of a few stops,
     those of the stop and its neighbours come here.
     """
-    slider.scale_slider(on_release=_after_release)
+    slider.scale_slider(on_release=functools.partial(_after_release, section))
     channel.catch_up()  # a control's move sent with the release
     if section.per_stop:
         at = section.settings.replace(scale=st.session_state["scale"])
         slider.send_stop_frames(at, section.head)
-    else:  # what a head, layer or mask switch shows (every stop's come after the charts)
+    else:  # what a head switch shows (a layer's or the mask's, and every stop's, come after)
         live_heads.send_frames(section.settings, section.head)
     session.write_url()
+
+
+@st.fragment(key=SWITCHES)
+def _switches(section):
+    """The frames a layer switch and a mask toggle are shown from, at the stop, after the charts."""
+    live_heads.send_switch_frames(section.settings, section.head)
 
 
 class _Drawing:

@@ -282,8 +282,10 @@ export function mountFrames(component) {
   if (src.stop !== null && bundle.every((frames) => frameOf(frames, src.stop, src.head) < 0)) return;
   // The current stop's alone (after a jump, past 128 tokens): previewed at once, then drawn.
   const one = bundle.length === 1 && bundle[0].scales.length === 1 && bundle[0].axis !== "head";
-  if (one && src.stop !== null) showFrame(src, src.stop);
-  for (const chart of src.charts) settle(chart);
+  const preview = one && src.stop !== null;
+  if (preview) showFrame(src, src.stop);
+  // No preview to paint first (new frames of a text, a layer, a head): drawn from the next task.
+  for (const chart of src.charts) settle(chart, preview || src.moving ? "after previews" : "soon");
 }
 
 // A control of `src` began to move: its charts show previews until the release.

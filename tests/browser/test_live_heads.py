@@ -163,19 +163,28 @@ WATCH_PREVIEW = """(shows) => {
 }"""
 
 
+@pytest.mark.parametrize("stepped", [False, True], ids=["", "after-a-scale-step"])
 @pytest.mark.parametrize("control", ["layer", "mask"])
 def test_the_sidebars_layer_or_mask_is_shown_from_held_frames_before_its_run(
-    page, app_url, control
+    page, app_url, control, stepped
 ):
     """A key on the sidebar's "Layer ℓ", or a click on its "Mask future tokens", shows the
     head in the new layer or mask before its run is over, in the colours of the engine's
-    weights there (those Plotly draws once it is)."""
+    weights there (those Plotly draws once it is); after a step of the scale too, whose
+    release brings that layer's or mask's frames at the new stop."""
     open_app(page, app_url + "/attention")
-    page.wait_for_function(HELD_ALONG, arg=control)
+    scale = None
+    if stepped:
+        page.get_by_role("slider", name=re.compile("Scale")).focus()
+        page.keyboard.press("ArrowRight")
+        wait_settled(page)
+        scale = float(query(page)["scale"])
+        assert scale != controls.default_scale(384, 12)
+    page.wait_for_function(HELD_ALONG, arg=control, timeout=10_000)
     layer, causal = controls.DEFAULT_LAYER, control == "mask"
     if control == "layer":
         layer -= 1
-    expected = minilm_weights(controls.DEFAULT_HEAD, layer, causal)
+    expected = minilm_weights(controls.DEFAULT_HEAD, layer, causal, scale)
     n = len(expected)
     before = cells(page.evaluate(PLOTLYS_PIXELS), n, n).astype(int)
     runs = page.evaluate("window.__runs.finished")

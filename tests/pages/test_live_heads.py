@@ -21,6 +21,8 @@ from apptest_support import (
     scale_frames,
     scale_slider,
     section_frames,
+    unbundle,
+    unpack,
 )
 
 import engine
@@ -104,9 +106,11 @@ def test_a_head_switch_resends_no_chart_and_sends_the_heads_frames_in_its_run(mo
 
 @pytest.mark.parametrize("control", ["head", "layer", "mask", "text"])
 def test_every_run_sends_all_the_sections_frames_the_sweep_last(control):
-    """One delivery: in every run, the layer's heads at the stop, the head in every layer
-    and unmasked and masked there in one element before the charts, every stop's frames of
-    the head shown in one element after them."""
+    """One delivery: in every run, the layer's heads at the stop in one element before the
+    charts (the raw scores above them included: they are drawn from it); after the charts,
+    the head in every layer and unmasked and masked there in one element (only a switch
+    needs them: the first screen does not wait for them), then every stop's frames of the
+    head shown in one element."""
     at = open_app("attention")
     if control == "head":
         move(at, "head", 5)
@@ -127,7 +131,10 @@ def test_every_run_sends_all_the_sections_frames_the_sweep_last(control):
     assert sent["stop"][0]["id"] == sent["head"][0]["id"]  # the charts follow both
     order = [e.proto.id.rsplit("-", 1)[-1] for e in at.get("bidi_component")]
     frames, sweep = order.index("att_scale_frames"), order.index(live_heads.SWEEP)
-    assert frames < order.index("att_weights") < sweep  # the charts between the two
+    switches = order.index(live_heads.SWITCHES)
+    assert frames < order.index("att_weights") < switches < sweep  # the charts before a switch's
+    before = unbundle(element(at, "att_scale_frames").proto.bytes)
+    assert [unpack(part)[0].get("axis") for part in before] == ["head"]  # the heads alone
 
 
 def sent_layer_frames(at):

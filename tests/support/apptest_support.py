@@ -311,7 +311,9 @@ def section_frames(at):
     """
     found = {}
     for element in at.get("bidi_component"):
-        if element.proto.id.endswith(("-att_scale_frames", "-att_scale_sweep")):
+        if element.proto.id.endswith(
+            ("-att_scale_frames", "-att_scale_switch_frames", "-att_scale_sweep")
+        ):
             for payload in unbundle(element.proto.bytes):
                 header, arrays = unpack(payload)
                 found[header.get("axis", "stop")] = header, arrays
