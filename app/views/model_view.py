@@ -42,6 +42,9 @@ _GAP = 255
 _EDGE, _TICK = 10, 14
 #: A line of a tick label is this many font sizes tall (Chromium's box: 1.3 to 1.4).
 _LINE = 1.4
+#: Room above the top labels for plotly.js's toolbar, which shows over the figure's top
+#: right corner while the pointer is on it (a lecturer's pointer often is).
+_TOOLBAR = 34
 
 
 class Projected(NamedTuple):
@@ -95,7 +98,7 @@ def projected(n_layers, n_heads, side, room, font, kv_of=None, windows=None):
         layers, heads = labels(n_layers, n_heads, kv_of, windows)
         down = heads if across else layers
         lines = max(label.count("<br>") + 1 for label in top)
-        margin_top = math.ceil(lines * _LINE * font + _TICK)
+        margin_top = math.ceil(_TOOLBAR + lines * _LINE * font + _TICK)
         margin_left = math.ceil(axes.text_width(down, font) + _TICK)
         pixel = min(  # a cell of the tiled heatmap, in pixels: x and y share one scale
             (width - margin_left - _EDGE) / (len(top) * step - THUMBNAIL_GAP),
@@ -116,7 +119,7 @@ def projected(n_layers, n_heads, side, room, font, kv_of=None, windows=None):
         [label if i % down_step == 0 else "" for i, label in enumerate(down)],
         margin_top,
         margin_left,
-        math.ceil(margin_top + grid_height + _EDGE),
+        min(height, math.ceil(margin_top + grid_height + _EDGE)),
     )
 
 
