@@ -9,7 +9,7 @@ its block would dim a weight of 0.73 on the first token to under 0.2 (issue #52)
 
 On a projector (presentation mode) the grid is laid out for the room it has
 (:func:`projected`): SmolLM2's 30 layers × 9 heads, drawn layers down, were a narrow
-column of 16-pixel thumbnails on a 1280 × 720 screen, under labels that ran into each
+column of small thumbnails on a 1280 × 720 screen, under labels that ran into each
 other. There the grid turns (layers across) when that draws its thumbnails larger, and
 labels one layer or head in k when they cannot all fit at the projector's type.
 """
@@ -53,7 +53,7 @@ class Projected(NamedTuple):
     across: bool  # layers along the top and heads down the side (else as on a desktop)
     pitch: float  # pixels from one thumbnail to the next, as drawn
     top: list  # the labels along the top, "" where one in k is drawn
-    side: list  # the labels down the side, likewise
+    down: list  # the labels down the left side, likewise
     margin_top: int
     margin_left: int
     height: int  # the figure's height: the grid's, under its labels
@@ -91,12 +91,11 @@ def projected(n_layers, n_heads, side, room, font, kv_of=None, windows=None):
     """
     width, height = room
     step = side + THUMBNAIL_GAP
+    layers_top, heads_top = labels(n_layers, n_heads, kv_of, windows, "<br>")
+    layers_down, heads_down = labels(n_layers, n_heads, kv_of, windows)
     best = None
     for across in (False, True):
-        layers, heads = labels(n_layers, n_heads, kv_of, windows, "<br>")
-        top = layers if across else heads
-        layers, heads = labels(n_layers, n_heads, kv_of, windows)
-        down = heads if across else layers
+        top, down = (layers_top, heads_down) if across else (heads_top, layers_down)
         lines = max(label.count("<br>") + 1 for label in top)
         margin_top = math.ceil(_TOOLBAR + lines * _LINE * font + _TICK)
         margin_left = math.ceil(axes.text_width(down, font) + _TICK)
@@ -199,7 +198,7 @@ def grid_figure(thumbnails, n, kv_of=None, windows=None, room=None):
         layer_labels, head_labels = labels(n_layers, n_heads, kv_of, windows)
         along_top, down_side = head_labels, layer_labels
     else:
-        along_top, down_side = plan.top, plan.side
+        along_top, down_side = plan.top, plan.down
     x_axis = {
         "tickvals": np.arange(cols) * step + (side - 1) / 2,
         "ticktext": along_top,

@@ -91,7 +91,7 @@ def test_labels_drawn_on_a_projector_never_touch_and_the_grid_fits_its_room(
     windows = [512 if layer % 2 else None for layer in range(n_layers)] if local else None
     plan = model_view.projected(n_layers, n_heads, side, (width, height), FONT, kv_of, windows)
     cols, rows = (n_layers, n_heads) if plan.across else (n_heads, n_layers)
-    assert (len(plan.top), len(plan.side)) == (cols, rows)
+    assert (len(plan.top), len(plan.down)) == (cols, rows)
     pixel = plan.pitch / (side + model_view.THUMBNAIL_GAP)
     gap = model_view.THUMBNAIL_GAP * pixel
     grid = (cols * plan.pitch - gap, rows * plan.pitch - gap)
@@ -99,12 +99,12 @@ def test_labels_drawn_on_a_projector_never_touch_and_the_grid_fits_its_room(
     assert plan.margin_top + grid[1] <= height + 1e-6
     assert plan.height <= height
     assert plan.top[0]
-    assert plan.side[0]
+    assert plan.down[0]
     top = [(i * plan.pitch, label.split("<br>")) for i, label in enumerate(plan.top) if label]
     for (a, first), (b, second) in pairwise(top):
         assert b - a >= (axes.text_width(first, FONT) + axes.text_width(second, FONT)) / 2
-    side_drawn = [i * plan.pitch for i, label in enumerate(plan.side) if label]
+    side_drawn = [i * plan.pitch for i, label in enumerate(plan.down) if label]
     assert all(b - a >= LINE * FONT for a, b in pairwise(side_drawn))
     lines = max(len(label.split("<br>")) for label in plan.top)
     assert plan.margin_top >= lines * LINE * FONT
-    assert plan.margin_left >= axes.text_width(plan.side, FONT)
+    assert plan.margin_left >= axes.text_width(plan.down, FONT)
