@@ -40,6 +40,9 @@ PRESENTER_BAR = 76
 #: below the bar, the title's line at 40 px and the gap after it
 #: (:mod:`app.lecture.presentation`), so title and figure share the first screen.
 PRESENT_TITLE = 100
+#: A figure in presentation mode is the window's width less this many pixels: the page's
+#: padding (2rem) and the chart element's own, both sides together, as Chromium draws them.
+PRESENT_SIDES = 88
 
 
 def labelled_rows(fig):
@@ -55,15 +58,24 @@ def labelled_rows(fig):
     return min(max(rows, default=0), PRESENT_MAX_ROWS)
 
 
+def present_room():
+    """The (width, height) in pixels a figure may take in presentation mode.
+
+    As wide as the page, and no taller than the screen below the presenter bar and the
+    slide's title (the first figure shares the first screen with it).
+    """
+    width, height = session.viewport()
+    return width - PRESENT_SIDES, height - PRESENTER_BAR - PRESENT_TITLE
+
+
 def present_height(fig):
     """A figure's height in presentation mode: large type's room, within the screen.
 
     A heatmap's labelled rows get :data:`PRESENT_ROW` pixels each, but no figure is taller
-    than the screen below the presenter bar and the slide's title (the first figure shares
-    the first screen with it): its labels are thinned instead (the rule of
+    than its room (:func:`present_room`): its labels are thinned instead (the rule of
     :mod:`app.views.axes`).
     """
-    room = session.viewport()[1] - PRESENTER_BAR - PRESENT_TITLE
+    room = present_room()[1]
     return int(min(room, max(fig.layout.height or 0, 560, PRESENT_ROW * labelled_rows(fig) + 240)))
 
 
@@ -93,7 +105,7 @@ def presentation_layout(fig):
         size = trace.textfont.size if "textfont" in trace else None
         if isinstance(size, int | float) and size < axes.PRESENT_MIN_FONT:
             trace.textfont.size = axes.PRESENT_MIN_FONT
-    axes.fit(fig, session.viewport()[0] - 64, fig.layout.height)
+    axes.fit(fig, present_room()[0], fig.layout.height)
 
 
 def _full_size(title):

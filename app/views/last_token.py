@@ -45,7 +45,8 @@ def figure(attention, labels, step=None, chosen=None):
     heading = title(labels, step, chosen)
     if n <= KEY_TILES:
         x = axes.axis_labels(labels)
-        hover, x_axis = "key %{x}", axes.token_axis(x, "key")
+        hover = "key %{x}"
+        x_axis = axes.token_axis(x, "key") | {"autotickangles": axes.TICK_ANGLES}
     else:  # each column the largest weight of a block of keys, at its middle position
         tiles = tiling.tile(z, (len(z), KEY_TILES), "max")
         z, edges = tiles.values, tiles.col_edges

@@ -6,14 +6,24 @@ light at 512 tokens; the head view (:mod:`app.views.line_view`) shows any head i
 Each thumbnail's cell is the maximum of its block of queries and keys
 (:func:`engine.tiling.tile`): a sink head's first column stays bright, where a mean of
 its block would dim a weight of 0.73 on the first token to under 0.2 (issue #52).
+
+On a projector (presentation mode) the grid is laid out for the room it has
+(:func:`projected`): SmolLM2's 30 layers × 9 heads, drawn layers down, were a narrow
+column of small thumbnails on a 1280 × 720 screen, under labels that ran into each
+other. There the grid turns (layers across) when that draws its thumbnails larger, and
+labels one layer or head in k when they cannot all fit at the projector's type.
 """
 
 from __future__ import annotations
 
+import math
+from typing import NamedTuple
+
 import numpy as np
 import plotly.graph_objects as go
 
-from app.views import chart, style
+from app.state import session
+from app.views import axes, chart, style
 from engine import tiling
 
 #: The model view's thumbnails are pooled to at most this many rows and columns, each cell
@@ -26,6 +36,90 @@ THUMBNAIL_GAP = 2
 
 
 _GAP = 255
+
+#: The figure's margins on a projector beyond its labels, in pixels: right and bottom,
+#: and the room of a tick and the gap after it, beside each label.
+_EDGE, _TICK = 10, 14
+#: A line of a tick label is this many font sizes tall (Chromium's box: 1.3 to 1.4).
+_LINE = 1.4
+#: Room above the top labels for plotly.js's toolbar, which shows over the figure's top
+#: right corner while the pointer is on it (a lecturer's pointer often is).
+_TOOLBAR = 34
+
+
+class Projected(NamedTuple):
+    """The grid laid out for a room of known size (:func:`projected`)."""
+
+    across: bool  # layers along the top and heads down the side (else as on a desktop)
+    pitch: float  # pixels from one thumbnail to the next, as drawn
+    top: list  # the labels along the top, "" where one in k is drawn
+    down: list  # the labels down the left side, likewise
+    margin_top: int
+    margin_left: int
+    height: int  # the figure's height: the grid's, under its labels
+
+
+def labels(n_layers, n_heads, kv_of=None, windows=None, joiner=" · "):
+    """The layers' labels (``L3 · local``) and the heads' (``H3 · KV1``).
+
+    ``joiner`` sits between a label's two parts: ``"<br>"`` writes them as two lines.
+    """
+    layers = [
+        f"L{layer}" if windows is None else f"L{layer}{joiner}{_kind(windows[layer])}"
+        for layer in range(n_layers)
+    ]
+    heads = [
+        f"H{head}" if kv_of is None else f"H{head}{joiner}KV{kv_of[head]}"
+        for head in range(n_heads)
+    ]
+    return layers, heads
+
+
+def projected(n_layers, n_heads, side, room, font, kv_of=None, windows=None):
+    """The grid of thumbnails ``side`` cells wide laid out for ``room`` (width, height) pixels.
+
+    Of the two ways to lay it (layers down, as on a desktop, or across) the one whose
+    thumbnails are larger; the labels along the top are written on two lines (``H3`` over
+    ``KV1``), so that more of them fit. Where the thumbnails are too close for every label
+    at ``font`` (a label's width and half a font, or :data:`app.views.axes.LABEL_PITCH`
+    fonts of height), one in k is drawn: layers and heads are numbered, so the others are
+    found by counting, as on any numbered axis (:mod:`app.views.axes`).
+
+    Returns
+    -------
+    Projected
+    """
+    width, height = room
+    step = side + THUMBNAIL_GAP
+    layers_top, heads_top = labels(n_layers, n_heads, kv_of, windows, "<br>")
+    layers_down, heads_down = labels(n_layers, n_heads, kv_of, windows)
+    best = None
+    for across in (False, True):
+        top, down = (layers_top, heads_down) if across else (heads_top, layers_down)
+        lines = max(label.count("<br>") + 1 for label in top)
+        margin_top = math.ceil(_TOOLBAR + lines * _LINE * font + _TICK)
+        margin_left = math.ceil(axes.text_width(down, font) + _TICK)
+        pixel = min(  # a cell of the tiled heatmap, in pixels: x and y share one scale
+            (width - margin_left - _EDGE) / (len(top) * step - THUMBNAIL_GAP),
+            (height - margin_top - _EDGE) / (len(down) * step - THUMBNAIL_GAP),
+        )
+        if best is None or pixel > best[0]:
+            best = (pixel, across, top, down, margin_top, margin_left)
+    pixel, across, top, down, margin_top, margin_left = best
+    pitch = pixel * step
+    widest = max(axes.text_width(label.split("<br>"), font) for label in top)
+    top_step = max(1, math.ceil((widest + font / 2) / pitch))
+    down_step = axes.label_step(pitch, font)
+    grid_height = pixel * (len(down) * step - THUMBNAIL_GAP)
+    return Projected(
+        across,
+        pitch,
+        [label if i % top_step == 0 else "" for i, label in enumerate(top)],
+        [label if i % down_step == 0 else "" for i, label in enumerate(down)],
+        margin_top,
+        margin_left,
+        min(height, math.ceil(margin_top + grid_height + _EDGE)),
+    )
 
 
 def figure(attentions, kv_of=None, windows=None):
@@ -44,7 +138,7 @@ def figure(attentions, kv_of=None, windows=None):
     return grid_figure(thumbnails, attentions.shape[-1], kv_of, windows)
 
 
-def grid_figure(thumbnails, n, kv_of=None, windows=None):
+def grid_figure(thumbnails, n, kv_of=None, windows=None, room=None):
     """The layers × heads grid of thumbnails, in one heatmap.
 
     Sent as 8-bit levels (weight × 254; 255 marks the gaps between them) and tiled into
@@ -63,23 +157,35 @@ def grid_figure(thumbnails, n, kv_of=None, windows=None):
         Gemma 3's local and global layers: each row is named ``local`` (its sliding
         window, an int) or ``global`` (None), and each local thumbnail gets its window's
         edge drawn, a dashed line beyond which its heads give no weight.
+    room : (int, int), optional
+        The figure's width and height in pixels where they are known (presentation mode:
+        :func:`app.views.chart.present_room`): the grid is laid out for them
+        (:func:`projected`), its labels at :data:`app.views.chart.PRESENT_FONT`. None (a
+        desktop, a phone: the browser alone knows the width): layers down, every label.
 
     The outline of the head shown is drawn over it apart (:func:`outline`).
     """
     n_layers, n_heads = thumbnails.shape[:2]
     shape = (n_layers, n_heads, n, n)
     side, step = _tiling(shape)
-    tiles = np.full((n_layers * step - THUMBNAIL_GAP, n_heads * step - THUMBNAIL_GAP), _GAP)
+    plan = (
+        None
+        if room is None
+        else projected(n_layers, n_heads, side, room, chart.PRESENT_FONT, kv_of, windows)
+    )
+    across = plan is not None and plan.across
+    rows, cols = (n_heads, n_layers) if across else (n_layers, n_heads)
+    tiles = np.full((rows * step - THUMBNAIL_GAP, cols * step - THUMBNAIL_GAP), _GAP)
     for layer in range(n_layers):
         for head in range(n_heads):
-            tiles[layer * step : layer * step + side, head * step : head * step + side] = np.round(
+            row, col = (head, layer) if across else (layer, head)
+            tiles[row * step : row * step + side, col * step : col * step + side] = np.round(
                 np.clip(thumbnails[layer, head], 0.0, 1.0) * (_GAP - 1)
             )
     viridis = style.weight_colors(np.linspace(0.0, 1.0, 11))
     top = (_GAP - 1) / _GAP
     colorscale = [[top * i / 10, colour] for i, colour in enumerate(viridis)]
     colorscale += [[top + 1e-6, "#ffffff"], [1.0, "#ffffff"]]
-    centres = np.arange(n_heads) * step + (side - 1) / 2
     grid = go.Heatmap(
         z=tiles.astype(np.uint8),
         colorscale=colorscale,
@@ -88,47 +194,47 @@ def grid_figure(thumbnails, n, kv_of=None, windows=None):
         showscale=False,
         hoverinfo="skip",
     )
+    if plan is None:
+        layer_labels, head_labels = labels(n_layers, n_heads, kv_of, windows)
+        along_top, down_side = head_labels, layer_labels
+    else:
+        along_top, down_side = plan.top, plan.down
     x_axis = {
-        "tickvals": centres,
-        "ticktext": [
-            f"H{head}" if kv_of is None else f"H{head} · KV{kv_of[head]}" for head in range(n_heads)
-        ],
+        "tickvals": np.arange(cols) * step + (side - 1) / 2,
+        "ticktext": along_top,
         "side": "top",
         "showgrid": False,
         "zeroline": False,
+        "constrain": "domain",  # the grid under its labels, not a blank range between
     }
     y_axis = {
-        "tickvals": np.arange(n_layers) * step + (side - 1) / 2,
-        "ticktext": [
-            f"L{layer}" if windows is None else f"L{layer} · {_kind(windows[layer])}"
-            for layer in range(n_layers)
-        ],
+        "tickvals": np.arange(rows) * step + (side - 1) / 2,
+        "ticktext": down_side,
         "autorange": "reversed",
         "showgrid": False,
         "zeroline": False,
         "scaleanchor": "x",
+        "constrain": "domain",
+        "constraintoward": "top",
     }
-    local = {} if windows is None else {"shapes": window_edges(shape, windows)}
-    return style.framed(
-        grid,
-        height=90 * n_layers + 60,
-        top=40,
-        left=30 if windows is None else 80,
-        plot_bgcolor="white",
-        xaxis=x_axis,
-        yaxis=y_axis,
-        **local,
-    )
+    local = {} if windows is None else {"shapes": window_edges(shape, windows, across)}
+    if plan is None:
+        sizes = {"height": 90 * n_layers + 60, "top": 40, "left": 30 if windows is None else 80}
+    else:
+        x_axis["tickangle"] = 0  # thinned to fit level: plotly.js would stand them upright
+        sizes = {"height": plan.height, "top": plan.margin_top, "left": plan.margin_left}
+    return style.framed(grid, plot_bgcolor="white", xaxis=x_axis, yaxis=y_axis, **sizes, **local)
 
 
 def _kind(window):
     return "global" if window is None else "local"
 
 
-def window_edges(attentions, windows):
+def window_edges(attentions, windows, across=False):
     """The dashed edge of each local layer's window on each of its thumbnails.
 
-    ``attentions`` is the run's weights, or their shape (n_layers, n_heads, n, n).
+    ``attentions`` is the run's weights, or their shape (n_layers, n_heads, n, n);
+    ``across``: the grid has its layers across (:func:`projected`).
 
     Query ``i`` of a window of ``w`` tokens sees keys ``i - w + 1 … i``: the edge is the
     line ``key = query - w + ½`` between the last hidden key and the first seen, across
@@ -151,7 +257,7 @@ def window_edges(attentions, windows):
         x0, y0 = cell(-0.5), cell(window - 1)  # the left edge, at query w - 1's middle
         x1, y1 = cell(n - window), cell(n - 0.5)  # the bottom edge
         for head in range(n_heads):
-            dx, dy = head * step, layer * step
+            dx, dy = (layer * step, head * step) if across else (head * step, layer * step)
             edges.append(
                 {
                     "type": "line",
@@ -175,16 +281,20 @@ def _tiling(attentions):
     return side, side + THUMBNAIL_GAP
 
 
-def outline(attentions, selected):
-    """The rectangle around the thumbnail of ``selected`` (layer, head) in :func:`figure`."""
+def outline(attentions, selected, across=False):
+    """The rectangle around the thumbnail of ``selected`` (layer, head) in :func:`figure`.
+
+    ``across``: the grid has its layers across (:func:`projected`).
+    """
     layer, head = selected
+    row, col = (head, layer) if across else (layer, head)
     side, step = _tiling(attentions)
     return {
         "type": "rect",
-        "x0": head * step - 1.5,
-        "x1": head * step + side + 0.5,
-        "y0": layer * step - 1.5,
-        "y1": layer * step + side + 0.5,
+        "x0": col * step - 1.5,
+        "x1": col * step + side + 0.5,
+        "y0": row * step - 1.5,
+        "y1": row * step + side + 0.5,
         "line": {"color": "#d62728", "width": 3},
     }
 
@@ -197,9 +307,17 @@ def show(container, key, thumbnails, n, selected=None, kv_of=None, windows=None)
     (:func:`app.views.chart.draw`'s ``shapes``): the grid, a large figure, is then the
     same whatever head is selected, and Streamlit resends it as a reference when the head
     or layer changes. ``kv_of`` names each head's key/value head, ``windows`` each
-    layer's sliding window (:func:`grid_figure`).
+    layer's sliding window (:func:`grid_figure`). In presentation mode the grid is laid
+    out for the screen (:func:`projected`).
     """
     shape = (*thumbnails.shape[:2], n, n)
-    shapes = None if selected is None else [outline(shape, selected)]
-    drawn = chart.remembered(grid_figure, thumbnails, n, kv_of, windows)
+    room = chart.present_room() if session.presenting() else None
+    across = (
+        room is not None
+        and projected(
+            *shape[:2], _tiling(shape)[0], room, chart.PRESENT_FONT, kv_of, windows
+        ).across
+    )
+    shapes = None if selected is None else [outline(shape, selected, across)]
+    drawn = chart.remembered(grid_figure, thumbnails, n, kv_of, windows, room)
     chart.draw(container, drawn, key, shapes=shapes)

@@ -1,15 +1,18 @@
 """Presentation mode through AppTest: every figure fits a projector's screen, in large type,
 no sentence points at a hidden control, and the presenter bar sets the layer, head and query."""
 
+import json
 import re
+from itertools import pairwise
 
 import pytest
-from apptest_support import charts, open_app
+from apptest_support import chart_z, charts, decode, open_app
 
 from app import registry
 from app.lecture import tour
 from app.state import controls
 from app.views import axes, chart
+from engine.resources import smollm2_file
 
 SCREENS = [(1280, 720), (1920, 1080)]
 TROPHY = (
@@ -23,6 +26,7 @@ VIEWS = [
     *(("tour", {"step": str(step)}) for step in range(1, len(tour.STEPS) + 1)),
 ]
 needs_minilm = pytest.mark.skipif(controls.MINILM is None, reason="MiniLM is not installed")
+needs_smollm2 = pytest.mark.skipif(smollm2_file() is None, reason="SmolLM2 is not installed")
 
 
 def small_type(spec, path="figure"):
@@ -105,3 +109,81 @@ def test_the_presenter_bar_sets_layer_head_and_query_and_the_link_follows():
     assert at.query_params["query"].startswith("2:")
     assert "restaurant" in charts(at)["att_bar"]["layout"]["title"]["text"]
     assert at.query_params["present"] == "1"
+
+
+#: A tick label's box is 1.3 to 1.4 fonts tall in Chromium (:data:`app.views.axes.LABEL_PITCH`).
+LINE = 1.3
+
+
+def label_size(label, font):
+    """A tick label's (width, height) in pixels at ``font``: its widest line, its lines."""
+    lines = label.split("<br>")
+    return axes.text_width(lines, font), LINE * font * len(lines)
+
+
+def outline_of(at, key):
+    """The rectangle the browser draws over chart ``key`` (the head shown), in its axes' units."""
+    for element in at.get("bidi_component"):
+        if (
+            element.proto.id.endswith(f"-{key}_shapes")
+            and element.proto.WhichOneof("data") == "json"
+        ):
+            return json.loads(element.proto.json)["shapes"][0]
+    raise LookupError(f"no shapes drawn over {key}")
+
+
+@pytest.mark.parametrize("screen", SCREENS, ids=["1280x720", "1920x1080"])
+@pytest.mark.parametrize(
+    ("model", "heads"),
+    [
+        pytest.param({"model": "smollm2"}, (30, 9), marks=needs_smollm2, id="smollm2"),
+        pytest.param({}, (6, 12), marks=needs_minilm, id="minilm"),
+    ],
+)
+def test_the_model_view_on_a_projector_is_a_screen_wide_grid_whose_labels_fit(model, heads, screen):
+    """SmolLM2's 30 layers × 9 heads were a narrow column under labels that ran together.
+
+    Measured on the figure as drawn: its width the page's, its height and margins its
+    own, x and y on one scale (``scaleanchor``). Labelled ticks are far enough apart for
+    their labels at the figure's font, the margins hold them, every thumbnail keeps its
+    tick, the grid's long side runs along the screen's, and the outline of the head shown
+    sits on that head's thumbnail.
+    """
+    at = open_app("pretrained", {"present": "1", **model}, timeout=240, _viewport=screen)
+    assert not at.exception
+    key = "pretrained_model_view"
+    layout, z = charts(at)[key]["layout"], chart_z(at, key)
+    font, margin = layout["font"]["size"], layout["margin"]
+    width = screen[0] - chart.PRESENT_SIDES
+    pixel = min(
+        (width - margin["l"] - margin["r"]) / z.shape[1],
+        (layout["height"] - margin["t"] - margin["b"]) / z.shape[0],
+    )
+    assert z.shape[1] >= z.shape[0]  # a landscape screen, a landscape grid
+    top, side = layout["xaxis"], layout["yaxis"]
+    assert top.get("tickangle", 0) == 0  # level (plotly.js keeps them so while they fit)
+    ticks = {name: decode(axis["tickvals"]) for name, axis in (("x", top), ("y", side))}
+    assert len(ticks["x"]) * len(ticks["y"]) == heads[0] * heads[1]
+    labelled = {
+        name: [
+            (value * pixel, text)
+            for value, text in zip(ticks[name], axis["ticktext"], strict=True)
+            if text
+        ]
+        for name, axis in (("x", top), ("y", side))
+    }
+    assert top["ticktext"][0]  # the first layer and head are named: count on from them
+    assert side["ticktext"][0]
+    for (a, first), (b, second) in pairwise(labelled["x"]):
+        room = (label_size(first, font)[0] + label_size(second, font)[0]) / 2
+        assert b - a >= room, (first, second, b - a, room)
+    for (a, first), (b, second) in pairwise(labelled["y"]):
+        assert b - a >= LINE * font, (first, second, b - a)
+    assert margin["t"] >= max(label_size(text, font)[1] for _, text in labelled["x"])
+    assert margin["l"] >= max(label_size(text, font)[0] for _, text in labelled["y"])
+    across = labelled["x"][0][1].startswith("L")  # layers along the top
+    box = outline_of(at, key)
+    column = abs(ticks["x"] - (box["x0"] + box["x1"]) / 2).argmin()
+    row = abs(ticks["y"] - (box["y0"] + box["y1"]) / 2).argmin()
+    layer, head = at.session_state["pretrained_layer"], at.session_state["pretrained_head"]
+    assert (column, row) == ((layer, head) if across else (head, layer))
