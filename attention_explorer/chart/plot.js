@@ -18,7 +18,8 @@ import { themeKey, themed } from "./theme.js";
 
 const charts = new WeakMap(); // parentElement -> chart
 const queue = new Set();
-let pumping = false;
+let pumping = false; // the queue is being drawn
+let scheduled = null; // when it will be: "soon" (next task), "after previews" (two frames on)
 
 // Shapes drawn over a chart, by its key (mountShapes): the model view's outline moves while
 // its large grid stays the same data, which Streamlit resends as a reference.
@@ -72,11 +73,12 @@ function failed(chart, error) {
   settle(chart);
 }
 
-// The queue runs after two frames (the preview painted, then on screen), or `soon`, next task.
+// The queue runs after two frames (the preview painted, then on screen), or `soon`, next
+// task: a drawing asked for soon does not wait for a run after previews already planned.
 function enqueue(chart, soon) {
   queue.add(chart);
-  if (pumping) return;
-  pumping = true;
+  if (pumping || scheduled === "soon" || (scheduled && !soon)) return;
+  scheduled = soon ? "soon" : "after previews";
   if (soon) setTimeout(pump, 0);
   else requestAnimationFrame(() => requestAnimationFrame(() => setTimeout(pump, 0)));
 }
@@ -89,6 +91,9 @@ function next() {
 }
 
 async function pump() {
+  if (pumping) return; // a run planned earlier, and one is under way
+  pumping = true;
+  scheduled = null;
   try {
     while (queue.size) {
       const chart = next();
