@@ -1,5 +1,7 @@
 """Every page through Streamlit's AppTest: renders, reacts to its controls, survives bad input."""
 
+import json
+
 import numpy as np
 import pytest
 from apptest_support import (
@@ -349,6 +351,27 @@ def test_book_page_matches_the_printed_values():
     np.testing.assert_allclose(matrix, book.NOTEBOOK_X_PRIME.T, atol=1e-6)
     assert table["max |Δ| to matrix"].max() < 1e-6
     assert "e-" in at.metric[0].value  # Sa[XP] = Sa[X]P to round-off
+
+
+def test_book_tables_show_the_printed_decimals_and_differences_as_powers_of_ten():
+    """A round-off difference reads 1.11e-16, as the metric below writes one, not
+    0.0000000000000001; the outputs show the book's eight printed decimals (0.94744244),
+    not 0.9474 beside 1.642 (Streamlit's default drops digits and trailing zeros)."""
+    at = open_app("book")
+    for frame in at.dataframe[:2]:
+        formats = {
+            name: config["type_config"]["format"]
+            for name, config in json.loads(frame.proto.columns).items()
+            if "type_config" in config
+        }
+        table = frame.value
+        assert set(formats) == {"d0", "d1", "d2", "d3", "max |Δ| to matrix"}
+        tiny = table["max |Δ| to matrix"][table["max |Δ| to matrix"] > 0].min()
+        shown = formats["max |Δ| to matrix"] % tiny
+        assert "e-" in shown
+        assert float(shown) == pytest.approx(tiny, rel=0.01)
+        for printed in book.NOTEBOOK_X_PRIME.ravel():
+            assert float(formats["d0"] % printed) == printed  # the book's digits, all of them
 
 
 @pytest.mark.parametrize(
