@@ -107,6 +107,42 @@ def test_figures_of_several_panels_are_stacked_to_fit_a_phone(page, app_url, pat
     assert clipped(page) == []
 
 
+#: Chart ``key``'s colour bars: the long side of each bar, whether it lies inside the chart,
+#: and the panels (their drag areas) it covers.
+COLOUR_BARS = """(key) => {
+    const gd = document.querySelector(`.st-key-${key} .js-plotly-plot`);
+    const box = gd.getBoundingClientRect();
+    const panels = [...gd.querySelectorAll('.nsewdrag')].map((e) => e.getBoundingClientRect());
+    return [...gd.querySelectorAll('.colorbar')].map((bar) => {
+        const fill = bar.querySelector('.cbfill').getBoundingClientRect();
+        const all = bar.getBoundingClientRect();
+        return {
+            long: Math.max(fill.width, fill.height),
+            inside: all.left >= box.left - 1 && all.right <= box.right + 1,
+            covers: panels.filter((p) => p.left < fill.right && fill.left < p.right
+                && p.top < fill.bottom && fill.top < p.bottom).length,
+        };
+    });
+}"""
+
+
+def test_a_stacked_neuron_views_colour_bar_stays_a_bar_under_its_panel(page, app_url):
+    """/pretrained's neuron view on a phone: its panels stacked, the horizontal colour bar
+    of k and q⊙k stays a bar as long as half its panel, under it, over no panel; before,
+    stacking gave it a vertical panel's place and length, and it shrank to a few pixels
+    of tick labels beside the keys' panel (390 × 844)."""
+    page.set_viewport_size(PHONE)
+    open_app(page, f"{app_url}/pretrained")
+    look_at(page, "pretrained_neuron")
+    with contextlib.suppress(PlaywrightTimeoutError):  # the fit lands a frame or two later
+        fits = f"(key) => ({OFF_THE_PHONE})(key).length === 0"
+        page.wait_for_function(fits, arg="pretrained_neuron", timeout=5000)
+    [bar] = page.evaluate(COLOUR_BARS, "pretrained_neuron")
+    assert bar["long"] >= 120, bar
+    assert bar["inside"], bar
+    assert bar["covers"] == 0, bar
+
+
 #: The smallest type an equation fitted to a narrow screen may be scaled down to, in px.
 EQUATION_MIN_FONT = 7
 #: ``window.__fittedTo``: chart/equations.js's note of the room (the width of its layout
