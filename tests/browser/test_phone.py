@@ -143,6 +143,25 @@ def test_a_stacked_neuron_views_colour_bar_stays_a_bar_under_its_panel(page, app
     assert bar["covers"] == 0, bar
 
 
+#: The text of every label or button Streamlit cuts short with an ellipsis ("Keys use W_Q
+#: (attention by simi…").
+CUT_SHORT = """() => [...document.querySelectorAll(
+        '[data-testid="stMainBlockContainer"] :is([data-testid="stWidgetLabel"], button)')]
+    .flatMap((el) => [el, ...el.querySelectorAll('*')])
+    .filter((e) => e.clientWidth && e.scrollWidth > e.clientWidth + 1
+        && getComputedStyle(e).textOverflow === 'ellipsis')
+    .map((e) => e.textContent)"""
+
+
+@pytest.mark.parametrize("path", ["/vision", "/pretrained"])
+def test_no_label_or_button_is_cut_short_on_a_laptop(page, app_url, path):
+    """1280 × 720: /vision's switch said "Keys use W_Q (attention by simi…" and /pretrained's
+    last minimal pair "councilmen: feared / advo…" (equal columns, the longest name cut)."""
+    page.set_viewport_size({"width": 1280, "height": 720})
+    open_app(page, f"{app_url}{path}")
+    assert page.evaluate(CUT_SHORT) == []
+
+
 #: The smallest type an equation fitted to a narrow screen may be scaled down to, in px.
 EQUATION_MIN_FONT = 7
 #: ``window.__fittedTo``: chart/equations.js's note of the room (the width of its layout
