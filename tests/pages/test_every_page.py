@@ -306,6 +306,20 @@ def test_multi_head_page_draws_one_panel_per_head():
 
 
 @pytest.mark.skipif(controls.MINILM is None, reason="MiniLM is not installed")
+def test_multi_heads_line_view_offers_the_sidebars_head_alone():
+    """MiniLM opens on head 1 (the one whose "it" finds "restaurant"): the line view's
+    button draws that head alone, not head 0, until a head is clicked on the page."""
+    at = open_app("multi_head")
+    head = at.session_state["head"]
+    assert head == 1
+    only = at.button(key="mh_lines_only")
+    assert only.label == f"Only H{head}"
+    only.click().run()
+    assert at.session_state["mh_lines_heads"] == [head]
+    assert {shape["name"] for shape in charts(at)["mh_lines"]["layout"]["shapes"]} == {"H1"}
+
+
+@pytest.mark.skipif(controls.MINILM is None, reason="MiniLM is not installed")
 def test_causal_page_opens_on_it_with_the_words_before_it_visible():
     """Issue 55: it opened on [CLS], which sees nothing but itself."""
     at = open_app("causal_mask")
