@@ -34,7 +34,7 @@ def figure(stream_norms, update_norms, labels):
         )
     for name, values in zip(("attention update", "FFN update"), update_norms, strict=True):
         fig.add_trace(go.Bar(x=axis, y=np.asarray(values, np.float32), name=name), row=1, col=2)
-    fig.update_xaxes(axes.token_axis(axis), autotickangles=axes.TICK_ANGLES)
+    fig.update_xaxes(axes.token_axis(axis, "token"), autotickangles=axes.TICK_ANGLES)
     return style.frame(fig, height=380, barmode="group")
 
 
