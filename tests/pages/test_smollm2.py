@@ -159,3 +159,19 @@ def test_the_home_equation_has_the_models_sizes_and_no_biases(convention):
     assert "b_q" not in attn
     assert "b_Q" not in shown
     assert "beta" not in shown
+
+
+def test_the_residual_streams_norms_are_drawn_on_a_log_axis_past_a_massive_activation(
+    reference,
+):
+    """Layer 22's first token has a norm far past the others' (a massive activation): on a
+    linear axis every other token's three norms lay flat along zero, one line."""
+    layer = weights.DEFAULT_HEADS["smollm2"][0]
+    norms = np.linalg.norm(reference.hidden_states[layer], axis=-1)  # entering the layer
+    assert norms.max() > 20 * np.median(norms)
+    at = open_app("encoder_layer", SMOLLM2, timeout=TIMEOUT)
+    assert not at.exception
+    layout = charts(at)["enc_norms"]["layout"]
+    assert layout["yaxis"]["type"] == "log"
+    assert layout["annotations"][0]["text"].endswith("(log scale)")
+    assert layout["yaxis2"].get("type", "linear") == "linear"  # the updates' bars stay linear

@@ -255,3 +255,10 @@ def test_the_home_equation_has_minilms_sizes_and_biases():
     assert f"{d_model} \\times {d_q // model.config.n_heads}" in shown
     assert "b_q" in attn
     assert "b_Q^{(h)}" in shown
+
+
+def test_minilms_residual_stream_norms_stay_on_a_linear_axis():
+    at = open_app("encoder_layer")
+    layout = charts(at)["enc_norms"]["layout"]
+    assert layout["yaxis"].get("type", "linear") == "linear"
+    assert layout["annotations"][0]["text"] == "‖residual stream‖"
