@@ -144,6 +144,24 @@ def test_cost_figure_is_log_log_with_reference_slopes():
     np.testing.assert_allclose(np.asarray(softmax_time.y), np.asarray(square_guide.y), rtol=1e-5)
 
 
+def test_cost_axes_label_powers_of_ten_and_measured_sizes_only():
+    """No "2" and "5" between the decades (plotly.js's own log ticks put "5" under "0.1",
+    read as five): times and memory at powers of ten, n at sizes that were measured."""
+    sizes = [64 * 2**k for k in range(8)]
+    rows = [
+        {"method": m, "n": n, "seconds": n**p * 1e-8, "peak_bytes": n**p}
+        for m, p in (("softmax", 2), ("linear", 1))
+        for n in sizes
+    ]
+    fig = cost.figure(rows)
+    for axis in (fig.layout.yaxis, fig.layout.yaxis2):
+        assert axis.dtick == 1  # one label a decade, 10^k
+    for axis in (fig.layout.xaxis, fig.layout.xaxis2):
+        assert set(axis.tickvals) <= set(sizes)
+        assert len(axis.tickvals) >= 3
+        assert list(axis.ticktext) == [f"{n:,}" for n in axis.tickvals]
+
+
 def test_the_comparison_table_has_the_pages_width(page):
     """Not in the patterns' half-width grid, where its last columns were cut off."""
     assert len(page.dataframe) >= 1
