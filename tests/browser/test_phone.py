@@ -162,6 +162,25 @@ def test_no_label_or_button_is_cut_short_on_a_laptop(page, app_url, path):
     assert page.evaluate(CUT_SHORT) == []
 
 
+#: How far chart ``key``'s table cells' borders reach past the right of the figure, in px.
+TABLE_OVERHANG = """(key) => {
+    const gd = document.querySelector(`.st-key-${key} .js-plotly-plot`);
+    const svg = gd.querySelector('.main-svg').getBoundingClientRect();
+    const cells = [...gd.querySelectorAll('.table .cell-rect')];
+    const stroke = parseFloat(getComputedStyle(cells[0]).strokeWidth);
+    return Math.max(...cells.map((c) => c.getBoundingClientRect().right)) + stroke / 2 - svg.right;
+}"""
+
+
+@pytest.mark.parametrize("size", [PHONE, DESKTOP], ids=["phone", "desktop"])
+def test_the_tours_token_table_keeps_its_right_border(page, app_url, size):
+    """Step 1's table of tokens and ids: its last column's border inside the figure; at a
+    right margin of 0 the figure's edge cut it off and the table stood open on the right."""
+    page.set_viewport_size(size)
+    open_app(page, f"{app_url}/tour")
+    assert page.evaluate(TABLE_OVERHANG, "tour_step_1") <= 0
+
+
 #: The smallest type an equation fitted to a narrow screen may be scaled down to, in px.
 EQUATION_MIN_FONT = 7
 #: ``window.__fittedTo``: chart/equations.js's note of the room (the width of its layout
