@@ -67,7 +67,9 @@ def _qkv(settings, head, values):
     run = long_tour.layer(settings)  # a long text's keeps no head's weights
     labels = _labels(settings)
     if settings.trained:
-        title = f"Queries Q = X W_Q + b_Q of layer {settings.layer}, head {head}"
+        bias = " + b_Q" if layers.adds_biases(settings) else ""  # Llama's adds none
+        rotated = ", after the rotary rotation" if settings.config.rotary else ""
+        title = f"Queries Q = X W_Q{bias} of layer {settings.layer}, head {head}{rotated}"
         q = run.attention.q[head]
     else:
         title, q = "Queries Q = X W_Q", run.q

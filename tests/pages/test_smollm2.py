@@ -175,3 +175,13 @@ def test_the_residual_streams_norms_are_drawn_on_a_log_axis_past_a_massive_activ
     assert layout["yaxis"]["type"] == "log"
     assert layout["annotations"][0]["text"].endswith("(log scale)")
     assert layout["yaxis2"].get("type", "linear") == "linear"  # the updates' bars stay linear
+
+
+def test_the_tours_queries_are_titled_without_biases_and_after_the_rotation():
+    """Step 2 on SmolLM2: its queries are X W_Q rotated, no b_Q (Llama adds none); before,
+    the title wrote MiniLM's "Q = X W_Q + b_Q"."""
+    at = open_app("tour", SMOLLM2, page_query={"step": "2"}, timeout=TIMEOUT)
+    assert not at.exception
+    title = charts(at)["tour_step_2"]["layout"]["title"]["text"]
+    assert "b_Q" not in title
+    assert "rotary" in title

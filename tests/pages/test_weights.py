@@ -262,3 +262,10 @@ def test_minilms_residual_stream_norms_stay_on_a_linear_axis():
     layout = charts(at)["enc_norms"]["layout"]
     assert layout["yaxis"].get("type", "linear") == "linear"
     assert layout["annotations"][0]["text"] == "‖residual stream‖"
+
+
+def test_the_tours_queries_on_minilm_add_its_biases():
+    at = open_app("tour", page_query={"step": "2"})
+    title = charts(at)["tour_step_2"]["layout"]["title"]["text"]
+    assert title.startswith("Queries Q = X W_Q + b_Q of layer 3, head 1")
+    assert "rotary" not in title
