@@ -38,6 +38,9 @@ class Step:
     page: str  # the page's script name, as in app.registry
     chart: Callable[[controls.Settings, int, dict], tuple[go.Figure, pd.DataFrame]]
     says: Callable[[controls.Settings, int, dict], str | None] = lambda *_: None
+    #: Whether the figure is the sidebar's model (the page says which, layer and head); the
+    #: induction step's is SmolLM2's whatever the sidebar runs.
+    sidebar_model: bool = True
 
 
 def _labels(settings):

@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 from apptest_support import TOY_PAGES, chart_z, charts, control, messages, open_app
 
+from app.lecture import tour
 from app.state import controls, weights
 from engine import bert, checkpoint
 from engine.resources import smollm2_file
@@ -185,3 +186,15 @@ def test_the_tours_queries_are_titled_without_biases_and_after_the_rotation():
     title = charts(at)["tour_step_2"]["layout"]["title"]["text"]
     assert "b_Q" not in title
     assert "rotary" in title
+
+
+def test_the_tours_induction_step_does_not_name_the_sidebars_model():
+    """Step 10 draws SmolLM2's induction scores whatever the sidebar runs: before, under
+    them it said "Trained weights: MiniLM's layer 3, head 1, …", a model the step never shows."""
+    step = len(tour.STEPS)
+    at = open_app("tour", page_query={"step": str(step)}, timeout=TIMEOUT)  # MiniLM's sidebar
+    assert not at.exception
+    assert at.main.title[0].value.endswith("induction")
+    assert not [c.value for c in at.main.caption if "MiniLM's layer" in c.value]
+    at = open_app("tour", page_query={"step": "9"}, timeout=TIMEOUT)  # the other steps keep it
+    assert [c.value for c in at.main.caption if "MiniLM's layer 3, head 1" in c.value]
