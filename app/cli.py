@@ -86,6 +86,16 @@ def _named(model):
     return model in NAMED_MODELS or model.startswith(OLLAMA_PREFIX)
 
 
+def _check_ollama(parser, name):
+    """Refuse an Ollama name its store lacks before the server starts, as a missing path is."""
+    from engine import checkpoint, ollama  # here only: the command stays light without one
+
+    try:
+        ollama.blob(name)
+    except (checkpoint.MissingFileError, checkpoint.UnsupportedModelError) as error:
+        parser.error(f"--model {name}: {error}")
+
+
 def main(argv=None):
     """Parse the arguments and replace this process with the Streamlit server."""
     parser = argparse.ArgumentParser(
@@ -121,6 +131,8 @@ def main(argv=None):
         parser.error(f"--threads {args.threads}: at least 1")
     if args.model and not _named(args.model) and not Path(args.model).expanduser().exists():
         parser.error(f"--model {args.model}: no such folder or file")
+    if args.model and args.model.startswith(OLLAMA_PREFIX):
+        _check_ollama(parser, args.model)
     line, env = command(
         " ".join(args.text),
         args.port,

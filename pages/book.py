@@ -21,9 +21,13 @@ equation.show(equations.BOOK_SA)
 exercise = book.exercise()
 inputs = [f"x{n}" for n in range(3)]
 dims = [f"d{i}" for i in range(4)]
+# Values to the book's eight printed decimals; a difference as 1.11e-16, not 0.0000000000000001.
+NUMBERS = {d: st.column_config.NumberColumn(format="%.8f") for d in dims} | {
+    "max |Δ| to matrix": st.column_config.NumberColumn(format="%.2e")
+}
 
 st.subheader("Unscaled (eq. 12.8): loop form, matrix form and the book's printed values")
-st.dataframe(book.comparison(), hide_index=True)
+st.dataframe(book.comparison(), hide_index=True, column_config=NUMBERS)
 st.caption(
     "The unscaled attention is extreme: almost all weight on one input per column. "
     "Scaling by 1/√D_q (eq. 12.9) softens it."
@@ -46,7 +50,7 @@ for column, key, name, title in (
     )
 
 st.subheader("Scaled (eq. 12.9): loop form and matrix form")
-st.dataframe(book.comparison(scaled=True), hide_index=True)
+st.dataframe(book.comparison(scaled=True), hide_index=True, column_config=NUMBERS)
 
 st.subheader("Is self-attention covariant with respect to permutation?")
 permutation = st.selectbox(

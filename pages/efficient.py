@@ -111,7 +111,9 @@ record = efficient.cost_measurement() if measured else efficient.cost_reference(
 if record is None:
     st.info("No stored measurement was found; press “Measure on this machine”.")
 else:
-    title = f"Measured on {record['machine']}"
+    # The shipped measurement is another machine's: its title says so, not "Measured on".
+    made = "Measured on this machine" if measured else "Measured when the app was made"
+    title = f"{made}: {record['machine']}"
     cost.show(st, "efficient_cost", record["rows"], title)
     st.markdown("**Log-log slopes, fitted over n ≥ 512** (2 means ∝ n², 1 means ∝ n)")
     st.dataframe(record["slopes"], hide_index=True)

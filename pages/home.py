@@ -42,7 +42,10 @@ convention = st.segmented_control(
 columns = convention == "columns"
 weights, outputs = layers.projections(settings, run, head)
 if settings.trained:
-    equation.show(equations.HEAD_PROJECTIONS[convention])
+    c = settings.config
+    equation.show(
+        equations.head_projections(convention, c.d_model, c.d_head, layers.adds_biases(settings))
+    )
     part, matrices = ("rows", "Ω_q, Ω_k and Ω_v") if columns else ("columns", "W_Q, W_K and W_V")
     st.caption(wording.head_projections(settings, head, part, matrices))
     x_title, suffix = f"Hidden state X entering layer {settings.layer}", f", head {head}"

@@ -96,7 +96,7 @@ else:
     entropy = multi_head.entropy_table(mha.weights)
     stat = [f"{bits:.2f} bits" for bits in entropy["mean entropy (bits)"]]
     click = multi_head.show(st, "mh_heads", mha.weights, labels, stat=stat, clicks=True)
-    clicked_head = arithmetic.clicked_head("mh_heads", click, n_heads)
+    clicked_head = arithmetic.clicked_head("mh_heads", click, n_heads, pickers.shared_head(run))
     arithmetic.panel(
         arithmetic.clicked_cell("mh_heads", click, n, n),
         (mha.q[clicked_head], mha.k[clicked_head], mha.v[clicked_head]),

@@ -26,7 +26,8 @@ says = long_tour.SAYS.get(current.says.__name__) if long else None
 said = says(settings, head, labels) if says else current.says(settings, head, values)
 if said:
     st.markdown(said)
-st.caption(notices.weights_note(settings, head))
+if current.sidebar_model:  # not under SmolLM2's induction scores, whatever the sidebar runs
+    st.caption(notices.weights_note(settings, head))
 
 # Back and Next above the figure, which can be taller than the screen. Their arrows are the
 # shortcut's badges, which name the keys: the labels carry none of their own.

@@ -57,11 +57,12 @@ with middle:
     )
 with right:
     tied = st.toggle(
-        "Keys use W_Q (attention by similarity)",
+        "Keys use W_Q",
         value=True,
         key="vision_tied",
-        help="On: q·k compares the two patches' projections. Off: separate random W_Q and "
-        "W_K make q·k an arbitrary (untrained) bilinear form.",
+        help="On: keys use W_Q too, so q·k compares the two patches' projections (attention "
+        "by similarity). Off: separate random W_Q and W_K make q·k an arbitrary (untrained) "
+        "bilinear form.",
     )
 
 run = vision.vision_run(image_key, patch, values["d_model"], values["seed"], position, tied, image)

@@ -166,6 +166,14 @@ def _saturation_curve(settings, head, n_points=CURVE_POINTS):
     return (scales, stats, len(rows))
 
 
+def adds_biases(settings):
+    """Whether the trained model's layer adds biases to its projections.
+
+    BERT's family does, Llama's does not: the home page's equation writes them or not.
+    """
+    return "b_q" in trained.model(settings.weights).block(settings.layer)["attn"]
+
+
 def projections(settings, run, head):
     """The projection matrices and their outputs the home page draws: W_Q, W_K, W_V; Q, K, V.
 

@@ -42,4 +42,4 @@ def steps(step):
     """The step as ``step`` (the tour's Step class) makes it, if SmolLM2 is installed, else none."""
     if not weights.installed("smollm2"):
         return ()
-    return (step(TITLE, TEXT, "heads", chart, says),)
+    return (step(TITLE, TEXT, "heads", chart, says, sidebar_model=False),)

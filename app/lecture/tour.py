@@ -38,6 +38,9 @@ class Step:
     page: str  # the page's script name, as in app.registry
     chart: Callable[[controls.Settings, int, dict], tuple[go.Figure, pd.DataFrame]]
     says: Callable[[controls.Settings, int, dict], str | None] = lambda *_: None
+    #: Whether the figure is the sidebar's model (the page says which, layer and head); the
+    #: induction step's is SmolLM2's whatever the sidebar runs.
+    sidebar_model: bool = True
 
 
 def _labels(settings):
@@ -67,7 +70,9 @@ def _qkv(settings, head, values):
     run = long_tour.layer(settings)  # a long text's keeps no head's weights
     labels = _labels(settings)
     if settings.trained:
-        title = f"Queries Q = X W_Q + b_Q of layer {settings.layer}, head {head}"
+        bias = " + b_Q" if layers.adds_biases(settings) else ""  # Llama's adds none
+        rotated = ", after the rotary rotation" if settings.config.rotary else ""
+        title = f"Queries Q = X W_Q{bias} of layer {settings.layer}, head {head}{rotated}"
         q = run.attention.q[head]
     else:
         title, q = "Queries Q = X W_Q", run.q

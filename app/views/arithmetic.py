@@ -39,13 +39,16 @@ def clicked_cell(key, click, n_q, n_k, shown=slice(None)):
     return cell[0] + offset, cell[1] + offset
 
 
-def clicked_head(key, click, n_heads):
-    """The head (the panel's trace) of the cell last clicked on chart ``key``; 0 at first."""
+def clicked_head(key, click, n_heads, default=0):
+    """The head (the panel's trace) of the cell last clicked on chart ``key``.
+
+    ``default`` (the sidebar's head) until one is clicked.
+    """
     name = f"{key}_head"
     if click is not None:
         st.session_state[name] = int(click["trace"])
-    head = st.session_state.get(name, 0)
-    return head if head < n_heads else 0
+    head = st.session_state.get(name, default)
+    return head if head < n_heads else default
 
 
 def panel(cell, qkv, scale, mask, labels, softcap=None, head=None):

@@ -34,6 +34,10 @@ PRESENT_MAX_ROWS = 64
 #: long text's tiles): a two-line title, then the axis's title and tick labels,
 #: all at :data:`PRESENT_FONT`; the desktop's margin would put the axis over the title.
 PRESENT_TOP_AXIS = 150
+#: Room above the plot, in presentation mode, of a figure whose title has a second line
+#: (:func:`app.views.style.with_note`): both lines at :data:`PRESENT_FONT` from the top, and
+#: a gap; the desktop's :data:`app.views.style.NOTE_TOP` would put the note on the plot.
+PRESENT_NOTE_TOP = 115
 #: The presenter bar's height in pixels: figures fit the screen below it.
 PRESENTER_BAR = 76
 #: The room a slide's title takes above its first figure, in pixels: the page's padding
@@ -94,6 +98,9 @@ def presentation_layout(fig):
     top_axis = any(axis.side == "top" for axis in fig.select_xaxes())
     if top_axis and fig.layout.title.text:  # the title at the very top, the axis under it
         fig.layout.margin.t = max(fig.layout.margin.t or 0, PRESENT_TOP_AXIS)
+        fig.update_layout(title={"yref": "container", "y": 1, "yanchor": "top", "pad_t": 30})
+    elif "<br>" in (fig.layout.title.text or ""):  # two lines from the top, the plot under them
+        fig.layout.margin.t = max(fig.layout.margin.t or 0, PRESENT_NOTE_TOP)
         fig.update_layout(title={"yref": "container", "y": 1, "yanchor": "top", "pad_t": 30})
     # A table's rows keep their height whatever the font: make room for the large type.
     fig.update_traces(

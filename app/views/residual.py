@@ -12,6 +12,10 @@ from plotly.subplots import make_subplots
 
 from app.views import axes, chart, style
 
+#: The residual stream's norms are drawn on a log axis when the largest is this many times
+#: their median.
+LOG_RATIO = 20
+
 
 def figure(stream_norms, update_norms, labels):
     """Per-token norms of the residual stream at each stage and of each sub-layer's update.
@@ -23,9 +27,12 @@ def figure(stream_norms, update_norms, labels):
     labels : sequence of n str
     """
     axis = axes.axis_labels(labels)
-    fig = make_subplots(
-        rows=1, cols=2, subplot_titles=["‖residual stream‖", "‖what each sub-layer adds‖"]
-    )
+    stream = np.asarray(stream_norms, np.float64)
+    # A massive activation (SmolLM2's first token, in its middle layers) flattens every other
+    # token's norm to a line along zero: a log axis shows both.
+    log = stream.max() > LOG_RATIO * max(float(np.median(stream)), 1e-12)
+    stream_title = "‖residual stream‖ (log scale)" if log else "‖residual stream‖"
+    fig = make_subplots(rows=1, cols=2, subplot_titles=[stream_title, "‖what each sub-layer adds‖"])
     for name, values in zip(("input", "after attention", "after FFN"), stream_norms, strict=True):
         fig.add_trace(
             go.Scatter(x=axis, y=np.asarray(values, np.float32), mode="lines+markers", name=name),
@@ -34,7 +41,9 @@ def figure(stream_norms, update_norms, labels):
         )
     for name, values in zip(("attention update", "FFN update"), update_norms, strict=True):
         fig.add_trace(go.Bar(x=axis, y=np.asarray(values, np.float32), name=name), row=1, col=2)
-    fig.update_xaxes(axes.token_axis(axis), autotickangles=axes.TICK_ANGLES)
+    fig.update_xaxes(axes.token_axis(axis, "token"), autotickangles=axes.TICK_ANGLES)
+    if log:
+        fig.update_yaxes(type="log", row=1, col=1)
     return style.frame(fig, height=380, barmode="group")
 
 

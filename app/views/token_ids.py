@@ -20,7 +20,7 @@ def figure(labels, ids):
         )
     )
     return style.frame(
-        fig, height=min(120 + 26 * len(labels), 700), top=10, bottom=0, left=0, right=0
+        fig, height=min(120 + 26 * len(labels), 700), top=10, bottom=0, left=1, right=1
     )
 
 

@@ -54,10 +54,11 @@ def text_box(folder=None):
         68,
     )
     if not session.presenting():  # a projector shows the pair, not the buttons that set it
-        columns = st.columns(len(MINIMAL_PAIRS) + 1)
-        columns[0].caption("Minimal pairs:")
-        for column, pair in zip(columns[1:], MINIMAL_PAIRS, strict=True):
-            column.button(pair.name, key=f"pair_{pair.key}", on_click=use_pair, args=(pair, folder))
+        # A row that wraps: each button as wide as its name (equal columns cut the longest).
+        row = st.container(horizontal=True, vertical_alignment="center")
+        row.caption("Minimal pairs:")
+        for pair in MINIMAL_PAIRS:
+            row.button(pair.name, key=f"pair_{pair.key}", on_click=use_pair, args=(pair, folder))
     return st.session_state["text_b"]
 
 

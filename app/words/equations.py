@@ -15,16 +15,29 @@ PROJECTIONS = {
     r"\boldsymbol\beta = 0\text{)}",
 }
 
-#: One head of a trained layer: its slice of the projections, biases included.
-HEAD_PROJECTIONS = {
-    "rows": r"Q_h = X W_Q^{(h)} + b_Q^{(h)},\quad K_h = X W_K^{(h)} + b_K^{(h)},\quad "
-    r"V_h = X W_V^{(h)} + b_V^{(h)} \qquad X \in \mathbb{R}^{n \times 384},\ "
-    r"W^{(h)} \in \mathbb{R}^{384 \times 32}",
-    "columns": r"\mathbf{Q}_h = \boldsymbol\Omega_q^{(h)} \mathbf{X} + \boldsymbol\beta_q^{(h)},"
-    r"\quad \mathbf{K}_h = \boldsymbol\Omega_k^{(h)} \mathbf{X} + \boldsymbol\beta_k^{(h)},"
-    r"\quad \mathbf{V}_h = \boldsymbol\Omega_v^{(h)} \mathbf{X} + \boldsymbol\beta_v^{(h)}"
-    r" \qquad \mathbf{X} \in \mathbb{R}^{384 \times N}",
-}
+
+def head_projections(convention, d_model, d_head, biases):
+    """One head of a trained layer: its slice of the projections, at the model's sizes.
+
+    ``biases``: whether the layer adds them (BERT's family does, Llama's does not).
+    """
+    if convention == "columns":
+        terms = [
+            rf"\mathbf{{{x}}}_h = \boldsymbol\Omega_{{{p}}}^{{(h)}} \mathbf{{X}}"
+            + (rf" + \boldsymbol\beta_{{{p}}}^{{(h)}}" if biases else "")
+            for x, p in (("Q", "q"), ("K", "k"), ("V", "v"))
+        ]
+        return (
+            r",\quad ".join(terms)
+            + rf" \qquad \mathbf{{X}} \in \mathbb{{R}}^{{{d_model} \times N}},\ "
+            rf"\boldsymbol\Omega^{{(h)}} \in \mathbb{{R}}^{{{d_head} \times {d_model}}}"
+        )
+    terms = [rf"{x}_h = X W_{x}^{{(h)}}" + (rf" + b_{x}^{{(h)}}" if biases else "") for x in "QKV"]
+    return (
+        r",\quad ".join(terms) + rf" \qquad X \in \mathbb{{R}}^{{n \times {d_model}}},\ "
+        rf"W^{{(h)}} \in \mathbb{{R}}^{{{d_model} \times {d_head}}}"
+    )
+
 
 WEIGHT_NAMES = {
     "rows": ("W_Q", "W_K", "W_V"),

@@ -16,6 +16,9 @@ const WIDE = 640;
 const MIN_PANEL = 140;
 // Charts side by side hang their titles this far (px) below their tops (alignRow).
 const TITLE_PAD = 8;
+// A horizontal colour bar of stacked panels hangs this far (px) below its panel, under the
+// panel's tick labels (stacking).
+const BAR_BELOW = 36;
 
 // The chart's width, as a ResizeObserver last saw it (read without forcing a layout).
 export function widthOf(chart) {
@@ -158,6 +161,13 @@ function stacking(gd, grid, cols) {
     const bar = trace.showscale && trace.colorbar;
     const place = bar && moved.get(`${trace.xaxis}${trace.yaxis}`);
     if (!place) return;
+    if (bar.orientation === "h") {
+      // A bar under its panel (the neuron view's) stays one: under the panel's tick labels,
+      // as long as the panel is wide, its title beside it within that length.
+      const y = place.yd[0] - BAR_BELOW / plotH;
+      colorbars[i] = { x: (place.xd[0] + place.xd[1]) / 2, xanchor: "center", y, yanchor: "top", len: place.xd[1] - place.xd[0], lenmode: "fraction" };
+      return;
+    }
     const x = bar.x >= right - 1e-6 ? bar.x : place.xd[1] + (bar.x - place.p.xd[1]);
     colorbars[i] = { x, y: (place.yd[0] + place.yd[1]) / 2, yanchor: "middle", len: place.yd[1] - place.yd[0], lenmode: "fraction" };
   });

@@ -66,6 +66,15 @@ def test_up_to_64_tokens_every_label_is_drawn_on_its_own_token(n):
             assert axes.SCREEN_MIN_FONT <= axis.tickfont.size <= axes.SCREEN_FONT
 
 
+def test_every_token_axis_says_what_it_holds_so_thinning_reads_whole():
+    """A thinned axis's title is "token (one label in 2)": /encoder-layer's norms said only
+    "one label in 2" in presentation mode, its axes untitled."""
+    for name, (fig, letters) in single_figures(tokens(45)).items():
+        for axis_name in axes.token_axes(fig.layout):
+            if axis_name[0] in letters:
+                assert fig.layout[axis_name].title.text in {"key", "query", "token"}, name
+
+
 @pytest.mark.parametrize("n", [6, 24, 45, 100])
 def test_a_grid_of_heads_labels_its_outer_axes_on_their_own_tokens(n):
     """Twelve small panels share their axes: labels at the left and along the bottom only,

@@ -5,6 +5,7 @@ A plain ``pip install .`` that serves the app with it is ``tests/install/test_pi
 
 from __future__ import annotations
 
+import json
 import re
 import subprocess
 import sys
@@ -131,3 +132,28 @@ def test_app_opens_pretrained_on_the_command_lines_model(monkeypatch):
     assert not at.exception
     assert at.title[0].value == "A pretrained model: gpt2"
     assert at.query_params["model"] == "gpt2"  # a copied link names the folder, not its path
+
+
+def test_an_ollama_name_the_store_lacks_is_refused_before_the_server_starts(
+    monkeypatch, tmp_path, capsys
+):
+    """README's ``--model ollama:qwen2.5:0.5b`` on a machine whose Ollama has not pulled it:
+    refused at the command line, as a missing path is, not a server that opens on MiniLM."""
+    monkeypatch.setenv("OLLAMA_MODELS", str(tmp_path))
+    started = []
+    monkeypatch.setattr(cli.os, "execve", lambda *args: started.append(args))
+    with pytest.raises(SystemExit):
+        cli.main(["--model", "ollama:qwen2.5:0.5b"])
+    error = capsys.readouterr().err
+    assert "--model ollama:qwen2.5:0.5b" in error
+    assert "ollama pull qwen2.5:0.5b" in error
+    assert started == []
+    blob = tmp_path / "blobs" / f"sha256-{'a' * 64}"  # pulled: laid out as Ollama lays it out
+    blob.parent.mkdir()
+    blob.write_bytes(b"GGUF")
+    manifest = tmp_path / "manifests" / "registry.ollama.ai" / "library" / "qwen2.5" / "0.5b"
+    manifest.parent.mkdir(parents=True)
+    layer = {"mediaType": "application/vnd.ollama.image.model", "digest": f"sha256:{'a' * 64}"}
+    manifest.write_text(json.dumps({"layers": [layer]}))
+    cli.main(["--model", "ollama:qwen2.5:0.5b"])
+    assert started[0][2][cli.MODEL_VARIABLE] == "ollama:qwen2.5:0.5b"

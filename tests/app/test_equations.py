@@ -78,3 +78,18 @@ def test_formulas_joined_by_gaps_come_back_apart(atoms, gaps):
     for atom, gap in zip(atoms[1:], gaps + [r"\qquad"] * len(atoms), strict=False):
         latex += f" {gap} {atom}"
     assert formulas(latex) == atoms
+
+
+@given(
+    st.sampled_from(["rows", "columns"]),
+    st.integers(1, 4096),
+    st.integers(1, 256),
+    st.booleans(),
+)
+def test_a_heads_projections_are_whole_formulas_at_any_size(convention, d_model, d_head, biases):
+    latex = equations.head_projections(convention, d_model, d_head, biases)
+    parts = formulas(latex)
+    assert len(parts) == 4  # Q, K, V and the sizes: each wraps on its own
+    assert all(balanced(part) for part in parts)
+    assert str(d_model) in parts[-1]
+    assert ("b_Q" in latex or "beta_{q}" in latex) == biases

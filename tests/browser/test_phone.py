@@ -107,6 +107,80 @@ def test_figures_of_several_panels_are_stacked_to_fit_a_phone(page, app_url, pat
     assert clipped(page) == []
 
 
+#: Chart ``key``'s colour bars: the long side of each bar, whether it lies inside the chart,
+#: and the panels (their drag areas) it covers.
+COLOUR_BARS = """(key) => {
+    const gd = document.querySelector(`.st-key-${key} .js-plotly-plot`);
+    const box = gd.getBoundingClientRect();
+    const panels = [...gd.querySelectorAll('.nsewdrag')].map((e) => e.getBoundingClientRect());
+    return [...gd.querySelectorAll('.colorbar')].map((bar) => {
+        const fill = bar.querySelector('.cbfill').getBoundingClientRect();
+        const all = bar.getBoundingClientRect();
+        return {
+            long: Math.max(fill.width, fill.height),
+            inside: all.left >= box.left - 1 && all.right <= box.right + 1,
+            covers: panels.filter((p) => p.left < fill.right && fill.left < p.right
+                && p.top < fill.bottom && fill.top < p.bottom).length,
+        };
+    });
+}"""
+
+
+def test_a_stacked_neuron_views_colour_bar_stays_a_bar_under_its_panel(page, app_url):
+    """/pretrained's neuron view on a phone: its panels stacked, the horizontal colour bar
+    of k and q⊙k stays a bar as long as half its panel, under it, over no panel; before,
+    stacking gave it a vertical panel's place and length, and it shrank to a few pixels
+    of tick labels beside the keys' panel (390 × 844)."""
+    page.set_viewport_size(PHONE)
+    open_app(page, f"{app_url}/pretrained")
+    look_at(page, "pretrained_neuron")
+    with contextlib.suppress(PlaywrightTimeoutError):  # the fit lands a frame or two later
+        fits = f"(key) => ({OFF_THE_PHONE})(key).length === 0"
+        page.wait_for_function(fits, arg="pretrained_neuron", timeout=5000)
+    [bar] = page.evaluate(COLOUR_BARS, "pretrained_neuron")
+    assert bar["long"] >= 120, bar
+    assert bar["inside"], bar
+    assert bar["covers"] == 0, bar
+
+
+#: The text of every label or button Streamlit cuts short with an ellipsis ("Keys use W_Q
+#: (attention by simi…").
+CUT_SHORT = """() => [...document.querySelectorAll(
+        '[data-testid="stMainBlockContainer"] :is([data-testid="stWidgetLabel"], button)')]
+    .flatMap((el) => [el, ...el.querySelectorAll('*')])
+    .filter((e) => e.clientWidth && e.scrollWidth > e.clientWidth + 1
+        && getComputedStyle(e).textOverflow === 'ellipsis')
+    .map((e) => e.textContent)"""
+
+
+@pytest.mark.parametrize("path", ["/vision", "/pretrained"])
+def test_no_label_or_button_is_cut_short_on_a_laptop(page, app_url, path):
+    """1280 × 720: /vision's switch said "Keys use W_Q (attention by simi…" and /pretrained's
+    last minimal pair "councilmen: feared / advo…" (equal columns, the longest name cut)."""
+    page.set_viewport_size({"width": 1280, "height": 720})
+    open_app(page, f"{app_url}{path}")
+    assert page.evaluate(CUT_SHORT) == []
+
+
+#: How far chart ``key``'s table cells' borders reach past the right of the figure, in px.
+TABLE_OVERHANG = """(key) => {
+    const gd = document.querySelector(`.st-key-${key} .js-plotly-plot`);
+    const svg = gd.querySelector('.main-svg').getBoundingClientRect();
+    const cells = [...gd.querySelectorAll('.table .cell-rect')];
+    const stroke = parseFloat(getComputedStyle(cells[0]).strokeWidth);
+    return Math.max(...cells.map((c) => c.getBoundingClientRect().right)) + stroke / 2 - svg.right;
+}"""
+
+
+@pytest.mark.parametrize("size", [PHONE, DESKTOP], ids=["phone", "desktop"])
+def test_the_tours_token_table_keeps_its_right_border(page, app_url, size):
+    """Step 1's table of tokens and ids: its last column's border inside the figure; at a
+    right margin of 0 the figure's edge cut it off and the table stood open on the right."""
+    page.set_viewport_size(size)
+    open_app(page, f"{app_url}/tour")
+    assert page.evaluate(TABLE_OVERHANG, "tour_step_1") <= 0
+
+
 #: The smallest type an equation fitted to a narrow screen may be scaled down to, in px.
 EQUATION_MIN_FONT = 7
 #: ``window.__fittedTo``: chart/equations.js's note of the room (the width of its layout

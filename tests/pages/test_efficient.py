@@ -32,6 +32,8 @@ def test_page_renders_every_pattern_the_table_and_the_cost_plot(page):
     shown = charts(page)
     assert {f"efficient_{key}" for key in PATTERN_KEYS} <= set(shown)
     assert "efficient_cost" in shown  # the measurement shipped in assets/
+    title = shown["efficient_cost"]["layout"]["title"]["text"]
+    assert title.startswith("Measured when the app was made: ")  # not this machine's
     table = page.dataframe[0].value
     assert list(table["pattern"]) == [
         "full softmax",
@@ -140,6 +142,24 @@ def test_cost_figure_is_log_log_with_reference_slopes():
     square_guide = next(t for t in fig.data if t.name == "∝ n²")
     # the n² guide passes through every softmax point of this exact power law
     np.testing.assert_allclose(np.asarray(softmax_time.y), np.asarray(square_guide.y), rtol=1e-5)
+
+
+def test_cost_axes_label_powers_of_ten_and_measured_sizes_only():
+    """No "2" and "5" between the decades (plotly.js's own log ticks put "5" under "0.1",
+    read as five): times and memory at powers of ten, n at sizes that were measured."""
+    sizes = [64 * 2**k for k in range(8)]
+    rows = [
+        {"method": m, "n": n, "seconds": n**p * 1e-8, "peak_bytes": n**p}
+        for m, p in (("softmax", 2), ("linear", 1))
+        for n in sizes
+    ]
+    fig = cost.figure(rows)
+    for axis in (fig.layout.yaxis, fig.layout.yaxis2):
+        assert axis.dtick == 1  # one label a decade, 10^k
+    for axis in (fig.layout.xaxis, fig.layout.xaxis2):
+        assert set(axis.tickvals) <= set(sizes)
+        assert len(axis.tickvals) >= 3
+        assert list(axis.ticktext) == [f"{n:,}" for n in axis.tickvals]
 
 
 def test_the_comparison_table_has_the_pages_width(page):

