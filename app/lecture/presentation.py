@@ -112,6 +112,12 @@ _PRESENT_CSS = _PRESENT_CSS.replace(
     "TITLED", f'{_PAGE} > [data-testid="stLayoutWrapper"]:has(h1):not(:has(.ae-chart))'
 ).replace("PAGE", _PAGE)
 
+#: For a slide whose figure is not the sidebar's model's (the tour's SmolLM2 induction
+#: step): the presenter bar's layer and head, which would name the sidebar's, hidden.
+HIDE_LAYER_AND_HEAD = (
+    "<style>.st-key-present_layer, .st-key-present_head { display: none !important; }</style>"
+)
+
 
 def control_hint(text):
     """``text``, which points at a control, or "" in presentation mode, which hides them.
