@@ -85,10 +85,12 @@ st.caption(
     f"damping factor d = {1 - method.DAMPING:.2g}: the probability of jumping to a random "
     f"sentence (they take d between 0.1 and 0.2; PageRank's 0.85 is the other side, 1 − d)."
 )
-if not session.presenting():
-    sentence_views.show_table(sentences, ranking.scores, chosen, k)
+sentence_views.show_table(sentences, ranking.scores, chosen, k)
 
-st.header("Similarity between sentences")
+# A slide moves the page's first figure, this one, under the page's title: its heading
+# would stand over nothing, and the figure's title says the same.
+if not session.presenting():
+    st.header("Similarity between sentences")
 sentence_views.show(
     st,
     "summarize_similarity",

@@ -3,7 +3,7 @@
 import streamlit as st
 
 from app import registry
-from app.lecture import long_tour, share, tour
+from app.lecture import long_tour, presentation, share, tour
 from app.state import session
 from app.views import chart
 from app.widgets import notices, pickers
@@ -28,6 +28,8 @@ if said:
     st.markdown(said)
 if current.sidebar_model:  # not under SmolLM2's induction scores, whatever the sidebar runs
     st.caption(notices.weights_note(settings, head))
+elif session.presenting():  # nor the presenter bar's layer and head, the sidebar model's
+    st.html(presentation.HIDE_LAYER_AND_HEAD)
 
 # Back and Next above the figure, which can be taller than the screen. Their arrows are the
 # shortcut's badges, which name the keys: the labels carry none of their own.
@@ -35,11 +37,17 @@ back, explore, forward = st.columns([1, 2, 1])
 if back.button("Back", key="tour_back", disabled=step == 1, shortcut="Left"):
     st.query_params["step"] = str(step - 1)
     st.rerun()
-explore.page_link(
-    registry.BY_SCRIPT[current.page].path,
-    label="Explore this on its own page",
+target = registry.BY_SCRIPT[current.page].path
+if current.explore is None:  # the page as the sidebar sets it: the figure's model
+    explore.page_link(target, label="Explore this on its own page", icon=":material/open_in_new:")
+elif explore.button(
+    "Explore this on its own page",
+    key="tour_explore",
     icon=":material/open_in_new:",
-)
+    type="tertiary",
+):  # the page on the figure's model, layer and head, whatever the sidebar runs
+    st.session_state.update(current.explore())
+    st.switch_page(target, query_params={"present": "1"} if session.presenting() else None)
 if step < len(tour.STEPS):
     if forward.button("Next", key="tour_next", type="primary", shortcut="Right"):
         st.query_params["step"] = str(step + 1)

@@ -22,19 +22,32 @@ VIEWPORT = "presenter_viewport"
 #: and the presenter bar, fixed at the top: the button that leaves the mode, the layer and
 #: the head (``st-key-presenter``), and the page's query token (``st-key-presenter_query``,
 #: wherever the page draws it). The attention page's scale slider stays, sized for a
-#: projector: dragging it to watch softmax saturate is the page's demonstration. Columns
-#: that hold charts are stacked, one figure to the screen's width. A slide shows its figure
-#: first: the page's title, then its first chart, then what the page says before the chart
-#: and everything after it, in order (CSS ``order`` on the page's outermost block; the
-#: figure's height leaves the title its room, :data:`app.views.chart.PRESENT_TITLE`). Our
-#: own CSS, with no user text in it.
+#: projector: dragging it to watch softmax saturate is the page's demonstration. Tables
+#: stay, zoomed (Streamlit draws their text at 14 px on a canvas that type sizes leave
+#: alone): 1.2 times on a 1280 px screen, 1.4 from 1600 px, as wide as the page, a wide one
+#: scrolling sideways and a tall one down inside its own box. Columns that hold charts are
+#: stacked, one figure to the screen's width. A slide shows its figure first: the page's
+#: title, then its first chart, then what the page says before the chart and everything
+#: after it, in order (CSS ``order`` on the page's outermost block; the figure's height
+#: leaves the title its room, :data:`app.views.chart.PRESENT_TITLE`), so a page draws no
+#: heading right above its first chart when presenting. Our own CSS, with no user text in it.
 _PRESENT_CSS = """
 <style>
 [data-testid="stSidebar"], [data-testid="stSidebarCollapsedControl"],
 [data-testid="stHeader"], [data-testid="stToolbar"],
 .stSlider, .stSelectbox, .stMultiSelect, .stTextInput, .stTextArea, .stNumberInput, .stCheckbox,
-.stDownloadButton, [data-testid="stButtonGroup"], .stPopover, .stExpander,
-[data-testid="stDataFrame"] { display: none !important; }
+.stDownloadButton, [data-testid="stButtonGroup"], .stPopover, .stExpander {
+  display: none !important;
+}
+.stElementContainer:has(> [data-testid="stFullScreenFrame"] > [data-testid="stDataFrame"]) {
+  zoom: 1.2;
+}
+@media (min-width: 1600px) {
+  .stElementContainer:has(> [data-testid="stFullScreenFrame"] > [data-testid="stDataFrame"]) {
+    zoom: 1.4;
+  }
+}
+[data-testid="stDataFrame"], [data-testid="stDataFrame"] > div { width: 100% !important; }
 .block-container { max-width: 100% !important; padding: 92px 2rem 1rem !important; }
 html, body, [data-testid="stMarkdownContainer"] p { font-size: 22px; }
 [data-testid="stCaptionContainer"], [data-testid="stCaptionContainer"] p { font-size: 18px; }
@@ -98,6 +111,12 @@ _PAGE = (
 _PRESENT_CSS = _PRESENT_CSS.replace(
     "TITLED", f'{_PAGE} > [data-testid="stLayoutWrapper"]:has(h1):not(:has(.ae-chart))'
 ).replace("PAGE", _PAGE)
+
+#: For a slide whose figure is not the sidebar's model's (the tour's SmolLM2 induction
+#: step): the presenter bar's layer and head, which would name the sidebar's, hidden.
+HIDE_LAYER_AND_HEAD = (
+    "<style>.st-key-present_layer, .st-key-present_head { display: none !important; }</style>"
+)
 
 
 def control_hint(text):

@@ -41,6 +41,9 @@ class Step:
     #: Whether the figure is the sidebar's model (the page says which, layer and head); the
     #: induction step's is SmolLM2's whatever the sidebar runs.
     sidebar_model: bool = True
+    #: For a figure that is not the sidebar's model's: the session-state values that open
+    #: ``page`` on what the figure shows (its model, layer and head), or None.
+    explore: Callable[[], dict] | None = None
 
 
 def _labels(settings):

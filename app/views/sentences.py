@@ -12,6 +12,7 @@ import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 
+from app.state import session
 from app.views import axes, chart, heatmap, style
 
 
@@ -148,9 +149,14 @@ def summary_table(sentences, scores, chosen):
 
 
 def show_table(sentences, scores, chosen, k):
-    """Every sentence with its score and whether it is in the summary, with its CSV."""
+    """Every sentence with its score and whether it is in the summary, with its CSV.
+
+    In presentation mode, which offers no downloads, the table alone.
+    """
     table = summary_table(sentences, scores, chosen)
     st.dataframe(table, hide_index=True)
+    if session.presenting():
+        return
     st.download_button(
         "CSV: every sentence, its score, and whether it is in the summary",
         data=lambda: table.to_csv(index=False),

@@ -28,6 +28,7 @@ from PIL import Image
 
 from app.lecture import tour
 from app.state import controls
+from app.views import axes
 
 pytestmark = pytest.mark.browser
 
@@ -322,3 +323,54 @@ def test_presentation_mode_shows_every_figure_of_the_decoder_page(page, app_url)
         assert box is not None, key
         assert box["width"] > 300, (key, box)
         assert box["height"] > 200, (key, box)
+
+
+#: A slide's headings that stand over nothing (the next element of the page in the order
+#: drawn is another heading, or none) and its tables: whether each shows, its width and
+#: right edge, and the zoom that scales it (a table draws its text at Streamlit's theme's
+#: small size, 14 px, on a canvas that CSS type sizes leave alone).
+SLIDE_TABLES = """() => {
+    const page = document.querySelector('[data-testid="stMainBlockContainer"] '
+        + '[data-testid="stVerticalBlock"]');
+    const drawn = [...page.children].filter((e) => e.getBoundingClientRect().height > 1);
+    drawn.sort((a, b) => a.getBoundingClientRect().top - b.getBoundingClientRect().top);
+    const heading = (e) => {
+        const h = e.querySelector('h2, h3');
+        return h !== null && e.textContent.trim() === h.textContent.trim();
+    };
+    const alone = drawn.filter((e, i) => heading(e) && (i + 1 === drawn.length
+        || heading(drawn[i + 1]))).map((e) => e.textContent.trim());
+    const tables = [...document.querySelectorAll('[data-testid="stDataFrame"]')].map((e) => {
+        const r = e.getBoundingClientRect();
+        return {width: r.width, height: r.height, right: r.right, zoom: e.currentCSSZoom};
+    });
+    return {alone, tables, screen: window.innerWidth};
+}"""
+TABLE_FONT = 14  # px: Streamlit's dataframe text, before presentation mode's zoom
+
+
+@pytest.mark.parametrize(
+    ("size", "paths"),
+    [
+        ({"width": 1280, "height": 720}, ["/", "/book", "/efficient", "/summarize"]),
+        ({"width": 1920, "height": 1080}, ["/book"]),
+    ],
+    ids=["1280x720", "1920x1080"],
+)
+def test_a_slide_shows_its_tables_in_large_type_and_no_heading_alone(page, app_url, size, paths):
+    """Presentation mode hid every table (its CSS named st.dataframe's), so /book's loop,
+    matrix and book tables, /'s tokens and /efficient's errors were headings over nothing;
+    and /summarize's "Similarity between sentences" stood alone once its figure moved up
+    under the page's title. Each table shows, within the screen's width, its type at least
+    a projector's minimum."""
+    page.set_viewport_size(size)
+    for path in paths:
+        open_presenting(page, app_url + path)
+        slide = page.evaluate(SLIDE_TABLES)
+        assert slide["alone"] == [], (path, slide)
+        assert slide["tables"], (path, slide)
+        for table in slide["tables"]:
+            assert table["width"] > 0.5 * slide["screen"], (path, table)
+            assert table["height"] > 100, (path, table)
+            assert table["right"] <= slide["screen"], (path, table)
+            assert TABLE_FONT * table["zoom"] >= axes.PRESENT_MIN_FONT, (path, table)

@@ -6,6 +6,8 @@ component's click leaves it) opens that head: its pattern on the repeated tokens
 the text.
 """
 
+import re
+
 import numpy as np
 import pytest
 import tiny_models
@@ -129,6 +131,41 @@ def test_the_tours_last_step_shows_smollm2s_induction_heads():
     assert "strongest induction heads are" in words
     layer, head = np.unravel_index(np.argmax(expected.scores[k]), expected.scores[k].shape)
     assert f"L{layer} H{head} {expected.scores[k, layer, head]:.2f}" in words
+
+
+@needs_minilm
+@needs_smollm2
+@pytest.mark.parametrize("present", [False, True], ids=["page", "presenting"])
+def test_the_induction_steps_explore_opens_heads_on_smollm2_at_its_strongest_head(present):
+    """Its "Explore this on its own page" opened /heads on the sidebar's model, MiniLM, an
+    encoder that gets no induction score; presenting, the bar showed MiniLM's layer and head
+    over SmolLM2's figure. It opens /heads on SmolLM2 at the strongest induction head, in
+    presentation mode still if presenting."""
+    query = {"present": "1"} if present else None
+    step = len(tour.STEPS)
+    at = open_app("tour", query, page_query={"step": str(step)}, timeout=240)
+    assert not at.exception
+    assert at.main.title[0].value == induction_step.TITLE
+    hidden = r"\.st-key-present_(layer|head)\b[^{}]*\{[^}]*display:\s*none"
+    styles = " ".join(element.proto.body for element in at.get("html"))
+    assert bool(re.search(hidden, styles)) == present  # the bar's layer and head: MiniLM's
+    expected = roles.head_roles(checkpoint.load("smollm2"))
+    scores = expected.scores[expected.roles.index("induction")]
+    layer, head = np.unravel_index(np.argmax(scores), scores.shape)
+    at.button(key="tour_explore").click().run()
+    assert not at.exception
+    assert "SmolLM2" in at.main.title[0].value
+    assert at.selectbox(key="heads_role").value == "induction"
+    assert (at.selectbox(key="heads_layer").value, at.selectbox(key="heads_head").value) == (
+        layer,
+        head,
+    )
+    assert f"Layer {layer}, head {head}: induction score" in said(at)
+    assert at.query_params.get("model") == "smollm2"
+    assert (at.query_params.get("present") == "1") == present
+    np.testing.assert_allclose(
+        chart_z(at, "heads_pattern"), expected.attentions[layer, head], atol=1e-6
+    )
 
 
 def test_without_smollm2_the_tour_has_no_induction_step(monkeypatch):
