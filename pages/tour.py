@@ -6,7 +6,7 @@ from app import registry
 from app.lecture import long_tour, presentation, share, tour
 from app.state import session
 from app.views import chart
-from app.widgets import notices, pickers
+from app.widgets import model_box, notices, pickers
 
 step, warning = tour.parse_step(st.query_params.get("step"))
 if warning:
@@ -26,7 +26,7 @@ says = long_tour.SAYS.get(current.says.__name__) if long else None
 said = says(settings, head, labels) if says else current.says(settings, head, values)
 if said:
     st.markdown(said)
-if current.sidebar_model:  # not under SmolLM2's induction scores, whatever the sidebar runs
+if current.explore is None:  # the sidebar's model: not under SmolLM2's induction scores
     st.caption(notices.weights_note(settings, head))
 elif session.presenting():  # nor the presenter bar's layer and head, the sidebar model's
     st.html(presentation.HIDE_LAYER_AND_HEAD)
@@ -46,7 +46,10 @@ elif explore.button(
     icon=":material/open_in_new:",
     type="tertiary",
 ):  # the page on the figure's model, layer and head, whatever the sidebar runs
-    st.session_state.update(current.explore())
+    opened = current.explore()
+    st.session_state[model_box.CHOICE_KEY] = opened.pop("model")  # a packaged model's name
+    st.session_state[model_box.PATH_KEY] = ""
+    st.session_state.update(opened)
     st.switch_page(target, query_params={"present": "1"} if session.presenting() else None)
 if step < len(tour.STEPS):
     if forward.button("Next", key="tour_next", type="primary", shortcut="Right"):

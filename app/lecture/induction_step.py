@@ -10,7 +10,6 @@ from __future__ import annotations
 from app.data import trained
 from app.state import weights
 from app.views import head_roles
-from app.widgets import model_box
 
 TITLE = "10 · Heads with a job: induction"
 TEXT = (
@@ -42,13 +41,13 @@ def says(settings, head, values):
 def explore():
     """/heads on SmolLM2 with its strongest induction head open: what the step shows.
 
-    The session-state values of /heads' model box and of its role, layer and head.
+    The packaged model's name (``model``, which the page puts in its model box) and the
+    session-state values of /heads' role, layer and head.
     """
     result = _induction()
     layer, head, _, _ = head_roles.strongest(result.scores[0], result.spread[0], 1)[0]
     return {
-        model_box.CHOICE_KEY: "smollm2",
-        model_box.PATH_KEY: "",
+        "model": "smollm2",
         "heads_role": "induction",
         "heads_layer": int(layer),
         "heads_head": int(head),
@@ -59,4 +58,4 @@ def steps(step):
     """The step as ``step`` (the tour's Step class) makes it, if SmolLM2 is installed, else none."""
     if not weights.installed("smollm2"):
         return ()
-    return (step(TITLE, TEXT, "heads", chart, says, sidebar_model=False, explore=explore),)
+    return (step(TITLE, TEXT, "heads", chart, says, explore=explore),)

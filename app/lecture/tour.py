@@ -38,11 +38,9 @@ class Step:
     page: str  # the page's script name, as in app.registry
     chart: Callable[[controls.Settings, int, dict], tuple[go.Figure, pd.DataFrame]]
     says: Callable[[controls.Settings, int, dict], str | None] = lambda *_: None
-    #: Whether the figure is the sidebar's model (the page says which, layer and head); the
-    #: induction step's is SmolLM2's whatever the sidebar runs.
-    sidebar_model: bool = True
-    #: For a figure that is not the sidebar's model's: the session-state values that open
-    #: ``page`` on what the figure shows (its model, layer and head), or None.
+    #: A figure not of the sidebar's model (the induction step's is SmolLM2's, whatever the
+    #: sidebar runs): what opens ``page`` on what it shows, its packaged model's name
+    #: (``model``) and session-state values (its layer and head). None: the sidebar's model.
     explore: Callable[[], dict] | None = None
 
 
@@ -163,11 +161,10 @@ def _training(settings, head, values):
         )
     labels, random_weights, trained_weights = pair
     query = wording.default_query(labels)
+    trained = f"{controls.short_name(name)}, {wording.layer_head(layer, head)}"
     rows = {
         f"Random (seeded), head {head}": random_weights[head, query],
-        f"{controls.short_name(name)}, {wording.layer_head(layer, head)}": trained_weights[
-            head, query
-        ],
+        trained: trained_weights[head, query],
     }
     figure = bars.compared_figure(rows, labels, labels[query])
     return figure, bars.compared_table(rows, labels)
@@ -179,22 +176,12 @@ def _training_says(settings, head, values):
         return "No trained model is installed here, so the chart shows the random weights alone."
     labels, random_weights, trained_weights = pair
     query = wording.default_query(labels)
-    return " ".join(
-        filter(
-            None,
-            [
-                wording.query_note(labels, query),
-                wording.random_and_trained(
-                    labels,
-                    query,
-                    random_weights[head, query],
-                    trained_weights[head, query],
-                    f"{controls.short_name(name)}'s {wording.layer_head(layer, head)}",
-                ),
-                "Meaning lives in the weights.",
-            ],
-        )
+    trained = f"{controls.short_name(name)}'s {wording.layer_head(layer, head)}"
+    compared = wording.random_and_trained(
+        labels, query, random_weights[head, query], trained_weights[head, query], trained
     )
+    said = [wording.query_note(labels, query), compared, "Meaning lives in the weights."]
+    return " ".join(filter(None, said))
 
 
 def _causal(settings, head, values):
