@@ -29,7 +29,7 @@ if said:
 if current.explore is None:  # the sidebar's model: not under SmolLM2's induction scores
     st.caption(notices.weights_note(settings, head))
 elif session.presenting():  # nor the presenter bar's layer and head, the sidebar model's
-    st.html(presentation.HIDE_LAYER_AND_HEAD)
+    presentation.hide_layer_and_head()
 
 # Back and Next above the figure, which can be taller than the screen. Their arrows are the
 # shortcut's badges, which name the keys: the labels carry none of their own.

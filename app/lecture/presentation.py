@@ -114,9 +114,14 @@ _PRESENT_CSS = _PRESENT_CSS.replace(
 
 #: For a slide whose figure is not the sidebar's model's (the tour's SmolLM2 induction
 #: step): the presenter bar's layer and head, which would name the sidebar's, hidden.
-HIDE_LAYER_AND_HEAD = (
+_HIDE_LAYER_AND_HEAD = (
     "<style>.st-key-present_layer, .st-key-present_head { display: none !important; }</style>"
 )
+
+
+def hide_layer_and_head():
+    """Hide the presenter bar's layer and head: this slide's figure is not the sidebar's model's."""
+    st.html(_HIDE_LAYER_AND_HEAD)
 
 
 def control_hint(text):
