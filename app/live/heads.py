@@ -59,6 +59,7 @@ def head_section(settings, head, labels):
     left, right = st.columns(2)
     scores = layers.layer(settings).attention.heads.scores  # [n_heads, n, n]
     binding = {"drawn": 0, "heatmap": "scores", "limits": "scores", "stopless": True}
+    binding["head"] = protocol.REFERENCE_HEAD  # the head its figure is drawn at
     attention_maps.show_scores(
         left,
         "att_raw",

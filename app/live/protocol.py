@@ -375,7 +375,9 @@ def follow(source, frame_id, drawn=None, **binding):
     ``markers`` (indices of shapes drawn at the current scale), ``columns`` (a table's
     columns from an array of shape (n_s, n_rows, n_columns): ``[array, first column]``),
     ``curves`` (an array of shape (n_s, n_lines, n_points): the y of line traces 0, 1, ...),
-    ``stopless`` (True for a chart that shows the head alone, whatever the stop).
+    ``stopless`` (True for a chart that shows the head alone, whatever the stop), ``head``
+    (the head the figure is drawn at: while that head and its stop are shown, the browser
+    draws the figure as it came, without waiting for new settings' frames).
 
     ``drawn`` is the index of the stop the figure was drawn at when it is a reference
     that the browser redraws at the current stop from the frames, before the server

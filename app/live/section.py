@@ -153,7 +153,8 @@ class _Drawing:
 
     def follow(self, **binding):
         """The binding of a chart to the scale's frames (:func:`app.live.protocol.follow`)."""
-        return protocol.follow(protocol.SOURCE, self.section.frame_id, self.drawn, **binding)
+        frame_id, drawn = self.section.frame_id, self.drawn
+        return protocol.follow(protocol.SOURCE, frame_id, drawn, head=self.shown, **binding)
 
     def at_stop(self, table):
         """``table(heads)``, built when the CSV button is clicked, at the stop shown then."""

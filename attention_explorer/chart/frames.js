@@ -194,12 +194,15 @@ export function awaits(chart) {
 
 // Whether `chart`, which shows frames, and the frames its data name are apart: new settings
 // (a layer, the mask, a text) whose frames or data are still to come in the same run, in
-// either order. Until both are in it keeps what it shows, not its reference figure's head.
+// either order. Until both are in it keeps what it shows, not its reference figure's head,
+// unless that figure is drawn at the head and stop shown (`live.head`): then it is drawn
+// as it came, before its frames.
 export function replaced(chart) {
   const live = chart.live;
   if (!live || live.drawn === undefined || chart.shows === null || chart.shows === undefined) return false;
   const src = source(live.source);
-  return src.held.size > 0 && !holds(src, live.frames);
+  if (src.held.size === 0 || holds(src, live.frames)) return false;
+  return src.moving || live.head !== src.head || !(live.stopless || live.drawn === src.stop);
 }
 
 // What `chart` shows at `head` and `stop`, named as wanted() names it.

@@ -7,7 +7,7 @@ import { download } from "./download.js";
 import { figureAt, writeGaps } from "./bindings.js";
 import {
   allSources, awaits, bundleHeaders, decodeBundle, follow, forget as forgetFrames, frameFor, frameOf,
-  replaced, shownFrames, source, wanted,
+  replaced, shownFrames, shownKey, source, wanted,
 } from "./frames.js";
 import { hoverLines } from "./hover_lines.js";
 import { alignRow, drawnAtAnotherWidth, fitNarrow, fitted, fittedData } from "./narrow.js";
@@ -30,9 +30,19 @@ const byKey = new Map(); // the chart's key (Python's, in its data) -> chart
 // The shapes over `chart` now.
 const overlayOf = (chart) => overlays.get(chart.key) ?? null;
 
-// Whether `chart` shows its stop and head, its overlay, at its width.
+// Whether `chart` shows its stop and head, its overlay, at its width. Its data as they came
+// are drawn at a head and stop (`live.head`, `live.drawn`): the frames of those, when they
+// come, would draw the same numbers again.
 function current(chart) {
-  return wanted(chart) === chart.shows && overlayOf(chart) === (chart.drawn?.overlay ?? null) && !chart.relaid;
+  const want = wanted(chart);
+  const shows = want === chart.shows || (chart.shows === null && want === asTheyCame(chart));
+  return shows && overlayOf(chart) === (chart.drawn?.overlay ?? null) && !chart.relaid;
+}
+
+// The frames a chart's data as they came are the numbers of, named as wanted() names them.
+function asTheyCame(chart) {
+  const live = chart.live;
+  return live?.head === undefined || live.drawn === undefined ? undefined : shownKey(chart, live.head, live.drawn);
 }
 
 // What `chart` is now (state.js), marked on its element for the page's waits.

@@ -8,7 +8,7 @@ import { test } from "node:test";
 
 import { figureAt, writeGaps } from "../../attention_explorer/chart/bindings.js";
 import {
-  awaits, decodeBundle, decodeFrames, frameOf, frameRows, source, valueAt, wanted,
+  awaits, decodeBundle, decodeFrames, frameOf, frameRows, replaced, source, valueAt, wanted,
 } from "../../attention_explorer/chart/frames.js";
 
 const dir = process.env.AE_JS_FIXTURES;
@@ -106,6 +106,27 @@ test("a chart whose frames gave way keeps its drawing until its own data come", 
   chart.live = { ...chart.live, frames: "new" }; // they came
   chart.shows = undefined;
   assert.deepEqual([first, waiting, wanted(chart)], ["old:2:1", "old:2:1", "new:2:1"]);
+});
+
+test("new data drawn at the head and stop shown are drawn as they came, not held back", () => {
+  const src = source("test-as-they-came");
+  const element = {};
+  src.held.set(element, [{ id: "old", head: 0, scales: [0.5, 1, 2], arrays: {} }]);
+  [src.stop, src.head] = [1, 0];
+  // New settings' data (a text), drawn at head 0 and stop 1; their frames still to come.
+  const chart = { live: { source: "test-as-they-came", frames: "new", drawn: 1, head: 0 }, shows: "old:0:1" };
+  assert.equal(replaced(chart), false);
+  assert.equal(wanted({ ...chart, shows: undefined }), null); // the data as they came
+  src.head = 2; // another head is shown: its frames are awaited, the old drawing kept
+  assert.equal(replaced(chart), true);
+  src.head = 0;
+  src.stop = 2; // another stop
+  assert.equal(replaced(chart), true);
+  assert.equal(replaced({ ...chart, live: { ...chart.live, stopless: true } }), false);
+  src.moving = true; // a control moving: its previews, not these data
+  assert.equal(replaced({ ...chart, live: { ...chart.live, stopless: true } }), true);
+  src.moving = false;
+  assert.equal(replaced({ ...chart, live: { ...chart.live, head: undefined } }), true); // no head said
 });
 
 test("a chart shown at a head whose frames are still to come owes a drawing", () => {
