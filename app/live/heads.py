@@ -97,8 +97,9 @@ def send_frames(settings, head):
     With more than one head: every head of the layer at the current stop
     (:func:`app.live.sweeps.head_frames`). With one head, nothing to switch to: the
     scale's frames of every stop instead (:func:`send_sweep`'s). Sent before the charts,
-    whose exact figures are drawn from them (the raw scores above them wait for them). All
-    cached; unchanged, Streamlit resends them as a reference.
+    whose exact figures are drawn from them at any head but the one their figures are
+    drawn at (the raw scores above them too). All cached; unchanged, Streamlit resends them
+    as a reference.
     """
     if not holds_heads(settings):
         slider.send_frames([sweeps.scale_frames(settings, head)[1]])
