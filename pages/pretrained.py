@@ -31,15 +31,32 @@ from engine.arithmetic import query_stages
 from engine.attention import kv_head_of
 
 
-def next_token_section(folder, model, text, run):
-    """A causal model's next token: live temperature, the last token's attention, generation."""
+def next_token_heading(config):
+    """What a causal model's page says before its pass: the mask, and the temperature's slider.
+
+    Written before the pass, so that once it is done the next token's bars are the first
+    thing sent: the browser draws them without laying these out first.
+    """
+    window = config.sliding_window
+    where = " in its local layers" if config.layer_types else ""
+    st.info(
+        "This model is causal: each token attends only to itself and the tokens before it"
+        + (f", at most {window} tokens back{where} (its sliding window)" if window else "")
+        + ". The mask is the model's own, as it was trained, not a what-if; every view below "
+        "shows it (the upper triangle of each head is 0)."
+    )
     st.header("Next token")
     st.caption(
         "The model predicts the next token from the last position: its logits z, and at "
         "temperature T the probabilities softmax(z / T). T acts on the output, not on the "
         "attention; it never changes the order of the tokens, only how sharp the choice is."
     )
-    live.temperature_section(folder, text)
+    live.temperature_slider()
+
+
+def next_token_section(folder, model, text, run):
+    """A causal model's next token: live temperature, the last token's attention, generation."""
+    live.temperature_bars(folder, text)
     last_token.show(st, "pretrained_last", run.last_token_attention, run.labels)
     generation_section(folder, model, text)
 
@@ -107,12 +124,16 @@ heading.caption(
 )
 
 text = st.session_state["text"]
+ahead = st.empty()  # what needs no pass; a text the model cannot read is said in its place
+if config.causal:
+    with ahead.container():
+        next_token_heading(config)
 run = models.run(folder, text)
 if isinstance(run, bert.TooLongError):
-    st.warning(controls.md_escape(str(run)))
+    ahead.warning(controls.md_escape(str(run)))
     st.stop()
 if not isinstance(run, bert.BertRun):  # a causal model's text without tokens
-    st.info("Type some text in the sidebar: this model adds no token of its own.")
+    ahead.info("Type some text in the sidebar: this model adds no token of its own.")
     st.stop()
 
 labels = run.labels
@@ -122,14 +143,6 @@ n_layers, n_heads = run.attentions.shape[:2]
 kv_of = kv_head_of(config.n_heads, config.kv_heads)
 grouped = config.kv_heads < config.n_heads
 if config.causal:
-    window = config.sliding_window
-    where = " in its local layers" if config.layer_types else ""
-    st.info(
-        "This model is causal: each token attends only to itself and the tokens before it"
-        + (f", at most {window} tokens back{where} (its sliding window)" if window else "")
-        + ". The mask is the model's own, as it was trained, not a what-if; every view below "
-        "shows it (the upper triangle of each head is 0)."
-    )
     next_token_section(folder, model, text, run)
 specials = [controls.md_escape(token) for token in model.special_tokens]  # <s>: not markup
 hide_special = len(specials) == 2 and st.toggle(

@@ -18,12 +18,13 @@ charts in fragments of their own and their CSVs at the stop shown
 A head switch is live too (:mod:`app.live.heads`): the browser holds every head of the
 layer at the current stop and shows a new one at once, from those numbers.
 
-``live.temperature_section(folder, text)`` is the next token's temperature on /pretrained
-(:mod:`app.live.temperature`): bars that play the engine's frames in the same protocol.
+``live.temperature_slider()`` and ``live.temperature_bars(folder, text)`` are the next
+token's temperature on /pretrained (:mod:`app.live.temperature`): bars that play the
+engine's frames in the same protocol; the slider needs no pass and is drawn before it.
 """
 
 from app.live.heads import head_section
 from app.live.section import scale_section
-from app.live.temperature import temperature_section
+from app.live.temperature import temperature_bars, temperature_slider
 
-__all__ = ["head_section", "scale_section", "temperature_section"]
+__all__ = ["head_section", "scale_section", "temperature_bars", "temperature_slider"]

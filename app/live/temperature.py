@@ -46,8 +46,18 @@ def frames(sweep):
     return protocol.pack(SOURCE, {"probabilities": bars}, sweep.temperatures, labels, {}, labels)
 
 
-def temperature_section(folder, text):
-    """The temperature slider and the next token's top k at the stop it shows.
+def temperature_slider():
+    """The temperature slider: it needs no pass, so a page draws it before the text's.
+
+    Its frames and the bars it moves come after the pass (:func:`temperature_bars`): the
+    bars are then the first thing the page sends once the pass is done, not behind
+    elements the browser must lay out first.
+    """
+    _slider(st.session_state.setdefault(HELD, HeldStop(DRAWN)))
+
+
+def temperature_bars(folder, text):
+    """The next token's top k at the slider's stop, and the frames the slider plays.
 
     Parameters
     ----------
@@ -58,7 +68,6 @@ def temperature_section(folder, text):
     frame_id, payload = frames(sweep)
     slider.send_frames([payload], key=f"{SOURCE}_frames")
     held = st.session_state.setdefault(HELD, HeldStop(DRAWN))
-    _slider(held)
     live = protocol.follow(
         SOURCE, frame_id, DRAWN, bar="probabilities", row=0, title=next_token.TITLE
     )

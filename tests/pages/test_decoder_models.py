@@ -14,6 +14,7 @@ import numpy as np
 import pytest
 import tiny_models
 from apptest_support import chart_z, charts, decode, open_app
+from streamlit.delta_generator import DeltaGenerator
 
 from app.data import cache, models
 from app.views import gqa, next_token, sinks
@@ -42,6 +43,32 @@ EVERY = {
 def open_model(name, **session):
     session = {"text": TEXT, model_box.PATH_KEY: str(TINY / name)} | session
     return open_app("pretrained", timeout=120, **session)
+
+
+def test_the_next_tokens_bars_are_the_first_thing_sent_after_the_pass(monkeypatch):
+    """What needs no pass (the mask's note, the heading, the temperature's slider) is
+    written before it, so that the bars are sent the moment it is done: each element
+    sent before them costs the browser a layout of the page first (docs/benchmarks.md)."""
+    sent = []  # element ids (a heading: its text), and "pass" where the engine ran
+    enqueue, engine_run = DeltaGenerator._enqueue, bert.run
+
+    def logged(self, delta_type, element, *args, **kwargs):
+        sent.append(getattr(element, "id", "").rsplit("-", 1)[-1] or getattr(element, "body", ""))
+        return enqueue(self, delta_type, element, *args, **kwargs)
+
+    def run(*args, **kwargs):
+        sent.append("pass")
+        return engine_run(*args, **kwargs)
+
+    monkeypatch.setattr(DeltaGenerator, "_enqueue", logged)
+    monkeypatch.setattr(bert, "run", run)
+    at = open_model("llama", text=TEXT + " A text this test alone runs.")
+    assert not at.exception
+    passed = len(sent) - sent[::-1].index("pass") - 1
+    assert sent[passed + 1 : passed + 3] == ["pretrained_temperature_frames", "pretrained_next"]
+    title = max(i for i, name in enumerate(sent[:passed]) if name.startswith("A pretrained"))
+    assert {"Next token", "pretrained_temperature"} <= set(sent[title:passed])
+    assert "pretrained_next" in charts(at)
 
 
 @pytest.mark.parametrize("name", ["llama", "llama_fp32", "mistral", "qwen2"])
