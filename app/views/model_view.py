@@ -31,7 +31,7 @@ import numpy as np
 import plotly.graph_objects as go
 
 from app.state import session
-from app.views import axes, chart, style
+from app.views import axes, chart, layer_kinds, style
 from engine import tiling
 
 #: The model view's thumbnails are pooled to at most this many rows and columns, each cell
@@ -45,12 +45,6 @@ THUMBNAIL_GAP = 2
 
 _GAP = 255
 
-#: The band beside each layer's thumbnails that says its kind (Gemma 3's local and global
-#: layers), in cells: at least one, and about an eighth of a thumbnail's step.
-BAND_FRACTION = 8
-#: The band's colours: light orange for a local layer, blue for a global one (apart in hue
-#: and in lightness, so in grey and to the common colour-vision deficiencies too).
-KIND_COLORS = {"local": "#fdae61", "global": "#2c7bb6"}
 #: The room of a legend's row under the grid: this many pixels and font sizes (plotly.js
 #: pushed the margin to 39 px at 12 px and 49 px at 20 px in Chromium).
 _LEGEND_ROOM = (26, 1.3)
@@ -83,7 +77,7 @@ def labels(n_layers, n_heads, kv_of=None, joiner=" · "):
 
     ``joiner`` sits between a head's two parts: ``"<br>"`` writes them as two lines. A
     layer's kind (Gemma 3's local and global layers) is said by its band
-    (:func:`kind_band`), not its label: a label thinned away would take it along.
+    (:func:`app.views.layer_kinds.band`), not its label: a label thinned away would take it along.
     """
     layers = [f"L{layer}" for layer in range(n_layers)]
     heads = [
@@ -103,7 +97,8 @@ def projected(n_layers, n_heads, side, room, font, kv_of=None, windows=None):
     fonts of height), one in k is drawn: layers and heads are numbered, so the others are
     found by counting, as on any numbered axis (:mod:`app.views.axes`). With ``windows``
     (Gemma 3) the band of each layer's kind lies beside the grid and the legend under it
-    (:func:`kind_band`); the figure is as tall as the grid, its labels and its legend.
+    (:func:`app.views.layer_kinds.band`). The figure is as tall as the grid, its labels
+    and its legend.
 
     Returns
     -------
@@ -111,7 +106,7 @@ def projected(n_layers, n_heads, side, room, font, kv_of=None, windows=None):
     """
     width, height = room
     step = side + THUMBNAIL_GAP
-    band = 0 if windows is None else band_cells(side) + THUMBNAIL_GAP  # beside the layers
+    band = 0 if windows is None else layer_kinds.band_cells(side, THUMBNAIL_GAP) + THUMBNAIL_GAP
     margin_bottom = _EDGE if windows is None else _legend_room(font)
     layers_top, heads_top = labels(n_layers, n_heads, kv_of, "<br>")
     layers_down, heads_down = labels(n_layers, n_heads, kv_of)
@@ -154,11 +149,6 @@ def _legend_room(font):
     return math.ceil(pixels + fonts * font)
 
 
-def band_cells(side):
-    """The width in cells of the band that says a layer's kind, beside thumbnails ``side`` wide."""
-    return max(1, math.ceil((side + THUMBNAIL_GAP) / BAND_FRACTION))
-
-
 def figure(attentions, kv_of=None, windows=None):
     """Every head of every layer as a thumbnail: the layers × heads grid.
 
@@ -193,8 +183,9 @@ def grid_figure(thumbnails, n, kv_of=None, windows=None, room=None):
     windows : sequence of (int or None), one per layer, optional
         Gemma 3's local and global layers, ``local`` (its sliding window, an int) or
         ``global`` (None): a band beside each layer's thumbnails in its kind's colour,
-        named in a legend under the grid (:func:`kind_band`), and each local thumbnail
-        gets its window's edge drawn, a dashed line beyond which its heads give no weight.
+        named in a legend under the grid (:func:`app.views.layer_kinds.band`), and each
+        local thumbnail gets its window's edge drawn, a dashed line beyond which its heads
+        give no weight.
     room : (int, int), optional
         The figure's width and height in pixels where they are known (presentation mode:
         :func:`app.views.chart.present_room`): the grid is laid out for them
@@ -260,7 +251,7 @@ def grid_figure(thumbnails, n, kv_of=None, windows=None, room=None):
     }
     traces, kinds = [grid], {}
     if windows is not None:
-        traces += kind_band(windows, side, across)
+        traces += layer_kinds.band(windows, side, THUMBNAIL_GAP, across)
         kinds = {
             "shapes": window_edges(shape, windows, across),
             "showlegend": True,  # under the grid, at its left
@@ -291,80 +282,6 @@ def grid_figure(thumbnails, n, kv_of=None, windows=None, room=None):
         **sizes,
         **kinds,
     )
-
-
-def kind_band(windows, side, across=False):
-    """The band beside each layer's thumbnails in its kind's colour, and the legend naming them.
-
-    Gemma 3's layers alternate five local layers (a sliding window) and a global one: the
-    band says every layer's kind, where its label is thinned too (:func:`projected`). It
-    lies left of the grid (layers down) or above it (``across``), a gap from it, as long
-    as the layer's thumbnails; its hover names the layer and its kind.
-
-    Returns
-    -------
-    list of traces: the band (a heatmap between bin edges: layers, and the gaps between
-    them, blank), then one legend entry per kind of layer
-    """
-    step = side + THUMBNAIL_GAP
-    band = band_cells(side)
-    across_edges = [-0.5 - THUMBNAIL_GAP - band, -0.5 - THUMBNAIL_GAP]  # beside the grid
-    along_edges = [
-        edge
-        for layer in range(len(windows))
-        for edge in (layer * step - 0.5, layer * step + side - 0.5)
-    ]
-    kinds = [_kind(window) for window in windows]
-    codes = [value for kind in kinds for value in (float(kind == "global"), None)][:-1]
-    names = [
-        text
-        for layer, window in enumerate(windows)
-        for text in (f"L{layer}: {_kind_name(window)}", "")
-    ][:-1]
-    scale = [[0.0, KIND_COLORS["local"]], [0.5, KIND_COLORS["local"]]]
-    scale += [[0.5, KIND_COLORS["global"]], [1.0, KIND_COLORS["global"]]]
-    edges = dict(zip("yx" if across else "xy", (across_edges, along_edges), strict=True))
-    z = [codes] if across else [[code] for code in codes]
-    text = [names] if across else [[name] for name in names]
-    out = [
-        go.Heatmap(
-            z=z,
-            text=text,
-            **edges,
-            colorscale=scale,
-            zmin=0,
-            zmax=1,
-            showscale=False,
-            hovertemplate="%{text}<extra></extra>",
-            name="kind of layer",
-        )
-    ]
-    for kind in ("local", "global"):
-        if kind not in kinds:
-            continue
-        window = next(w for w in windows if _kind(w) == kind)
-        out.append(
-            go.Scatter(
-                x=[None],
-                y=[None],
-                mode="markers",
-                marker={"symbol": "square", "size": 14, "color": KIND_COLORS[kind]},
-                name=_kind_name(window),
-                hoverinfo="skip",
-            )
-        )
-    return out
-
-
-def _kind_name(window):
-    """A layer's kind as the legend says it: ``local (a window of 512 tokens)``, ``global``."""
-    if window is None:
-        return "global (every token before)"
-    return f"local (a window of {window} tokens)"
-
-
-def _kind(window):
-    return "global" if window is None else "local"
 
 
 def window_edges(attentions, windows, across=False):

@@ -14,7 +14,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from app.views import axes, chart, model_view
+from app.views import axes, chart, layer_kinds, model_view
 
 #: A tick label's box is 1.3 to 1.4 fonts tall in Chromium (:data:`app.views.axes.LABEL_PITCH`).
 LINE = 1.3
@@ -161,8 +161,8 @@ def test_every_gemma_3_layer_shows_its_kind_where_its_label_is_thinned_too(room)
     band = next(trace for trace in fig.data[1:] if trace.type == "heatmap")
     legend = {trace.name: trace.marker.color for trace in fig.data if trace.type == "scatter"}
     assert legend == {
-        "local (a window of 512 tokens)": model_view.KIND_COLORS["local"],
-        "global (every token before)": model_view.KIND_COLORS["global"],
+        "local (a window of 512 tokens)": layer_kinds.KIND_COLORS["local"],
+        "global (every token before)": layer_kinds.KIND_COLORS["global"],
     }
     colours = band_colours(band)
     names = np.ravel(np.asarray(band.text, dtype=object))
@@ -173,7 +173,7 @@ def test_every_gemma_3_layer_shows_its_kind_where_its_label_is_thinned_too(room)
     for layer, window in enumerate(GEMMA_3):
         kind = "local" if window else "global"
         cell = 2 * layer  # a layer's bin, then the gap to the next (blank)
-        assert colours[cell] == model_view.KIND_COLORS[kind]
+        assert colours[cell] == layer_kinds.KIND_COLORS[kind]
         assert kind in names[cell]
         assert names[cell].startswith(f"L{layer}:")
         assert (edges[cell] + edges[cell + 1]) / 2 == pytest.approx(ticks[layer])
@@ -202,7 +202,12 @@ def test_labels_drawn_on_a_projector_never_touch_and_the_grid_fits_its_room(
     assert (len(plan.top), len(plan.down)) == (cols, rows)
     pixel = plan.pitch / (side + model_view.THUMBNAIL_GAP)
     gap = model_view.THUMBNAIL_GAP * pixel
-    band = 0 if not local else (model_view.band_cells(side) + model_view.THUMBNAIL_GAP) * pixel
+    band = (
+        0
+        if not local
+        else (layer_kinds.band_cells(side, model_view.THUMBNAIL_GAP) + model_view.THUMBNAIL_GAP)
+        * pixel
+    )
     grid = (
         cols * plan.pitch - gap + (0 if plan.across else band),
         rows * plan.pitch - gap + (band if plan.across else 0),
