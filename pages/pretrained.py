@@ -333,9 +333,10 @@ else:
     st.info(wording.needs_shorter("The model view", n, passes.EVERY_HEAD_MAX_TOKENS, why))
 if windows and n <= passes.EVERY_HEAD_MAX_TOKENS:
     st.caption(
-        f"{config.layer_types.count(families.LOCAL)} of the {n_layers} layers are local: "
-        f"each token sees itself and the {config.sliding_window - 1} tokens before it (past "
-        "the dotted line, no weight); the global layers see every token before it"
+        f"{config.layer_types.count(families.LOCAL)} of the {n_layers} layers are local (the "
+        f"orange band beside them): each token sees itself and the {config.sliding_window - 1} "
+        "tokens before it (past the dotted line, no weight); the global layers (blue) see "
+        "every token before it"
         + (
             f", each kind with its own rotary base ({config.rope_local_theta:g} local, "
             f"{config.rope_theta:g} global)."

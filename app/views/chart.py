@@ -44,6 +44,12 @@ PRESENTER_BAR = 76
 #: below the bar, the title's line at 40 px and the gap after it
 #: (:mod:`app.lecture.presentation`), so title and figure share the first screen.
 PRESENT_TITLE = 100
+#: ``layout.meta`` of a figure drawn to scale (x and y share one scale), as tall as what it
+#: draws: in presentation mode it keeps the height its builder laid it out with for its
+#: room (:func:`present_room`), and the browser cuts any height below what it draws at the
+#: width it has (the chart component's narrow.js), which the server cannot know. The model
+#: view's grid (:mod:`app.views.model_view`).
+TO_SCALE = "to-scale"
 #: A figure in presentation mode is the window's width less this many pixels: the page's
 #: padding (2rem) and the chart element's own, both sides together, as Chromium draws them.
 PRESENT_SIDES = 88
@@ -77,9 +83,12 @@ def present_height(fig):
 
     A heatmap's labelled rows get :data:`PRESENT_ROW` pixels each, but no figure is taller
     than its room (:func:`present_room`): its labels are thinned instead (the rule of
-    :mod:`app.views.axes`).
+    :mod:`app.views.axes`). A figure drawn to scale (:data:`TO_SCALE`) keeps its own
+    height, within the room: more would be blank under it.
     """
     room = present_room()[1]
+    if fig.layout.meta == TO_SCALE:
+        return int(min(room, fig.layout.height or room))
     return int(min(room, max(fig.layout.height or 0, 560, PRESENT_ROW * labelled_rows(fig) + 240)))
 
 

@@ -11,7 +11,15 @@ On a projector (presentation mode) the grid is laid out for the room it has
 (:func:`projected`): SmolLM2's 30 layers × 9 heads, drawn layers down, were a narrow
 column of small thumbnails on a 1280 × 720 screen, under labels that ran into each
 other. There the grid turns (layers across) when that draws its thumbnails larger, and
-labels one layer or head in k when they cannot all fit at the projector's type.
+labels one layer or head in k when they cannot all fit at the projector's type; the
+figure is as tall as the grid it draws. Elsewhere the browser alone knows the width: the
+labels along the top are written on two lines (``H3`` over ``KV1``: on a phone, 9 heads
+of ``H3 · KV1`` ran into each other), and the browser cuts the figure to the grid's
+height (:data:`app.views.chart.TO_SCALE`).
+
+Gemma 3's layers alternate five local (sliding-window) layers and a global one: a band
+beside each layer's thumbnails is coloured by its kind, named in the legend, so that the
+pattern reads at a glance and no layer loses its kind where its label is thinned.
 """
 
 from __future__ import annotations
@@ -23,7 +31,7 @@ import numpy as np
 import plotly.graph_objects as go
 
 from app.state import session
-from app.views import axes, chart, style
+from app.views import axes, chart, layer_kinds, style
 from engine import tiling
 
 #: The model view's thumbnails are pooled to at most this many rows and columns, each cell
@@ -36,6 +44,10 @@ THUMBNAIL_GAP = 2
 
 
 _GAP = 255
+
+#: The room of a legend's row under the grid: this many pixels and font sizes (plotly.js
+#: pushed the margin to 39 px at 12 px and 49 px at 20 px in Chromium).
+_LEGEND_ROOM = (26, 1.3)
 
 #: The figure's margins on a projector beyond its labels, in pixels: right and bottom,
 #: and the room of a tick and the gap after it, beside each label.
@@ -56,18 +68,18 @@ class Projected(NamedTuple):
     down: list  # the labels down the left side, likewise
     margin_top: int
     margin_left: int
+    margin_bottom: int  # the legend's room (Gemma 3's kinds of layer), else the edge
     height: int  # the figure's height: the grid's, under its labels
 
 
-def labels(n_layers, n_heads, kv_of=None, windows=None, joiner=" · "):
-    """The layers' labels (``L3 · local``) and the heads' (``H3 · KV1``).
+def labels(n_layers, n_heads, kv_of=None, joiner=" · "):
+    """The layers' labels (``L3``) and the heads' (``H3 · KV1``).
 
-    ``joiner`` sits between a label's two parts: ``"<br>"`` writes them as two lines.
+    ``joiner`` sits between a head's two parts: ``"<br>"`` writes them as two lines. A
+    layer's kind (Gemma 3's local and global layers) is said by its band
+    (:func:`app.views.layer_kinds.band`), not its label: a label thinned away would take it along.
     """
-    layers = [
-        f"L{layer}" if windows is None else f"L{layer}{joiner}{_kind(windows[layer])}"
-        for layer in range(n_layers)
-    ]
+    layers = [f"L{layer}" for layer in range(n_layers)]
     heads = [
         f"H{head}" if kv_of is None else f"H{head}{joiner}KV{kv_of[head]}"
         for head in range(n_heads)
@@ -83,7 +95,10 @@ def projected(n_layers, n_heads, side, room, font, kv_of=None, windows=None):
     ``KV1``), so that more of them fit. Where the thumbnails are too close for every label
     at ``font`` (a label's width and half a font, or :data:`app.views.axes.LABEL_PITCH`
     fonts of height), one in k is drawn: layers and heads are numbered, so the others are
-    found by counting, as on any numbered axis (:mod:`app.views.axes`).
+    found by counting, as on any numbered axis (:mod:`app.views.axes`). With ``windows``
+    (Gemma 3) the band of each layer's kind lies beside the grid and the legend under it
+    (:func:`app.views.layer_kinds.band`). The figure is as tall as the grid, its labels
+    and its legend.
 
     Returns
     -------
@@ -91,26 +106,32 @@ def projected(n_layers, n_heads, side, room, font, kv_of=None, windows=None):
     """
     width, height = room
     step = side + THUMBNAIL_GAP
-    layers_top, heads_top = labels(n_layers, n_heads, kv_of, windows, "<br>")
-    layers_down, heads_down = labels(n_layers, n_heads, kv_of, windows)
+    band = 0 if windows is None else layer_kinds.band_cells(side, THUMBNAIL_GAP) + THUMBNAIL_GAP
+    margin_bottom = _EDGE if windows is None else _legend_room(font)
+    layers_top, heads_top = labels(n_layers, n_heads, kv_of, "<br>")
+    layers_down, heads_down = labels(n_layers, n_heads, kv_of)
     best = None
     for across in (False, True):
         top, down = (layers_top, heads_down) if across else (heads_top, layers_down)
         lines = max(label.count("<br>") + 1 for label in top)
         margin_top = math.ceil(_TOOLBAR + lines * _LINE * font + _TICK)
         margin_left = math.ceil(axes.text_width(down, font) + _TICK)
+        cells = (  # the grid's cells across and down, the band with them
+            len(top) * step - THUMBNAIL_GAP + (0 if across else band),
+            len(down) * step - THUMBNAIL_GAP + (band if across else 0),
+        )
         pixel = min(  # a cell of the tiled heatmap, in pixels: x and y share one scale
-            (width - margin_left - _EDGE) / (len(top) * step - THUMBNAIL_GAP),
-            (height - margin_top - _EDGE) / (len(down) * step - THUMBNAIL_GAP),
+            (width - margin_left - _EDGE) / cells[0],
+            (height - margin_top - margin_bottom) / cells[1],
         )
         if best is None or pixel > best[0]:
-            best = (pixel, across, top, down, margin_top, margin_left)
-    pixel, across, top, down, margin_top, margin_left = best
+            best = (pixel, across, top, down, margin_top, margin_left, cells[1])
+    pixel, across, top, down, margin_top, margin_left, rows = best
     pitch = pixel * step
     widest = max(axes.text_width(label.split("<br>"), font) for label in top)
     top_step = max(1, math.ceil((widest + font / 2) / pitch))
     down_step = axes.label_step(pitch, font)
-    grid_height = pixel * (len(down) * step - THUMBNAIL_GAP)
+    grid_height = pixel * rows
     return Projected(
         across,
         pitch,
@@ -118,8 +139,14 @@ def projected(n_layers, n_heads, side, room, font, kv_of=None, windows=None):
         [label if i % down_step == 0 else "" for i, label in enumerate(down)],
         margin_top,
         margin_left,
-        min(height, math.ceil(margin_top + grid_height + _EDGE)),
+        margin_bottom,
+        min(height, math.ceil(margin_top + grid_height + margin_bottom)),
     )
+
+
+def _legend_room(font):
+    pixels, fonts = _LEGEND_ROOM
+    return math.ceil(pixels + fonts * font)
 
 
 def figure(attentions, kv_of=None, windows=None):
@@ -154,14 +181,18 @@ def grid_figure(thumbnails, n, kv_of=None, windows=None, room=None):
         Grouped-query attention's key/value head of each query head, named under each
         column (``H3 · KV1``): the heads that share their keys and values.
     windows : sequence of (int or None), one per layer, optional
-        Gemma 3's local and global layers: each row is named ``local`` (its sliding
-        window, an int) or ``global`` (None), and each local thumbnail gets its window's
-        edge drawn, a dashed line beyond which its heads give no weight.
+        Gemma 3's local and global layers, ``local`` (its sliding window, an int) or
+        ``global`` (None): a band beside each layer's thumbnails in its kind's colour,
+        named in a legend under the grid (:func:`app.views.layer_kinds.band`), and each
+        local thumbnail gets its window's edge drawn, a dashed line beyond which its heads
+        give no weight.
     room : (int, int), optional
         The figure's width and height in pixels where they are known (presentation mode:
         :func:`app.views.chart.present_room`): the grid is laid out for them
-        (:func:`projected`), its labels at :data:`app.views.chart.PRESENT_FONT`. None (a
-        desktop, a phone: the browser alone knows the width): layers down, every label.
+        (:func:`projected`), its labels at :data:`app.views.chart.PRESENT_FONT`, the figure
+        as tall as the grid. None (a desktop, a phone: the browser alone knows the width):
+        layers down, every label, the heads' on two lines; the browser cuts the figure to
+        the grid's height (:data:`app.views.chart.TO_SCALE`).
 
     The outline of the head shown is drawn over it apart (:func:`outline`).
     """
@@ -194,14 +225,15 @@ def grid_figure(thumbnails, n, kv_of=None, windows=None, room=None):
         showscale=False,
         hoverinfo="skip",
     )
-    if plan is None:
-        layer_labels, head_labels = labels(n_layers, n_heads, kv_of, windows)
-        along_top, down_side = head_labels, layer_labels
+    if plan is None:  # the heads' labels on two lines: on a phone, one ran into the next
+        down_side = labels(n_layers, n_heads, kv_of)[0]
+        along_top = labels(n_layers, n_heads, kv_of, "<br>")[1]
     else:
         along_top, down_side = plan.top, plan.down
     x_axis = {
         "tickvals": np.arange(cols) * step + (side - 1) / 2,
         "ticktext": along_top,
+        "tickangle": 0,  # level, every label on its own column: plotly.js would slant them
         "side": "top",
         "showgrid": False,
         "zeroline": False,
@@ -217,17 +249,39 @@ def grid_figure(thumbnails, n, kv_of=None, windows=None, room=None):
         "constrain": "domain",
         "constraintoward": "top",
     }
-    local = {} if windows is None else {"shapes": window_edges(shape, windows, across)}
+    traces, kinds = [grid], {}
+    if windows is not None:
+        traces += layer_kinds.band(windows, side, THUMBNAIL_GAP, across)
+        kinds = {
+            "shapes": window_edges(shape, windows, across),
+            "showlegend": True,  # under the grid, at its left
+            "legend": {"orientation": "h", "x": 0, "xanchor": "left", "y": 0, "yanchor": "top"},
+        }
     if plan is None:
-        sizes = {"height": 90 * n_layers + 60, "top": 40, "left": 30 if windows is None else 80}
+        lines = max(label.count("<br>") + 1 for label in along_top)
+        font = axes.SCREEN_FONT
+        sizes = {
+            "height": 90 * n_layers + 60,  # the browser cuts it to the grid's (chart.TO_SCALE)
+            "top": math.ceil(lines * _LINE * font + _TICK),
+            "left": 30,
+            "bottom": _EDGE if windows is None else _legend_room(font),
+        }
     else:
-        x_axis["tickangle"] = 0  # thinned to fit level: plotly.js would stand them upright
-        sizes = {"height": plan.height, "top": plan.margin_top, "left": plan.margin_left}
-    return style.framed(grid, plot_bgcolor="white", xaxis=x_axis, yaxis=y_axis, **sizes, **local)
-
-
-def _kind(window):
-    return "global" if window is None else "local"
+        sizes = {
+            "height": plan.height,
+            "top": plan.margin_top,
+            "left": plan.margin_left,
+            "bottom": plan.margin_bottom,
+        }
+    return style.framed(
+        traces,
+        plot_bgcolor="white",
+        xaxis=x_axis,
+        yaxis=y_axis,
+        meta=chart.TO_SCALE,
+        **sizes,
+        **kinds,
+    )
 
 
 def window_edges(attentions, windows, across=False):

@@ -2,7 +2,8 @@
 // right edge (it wraps none) and its mode bar over the title, a table whose header wraps
 // pushes its last rows out of its fixed height, and panels side by side crowd each other off
 // the screen: they are stacked in fewer columns (a plot cannot be scrolled sideways by touch,
-// which plotly.js takes for itself).
+// which plotly.js takes for itself). A figure drawn to scale is cut to the height it draws
+// at its width (the model view's grid on a phone left 1,700 px blank under it).
 
 import { Chart } from "./state.js";
 import { addStyle } from "./theme.js";
@@ -19,6 +20,20 @@ const TITLE_PAD = 8;
 // A horizontal colour bar of stacked panels hangs this far (px) below its panel, under the
 // panel's tick labels (stacking).
 const BAR_BELOW = 36;
+
+// layout.meta of a figure drawn to scale, as tall as what it draws (app/views/chart.py's
+// TO_SCALE): the model view's grid.
+const TO_SCALE = "to-scale";
+
+// The blank, in px, under the plot of a figure drawn to scale: plotly.js holds the plot to
+// its data's aspect (y's scaleanchor, constrained to its domain toward the top) at the width
+// it has, and leaves the rest of the height it was given blank. `full`: plotly.js's
+// _fullLayout. 0 when less than a pixel is left.
+export function blankUnder(full) {
+  const [low, high] = full.yaxis?.domain ?? [0, 1];
+  const blank = Math.floor((1 - (high - low)) * full._size.h);
+  return blank >= 1 ? blank : 0;
+}
 
 // The chart's width, as a ResizeObserver last saw it (read without forcing a layout).
 export function widthOf(chart) {
@@ -62,7 +77,8 @@ export function fitted(chart, figure) {
     out.margin.t = (layout.margin?.t ?? 100) + fit.extra;
     out.height = (layout.height ?? 450) + fit.extra;
   }
-  const key = chart.fit.table || chart.fit.stack ? fitKey(chart, figure) : null;
+  const key = chart.fit.table || chart.fit.stack || chart.fit.scale ? fitKey(chart, figure) : null;
+  if (chart.fit.scale?.fit === key) out.height = chart.fit.scale.height;
   const stack = chart.fit.stack;
   if (stack?.fit === key) {
     for (const [name, axis] of Object.entries(stack.axes)) out[name] = { ...(layout[name] || {}), ...axis };
@@ -194,12 +210,13 @@ async function stack(chart, gd, grid, fit) {
   }
 }
 
-const measurer = document.createElement("canvas").getContext("2d");
+let measurer = null; // a canvas's context, made when first needed (Node's tests have none)
 
 // `text` (a title line, no markup) broken at spaces into lines no wider than `room` px, in
 // the font of the SVG text `element`.
 function wrapLine(text, room, element) {
   const css = getComputedStyle(element);
+  measurer ??= document.createElement("canvas").getContext("2d");
   measurer.font = `${css.fontWeight} ${css.fontSize} ${css.fontFamily}`;
   const plain = (s) => s.replace(/&lt;/g, "<").replace(/&gt;/g, ">").replace(/&quot;/g, '"').replace(/&amp;/g, "&");
   const lines = [];
@@ -269,6 +286,11 @@ export async function fitNarrow(chart, figure) {
   const fit = fitKey(chart, figure);
   if (!layout || !width || chart.fit.done === fit) return;
   const update = (await wrapTitle(chart, gd, titleOf(figure.layout), width)) ?? {};
+  const blank = figure.layout.meta === TO_SCALE ? blankUnder(layout) : 0;
+  if (blank) {
+    update.height = (update.height ?? layout.height) - blank;
+    chart.fit.scale = { fit, height: update.height };
+  }
   const view = gd.querySelector(".table-control-view")?.__data__;
   if (view && gd._fullData.length === 1) {
     const rows = (blocks) => (blocks || []).reduce((sum, b) => sum + b.rows.reduce((s, r) => s + (r.rowHeight || 0), 0), 0);

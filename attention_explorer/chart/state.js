@@ -77,7 +77,7 @@ export class Chart {
     // painted (preview.js), the reference figure's customdata, decoded (bindings.js).
     this.fit = {
       observer: null, width: null, natural: null, row: null, done: null,
-      titles: new Map(), titleShifts: new Map(), table: null, stack: null, wide: null,
+      titles: new Map(), titleShifts: new Map(), table: null, stack: null, wide: null, scale: null,
     };
     this.paint = Object.seal({ colours: null, recoloured: null, ticks: null, tickMatrices: null, touched: null });
     this.cells = null;

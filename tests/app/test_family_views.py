@@ -31,7 +31,8 @@ def test_a_window_as_long_as_the_text_draws_no_edge():
     attentions = np.zeros((1, 2, 8, 8))
     assert model_view.window_edges(attentions, [8]) == []
     figure = model_view.figure(attentions, windows=[8])
-    assert figure.layout.yaxis.ticktext == ("L0 · local",)
+    assert figure.layout.yaxis.ticktext == ("L0",)
+    assert [list(row) for row in figure.data[1].text] == [["L0: local (a window of 8 tokens)"]]
 
 
 def test_the_wavelengths_are_two_pi_over_the_engines_frequencies():

@@ -15,6 +15,7 @@ import contextlib
 
 import pytest
 from browser_support import (
+    LABEL_OVERLAPS,
     assert_healthy,
     clipped,
     look_at,
@@ -25,6 +26,8 @@ from browser_support import (
 from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
 
 from app.lecture import tour
+from app.state import controls
+from engine.resources import smollm2_file
 
 pytestmark = pytest.mark.browser
 
@@ -269,3 +272,43 @@ def test_no_step_of_the_tour_is_cut_or_covered_on_a_phone(page, app_url):
         assert clipped(page) == [], f"step {step}"
         if step < len(tour.STEPS):
             next_tour_step(page, step)
+
+
+#: The model view as plotly.js drew it: the bottom of its plot and of its grid (the heatmap's
+#: image), in the window's pixels.
+MODEL_VIEW = """() => {
+    const gd = document.querySelector('.st-key-pretrained_model_view .js-plotly-plot');
+    const size = gd._fullLayout._size;
+    const grid = gd.querySelector('.heatmaplayer image').getBoundingClientRect();
+    return {plot: gd.getBoundingClientRect().top + size.t + size.h, grid: grid.bottom};
+}"""
+
+
+@pytest.mark.parametrize(
+    "model",
+    [
+        pytest.param(
+            "smollm2",
+            marks=pytest.mark.skipif(smollm2_file() is None, reason="SmolLM2 is not installed"),
+        ),
+        pytest.param(
+            "minilm",
+            marks=pytest.mark.skipif(controls.MINILM is None, reason="MiniLM is not installed"),
+        ),
+    ],
+)
+def test_on_a_phone_the_model_view_is_as_tall_as_its_grid_its_labels_apart(page, app_url, model):
+    """SmolLM2's ``H3 · KV1`` slanted into each other on a phone, and its grid, drawn to the
+    phone's width, left 1,660 px blank under it (MiniLM's 400 px): the browser cuts the
+    figure to the grid (the chart component's narrow.js)."""
+    page.set_viewport_size(PHONE)
+    open_app(page, f"{app_url}/pretrained?model={model}")
+    look_at(page, "pretrained_model_view")
+    with contextlib.suppress(PlaywrightTimeoutError):  # the fit lands a frame or two later
+        cut = f"() => {{ const d = ({MODEL_VIEW})(); return d.plot - d.grid < 2; }}"
+        page.wait_for_function(cut, timeout=5000)
+    drawn = page.evaluate(MODEL_VIEW)
+    assert drawn["plot"] - drawn["grid"] < 2, drawn
+    overlaps = page.evaluate(LABEL_OVERLAPS)
+    assert [hit for hit in overlaps if hit.startswith("pretrained_model_view")] == []
+    assert clipped(page) == []

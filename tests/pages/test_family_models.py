@@ -180,9 +180,21 @@ def test_the_rotary_view_of_llama_3_draws_its_stretched_wavelengths_against_unsc
 
 
 def test_gemma_3s_model_view_names_local_and_global_layers_and_draws_the_window():
+    """Each layer's kind is its band's colour, which the legend names (the checkpoint's
+    ``layer_types``: a sliding-window layer, then a full one)."""
     at = open_model("gemma3")
-    figure = charts(at)["pretrained_model_view"]["layout"]
-    assert figure["yaxis"]["ticktext"] == ["L0 · local", "L1 · global"]
+    drawn = charts(at)["pretrained_model_view"]
+    figure, band = drawn["layout"], drawn["data"][1]
+    assert figure["yaxis"]["ticktext"] == ["L0", "L1"]
+    config = checkpoint.load(TINY / "gemma3").config
+    assert config.layer_types == ("sliding_attention", "full_attention")
+    legend = {trace["name"]: trace["marker"]["color"] for trace in drawn["data"][2:]}
+    assert list(legend) == ["local (a window of 16 tokens)", "global (every token before)"]
+    stops = dict(band["colorscale"])  # a code's colour: local at 0, global at 1
+    codes = np.ravel(decode(band["z"]).astype(float))
+    assert [stops[code] for code in codes[::2]] == list(legend.values())
+    local, other = legend
+    assert [row[0] for row in band["text"]][::2] == [f"L0: {local}", f"L1: {other}"]
     edges = figure["shapes"]
     assert len(edges) == 4  # one per head of the local layer
     assert all(edge["y1"] < 50 for edge in edges)  # on layer 0's row of thumbnails

@@ -165,7 +165,8 @@ def test_the_model_view_on_a_projector_is_a_screen_wide_grid_whose_labels_fit(mo
     """SmolLM2's 30 layers × 9 heads were a narrow column under labels that ran together.
 
     Measured on the figure as drawn: its width the page's, its height and margins its
-    own, x and y on one scale (``scaleanchor``). Labelled ticks are far enough apart for
+    own, x and y on one scale (``scaleanchor``); its plot no taller than the grid, so no
+    blank under it. Labelled ticks are far enough apart for
     their labels at the figure's font, the margins hold them, every thumbnail keeps its
     tick, the grid's long side runs along the screen's, and the outline of the head shown
     sits on that head's thumbnail.
@@ -181,6 +182,8 @@ def test_the_model_view_on_a_projector_is_a_screen_wide_grid_whose_labels_fit(mo
         (layout["height"] - margin["t"] - margin["b"]) / z.shape[0],
     )
     assert z.shape[1] >= z.shape[0]  # a landscape screen, a landscape grid
+    # As tall as the grid it draws: SmolLM2's, at 1280 × 720, was 150 px short of its figure.
+    assert layout["height"] - margin["t"] - margin["b"] <= z.shape[0] * pixel + 1
     top, side = layout["xaxis"], layout["yaxis"]
     assert top.get("tickangle", 0) == 0  # level (plotly.js keeps them so while they fit)
     ticks = {name: decode(axis["tickvals"]) for name, axis in (("x", top), ("y", side))}
