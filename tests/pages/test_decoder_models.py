@@ -135,7 +135,7 @@ def test_gqa_groups_are_drawn_and_the_picker_names_the_shared_head():
     assert "shared with head 2" in gqa.sharing([0, 0, 1, 1], 3)
     assert any("query heads 2, 3" in c.value for c in at.caption)  # the neuron view's k
     ticks = charts(at)["pretrained_model_view"]["layout"]["xaxis"]["ticktext"]
-    assert ticks == ["H0 · KV0", "H1 · KV0", "H2 · KV1", "H3 · KV1"]  # the model view too
+    assert ticks == ["H0<br>KV0", "H1<br>KV0", "H2<br>KV1", "H3<br>KV1"]  # the model view too
     traces = charts(at)["pretrained_gqa"]["data"]
     assert traces[2]["text"] == ["Q0", "Q1", "Q2", "Q3"]
     assert traces[3]["text"] == ["KV0", "KV1"]
