@@ -13,7 +13,7 @@ import plotly.graph_objects as go
 import streamlit as st
 
 from app.state import session
-from app.views import axes, chart, heatmap, style
+from app.views import axes, chart, heatmap, style, tables
 
 
 def figure(matrix, labels, title, *, value_name, x_title="sentence", y_title="sentence", digits=2):
@@ -154,7 +154,7 @@ def show_table(sentences, scores, chosen, k):
     In presentation mode, which offers no downloads, the table alone.
     """
     table = summary_table(sentences, scores, chosen)
-    st.dataframe(table, hide_index=True)
+    tables.show(st, table)
     if session.presenting():
         return
     st.download_button(
