@@ -79,7 +79,7 @@ with st.container():
         "Pairs weighted: the share of (query, key) pairs with a weight; pairs scored: the "
         "share whose q·k the pattern needs. Linear attention weights every "
         "pair but scores none: it sums φ(k)vᵀ once, O(n), and draws its implied weights "
-        "here only to compare them. ΔA: weights minus the full softmax weights; Δ output: "
+        "here only to compare them. ΔA: weights minus the full softmax weights; ΔAV: "
         "the same for the outputs A·V. "
         + (
             "These are a trained head's weights, but the model was trained with "

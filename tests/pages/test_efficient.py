@@ -43,7 +43,7 @@ def test_page_renders_every_pattern_the_table_and_the_cost_plot(page):
         "fixed blocks",
     ]
     assert table.iloc[0, 1:].tolist() == [1.0, 1.0, 0, 0, 0, 0, 0]  # full softmax against itself
-    assert (table["mean |Δ output|"].iloc[1:] > 0).all()
+    assert (table["mean |ΔAV|"].iloc[1:] > 0).all()
 
 
 def test_every_pattern_on_screen_has_rows_summing_to_one(page):
