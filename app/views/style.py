@@ -9,6 +9,7 @@ title is (a second title line, in ``<sup>``, needs :data:`NOTE_TOP`).
 from __future__ import annotations
 
 import math
+import re
 
 import numpy as np
 import plotly.graph_objects as go
@@ -53,9 +54,20 @@ def framed(data, title=None, height=None, **options):
     return go.Figure(data, layout(title, height, **options))
 
 
+#: The space a line is not broken at.
+NO_BREAK = "\u00a0"
+#: A space before a number (its sign too), which a note writes as :data:`NO_BREAK`.
+_BEFORE_NUMBER = re.compile(r" (?=[±−+-]?\d)")
+
+
 def with_note(title, note):
-    """A title with a second, smaller line (leave :data:`NOTE_TOP` of room above the plot)."""
-    return f"{title}<br><sup>{note}</sup>"
+    """A title with a second, smaller line (leave :data:`NOTE_TOP` of room above the plot).
+
+    Each number in the note stays on one line with the word before it (a no-break space):
+    the chart component wraps a title at its spaces on a narrow screen, and on a phone
+    "|max|" ended one line and its 9.66 began the next.
+    """
+    return f"{title}<br><sup>{_BEFORE_NUMBER.sub(NO_BREAK, note)}</sup>"
 
 
 def _scale_stops(name):
