@@ -47,10 +47,10 @@ def figure(matrix, labels, title, *, value_name, x_title="sentence", y_title="se
         zmin=0.0,
         zmax=top,
         colorbar=style.COLORBAR,
-        **heatmap.cell_text(z.shape, digits),
     )
     top_margin = style.NOTE_TOP if top < 1.0 else 50
-    return heatmap.token_figure(trace, title, *z.shape, x_title, y_title, top_margin)
+    fig = heatmap.token_figure(trace, title, *z.shape, x_title, y_title, top_margin)
+    return heatmap.write_legibly(fig, 0, heatmap.numbers(z, digits))
 
 
 def show(container, key, matrix, labels, title, **options):
