@@ -7,7 +7,7 @@ import streamlit as st
 
 from app.data import efficient, long_layers, passes
 from app.lecture.presentation import control_hint
-from app.views import attention_maps, cost, equation, long_head
+from app.views import attention_maps, cost, equation, long_head, tables
 from app.widgets import notices, pickers
 from app.words import equations, wording
 from app.words.long_texts import efficient_first
@@ -74,19 +74,12 @@ for column, pattern, share in zip(grid, patterns, errors["pairs scored"], strict
 # The comparison at the page's width: in a half-width column its last columns were cut off.
 with st.container():
     st.markdown("**How far each pattern is from full softmax**")
-    st.dataframe(
-        errors,
-        hide_index=True,
-        column_config={
-            name: st.column_config.NumberColumn(format="percent")
-            for name in ("pairs weighted", "pairs scored")
-        },
-    )
+    tables.show(st, errors, percent=("pairs weighted", "pairs scored"))
     st.caption(
         "Pairs weighted: the share of (query, key) pairs with a weight; pairs scored: the "
         "share whose q·k the pattern needs. Linear attention weights every "
         "pair but scores none: it sums φ(k)vᵀ once, O(n), and draws its implied weights "
-        "here only to compare them. ΔA: weights minus the full softmax weights; Δ output: "
+        "here only to compare them. ΔA: weights minus the full softmax weights; ΔAV: "
         "the same for the outputs A·V. "
         + (
             "These are a trained head's weights, but the model was trained with "
@@ -116,7 +109,7 @@ else:
     title = f"{made}: {record['machine']}"
     cost.show(st, "efficient_cost", record["rows"], title)
     st.markdown("**Log-log slopes, fitted over n ≥ 512** (2 means ∝ n², 1 means ∝ n)")
-    st.dataframe(record["slopes"], hide_index=True)
+    tables.show(st, record["slopes"], digits={"time slope": 2, "memory slope": 2})
 
 with st.expander("A formula that circulates in tutorials, and why it is not linear attention"):
     st.code(

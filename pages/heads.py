@@ -4,7 +4,7 @@ import streamlit as st
 
 from app.data import models, passes
 from app.state import controls, session
-from app.views import head_roles, long_head
+from app.views import head_roles, long_head, tables
 from app.widgets import model_box, notices
 from engine import bert, checkpoint, roles
 
@@ -50,14 +50,15 @@ click = head_roles.show(
 )
 for k, role in enumerate(result.roles):
     st.markdown(head_roles.sentence(role, result.scores[k], result.spread[k]))
-st.dataframe(
+tables.show(
+    st,
     [
         {"role": head_roles.TITLES[role], "layer": layer, "head": head}
         | {"score": score, "spread": sd}
         for k, role in enumerate(result.roles)
         for layer, head, score, sd in head_roles.strongest(result.scores[k], result.spread[k])
     ],
-    hide_index=True,
+    digits={"score": 3, "spread": 3},
 )
 
 st.header("One head")

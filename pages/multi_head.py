@@ -5,7 +5,7 @@ import streamlit as st
 from app.data import long_layers, passes
 from app.lecture.presentation import control_hint
 from app.state import controls
-from app.views import arithmetic, equation, gqa, heatmap, line_view, long_head, multi_head
+from app.views import arithmetic, equation, gqa, heatmap, line_view, long_head, multi_head, tables
 from app.widgets import notices, pickers
 from app.words import equations, long_texts, wording
 from engine.attention import kv_head_of
@@ -54,9 +54,7 @@ def long_every_head(reduction, window):
         title=f"Attention weights per head: tiles of {n:,} tokens, each the {name} of its block",
         stat=[f"{bits:.2f} bits" for bits in found.entropy],
     )
-    st.dataframe(
-        multi_head.entropy_rows(found.entropy, found.effective, found.largest), hide_index=True
-    )
+    tables.show(st, multi_head.entropy_rows(found.entropy, found.effective, found.largest))
     return found.window
 
 
@@ -105,7 +103,7 @@ else:
         labels,
         head=clicked_head,
     )
-    st.dataframe(entropy, hide_index=True)
+    tables.show(st, entropy)
 st.subheader("Line view")
 st.caption(
     "The same heads as BertViz draws them: each query token on the left, a line to each key "

@@ -5,7 +5,7 @@ import streamlit as st
 from app.data import encodings, layers, long_layers, passes, trained
 from app.lecture.presentation import control_hint
 from app.state import controls, session
-from app.views import attention_maps, encoding_curves, equation, heatmap, long_head
+from app.views import attention_maps, encoding_curves, equation, heatmap, long_head, tables
 from app.widgets import notices
 from app.words import equations, long_texts, wording
 
@@ -154,4 +154,4 @@ result = encodings.permutation_demo(
     settings.replace(scale=None, causal=False, pe="none"), shuffle_seed, first
 )
 st.text("Shuffled: " + " ".join(labels[i] for i in result["permutation"]))
-st.dataframe(result["table"], hide_index=True)
+tables.show(st, result["table"])

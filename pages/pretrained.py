@@ -23,6 +23,7 @@ from app.views import (
     rotary,
     sinks,
     summary_grid,
+    tables,
 )
 from app.widgets import compare_box, interactive, model_box, notices, pickers
 from app.words import equations, minimal_pairs, wording
@@ -94,7 +95,7 @@ def show_generation(model, text, steps, temperature):
         return
     continued = model.tokenizer.decode([s.id for s in steps])
     st.markdown(controls.md_escape(text) + " **→** " + controls.md_escape(continued))
-    st.dataframe(next_token.steps_table(steps, temperature), hide_index=True)
+    tables.show(st, next_token.steps_table(steps, temperature))
     step = 0
     if len(steps) > 1:  # one slider per length: a shorter run never holds a step past its end
         step = st.select_slider("Step", range(len(steps)), key=f"pretrained_step{len(steps)}")
@@ -165,10 +166,7 @@ if run_b is None:
     head_finder.show(st, "pretrained_finder", grid, labels[query], labels[key])
     ranked = models.ranked_heads(folder, text, query, key)
     st.markdown(wording.finder_answer(ranked, labels[query], labels[key]))
-    st.dataframe(
-        [{"layer": h.layer, "head": h.head, "weight": h.weight} for h in ranked[:8]],
-        hide_index=True,
-    )
+    tables.show(st, [{"layer": h.layer, "head": h.head, "weight": h.weight} for h in ranked[:8]])
     best = ranked[0]
 else:
     labels_b = run_b.labels

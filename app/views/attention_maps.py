@@ -33,7 +33,7 @@ HOVER_FRAMES = [["scaled", SCALED_SCORE], ["scores", RAW_SCORE]]
 GAP_TEXT = "gap_text"
 
 
-def scores_figure(scores, labels, title):
+def scores_figure(scores, labels, title, follows_frames=False):
     """Scores on a diverging scale; ``-inf`` (masked) cells are left blank and written −∞.
 
     Hovering a masked cell says :data:`MASKED_HOVER`: an invisible second trace over the
@@ -44,15 +44,18 @@ def scores_figure(scores, labels, title):
     ----------
     scores : ndarray of shape (n_q, n_k), may hold -inf
     labels : sequence of n str
+    follows_frames : bool, as :func:`app.views.heatmap.figure` takes it
     """
-    fig = heatmap.figure(scores, labels, labels, title, x_title="key", y_title="query")
+    fig = heatmap.figure(
+        scores, labels, labels, title, x_title="key", y_title="query", follows_frames=follows_frames
+    )
     masked = np.isneginf(scores)
     if masked.any():
         fig.update_traces(
             hovertemplate="query %{y}<br>key %{x}<br>score %{z:.4f}<extra></extra>",
             hoverongaps=False,
         )
-        written = heatmap.cell_text(masked.shape) and {
+        written = heatmap.cell_text(masked) and {
             "text": np.where(masked, "−∞", "").tolist(),
             "texttemplate": "%{text}",
         }
@@ -81,7 +84,14 @@ def scores_figure(scores, labels, title):
 
 
 def weights_figure(
-    weights, labels, title="Attention weights", *, scores=None, scaled=None, compact=False
+    weights,
+    labels,
+    title="Attention weights",
+    *,
+    scores=None,
+    scaled=None,
+    compact=False,
+    follows_frames=False,
 ):
     """Attention weights (rows: queries, columns: keys) on a fixed 0–1 scale.
 
@@ -100,6 +110,9 @@ def weights_figure(
     compact : bool
         For the app's chart component, which writes the masked cells' hover itself: the
         scores as one float32 array however many cells are masked (:func:`score_hover`).
+    follows_frames : bool
+        The browser redraws the cells from the scale's frames: their numbers are written
+        from them (:func:`app.views.heatmap.cell_text`), not in each cell's best colour.
     """
     z = np.asarray(weights, dtype=np.float32)
     hover = "query %{y}<br>key %{x}<br>"
@@ -120,9 +133,10 @@ def weights_figure(
         zmin=0.0,
         zmax=1.0,
         colorbar=style.COLORBAR,
-        **heatmap.cell_text(z.shape),
+        **(heatmap.cell_text(z) if follows_frames else {}),
     )
-    return heatmap.token_figure(trace, title, *z.shape, "key", "query")
+    fig = heatmap.token_figure(trace, title, *z.shape, "key", "query")
+    return fig if follows_frames else heatmap.write_legibly(fig, 0, heatmap.numbers(z))
 
 
 def score_hover(scores, scaled, compact=False):
@@ -170,7 +184,7 @@ def show_scores(container, key, scores, labels, title, *, csv=None, live=None):
     """Draw :func:`scores_figure`; the CSV is the scores (``csv`` replaces them)."""
     return chart.draw(
         container,
-        chart.remembered(scores_figure, scores, labels, title),
+        chart.remembered(scores_figure, scores, labels, title, live is not None),
         key,
         table=heatmap.table(scores, labels, labels) if csv is None else csv,
         live=live,
@@ -198,7 +212,14 @@ def show_weights(
     return chart.draw(
         container,
         chart.remembered(
-            weights_figure, weights, labels, title, scores=scores, scaled=scaled, compact=True
+            weights_figure,
+            weights,
+            labels,
+            title,
+            scores=scores,
+            scaled=scaled,
+            compact=True,
+            follows_frames=live is not None,
         ),
         key,
         table=heatmap.table(weights, labels, labels) if csv is None else csv,

@@ -204,18 +204,20 @@ def token_axes(layout, drawn=True):
     return found
 
 
-def fitted(fig, width, height, font=PRESENT_MIN_FONT):
+def fitted(fig, width, height, font=PRESENT_MIN_FONT, min_font=None):
     """Every token axis of ``fig`` laid out for a figure ``width`` × ``height`` pixels.
 
-    Labels keep ``font`` and are thinned when the room along their axis cannot hold
-    them all: that room is the axis's share of the figure (its domain) less what the
-    other axis's labels, the title and a colour bar take.
+    Labels are written at ``font``, smaller down to ``min_font`` where the room along
+    their axis needs it, and thinned when even that cannot hold them all: that room is
+    the axis's share of the figure (its domain) less what the other axis's labels, the
+    title and a colour bar take.
 
     Parameters
     ----------
     fig : plotly Figure
     width, height : float, the figure's size in pixels
     font : float
+    min_font : float, optional; ``font`` by default (labels keep their size)
 
     Returns
     -------
@@ -231,17 +233,17 @@ def fitted(fig, width, height, font=PRESENT_MIN_FONT):
             room = (width - widest.get("y", 0.0) - 140) * (high - low)
         else:
             room = (height - widest.get("x", 0.0) - 130) * (high - low)
-        out[name] = token_axis(categories, axis.title.text, room, font, font)
+        out[name] = token_axis(categories, axis.title.text, room, font, min_font or font)
     for name in token_axes(fig.layout, drawn=False).keys() - axes.keys():
         out[name] = {"tickfont": {"size": font}}  # not drawn: the size of those that are
     return out
 
 
-def fit(fig, width, height, font=PRESENT_MIN_FONT):
+def fit(fig, width, height, font=PRESENT_MIN_FONT, min_font=None):
     """Lay ``fig``'s token axes and line-view columns out again, in place (:func:`fitted`)."""
     if fig.layout.meta == LINE_VIEW:
-        _fit_columns(fig, height, font)
-    fig.update_layout(fitted(fig, width, height, font))
+        _fit_columns(fig, height, font, min_font or font)
+    fig.update_layout(fitted(fig, width, height, font, min_font))
 
 
 #: ``layout.meta`` of a line view (:func:`app.views.line_view.figure`), whose tokens are
@@ -249,11 +251,11 @@ def fit(fig, width, height, font=PRESENT_MIN_FONT):
 LINE_VIEW = "line-view"
 
 
-def _fit_columns(fig, height, font):
+def _fit_columns(fig, height, font, min_font):
     """The line view's token columns again, for a figure ``height`` pixels tall."""
     categories = list(fig.data[0].hovertext)
     room = height - 170  # its title and the heads' legend under it
-    shown, step, size = column_labels(categories, room, font, font)
+    shown, step, size = column_labels(categories, room, font, min_font)
     fig.update_traces(text=shown, textfont_size=size, selector={"mode": "markers+text"})
     first, _, rest = fig.layout.title.text.partition("<br>")
     fig.layout.title.text = titled(first, step) + (f"<br>{rest}" if rest else "")

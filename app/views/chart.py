@@ -22,9 +22,9 @@ from app.data import cache
 from app.state import session
 from app.views import axes, export
 
-#: Presentation mode's type: titles, legends and numbers; tick labels are at least
-#: :data:`app.views.axes.PRESENT_MIN_FONT`. A title's second line (``<sup>``) is written at
-#: this size too, not at plotly.js's 70 %.
+#: Presentation mode's type: titles, legends, numbers, and token labels where they fit
+#: (else smaller, down to :data:`app.views.axes.PRESENT_MIN_FONT`, then thinned). A title's
+#: second line (``<sup>``) is written at this size too, not at plotly.js's 70 %.
 PRESENT_FONT = 20
 #: Presentation mode gives a heatmap's labelled rows this many pixels each, up to the
 #: height of the screen below the presenter bar (:func:`present_height`).
@@ -96,8 +96,9 @@ def presentation_layout(fig):
     """Lay ``fig`` out for a projector, in place: large type, the screen's size, its labels.
 
     Every figure is as wide as the page (presentation mode stacks the columns that hold
-    charts) and fits the screen's height; token axes and the line view's columns keep
-    labels of at least :data:`app.views.axes.PRESENT_MIN_FONT`, thinned when they would touch.
+    charts) and fits the screen's height; token axes and the line view's columns write
+    their labels at :data:`PRESENT_FONT` where they fit, smaller down to
+    :data:`app.views.axes.PRESENT_MIN_FONT`, and thinned when even that would touch.
     """
     fig.update_layout(
         font={"size": PRESENT_FONT}, template="simple_white", height=present_height(fig)
@@ -121,7 +122,8 @@ def presentation_layout(fig):
         size = trace.textfont.size if "textfont" in trace else None
         if isinstance(size, int | float) and size < axes.PRESENT_MIN_FONT:
             trace.textfont.size = axes.PRESENT_MIN_FONT
-    axes.fit(fig, present_room()[0], fig.layout.height)
+    # Token labels at the type's size where they fit, as small as the minimum where not.
+    axes.fit(fig, present_room()[0], fig.layout.height, PRESENT_FONT, axes.PRESENT_MIN_FONT)
 
 
 def _full_size(title):

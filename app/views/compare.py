@@ -14,7 +14,7 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from app.state.controls import md_escape
-from app.views import axes, chart, style
+from app.views import axes, chart, heatmap, style
 
 #: The A − B colour scale of two sentences' grids runs at least this far either side of 0:
 #: stretched to its own largest entry, a change of 0.03 looked as dramatic as one of 0.5.
@@ -92,14 +92,11 @@ def figure(grid_a, grid_b, pair_a, pair_b, names=("A", "B")):
         ),
     )
     for z, (row, col), colour, name, bar in panels:
-        signed = name == "A − B"
         fig.add_trace(
             go.Heatmap(
                 z=z,
                 x=x,
                 y=y,
-                text=[[_two_decimals(v, signed) for v in values] for values in z],
-                texttemplate="%{text}",
                 textfont={"size": 11},
                 name=name,
                 showscale=bar is not None,
@@ -110,6 +107,9 @@ def figure(grid_a, grid_b, pair_a, pair_b, names=("A", "B")):
             row=row,
             col=col,
         )
+    for index, (z, _, _, name, _) in enumerate(panels):  # the panels stay traces 0, 1 and 2
+        written = [[_two_decimals(v, name == "A − B") for v in values] for values in z]
+        heatmap.write_legibly(fig, index, written)
     fig.update_yaxes(autorange="reversed")
     title = (
         "Which heads moved between the two sentences"

@@ -97,8 +97,10 @@ def print_layout(fig, font=PRINT_FONT):
     dict, a partial Plotly layout: width, height, font, and for a heatmap the margins
     and both axes' tick labels
     """
-    # The masked cells' invisible hover trace is part of its heatmap, not another one.
-    drawn = [trace for trace in fig.data if trace.name != style.MASKED_OVERLAY]
+    # The masked cells' invisible hover trace and the black numbers' clear one are part of
+    # their heatmap, not others.
+    overlays = (style.MASKED_OVERLAY, style.TEXT_OVERLAY)
+    drawn = [trace for trace in fig.data if trace.name not in overlays]
     heatmaps = [trace for trace in drawn if trace.type == "heatmap"]
     overrides = {"font": {"size": font}}
     if (

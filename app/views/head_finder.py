@@ -27,8 +27,6 @@ def figure(grid, query_label, key_label):
             z=z,
             x=[f"H{h}" for h in range(z.shape[1])],
             y=[f"L{layer}" for layer in range(z.shape[0])],
-            text=[[f"{v:.2f}" for v in row] for row in z],
-            texttemplate="%{text}",
             colorscale=style.WEIGHTS_SCALE,
             zmin=0.0,
             zmax=1.0,
@@ -38,7 +36,7 @@ def figure(grid, query_label, key_label):
     )
     style.frame(fig, f"How much “{query}” attends to “{key}”, in every head", 330)
     fig.update_yaxes(autorange="reversed")
-    return fig
+    return heatmap.write_legibly(fig, 0, [[f"{v:.2f}" for v in row] for row in z])
 
 
 def table(grid):

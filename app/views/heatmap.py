@@ -23,14 +23,107 @@ FEATURE_LIMIT = 128
 OUTLIER_RATIO = 3.0
 
 
-def cell_text(shape, digits=2):
-    """The cells' text for a matrix of ``shape``: its values, when it is small.
+#: A cell's text is black or white, whichever stands out more from the cell's colour.
+TEXT_COLOURS = ("#000000", "#ffffff")
+
+
+def text_colours(z, colorscale, zmin, zmax):
+    """Each cell's text colour: black or white, whichever contrasts more with the cell.
+
+    The cell's colour is ``colorscale`` at ``z`` between ``zmin`` and ``zmax``, as plotly.js
+    draws it (:func:`app.views.style.scale_rgb`); the contrast is WCAG 2's,
+    (L₁ + 0.05) / (L₂ + 0.05) of the relative luminances. One of black and white reaches
+    4.58:1 on any colour (they tie at L = 0.179), past the 4.5:1 that WCAG asks of text.
+    plotly.js's own choice, white or dark grey (#444), reached 3.1:1 on Viridis's greens.
+
+    Parameters
+    ----------
+    z : array_like of shape (n_rows, n_cols), NaN where a cell is a gap
+    colorscale : a Plotly colour scale's name, or a trace's stops
+    zmin, zmax : float, the values at the scale's ends
+
+    Returns
+    -------
+    list of lists of str, a CSS colour per cell ("" at a gap)
+    """
+    z = np.asarray(z, dtype=float)
+    span = zmax - zmin if zmax > zmin else 1.0
+    cell = style.luminance(style.scale_rgb((z - zmin) / span, colorscale))
+    black_wins = (cell + 0.05) / 0.05 >= 1.05 / (cell + 0.05)
+    colours = np.where(black_wins, *TEXT_COLOURS)
+    return np.where(np.isnan(z), "", colours).tolist()
+
+
+def cell_text(z, digits=2):
+    """The cells' text for a matrix ``z`` the browser redraws from the scale's frames.
 
     A template plotly.js fills from ``z`` (a gap stays blank), so the text follows the
     numbers wherever they are drawn: from Python's figure, or from the scale's frames in
-    the browser. Returns the trace's ``texttemplate`` option, or nothing.
+    the browser, in plotly.js's own colour (a colour chosen here would not follow). A
+    figure drawn as it is gets :func:`write_legibly`'s instead. Returns the trace's
+    ``texttemplate`` option, or nothing for a large matrix.
     """
-    return {"texttemplate": f"%{{z:.{digits}f}}"} if max(shape) <= CELL_TEXT_MAX else {}
+    return {"texttemplate": f"%{{z:.{digits}f}}"} if max(np.shape(z)) <= CELL_TEXT_MAX else {}
+
+
+def numbers(z, digits=2):
+    """A small matrix's values as its cells write them ("" at a gap); None for a large one."""
+    if max(np.shape(z)) > CELL_TEXT_MAX:
+        return None
+    return [["" if np.isnan(v) else f"{v:.{digits}f}" for v in row] for row in np.asarray(z, float)]
+
+
+#: A colour scale drawing nothing: the cells of the layer that writes the black text.
+_CLEAR = [[0.0, "rgba(0,0,0,0)"], [1.0, "rgba(0,0,0,0)"]]
+#: What stands for a number in the other layer: a figure space per character, as wide as a
+#: digit, so that plotly.js, which sizes a trace's text by its longest, sizes both alike.
+_FIGURE_SPACE = "\u2007"
+
+
+def write_legibly(fig, index, texts):
+    """Write ``texts`` in the cells of heatmap ``fig.data[index]``, each in black or white.
+
+    The colour is :func:`text_colours`' for the cell. plotly.js gives a trace's text one
+    colour (or picks white or dark grey itself), and reads a colour written into the text
+    as characters, which shrinks its automatic font size: so the heatmap writes the white
+    numbers and a clear heatmap over it, of the same cells (``style.TEXT_OVERLAY``, no
+    hover, no clicks), the black ones, each with the other's numbers as blanks of their
+    length. The trace needs its ``colorscale``, ``zmin`` and ``zmax``. ``texts`` None
+    (a large matrix) writes nothing.
+    """
+    if texts is None:
+        return fig
+    trace = fig.data[index]
+    colours = text_colours(trace.z, trace.colorscale, trace.zmin, trace.zmax)
+    black, white = TEXT_COLOURS
+
+    def layer(colour):
+        return [
+            [t if c == colour else _FIGURE_SPACE * len(t) for t, c in zip(row, cs, strict=True)]
+            for row, cs in zip(texts, colours, strict=True)
+        ]
+
+    size = trace.textfont.size
+    trace.update(text=layer(white), texttemplate="%{text}", textfont={"color": white})
+    fig.add_trace(
+        go.Heatmap(
+            z=np.zeros(np.shape(trace.z), dtype=np.float32),
+            x=trace.x,
+            y=trace.y,
+            xaxis=trace.xaxis,
+            yaxis=trace.yaxis,
+            xgap=trace.xgap,
+            ygap=trace.ygap,
+            text=layer(black),
+            texttemplate="%{text}",
+            textfont={"color": black, "size": size},
+            colorscale=_CLEAR,
+            showscale=False,
+            hoverinfo="skip",
+            name=style.TEXT_OVERLAY,
+        )
+    )
+    return fig
 
 
 #: A heatmap's height less its rows' room: the title, the column labels and the margins.
@@ -91,6 +184,7 @@ def figure(
     max_rows=None,
     max_cols=None,
     clip=False,
+    follows_frames=False,
 ):
     """A labelled heatmap of any matrix: embeddings, weights, Q, K, V, outputs.
 
@@ -111,6 +205,9 @@ def figure(
         On a diverging scale, when a few outliers would set the colour range
         (:func:`colour_limit`), clip the colours at the 99th percentile and say so in a
         second title line; hovering still gives every value.
+    follows_frames : bool
+        The browser redraws the cells from the scale's frames: their numbers are written
+        from them, in plotly.js's colour (:func:`cell_text`), not :func:`write_legibly`.
     """
     z = np.asarray(matrix, dtype=np.float32)
     width = z.shape[1] // column_groups
@@ -128,13 +225,14 @@ def figure(
         if diverging
         else {"colorscale": style.WEIGHTS_SCALE, "zmin": 0.0, "zmax": 1.0}
     )
+    z = np.where(np.isfinite(z), z, np.nan).astype(np.float32)
     trace = go.Heatmap(
-        z=np.where(np.isfinite(z), z, np.nan).astype(np.float32),
+        z=z,
         x=axes.axis_labels(col_labels),
         y=axes.axis_labels(row_labels),
         hovertemplate="row %{y}<br>column %{x}<br>value %{z:.4f}<extra></extra>",
         colorbar=style.COLORBAR,
-        **cell_text(z.shape),
+        **(cell_text(z) if follows_frames else {}),
         **colour,
     )
     top = style.NOTE_TOP if limit < largest else 50
@@ -143,7 +241,8 @@ def figure(
          "y0": 0, "y1": 1, "yref": "y domain", "line": {"color": "black", "width": 2}}
         for g in range(1, column_groups) if g * width < z.shape[1]
     ]  # fmt: skip
-    return token_figure(trace, title, *z.shape, x_title, y_title, top, dividers)
+    fig = token_figure(trace, title, *z.shape, x_title, y_title, top, dividers)
+    return fig if follows_frames else write_legibly(fig, 0, numbers(z))
 
 
 def _cropped_note(shape, max_rows, max_cols, transpose=False):
@@ -203,7 +302,9 @@ def show(container, key, matrix, row_labels, col_labels, title, *, clicks=False,
     )
 
 
-def features_figure(matrix, labels, title, *, transpose=False, column_groups=1, clip=False):
+def features_figure(
+    matrix, labels, title, *, transpose=False, column_groups=1, clip=False, follows_frames=False
+):
     """A tokens × features matrix (X, Q, K, V, outputs) with its feature axis cropped.
 
     Parameters
@@ -211,7 +312,7 @@ def features_figure(matrix, labels, title, *, transpose=False, column_groups=1, 
     matrix : ndarray of shape (n, d)
     labels : sequence of n str
     title : str
-    transpose, column_groups, clip : as in :func:`figure`
+    transpose, column_groups, clip, follows_frames : as in :func:`figure`
     """
     return figure(
         matrix,
@@ -224,6 +325,7 @@ def features_figure(matrix, labels, title, *, transpose=False, column_groups=1, 
         column_groups=column_groups,
         max_cols=FEATURE_LIMIT,
         clip=clip,
+        follows_frames=follows_frames,
     )
 
 
@@ -234,6 +336,7 @@ def features_table(matrix, labels):
 
 def show_features(container, key, matrix, labels, title, *, csv=None, live=None, **options):
     """Draw :func:`features_figure`; its CSV is every feature (``csv`` replaces it)."""
+    options["follows_frames"] = live is not None
     return chart.draw(
         container,
         chart.remembered(features_figure, matrix, labels, title, **options),

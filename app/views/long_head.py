@@ -123,17 +123,18 @@ def cells_figure(weights, labels, rows, cols, title, value="weight"):
         colours = {"colorscale": style.DIVERGING_SCALE, "zmid": 0.0, "zmin": -limit, "zmax": limit}
         if not finite.all():
             title = style.with_note(title, "blank cells are −∞ (masked)")
+    z = np.where(finite, z, np.nan).astype(np.float32)  # a masked cell: a gap
     trace = go.Heatmap(
-        z=np.where(finite, z, np.nan).astype(np.float32),
+        z=z,
         x=axes.axis_labels(token_labels(labels, *cols)),
         y=axes.axis_labels(token_labels(labels, *rows)),
         hovertemplate=f"query %{{y}}<br>key %{{x}}<br>{value} %{{z:.4f}}<extra></extra>",
         colorbar=style.COLORBAR,
         **colours,
-        **heatmap.cell_text(z.shape),
     )
     top = 50 if finite.all() or value == "weight" else style.NOTE_TOP
-    return heatmap.token_figure(trace, title, *z.shape, "key", "query", top=top)
+    fig = heatmap.token_figure(trace, title, *z.shape, "key", "query", top=top)
+    return heatmap.write_legibly(fig, 0, heatmap.numbers(z))
 
 
 def around(token, n, size):

@@ -107,8 +107,13 @@ def figure(sweep, labels, stop_labels, start, title="Attention weights", omitted
     :func:`app.views.attention_maps.score_hover`
     """
     scales, weights, scaled = sweep.scales, sweep.weights, sweep.scaled
-    fig = attention_maps.weights_figure(
-        weights[start], labels, title, scores=sweep.scores, scaled=scaled[start]
+    fig = attention_maps.weights_figure(  # its frames redraw the cells: plotly.js's text colour
+        weights[start],
+        labels,
+        title,
+        scores=sweep.scores,
+        scaled=scaled[start],
+        follows_frames=True,
     )
     hovered = fig.data[0].customdata is not None
     titles = [_stop_title(title, stop_labels[i], weights[i]) for i in range(len(scales))]

@@ -13,7 +13,7 @@ import plotly.graph_objects as go
 import streamlit as st
 
 from app.state import session
-from app.views import axes, chart, heatmap, style
+from app.views import axes, chart, heatmap, style, tables
 
 
 def figure(matrix, labels, title, *, value_name, x_title="sentence", y_title="sentence", digits=2):
@@ -47,10 +47,10 @@ def figure(matrix, labels, title, *, value_name, x_title="sentence", y_title="se
         zmin=0.0,
         zmax=top,
         colorbar=style.COLORBAR,
-        **heatmap.cell_text(z.shape, digits),
     )
     top_margin = style.NOTE_TOP if top < 1.0 else 50
-    return heatmap.token_figure(trace, title, *z.shape, x_title, y_title, top_margin)
+    fig = heatmap.token_figure(trace, title, *z.shape, x_title, y_title, top_margin)
+    return heatmap.write_legibly(fig, 0, heatmap.numbers(z, digits))
 
 
 def show(container, key, matrix, labels, title, **options):
@@ -154,7 +154,7 @@ def show_table(sentences, scores, chosen, k):
     In presentation mode, which offers no downloads, the table alone.
     """
     table = summary_table(sentences, scores, chosen)
-    st.dataframe(table, hide_index=True)
+    tables.show(st, table)
     if session.presenting():
         return
     st.download_button(

@@ -13,7 +13,7 @@ import pandas as pd
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from app.views import axes, chart, style
+from app.views import axes, chart, heatmap, style
 
 #: What the bars show: each token's mean weight received
 #: (:func:`engine.analysis.attention_sinks`), or, for a long text, how often it is a
@@ -78,8 +78,6 @@ def figure(sinks, labels, strongest=False):
             z=first,
             x=[f"H{h}" for h in range(n_heads)],
             y=[f"L{layer}" for layer in range(n_layers)],
-            text=[[f"{v:.2f}" for v in row] for row in first],
-            texttemplate="%{text}",
             colorscale=style.WEIGHTS_SCALE,
             zmin=0.0,
             zmax=1.0,
@@ -107,6 +105,7 @@ def figure(sinks, labels, strongest=False):
         row=1,
         col=2,
     )
+    heatmap.write_legibly(fig, 0, [[f"{v:.2f}" for v in row] for row in first])  # trace 2
     fig.update_yaxes(autorange="reversed")
     fig.update_xaxes(range=None if strongest else [0, 1], title=bars_axis, row=1, col=2)
     title = f"Attention sinks: {sinks.share:.0%} of the attention goes to the first token"

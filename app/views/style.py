@@ -8,11 +8,13 @@ title is (a second title line, in ``<sup>``, needs :data:`NOTE_TOP`).
 
 from __future__ import annotations
 
+import functools
 import math
+import re
 
 import numpy as np
 import plotly.graph_objects as go
-from plotly.colors import get_colorscale, hex_to_rgb
+from plotly.colors import convert_colors_to_same_type, get_colorscale
 
 WEIGHTS_SCALE = "Viridis"
 DIVERGING_SCALE = "RdBu_r"
@@ -26,6 +28,9 @@ NOTE_TOP = 75
 #: The name of the invisible trace that gives a scores heatmap's masked cells their hover
 #: (:mod:`app.views.attention_maps`): part of its heatmap, for the print layout too.
 MASKED_OVERLAY = "masked"
+#: The name of the clear trace that writes a heatmap's numbers in black over its cells
+#: (:func:`app.views.heatmap.write_legibly`): part of its heatmap, for the print layout too.
+TEXT_OVERLAY = "black text"
 
 
 def layout(title=None, height=None, *, top=50, bottom=10, left=10, right=10, **more):
@@ -53,19 +58,49 @@ def framed(data, title=None, height=None, **options):
     return go.Figure(data, layout(title, height, **options))
 
 
+#: The space a line is not broken at.
+NO_BREAK = "\u00a0"
+#: A space before a number (its sign too), which a note writes as :data:`NO_BREAK`.
+_BEFORE_NUMBER = re.compile(r" (?=[±−+-]?\d)")
+
+
 def with_note(title, note):
-    """A title with a second, smaller line (leave :data:`NOTE_TOP` of room above the plot)."""
-    return f"{title}<br><sup>{note}</sup>"
+    """A title with a second, smaller line (leave :data:`NOTE_TOP` of room above the plot).
+
+    Each number in the note stays on one line with the word before it (a no-break space):
+    the chart component wraps a title at its spaces on a narrow screen, and on a phone
+    "|max|" ended one line and its 9.66 began the next.
+    """
+    return f"{title}<br><sup>{_BEFORE_NUMBER.sub(NO_BREAK, note)}</sup>"
 
 
-def _scale_stops(name):
-    """A named Plotly colour scale as its positions and its colours (RGB in [0, 1])."""
-    scale = get_colorscale(name)
-    colors = [np.array(hex_to_rgb(color)) / 255 for _, color in scale]
-    return np.array([position for position, _ in scale]), np.array(colors)
+@functools.cache
+def _scale_stops(colorscale):
+    """A Plotly colour scale (a name, or its stops) as its positions and colours (RGB in [0, 1])."""
+    scale = get_colorscale(colorscale) if isinstance(colorscale, str) else colorscale
+    colors, _ = convert_colors_to_same_type([color for _, color in scale], "tuple")
+    return np.array([float(position) for position, _ in scale]), np.array(colors)
 
 
-_WEIGHT_STOPS = _scale_stops(WEIGHTS_SCALE)
+def scale_rgb(values, colorscale=WEIGHTS_SCALE):
+    """The colours of ``values`` in [0, 1] on ``colorscale``: RGB in [0, 1], shape (..., 3).
+
+    Linear between the scale's stops in sRGB, as plotly.js colours a heatmap's cells and
+    plotly's ``sample_colorscale`` one colour at a time; NaN is taken as 0, values outside
+    [0, 1] as the nearer end. ``colorscale`` is a name or a list of stops (a trace's own).
+    """
+    values = np.clip(np.nan_to_num(np.asarray(values, dtype=float), nan=0.0), 0.0, 1.0)
+    if not isinstance(colorscale, str):  # remembered by its stops: a list is made a tuple
+        colorscale = tuple(tuple(stop) for stop in colorscale)
+    positions, colors = _scale_stops(colorscale)
+    return np.stack([np.interp(values, positions, colors[:, c]) for c in range(3)], axis=-1)
+
+
+def luminance(rgb):
+    """WCAG 2's relative luminance of sRGB colours in [0, 1], shape (..., 3) -> (...)."""
+    rgb = np.asarray(rgb, dtype=float)
+    linear = np.where(rgb <= 0.04045, rgb / 12.92, ((rgb + 0.055) / 1.055) ** 2.4)
+    return linear @ np.array([0.2126, 0.7152, 0.0722])
 
 
 def weight_colors(weights):
@@ -73,14 +108,11 @@ def weight_colors(weights):
 
     Computed here rather than sent as numbers with a colour scale: the plotly.js in
     Streamlit (4.2) draws numeric bar colours right but logs a stack trace per bar and
-    redraw, which costs more than the chart itself. Interpolated with NumPy, as plotly's
-    ``sample_colorscale`` does it one colour at a time (under 1 ms for 512 bars, not 170 ms).
+    redraw, which costs more than the chart itself. Interpolated with NumPy (:func:`scale_rgb`),
+    as plotly's ``sample_colorscale`` does it one colour at a time (under 1 ms for 512 bars,
+    not 170 ms).
     """
-    weights = np.clip(np.nan_to_num(np.asarray(weights, dtype=float), nan=0.0), 0.0, 1.0)
-    positions, colors = _WEIGHT_STOPS
-    rgb = np.round(
-        255 * np.stack([np.interp(weights, positions, colors[:, c]) for c in range(3)], axis=-1)
-    ).astype(int)
+    rgb = np.round(255 * scale_rgb(weights)).astype(int)
     return [f"rgb({r}, {g}, {b})" for r, g, b in rgb.tolist()]
 
 

@@ -14,7 +14,7 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
-from app.views import chart, style
+from app.views import chart, heatmap, style
 
 #: The summaries drawn, in the order the picker offers them: field -> (name, hover format).
 SUMMARIES = {
@@ -44,20 +44,21 @@ def figure(values, name, fmt=".2f", weight=False):
         z=z,
         x=[f"H{h}" for h in range(n_heads)],
         y=[f"L{layer}" for layer in range(n_layers)],
-        text=[[format(v, fmt) for v in row] for row in z.tolist()],
-        texttemplate="%{text}" if n_heads <= 16 else None,
         colorscale=style.WEIGHTS_SCALE,
         zmin=0.0,
         zmax=top,
         colorbar=style.COLORBAR,
         hovertemplate=f"%{{y}} %{{x}}<br>{name} %{{z:{fmt}}}<extra></extra>",
     )
-    return style.framed(
+    fig = style.framed(
         trace,
         f"Every head: {name}; click a head to open it",
         120 + 24 * n_layers,
         yaxis={"autorange": "reversed"},
     )
+    if n_heads <= 16:  # the numbers in the cells; past 16 heads in the hover alone
+        heatmap.write_legibly(fig, 0, [[format(v, fmt) for v in row] for row in z.tolist()])
+    return fig
 
 
 def table(summaries):

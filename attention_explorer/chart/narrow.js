@@ -211,13 +211,15 @@ async function stack(chart, gd, grid, fit) {
 }
 
 let measurer = null; // a canvas's context, made when first needed (Node's tests have none)
+// plotly.js writes a <sup> line (a title's note) at this share of the title's size.
+const SUP_SIZE = 0.7;
 
 // `text` (a title line, no markup) broken at spaces into lines no wider than `room` px, in
-// the font of the SVG text `element`.
-function wrapLine(text, room, element) {
+// the font of the SVG text `element` at `scale` of its size.
+function wrapLine(text, room, element, scale = 1) {
   const css = getComputedStyle(element);
   measurer ??= document.createElement("canvas").getContext("2d");
-  measurer.font = `${css.fontWeight} ${css.fontSize} ${css.fontFamily}`;
+  measurer.font = `${css.fontWeight} ${parseFloat(css.fontSize) * scale}px ${css.fontFamily}`;
   const plain = (s) => s.replace(/&lt;/g, "<").replace(/&gt;/g, ">").replace(/&quot;/g, '"').replace(/&amp;/g, "&");
   const lines = [];
   for (const word of text.split(" ")) {
@@ -253,7 +255,10 @@ async function wrapTitle(chart, gd, source, width) {
   const room = box.right - 8 - drawn.left;
   const lines = source.split(/<br\s*\/?>/i).flatMap((line) => {
     const tagged = line.match(/^<(\w+)>([^<]*)<\/\1>$/); // a whole line in <sup> or <b>
-    if (tagged) return wrapLine(tagged[2], room, title).map((part) => `<${tagged[1]}>${part}</${tagged[1]}>`);
+    if (tagged) {
+      const scale = tagged[1] === "sup" ? SUP_SIZE : 1; // measured at the size it is drawn
+      return wrapLine(tagged[2], room, title, scale).map((part) => `<${tagged[1]}>${part}</${tagged[1]}>`);
+    }
     return line.includes("<") ? [line] : wrapLine(line, room, title);
   });
   if (lines.length <= source.split(/<br\s*\/?>/i).length) return null;

@@ -147,6 +147,20 @@ def test_a_projector_gets_labels_of_16_px_thinned_to_fit(width, height):
     assert step * room / 45 >= axes.LABEL_PITCH * 16
 
 
+@given(st.integers(1, 200), st.sampled_from([(1216, 620), (1856, 980), (600, 400)]))
+def test_a_projectors_labels_are_as_large_as_fits_between_its_minimum_and_its_type(n, size):
+    width, height = size
+    fig = attention_maps.weights_figure(weights(n), tokens(n))
+    fig.update_layout(height=height)
+    axes.fit(fig, width, height, 20, axes.PRESENT_MIN_FONT)
+    for axis in (fig.layout.xaxis, fig.layout.yaxis):
+        assert axes.PRESENT_MIN_FONT <= axis.tickfont.size <= 20
+        if axes.FULL_LABELS_MAX >= n > len(axis.tickvals):  # thinned for room: at the minimum
+            assert axis.tickfont.size == axes.PRESENT_MIN_FONT
+    if n <= 4:  # a few tokens: the type's own size
+        assert fig.layout.yaxis.tickfont.size == 20
+
+
 def test_the_line_view_labels_every_token_and_thins_on_a_short_screen():
     labels = tokens(45)
     run = engine.run_toy(labels, 16, 2, 0)

@@ -2,6 +2,7 @@
 
 import numpy as np
 import pytest
+from apptest_support import cells_written
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -76,14 +77,16 @@ def test_the_difference_has_a_symmetric_scale_with_a_floor_said_in_its_colour_ba
 def test_every_grid_writes_its_numbers():
     b = GRID_A[::-1]
     fig = compare.figure(GRID_A, b, ("it", "trophy"), ("it", "trophy"))
-    for trace, values, fmt in zip(
-        fig.data, (GRID_A, b, GRID_A - b), ("{:.2f}", "{:.2f}", "{:+.2f}"), strict=True
+    for index, values, fmt in zip(
+        range(3), (GRID_A, b, GRID_A - b), ("{:.2f}", "{:.2f}", "{:+.2f}"), strict=True
     ):
-        assert trace.texttemplate == "%{text}"
-        assert np.array(trace.text).shape == (6, 12)
-        assert trace.text[3][1] == fmt.format(np.float32(values[3, 1]))
+        assert fig.data[index].texttemplate == "%{text}"
+        written = cells_written(fig, index)  # white in the panel, black over it
+        assert np.array(written).shape == (6, 12, 2)
+        assert written[3][1][0] == fmt.format(np.float32(values[3, 1]))
     same = compare.figure(GRID_A, GRID_A + 1e-4, ("it", "a"), ("it", "a"))
-    assert {text for row in same.data[2].text for text in row} == {"0.00"}  # no "−0.00"
+    written = {text for row in cells_written(same, 2) for text, _ in row}
+    assert written == {"0.00"}  # no "−0.00"
 
 
 def test_titles_and_columns_are_named_after_the_sentences():

@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from app.views import gqa, rotary, sinks
+from app.views import gqa, rotary, sinks, style
 from engine import analysis
 
 LABELS = ["<s>", "The", "cat", "sat", "on", "the", "mat"]
@@ -27,7 +27,9 @@ def found(n=7):
 def test_the_sink_figure_draws_the_engines_numbers():
     result = found()
     fig = sinks.figure(result, LABELS)
-    heat, bar = fig.data
+    heat, bar, black = fig.data  # the numbers black on light cells: a clear heatmap over them
+    assert black.name == style.TEXT_OVERLAY
+    assert (black.xaxis, black.yaxis) == (heat.xaxis, heat.yaxis)
     np.testing.assert_allclose(heat.z, result.first, rtol=1e-6)
     assert heat.z.dtype == np.float32
     assert (heat.zmin, heat.zmax) == (0.0, 1.0)

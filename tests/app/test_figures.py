@@ -5,6 +5,7 @@ import json
 
 import numpy as np
 import pytest
+from apptest_support import cells_written
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -92,12 +93,21 @@ def test_scores_are_diverging_and_centred():
 
 
 def test_cell_text_only_for_small_matrices():
-    small = attention_maps.weights_figure(weights_for(LABELS), LABELS).data[0]
-    assert small.texttemplate == "%{z:.2f}"  # plotly.js writes z: from the frames too
-    assert small.text is None  # never formatted here as well
+    weights = weights_for(LABELS)
+    small = attention_maps.weights_figure(weights, LABELS)
+    # white numbers in the heatmap, black ones in a clear heatmap over it
+    assert [t.name for t in small.data] == [None, style.TEXT_OVERLAY]
+    written = cells_written(small)
+    assert [[float(t) for t, _ in row] for row in written] == pytest.approx(weights, abs=0.005)
+    assert {c for row in written for _, c in row} <= set(heatmap.TEXT_COLOURS)
+    drawn = attention_maps.weights_figure(weights, LABELS, follows_frames=True)
+    assert len(drawn.data) == 1
+    assert drawn.data[0].texttemplate == "%{z:.2f}"  # from the frames: plotly.js's colour
+    assert drawn.data[0].text is None  # never formatted here as well
     big_labels = [f"t{i}" for i in range(heatmap.CELL_TEXT_MAX + 1)]
-    big = attention_maps.weights_figure(weights_for(big_labels), big_labels).data[0]
-    assert big.texttemplate is None
+    big = attention_maps.weights_figure(weights_for(big_labels), big_labels)
+    assert len(big.data) == 1
+    assert big.data[0].texttemplate is None
 
 
 def test_masked_scores_show_minus_infinity():
@@ -106,8 +116,10 @@ def test_masked_scores_show_minus_infinity():
     trace = fig.data[0]
     assert np.isnan(trace.z[0, 2])  # a gap: plotly.js writes no value there
     assert trace.z[2, 0] == 1.0
-    assert trace.texttemplate == "%{z:.2f}"
-    hover = fig.data[1]  # invisible, over the masked cells alone, which it names
+    assert cells_written(fig)[2][0][0] == "1.00"
+    assert cells_written(fig)[0][2] == ("", "")  # a gap: nothing written
+    # invisible, over the masked cells alone, which it names
+    (hover,) = [t for t in fig.data if t.name == style.MASKED_OVERLAY]
     assert hover.opacity == 0.0
     np.testing.assert_array_equal(np.isnan(hover.z), np.isfinite(masked))
     assert attention_maps.MASKED_HOVER in hover.hovertemplate

@@ -12,6 +12,7 @@ borders.
 from __future__ import annotations
 
 import contextlib
+import re
 
 import pytest
 from browser_support import (
@@ -63,6 +64,33 @@ def test_nothing_is_cut_on_a_phone_and_a_tables_height_holds_when_its_numbers_ch
     look_at(page, "att_saturation_mean")
     assert [found for found in clipped(page) if "att_saturation_mean" in found] == []
     assert_healthy(page)
+
+
+#: Each line of chart ``key``'s title as drawn, and its right edge within the chart.
+TITLE_LINES = """(key) => {
+    const chart = document.querySelector(`.st-key-${key} .js-plotly-plot`);
+    const box = chart.getBoundingClientRect();
+    return [...chart.querySelectorAll('.gtitle tspan.line')].map((line) => ({
+        text: line.textContent, right: line.getBoundingClientRect().right - box.left,
+        width: box.width,
+    }));
+}"""
+
+
+def test_the_home_pages_note_keeps_its_numbers_whole_on_a_phone(page, app_url):
+    """/'s X on a phone: its note, "colours clipped at ±1.64 (99th percentile); |max| 9.66",
+    broke between "|max|" and 9.66, and onto a second line it did not need (the fit measured
+    it at the title's size; plotly.js writes a note at 70 %)."""
+    page.set_viewport_size(PHONE)
+    open_app(page, f"{app_url}/")
+    assert_healthy(page)
+    look_at(page, "home_x")
+    lines = page.evaluate(TITLE_LINES, "home_x")
+    notes = [line for line in lines if "clipped" in line["text"]]
+    assert len(notes) == 1, lines
+    note = notes[0]["text"].strip("\u200b")  # plotly.js's markers around a <sup>
+    assert re.search(r"at\s±[\d.]+ .*\|max\|\s[\d.]+$", note), lines  # one line, numbers whole
+    assert all(line["right"] <= line["width"] for line in lines), lines
 
 
 #: What of chart ``key`` a phone cannot show: its panels and their titles past the window's

@@ -42,8 +42,9 @@ def test_page_renders_every_pattern_the_table_and_the_cost_plot(page):
         "strided",
         "fixed blocks",
     ]
-    assert table.iloc[0, 1:].tolist() == [1.0, 1.0, 0, 0, 0, 0, 0]  # full softmax against itself
-    assert (table["mean |Δ output|"].iloc[1:] > 0).all()
+    # full softmax against itself, its shares drawn as percentages
+    assert table.iloc[0, 1:].tolist() == [100.0, 100.0, 0, 0, 0, 0, 0]
+    assert (table["mean |ΔAV|"].iloc[1:] > 0).all()
 
 
 def test_every_pattern_on_screen_has_rows_summing_to_one(page):

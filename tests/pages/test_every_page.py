@@ -24,7 +24,7 @@ from apptest_support import (
 
 import engine
 from app.state import controls
-from app.views import attention_maps
+from app.views import attention_maps, style
 from engine import book
 
 PAGES = [*TOY_PAGES, "book"]
@@ -339,7 +339,9 @@ def test_causal_page_compares_masked_and_unmasked():
     above = np.triu_indices(4, 1)
     assert np.all(masked[above] == 0)
     assert np.all(unmasked[above] > 0)
-    masked_cells = figs["causal_scores"]["data"][1]  # over the scores' gaps
+    (masked_cells,) = [  # over the scores' gaps
+        t for t in figs["causal_scores"]["data"] if t.get("name") == style.MASKED_OVERLAY
+    ]
     assert masked_cells["text"][0][3] == "−∞"
     trace = figs["causal_weights_masked"]["data"][0]
     hover = decode(trace["customdata"])  # [raw, scaled]: not the unmasked score

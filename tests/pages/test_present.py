@@ -70,6 +70,24 @@ def test_every_figure_fits_the_screen_below_the_bar_in_large_type(page, query, s
                 assert axis["tickfont"]["size"] >= axes.PRESENT_MIN_FONT, (key, name)
 
 
+@pytest.mark.parametrize("screen", SCREENS, ids=["1280x720", "1920x1080"])
+def test_the_books_few_tokens_are_labelled_at_the_slides_type_size(screen):
+    """/book's x0, x1, x2 stayed at the projector's minimum (16 px) beside 20 px numbers
+    and titles: three labels have room for the slide's own size, as its other labels."""
+    at = open_app("book", {"present": "1"}, _viewport=screen)
+    assert not at.exception
+    specs = charts(at)
+    assert specs
+    for key, spec in specs.items():
+        layout = spec["layout"]
+        assert layout["font"]["size"] == chart.PRESENT_FONT, key
+        token_axes = [a for n, a in layout.items() if re.fullmatch(r"[xy]axis\d*", n)]
+        assert len(token_axes) == 2, key
+        for axis in token_axes:
+            assert len(axis["tickvals"]) == len(axis["categoryarray"]), key  # none thinned
+            assert axis["tickfont"]["size"] == chart.PRESENT_FONT, key
+
+
 @needs_minilm
 @pytest.mark.parametrize("page", ["home", "positional_encoding", "vision", "summarize"])
 def test_a_title_with_a_second_line_stands_above_the_plot_in_large_type(page):

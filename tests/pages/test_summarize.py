@@ -6,7 +6,15 @@ import numpy as np
 import pandas as pd
 import pytest
 import streamlit as st
-from apptest_support import MAIN, chart_z, charts, messages, open_app, page_script
+from apptest_support import (
+    MAIN,
+    cells_written,
+    chart_z,
+    charts,
+    messages,
+    open_app,
+    page_script,
+)
 from streamlit.testing.v1 import AppTest
 
 from app.data import documents
@@ -259,7 +267,8 @@ def test_sentence_heatmap_scales_to_its_largest_value_and_escapes_labels():
     assert trace.zmin == 0.0
     assert trace.zmax == pytest.approx(0.02)
     assert trace.y[0] == "S1 &lt;b&gt;x&lt;/b&gt;"
-    assert trace.texttemplate == "%{z:.3f}"
+    written = [[text for text, _ in row] for row in cells_written(fig)]
+    assert written == [["0.020", "0.010"], ["", "0.005"]]  # to its digits
     assert np.isnan(trace.z[1][0])  # a sentence without tokens: a gap, a blank cell
 
 

@@ -17,7 +17,7 @@ from app import registry
 from app.data import book, layers
 from app.lecture import tour
 from app.state import controls
-from app.views import arithmetic, heatmap
+from app.views import arithmetic, heatmap, style
 from app.widgets import sidebar
 from app.words import equations, wording
 from engine.resources import minilm_dir
@@ -209,9 +209,26 @@ def test_tour_step_8_says_the_random_model_adds_no_positions_by_default():
 
 def stated_clip(title):
     found = re.search(
-        r"colours clipped at ±([\d.e+-]+) \(99th percentile\); \|max\| ([\d.e+-]+)", title
+        r"colours clipped at\s±([\d.e+-]+) \(99th percentile\); \|max\|\s([\d.e+-]+)", title
     )
     return None if found is None else tuple(float(x) for x in found.groups())
+
+
+def test_home_keeps_each_number_of_its_notes_with_the_word_before_it():
+    """On a phone (390 px) the chart component wraps a title at its spaces: /'s note
+    "colours clipped at ±1.64 (99th percentile); |max| 9.66" broke between |max| and 9.66.
+    A no-break space joins each number to its word; the note still says both numbers."""
+    notes = [
+        title_of(figure).partition("<br>")[2]
+        for figure in charts(open_app("home")).values()
+        if "<br>" in title_of(figure)
+    ]
+    clipped = [note for note in notes if "clipped" in note]
+    assert clipped, notes
+    for note in notes:
+        assert not re.search(r" [±−+-]?\d", note), note
+    for note in clipped:
+        assert re.search(r"at\u00a0±[\d.]+ .*\|max\|\u00a0[\d.]+", note), note
 
 
 def test_tour_step_8_clips_minilms_learned_positions_and_says_where():
@@ -367,7 +384,7 @@ def test_linear_attention_is_not_said_to_score_every_pair():
     assert titles["efficient_full"].endswith("100% of the n² pairs scored")
     table = at.dataframe[0].value.set_index("pattern")
     assert table.loc["linear (elu + 1)", "pairs scored"] == 0.0
-    assert table.loc["linear (elu + 1)", "pairs weighted"] == 1.0
+    assert table.loc["linear (elu + 1)", "pairs weighted"] == 100.0  # drawn as a percentage
 
 
 def test_the_encoder_layer_says_when_an_outlier_would_set_its_colours():
@@ -401,7 +418,8 @@ def test_vision_says_its_weights_scale_is_not_zero_to_one():
     figure = charts(at)["vision_weights"]
     top = figure["data"][0]["zmax"]
     assert top < 1.0
-    assert f"colour scale 0 to {top:.3g}, the largest weight, not 0 to 1" in title_of(figure)
+    note = title_of(figure).replace(style.NO_BREAK, " ")  # a number kept with its word
+    assert f"colour scale 0 to {top:.3g}, the largest weight, not 0 to 1" in note
     overlay = title_of(charts(at)["vision_overlay"])
     assert "yellow at the row's largest weight" in overlay
 

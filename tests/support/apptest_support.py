@@ -378,3 +378,44 @@ def sidebar_controls(at):
             if data.get("kind") == "control":
                 found.append(data)
     return found
+
+
+#: The clear trace that writes a heatmap's black numbers (app/views/style.py's TEXT_OVERLAY),
+#: and the blank that stands for the other layer's number.
+TEXT_OVERLAY, FIGURE_SPACE = "black text", "\u2007"
+
+
+def cells_written(figure, index=0):
+    """What heatmap ``index`` of ``figure`` writes in each cell, and in which colour.
+
+    Its white numbers are its own text, its black ones a clear overlay's on the same axes
+    (the first after it named :data:`TEXT_OVERLAY`); each layer has blanks where the other
+    writes. ``figure`` is a plotly Figure or a chart's JSON as :func:`charts` decodes it.
+
+    Returns
+    -------
+    list of lists of (text, colour), ("", "") where neither writes
+    """
+
+    def get(trace, name):  # a Figure's trace has every property, a JSON one those set
+        return trace.get(name) if isinstance(trace, dict) else trace[name]
+
+    data = list(figure["data"])
+    trace = data[index]
+    overlay = next(
+        t
+        for t in data[index + 1 :]
+        if get(t, "name") == TEXT_OVERLAY
+        and all(get(t, a) == get(trace, a) for a in ("xaxis", "yaxis"))
+    )
+    layers = [(layer["text"], layer["textfont"]["color"]) for layer in (trace, overlay)]
+    cells = []
+    for i, row in enumerate(layers[0][0]):
+        cells.append([])
+        for j in range(len(row)):
+            shown = [(text[i][j], colour) for text, colour in layers]
+            written = [(t, c) for t, c in shown if t.strip(FIGURE_SPACE)]
+            assert len(written) <= 1, shown  # one layer writes each number
+            assert len({len(t) for t, _ in shown}) == 1, shown  # the other as long, blank
+            cells[-1].append(written[0] if written else ("", ""))
+    return cells
